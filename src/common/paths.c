@@ -1,0 +1,121 @@
+/* paths.c — resolving gflow's XDG directories. */
+#include "paths.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int join(char *dst, const char *a, const char *b, struct gf_err *e)
+{
+	int n = snprintf(dst, GF_PATH_MAX, "%s/%s", a, b);
+
+	if (n < 0 || n >= GF_PATH_MAX)
+		return gf_err_set(e, "path too long: %s/%s", a, b);
+	return 0;
+}
+
+static const char *env_dir(const char *name)
+{
+	const char *v = getenv(name);
+
+	/* XDG says relative values are invalid and must be ignored. */
+	return (v && v[0] == '/') ? v : NULL;
+}
+
+int gf_paths_init(struct gf_paths *p, struct gf_err *e)
+{
+	const char *home = getenv("HOME"), *v;
+	char tmp[GF_PATH_MAX];
+
+	memset(p, 0, sizeof *p);
+	if (!home || !*home) {
+		struct passwd *pw = getpwuid(getuid());
+
+		if (!pw)
+			return gf_err_set(e, "cannot find the home directory: HOME is unset");
+		home = pw->pw_dir;
+	}
+	if (strlen(home) >= GF_PATH_MAX - 64)
+		return gf_err_set(e, "home directory path too long");
+	snprintf(p->home, sizeof p->home, "%s", home);
+
+	if ((v = env_dir("XDG_CONFIG_HOME"))) {
+		if (join(p->config_dir, v, "gflow", e))
+			return -1;
+	} else if (join(tmp, home, ".config", e) || join(p->config_dir, tmp, "gflow", e))
+		return -1;
+
+	if ((v = env_dir("XDG_DATA_HOME"))) {
+		if (join(p->data_dir, v, "gflow", e))
+			return -1;
+	} else if (join(tmp, home, ".local/share", e) || join(p->data_dir, tmp, "gflow", e))
+		return -1;
+
+	if ((v = env_dir("XDG_RUNTIME_DIR"))) {
+		if (join(p->runtime_dir, v, "gflow", e))
+			return -1;
+	} else
+		snprintf(p->runtime_dir, sizeof p->runtime_dir, "/tmp/gflow-%u", (unsigned)getuid());
+
+	if ((v = getenv("GFLOW_SOCKET")) && *v) {
+		if (strlen(v) >= GF_PATH_MAX)
+			return gf_err_set(e, "GFLOW_SOCKET too long");
+		snprintf(p->socket, sizeof p->socket, "%s", v);
+	} else if (join(p->socket, p->runtime_dir, "gflowd.sock", e))
+		return -1;
+
+	if (join(p->db, p->data_dir, "gflow.db", e) || join(p->lock, p->data_dir, "gflowd.lock", e) ||
+	    join(p->token, p->data_dir, "token", e) || join(p->log_dir, p->data_dir, "logs", e) ||
+	    join(p->run_dir, p->data_dir, "run", e))
+		return -1;
+	return 0;
+}
+
+int gf_mkdir_p(const char *path, unsigned mode, struct gf_err *e)
+{
+	char buf[GF_PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof buf)
+		return gf_err_set(e, "bad directory path '%s'", path);
+	memcpy(buf, path, len + 1);
+	for (char *s = buf + 1;; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(buf, mode) < 0 && errno != EEXIST)
+				return gf_err_set(e, "cannot create directory %s: %s", buf, strerror(errno));
+			*s = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	return 0;
+}
+
+int gf_paths_create(const struct gf_paths *p, struct gf_err *e)
+{
+	const char *dirs[] = { p->data_dir, p->log_dir, p->run_dir, p->runtime_dir };
+	char sockdir[GF_PATH_MAX];
+	char *slash;
+
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		if (gf_mkdir_p(dirs[i], 0700, e))
+			return -1;
+		/* Existing directories keep their mode; ours must be private. */
+		if (chmod(dirs[i], 0700) < 0)
+			return gf_err_set(e, "cannot set mode 0700 on %s: %s", dirs[i], strerror(errno));
+	}
+	snprintf(sockdir, sizeof sockdir, "%s", p->socket);
+	if ((slash = strrchr(sockdir, '/')) && slash != sockdir) {
+		*slash = '\0';
+		if (gf_mkdir_p(sockdir, 0700, e))
+			return -1;
+	}
+	return 0;
+}

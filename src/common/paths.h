@@ -1,0 +1,40 @@
+/* paths.h — where gflow keeps its files (XDG base directories).
+ *
+ *   config   $XDG_CONFIG_HOME/gflow/gflow.toml   (~/.config/gflow)
+ *   data     $XDG_DATA_HOME/gflow/               (~/.local/share/gflow)
+ *            gflow.db, token, gflowd.lock, logs/<id>.log, run/<id>/
+ *   runtime  $XDG_RUNTIME_DIR/gflow/gflowd.sock  (/tmp/gflow-<uid>/ when unset)
+ *
+ * GFLOW_SOCKET overrides the socket path (tests use it). */
+#ifndef GF_PATHS_H
+#define GF_PATHS_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+#define GF_PATH_MAX 4096
+
+struct gf_paths {
+	char home[GF_PATH_MAX];
+	char config_dir[GF_PATH_MAX];
+	char data_dir[GF_PATH_MAX];
+	char runtime_dir[GF_PATH_MAX];
+	char socket[GF_PATH_MAX];
+	char db[GF_PATH_MAX];
+	char lock[GF_PATH_MAX];
+	char token[GF_PATH_MAX];
+	char log_dir[GF_PATH_MAX];
+	char run_dir[GF_PATH_MAX];
+};
+
+/* Fill every path from the environment; creates nothing. */
+int gf_paths_init(struct gf_paths *p, struct gf_err *e);
+
+/* Create the data, log, run and runtime directories with mode 0700. */
+int gf_paths_create(const struct gf_paths *p, struct gf_err *e);
+
+/* mkdir -p with the given mode for each missing component. */
+int gf_mkdir_p(const char *path, unsigned mode, struct gf_err *e);
+
+#endif

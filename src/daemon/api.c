@@ -1,0 +1,1036 @@
+/* api.c — the HTTP+JSON API (docs/api.md): listeners on the Unix socket and
+ * TCP, the caller's identity, request decoding and validation, and routing
+ * to the state machine in jobs.c. A success answer is sent only after the
+ * change is committed to the store. */
+#include "server.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "parse.h"
+
+#define MAX_BODY (8 * 1024 * 1024)
+#define MAX_BATCH 100000
+
+struct caller {
+	uid_t uid;
+	bool may_write;		/* Unix socket, or TCP with the token */
+};
+
+static void reply(struct evhttp_request *req, int code, json_t *body)
+{
+	struct evbuffer *b = evbuffer_new();
+	char *text = json_dumps(body, JSON_COMPACT);
+
+	evbuffer_add(b, text, strlen(text));
+	evbuffer_add(b, "\n", 1);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+	evhttp_send_reply(req, code, code < 300 ? "OK" : code == 404 ? "Not Found" : "Error", b);
+	evbuffer_free(b);
+	free(text);
+	json_decref(body);
+}
+
+__attribute__((format(printf, 3, 4))) static void reply_err(struct evhttp_request *req, int code,
+							   const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	reply(req, code, json_pack("{s:s}", "error", msg));
+}
+
+static const char *user_name(uid_t uid, char *buf, size_t size)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[4096];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
+		snprintf(buf, size, "%s", res->pw_name);
+	else
+		snprintf(buf, size, "%u", (unsigned)uid);
+	return buf;
+}
+
+/* ---- decoding helpers -------------------------------------------------- */
+
+static json_t *read_body(struct evhttp_request *req, struct gf_err *e)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	size_t len = evbuffer_get_length(in);
+	json_error_t jerr;
+	json_t *o;
+
+	if (len == 0) {
+		gf_err_set(e, "the request has no body (expected a JSON object)");
+		return NULL;
+	}
+	o = json_loadb((const char *)evbuffer_pullup(in, -1), len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!o) {
+		gf_err_set(e, "invalid JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(o)) {
+		json_decref(o);
+		gf_err_set(e, "the request body must be a JSON object");
+		return NULL;
+	}
+	return o;
+}
+
+static int check_fields(json_t *o, const char *const *allowed, const char *what, struct gf_err *e)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(o, k, v) {
+		bool ok = false;
+
+		for (const char *const *a = allowed; *a && !ok; a++)
+			ok = !strcmp(*a, k);
+		if (!ok)
+			return gf_err_set(e, "unknown field '%s' in %s", k, what);
+	}
+	return 0;
+}
+
+/* Integer field in [min,max]; absent or null leaves *out alone. */
+static int get_int(json_t *o, const char *k, int64_t min, int64_t max, int64_t *out, struct gf_err *e)
+{
+	json_t *v = json_object_get(o, k);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v))
+		return gf_err_set(e, "'%s' must be an integer", k);
+	if (json_integer_value(v) < min || json_integer_value(v) > max)
+		return gf_err_set(e, "'%s' must be between %lld and %lld, got %lld", k, (long long)min,
+				  (long long)max, (long long)json_integer_value(v));
+	*out = json_integer_value(v);
+	return 0;
+}
+
+static int get_bool(json_t *o, const char *k, bool *out, struct gf_err *e)
+{
+	json_t *v = json_object_get(o, k);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return gf_err_set(e, "'%s' must be true or false", k);
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* String field without NUL bytes or control characters, at most max bytes. */
+static int get_str(json_t *o, const char *k, size_t max, char **out, struct gf_err *e)
+{
+	json_t *v = json_object_get(o, k);
+	const char *s;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return gf_err_set(e, "'%s' must be a string", k);
+	s = json_string_value(v);
+	if (strlen(s) != json_string_length(v))
+		return gf_err_set(e, "'%s' contains a NUL byte", k);
+	if (json_string_length(v) > max)
+		return gf_err_set(e, "'%s' is longer than %zu bytes", k, max);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return gf_err_set(e, "'%s' contains a control character", k);
+	job_set_str(out, s);
+	return 0;
+}
+
+static int get_num(json_t *o, const char *k, double *out, struct gf_err *e)
+{
+	json_t *v = json_object_get(o, k);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+		return gf_err_set(e, "'%s' must be a non-negative number", k);
+	*out = json_number_value(v);
+	return 0;
+}
+
+/* A job reference item: integer or "42"/"@"/"@~N". */
+static int64_t ref_id(struct server *s, uid_t uid, json_t *item, struct gf_err *e)
+{
+	char num[32];
+
+	if (json_is_integer(item)) {
+		snprintf(num, sizeof num, "%lld", (long long)json_integer_value(item));
+		return jobs_resolve_ref(s, uid, num, e);
+	}
+	if (json_is_string(item) && strlen(json_string_value(item)) == json_string_length(item))
+		return jobs_resolve_ref(s, uid, json_string_value(item), e);
+	return gf_err_set(e, "a job reference must be an id or \"@\", \"@~N\"");
+}
+
+/* ---- identity ---------------------------------------------------------- */
+
+static bool token_ok(struct server *s, struct evhttp_request *req)
+{
+	const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+	size_t n = strlen(s->token), diff = 0;
+
+	if (!h || strncmp(h, "Bearer ", 7))
+		return false;
+	h += 7;
+	if (strlen(h) != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)(h[i] ^ s->token[i]);
+	return diff == 0;
+}
+
+static struct caller identify(struct server *s, struct evhttp_request *req, bool unix_sock)
+{
+	struct caller c = { .uid = (uid_t)-1, .may_write = false };
+
+	if (unix_sock) {
+		struct evhttp_connection *conn = evhttp_request_get_connection(req);
+		struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
+		struct ucred cred;
+		socklen_t len = sizeof cred;
+
+		if (bev && getsockopt(bufferevent_getfd(bev), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+			c.uid = cred.uid;
+			c.may_write = true;
+		}
+	} else if (token_ok(s, req)) {
+		c.uid = s->uid;
+		c.may_write = true;
+	}
+	return c;
+}
+
+/* ---- submission -------------------------------------------------------- */
+
+static const char *const spec_fields[] = {
+	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
+	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "hold",
+	"array_task_id", "max_concurrent", "max_retries", "params", "notify_email", "notify_on", NULL,
+};
+
+static int check_project(struct server *s, struct job *j, struct gf_err *e)
+{
+	if (j->project) {
+		char *p = j->project, *end;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		end = p + strlen(p);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		memmove(j->project, p, strlen(p) + 1);
+		if (!*j->project)
+			job_set_str(&j->project, NULL);
+		else if (strlen(j->project) > 64)
+			return gf_err_set(e, "project name is longer than 64 characters");
+	}
+	if (!j->project && s->cfg.require_project)
+		return gf_err_set(e, "a project is required on this machine (--project NAME)");
+	if (j->project && s->cfg.n_known_projects) {
+		for (size_t i = 0; i < s->cfg.n_known_projects; i++)
+			if (!strcmp(s->cfg.known_projects[i], j->project))
+				return 0;
+		return gf_err_set(e, "project '%s' is not one of the known projects", j->project);
+	}
+	return 0;
+}
+
+static int spec_deps(struct server *s, uid_t uid, json_t *spec, struct job *j, struct gf_err *e)
+{
+	json_t *d = json_object_get(spec, "depends_on"), *item;
+	char *mode = NULL;
+	size_t i;
+
+	if (get_str(spec, "dep_mode", 8, &mode, e))
+		return -1;
+	if (mode) {
+		bool ok = !strcmp(mode, "all") || !strcmp(mode, "any");
+
+		j->dep_any = !strcmp(mode, "any");
+		free(mode);
+		if (!ok)
+			return gf_err_set(e, "'dep_mode' must be \"all\" or \"any\"");
+	}
+	if (!d || json_is_null(d))
+		return 0;
+	if (!json_is_array(d))
+		return gf_err_set(e, "'depends_on' must be an array of job references");
+	if (json_array_size(d) > 10000)
+		return gf_err_set(e, "'depends_on' has more than 10000 items");
+	j->deps = calloc(json_array_size(d) + 1, sizeof *j->deps);
+	if (!j->deps)
+		abort();
+	json_array_foreach(d, i, item) {
+		int64_t id = ref_id(s, uid, item, e);
+
+		if (id < 0)
+			return gf_err_prefix(e, "dependency");
+		j->deps[j->ndeps++] = id;
+	}
+	return 0;
+}
+
+static struct job *spec_to_job(struct server *s, uid_t uid, json_t *spec, const char *cwd,
+			       struct gf_err *e)
+{
+	struct job *j = job_new();
+	int64_t v;
+	bool hold = false;
+	char user[256], *tmp = NULL;
+	json_t *params;
+
+	if (!json_is_object(spec)) {
+		gf_err_set(e, "each job must be a JSON object");
+		goto fail;
+	}
+	if (check_fields(spec, spec_fields, "job", e))
+		goto fail;
+	j->argv = strv_from_json(json_object_get(spec, "command"), e, "command");
+	if (!j->argv)
+		goto fail;
+	if (!j->argv[0] || !j->argv[0][0]) {
+		gf_err_set(e, "'command' is empty: nothing to run");
+		goto fail;
+	}
+	if (get_str(spec, "name", 200, &j->name, e) || get_str(spec, "script", 4096, &j->script, e) ||
+	    get_str(spec, "project", 1024, &j->project, e) ||
+	    get_str(spec, "conda_env", 256, &j->conda_env, e) || get_bool(spec, "shared", &j->shared, e) ||
+	    get_bool(spec, "auto_cancel", &j->auto_cancel, e) || get_bool(spec, "hold", &hold, e) ||
+	    get_num(spec, "begin_at", &j->begin_at, e) ||
+	    get_str(spec, "notify_email", 256, &tmp, e) || get_str(spec, "notify_on", 256, &tmp, e))
+		goto fail;
+	free(tmp);
+	tmp = NULL;
+	v = 0;
+	if (get_int(spec, "gpus", 0, GFLOW_MAX_GPUS, &v, e))
+		goto fail;
+	j->gpus = (int)v;
+	if (get_int(spec, "gpu_memory_mb", 1, INT64_C(1) << 40, &j->gpu_memory_mb, e) ||
+	    get_int(spec, "memory_mb", 1, INT64_C(1) << 40, &j->memory_mb, e) ||
+	    get_int(spec, "time_limit_secs", 1, 366LL * 86400, &j->time_limit_secs, e) ||
+	    get_int(spec, "array_task_id", 0, INT64_C(1) << 40, &j->array_task_id, e))
+		goto fail;
+	v = 10;
+	if (get_int(spec, "priority", 0, 255, &v, e))
+		goto fail;
+	j->priority = (int)v;
+	v = 0;
+	if (get_int(spec, "max_concurrent", 0, 1000000, &v, e))
+		goto fail;
+	j->max_concurrent = (int)v;
+	v = 0;
+	if (get_int(spec, "max_retries", 0, 100, &v, e))
+		goto fail;
+	j->max_retries = (int)v;
+	params = json_object_get(spec, "params");
+	if (params && !json_is_null(params)) {
+		const char *k;
+		json_t *pv;
+
+		if (!json_is_object(params)) {
+			gf_err_set(e, "'params' must be an object of strings");
+			goto fail;
+		}
+		json_object_foreach(params, k, pv)
+			if (!json_is_string(pv)) {
+				gf_err_set(e, "'params' value of '%s' must be a string", k);
+				goto fail;
+			}
+		json_decref(j->params);
+		j->params = json_deep_copy(params);
+	}
+	if (j->shared && !j->gpu_memory_mb) {
+		gf_err_set(e, "--shared needs --gpu-memory: shared jobs must say how much GPU memory they use");
+		goto fail;
+	}
+	if (j->shared && !j->gpus) {
+		gf_err_set(e, "--shared needs --gpus 1 or more");
+		goto fail;
+	}
+	if (spec_deps(s, uid, spec, j, e) || check_project(s, j, e) || jobs_check_feasible(s, j, e))
+		goto fail;
+	if (!j->name) {
+		const char *base = strrchr(j->script ? j->script : j->argv[0], '/');
+
+		job_set_str(&j->name, base ? base + 1 : (j->script ? j->script : j->argv[0]));
+	}
+	j->uid = uid;
+	job_set_str(&j->user, user_name(uid, user, sizeof user));
+	job_set_str(&j->cwd, cwd);
+	j->state = hold ? JS_HOLD : JS_QUEUED;
+	if (hold)
+		job_set_reason(j, "JobHeldUser");
+	j->executor = s->executor;
+	j->submit_time = now_real();
+	return j;
+fail:
+	free(tmp);
+	job_free(j);
+	return NULL;
+}
+
+/* NUL-separated blob of the "env" array. */
+static char *env_blob(json_t *env, size_t *len, struct gf_err *e)
+{
+	size_t total = 0, i;
+	json_t *item;
+	char *blob, *p;
+
+	if (env && !json_is_array(env)) {
+		gf_err_set(e, "'env' must be an array of \"KEY=VALUE\" strings");
+		return NULL;
+	}
+	json_array_foreach(env, i, item) {
+		if (!json_is_string(item) || !strchr(json_string_value(item), '=') ||
+		    strlen(json_string_value(item)) != json_string_length(item)) {
+			gf_err_set(e, "'env' item %zu is not a \"KEY=VALUE\" string", i);
+			return NULL;
+		}
+		total += json_string_length(item) + 1;
+	}
+	p = blob = malloc(total + 1);
+	if (!blob)
+		abort();
+	json_array_foreach(env, i, item) {
+		memcpy(p, json_string_value(item), json_string_length(item) + 1);
+		p += json_string_length(item) + 1;
+	}
+	*len = total;
+	return blob;
+}
+
+static void h_submit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+{
+	static const char *const fields[] = { "jobs", "env", "cwd", "dry_run", NULL };
+	json_t *specs = json_object_get(body, "jobs"), *out, *item;
+	struct job **jobs = NULL;
+	char *cwd = NULL, *env = NULL;
+	size_t n, i, envlen = 0, made = 0;
+	bool dry = false;
+	struct gf_err e;
+	int64_t env_id;
+
+	if (check_fields(body, fields, "request", &e) || get_bool(body, "dry_run", &dry, &e) ||
+	    get_str(body, "cwd", 4096, &cwd, &e))
+		goto bad;
+	if (!cwd || cwd[0] != '/') {
+		gf_err_set(&e, "'cwd' must be an absolute directory path");
+		goto bad;
+	}
+	if (!json_is_array(specs) || !json_array_size(specs)) {
+		gf_err_set(&e, "'jobs' must be a non-empty array");
+		goto bad;
+	}
+	n = json_array_size(specs);
+	if (n > MAX_BATCH) {
+		gf_err_set(&e, "a batch may hold at most %d jobs, this one has %zu", MAX_BATCH, n);
+		goto bad;
+	}
+	if (!(env = env_blob(json_object_get(body, "env"), &envlen, &e)))
+		goto bad;
+	jobs = calloc(n, sizeof *jobs);
+	if (!jobs)
+		abort();
+	json_array_foreach(specs, i, item) {
+		jobs[i] = spec_to_job(s, c->uid, item, cwd, &e);
+		if (!jobs[i]) {
+			if (n > 1)
+				gf_err_prefix(&e, "job %zu of %zu", i + 1, n);
+			goto bad;
+		}
+		made = i + 1;
+	}
+	out = json_array();
+	if (dry) {
+		for (i = 0; i < n; i++)
+			json_array_append_new(out, job_to_json(jobs[i], NULL));
+		goto done;
+	}
+	if (store_begin(s->store, &e) || (env_id = store_put_env(s->store, env, envlen, &e)) < 0)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		jobs[i]->env_id = env_id;
+		jobs[i]->group_id = n > 1 && i > 0 ? jobs[0]->id : 0;
+		if (store_insert_job(s->store, jobs[i], &e) < 0)
+			goto fail;
+	}
+	if (n > 1) {
+		jobs[0]->group_id = jobs[0]->id;
+		if (jobs_save(s, jobs[0], &e))
+			goto fail;
+	}
+	if (store_commit(s->store, &e))
+		goto fail;
+	for (i = 0; i < n; i++) {
+		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)jobs[i]->id, "name",
+						     jobs[i]->name));
+		jobs_add(s, jobs[i]);
+		jobs[i] = NULL;
+	}
+	server_schedule(s);
+done:
+	reply(req, dry ? 200 : 201, json_pack("{s:o}", "jobs", out));
+	goto cleanup;
+fail:
+	json_decref(out);
+	store_rollback(s->store);
+	for (i = 0; i < n; i++)
+		if (jobs[i])
+			jobs[i]->id = 0;
+	reply_err(req, 500, "%s", e.msg);
+	goto cleanup;
+bad:
+	reply_err(req, 400, "%s", e.msg);
+cleanup:
+	for (i = 0; i < made; i++)
+		job_free(jobs[i]);
+	free(jobs);
+	free(env);
+	free(cwd);
+}
+
+/* ---- listing ----------------------------------------------------------- */
+
+struct filter {
+	bool states[JS_NSTATES];
+	bool any_state;
+	bool all_users;
+	uid_t uid;
+	char **users;
+	struct gf_jobref_list ids;
+	char **names;
+	char *project;
+	double since;
+};
+
+static char **split_csv(const char *s)
+{
+	size_t n = 1, k = 0;
+	char **v, *copy = strdup(s), *tok, *save = NULL;
+
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	v = calloc(n + 1, sizeof *v);
+	if (!v || !copy)
+		abort();
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		v[k++] = strdup(tok);
+	free(copy);
+	return v;
+}
+
+static bool in_list(char **v, const char *s)
+{
+	for (; v && *v; v++)
+		if (s && !strcmp(*v, s))
+			return true;
+	return false;
+}
+
+static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q, struct filter *f,
+			struct gf_err *e)
+{
+	const char *v;
+
+	memset(f, 0, sizeof *f);
+	f->any_state = true;
+	f->uid = c->uid;
+	if ((v = evhttp_find_header(q, "states"))) {
+		char **names = split_csv(v);
+
+		f->any_state = false;
+		for (char **p = names; *p; p++) {
+			int st = job_state_parse(*p);
+
+			if (st < 0) {
+				gf_err_set(e, "unknown state '%s' (states: Queued/PD, Hold/H, Running/R, "
+					      "Finished/CD, Failed/F, Cancelled/CA, Timeout/TO)", *p);
+				strv_free(names);
+				return -1;
+			}
+			f->states[st] = true;
+		}
+		strv_free(names);
+	}
+	if ((v = evhttp_find_header(q, "active")) && !strcmp(v, "1")) {
+		f->any_state = false;
+		f->states[JS_QUEUED] = f->states[JS_HOLD] = f->states[JS_RUNNING] = true;
+	}
+	v = evhttp_find_header(q, "users");
+	if (v && !strcmp(v, "all"))
+		f->all_users = true;
+	else if (v)
+		f->users = split_csv(v);
+	else if (c->uid == (uid_t)-1)
+		f->all_users = true;	/* anonymous TCP reader */
+	if ((v = evhttp_find_header(q, "ids"))) {
+		if (gf_parse_jobref_list(v, &f->ids, e))
+			return -1;
+		for (size_t i = 0; i < f->ids.n; i++)
+			if (f->ids.v[i].is_relative) {
+				char ref[32];
+				int64_t id;
+
+				snprintf(ref, sizeof ref, "@~%lld", (long long)f->ids.v[i].back);
+				if ((id = jobs_resolve_ref(s, c->uid, ref, e)) < 0)
+					return -1;
+				f->ids.v[i].is_relative = 0;
+				f->ids.v[i].id = id;
+			}
+		f->all_users = true;	/* asking by id shows the job whoever owns it */
+	}
+	if ((v = evhttp_find_header(q, "names")))
+		f->names = split_csv(v);
+	if ((v = evhttp_find_header(q, "project")))
+		f->project = strdup(v);
+	if ((v = evhttp_find_header(q, "since")))
+		f->since = atof(v);
+	return 0;
+}
+
+static void filter_free(struct filter *f)
+{
+	strv_free(f->users);
+	strv_free(f->names);
+	free(f->project);
+	gf_jobref_list_free(&f->ids);
+}
+
+static bool matches(const struct filter *f, const struct job *j)
+{
+	if (!f->any_state && !f->states[j->state])
+		return false;
+	if (f->users ? !in_list(f->users, j->user) : !f->all_users && j->uid != f->uid)
+		return false;
+	if (f->names && !in_list(f->names, j->name))
+		return false;
+	if (f->project && (!j->project || strcmp(f->project, j->project)))
+		return false;
+	if (f->since > 0 && j->submit_time < f->since)
+		return false;
+	if (f->ids.n) {
+		for (size_t i = 0; i < f->ids.n; i++)
+			if (f->ids.v[i].id == j->id)
+				return true;
+		return false;
+	}
+	return true;
+}
+
+static json_t *job_json(struct server *s, const struct job *j)
+{
+	char log[GF_PATH_MAX];
+
+	jobs_log_path(s, j->id, log, sizeof log);
+	return job_to_json(j, log);
+}
+
+static void h_list(struct server *s, struct evhttp_request *req, struct caller *c)
+{
+	struct evkeyvalq q;
+	struct filter f;
+	struct gf_err e;
+	json_t *a;
+
+	evhttp_parse_query_str(evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)) ?: "", &q);
+	if (parse_filter(s, c, &q, &f, &e)) {
+		evhttp_clear_headers(&q);
+		filter_free(&f);
+		reply_err(req, 400, "%s", e.msg);
+		return;
+	}
+	evhttp_clear_headers(&q);
+	a = json_array();
+	for (int64_t i = 1; i <= s->max_id; i++)
+		if (s->jobs[i] && matches(&f, s->jobs[i]))
+			json_array_append_new(a, job_json(s, s->jobs[i]));
+	filter_free(&f);
+	reply(req, 200, json_pack("{s:o}", "jobs", a));
+}
+
+static void h_get(struct server *s, struct evhttp_request *req, const char *idstr)
+{
+	char *end;
+	long long id = strtoll(idstr, &end, 10);
+	struct job *j = *end || end == idstr ? NULL : jobs_get(s, id);
+
+	if (!j) {
+		reply_err(req, 404, "job %s does not exist", idstr);
+		return;
+	}
+	reply(req, 200, json_pack("{s:o}", "job", job_json(s, j)));
+}
+
+/* ---- changes to jobs --------------------------------------------------- */
+
+/* Resolve body["ids"]; unknown ones go to errs. Returns count. */
+static size_t body_ids(struct server *s, struct caller *c, json_t *body, int64_t **out, json_t *errs,
+		       struct gf_err *e)
+{
+	json_t *ids = json_object_get(body, "ids"), *item;
+	size_t i, n = 0;
+
+	*out = NULL;
+	if (!json_is_array(ids) || !json_array_size(ids)) {
+		gf_err_set(e, "'ids' must be a non-empty array of job references");
+		return 0;
+	}
+	*out = calloc(json_array_size(ids), sizeof **out);
+	if (!*out)
+		abort();
+	json_array_foreach(ids, i, item) {
+		struct gf_err ie;
+		int64_t id = ref_id(s, c->uid, item, &ie);
+
+		if (id < 0)
+			json_array_append_new(errs, json_pack("{s:o,s:s}", "id", json_deep_copy(item),
+							      "error", ie.msg));
+		else
+			(*out)[n++] = id;
+	}
+	return n;
+}
+
+static bool permitted(struct server *s, struct caller *c, struct job *j, json_t *errs)
+{
+	char msg[256];
+
+	if (jobs_may_change(s, j, c->uid))
+		return true;
+	snprintf(msg, sizeof msg, "permission denied: job %lld belongs to %s", (long long)j->id,
+		 j->user ? j->user : "another user");
+	json_array_append_new(errs, json_pack("{s:I,s:s}", "id", (json_int_t)j->id, "error", msg));
+	return false;
+}
+
+static void push_err(json_t *errs, int64_t id, const char *msg)
+{
+	json_array_append_new(errs, json_pack("{s:I,s:s}", "id", (json_int_t)id, "error", msg));
+}
+
+/* Jobs that cancelling `root` would cancel with it (for --dry-run). */
+static void would_cascade(struct server *s, int64_t root, json_t *out, bool *seen)
+{
+	for (int64_t i = root + 1; i <= s->max_id; i++) {
+		struct job *c = s->jobs[i];
+		bool uses = false, all_bad = true;
+
+		if (!c || seen[i] || (c->state != JS_QUEUED && c->state != JS_HOLD) || !c->auto_cancel)
+			continue;
+		for (size_t k = 0; k < c->ndeps; k++) {
+			struct job *p = jobs_get(s, c->deps[k]);
+			bool bad = seen[c->deps[k]] || !p ||
+				   (job_state_ended(p->state) && p->state != JS_FINISHED);
+
+			uses |= c->deps[k] == root;
+			all_bad &= bad;
+		}
+		if (!uses || (c->dep_any && !all_bad))
+			continue;
+		seen[i] = true;
+		json_array_append_new(out, json_integer(i));
+		would_cascade(s, i, out, seen);
+	}
+}
+
+static void h_cancel(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+{
+	static const char *const fields[] = { "ids", "dry_run", NULL };
+	json_t *errs = json_array(), *done = json_array(), *deps = json_array();
+	int64_t *ids = NULL, *also = NULL;
+	size_t n, nalso = 0;
+	bool dry = false;
+	struct gf_err e;
+
+	if (check_fields(body, fields, "request", &e) || get_bool(body, "dry_run", &dry, &e) ||
+	    (!(n = body_ids(s, c, body, &ids, errs, &e)) && !json_array_size(errs))) {
+		json_decref(errs);
+		json_decref(done);
+		json_decref(deps);
+		free(ids);
+		reply_err(req, 400, "%s", e.msg);
+		return;
+	}
+	if (dry) {
+		bool *seen = calloc((size_t)s->max_id + 1, sizeof *seen);
+
+		for (size_t i = 0; i < n; i++)
+			seen[ids[i]] = true;
+		for (size_t i = 0; i < n; i++) {
+			struct job *j = jobs_get(s, ids[i]);
+
+			if (job_state_ended(j->state))
+				push_err(errs, j->id, "already ended");
+			else if (permitted(s, c, j, errs)) {
+				json_array_append_new(done, json_integer(j->id));
+				would_cascade(s, j->id, deps, seen);
+			}
+		}
+		free(seen);
+	} else
+		for (size_t i = 0; i < n; i++) {
+			struct job *j = jobs_get(s, ids[i]);
+
+			if (!permitted(s, c, j, errs))
+				continue;
+			if (jobs_cancel(s, j, "CancelledByUser", &also, &nalso, &e))
+				push_err(errs, j->id, e.msg);
+			else
+				json_array_append_new(done, json_integer(j->id));
+		}
+	for (size_t i = 0; i < nalso; i++)
+		json_array_append_new(deps, json_integer(also[i]));
+	free(also);
+	free(ids);
+	reply(req, 200, json_pack("{s:o,s:o,s:o}", "cancelled", done, "dependents", deps, "errors", errs));
+}
+
+static void h_hold_release(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
+			   bool hold)
+{
+	static const char *const fields[] = { "ids", "at", NULL };
+	json_t *errs = json_array(), *done = json_array();
+	int64_t *ids = NULL;
+	double at = 0;
+	size_t n;
+	struct gf_err e;
+
+	if (check_fields(body, fields, "request", &e) || get_num(body, "at", &at, &e) ||
+	    (!(n = body_ids(s, c, body, &ids, errs, &e)) && !json_array_size(errs))) {
+		json_decref(errs);
+		json_decref(done);
+		free(ids);
+		reply_err(req, 400, "%s", e.msg);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = jobs_get(s, ids[i]);
+
+		if (!permitted(s, c, j, errs))
+			continue;
+		if (hold ? jobs_hold(s, j, &e) : jobs_release(s, j, at, &e))
+			push_err(errs, j->id, e.msg);
+		else
+			json_array_append_new(done, json_integer(j->id));
+	}
+	free(ids);
+	reply(req, 200, json_pack("{s:o,s:o}", "done", done, "errors", errs));
+}
+
+/* ---- GPUs and daemon --------------------------------------------------- */
+
+static bool is_admin(struct server *s, struct caller *c)
+{
+	return c->uid == 0 || c->uid == s->uid;
+}
+
+static void h_set_gpus(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+{
+	static const char *const fields[] = { "spec", NULL };
+	char *spec = NULL;
+	struct gf_err e;
+	json_t *g;
+
+	if (!is_admin(s, c)) {
+		reply_err(req, 403, "permission denied: only the daemon's user or root may change GPUs");
+		return;
+	}
+	if (check_fields(body, fields, "request", &e) || get_str(body, "spec", 1024, &spec, &e) ||
+	    (!spec && gf_err_set(&e, "'spec' is required (e.g. \"0,2\" or \"all\")")) ||
+	    gpustate_set_allowed(s, spec, &e)) {
+		free(spec);
+		reply_err(req, 400, "%s", e.msg);
+		return;
+	}
+	free(spec);
+	g = gpustate_json(s);
+	reply(req, 200, json_pack("{s:O}", "allowed", json_object_get(g, "allowed")));
+	json_decref(g);
+}
+
+static void h_ignore(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
+		     bool ignore)
+{
+	static const char *const fields[] = { "gpu", "pid", NULL };
+	int64_t gpu = -1, pid = -1;
+	struct gf_err e;
+
+	if (!is_admin(s, c)) {
+		reply_err(req, 403, "permission denied: only the daemon's user or root may do this");
+		return;
+	}
+	if (check_fields(body, fields, "request", &e) || get_int(body, "gpu", 0, 63, &gpu, &e) ||
+	    get_int(body, "pid", 1, 1 << 30, &pid, &e) ||
+	    ((gpu < 0 || pid < 0) && gf_err_set(&e, "'gpu' and 'pid' are required")) ||
+	    gpustate_ignore(s, (int)gpu, (pid_t)pid, ignore, &e)) {
+		reply_err(req, 400, "%s", e.msg);
+		return;
+	}
+	reply(req, 200, json_pack("{s:o}", "ignored", gpustate_ignored_json(s)));
+}
+
+static void h_info(struct server *s, struct evhttp_request *req)
+{
+	reply(req, 200,
+	      json_pack("{s:s,s:i,s:f,s:s,s:s,s:s,s:i,s:s,s:I,s:o}", "version", GFLOW_VERSION, "pid",
+			(int)getpid(), "started_at", s->started_at, "executor",
+			s->executor == EXEC_TMUX ? "tmux" : "process", "hosting",
+			s->opts.hosting ? s->opts.hosting : "foreground", "strategy",
+			s->strategy == SCHED_RANDOM ? "random" : "sequential", "gpu_poll_interval_secs",
+			s->opts.poll_interval ? s->opts.poll_interval : s->cfg.gpu_poll_interval_secs,
+			"data_dir", s->paths.data_dir, "jobs", (json_int_t)s->max_id, "gpus",
+			gpustate_json(s)));
+}
+
+/* ---- routing ----------------------------------------------------------- */
+
+static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
+{
+	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+	enum evhttp_cmd_type m = evhttp_request_get_command(req);
+	struct caller c = identify(s, req, unix_sock);
+	json_t *body = NULL;
+	struct gf_err e;
+
+	if (!path)
+		path = "/";
+	if (m == EVHTTP_REQ_GET) {
+		if (!strcmp(path, "/health"))
+			reply(req, 200, json_pack("{s:s,s:s,s:i}", "status", "ok", "version", GFLOW_VERSION,
+						  "pid", (int)getpid()));
+		else if (!strcmp(path, "/info"))
+			h_info(s, req);
+		else if (!strcmp(path, "/jobs"))
+			h_list(s, req, &c);
+		else if (!strncmp(path, "/jobs/", 6))
+			h_get(s, req, path + 6);
+		else if (!strcmp(path, "/gpus"))
+			reply(req, 200, gpustate_json(s));
+		else if (!strcmp(path, "/gpus/ignored"))
+			reply(req, 200, json_pack("{s:o}", "ignored", gpustate_ignored_json(s)));
+		else
+			reply_err(req, 404, "no such endpoint: GET %s", path);
+		return;
+	}
+	if (m != EVHTTP_REQ_POST) {
+		reply_err(req, 405, "method not allowed");
+		return;
+	}
+	if (!c.may_write) {
+		reply_err(req, 401, "changes over TCP need 'Authorization: Bearer <token>' (see gflowd token)");
+		return;
+	}
+	if (!(body = read_body(req, &e))) {
+		reply_err(req, 400, "%s", e.msg);
+		return;
+	}
+	if (!strcmp(path, "/jobs"))
+		h_submit(s, req, &c, body);
+	else if (!strcmp(path, "/jobs/cancel"))
+		h_cancel(s, req, &c, body);
+	else if (!strcmp(path, "/jobs/hold"))
+		h_hold_release(s, req, &c, body, true);
+	else if (!strcmp(path, "/jobs/release"))
+		h_hold_release(s, req, &c, body, false);
+	else if (!strcmp(path, "/gpus/allowed"))
+		h_set_gpus(s, req, &c, body);
+	else if (!strcmp(path, "/gpus/ignore"))
+		h_ignore(s, req, &c, body, true);
+	else if (!strcmp(path, "/gpus/unignore"))
+		h_ignore(s, req, &c, body, false);
+	else
+		reply_err(req, 404, "no such endpoint: POST %s", path);
+	json_decref(body);
+}
+
+static void on_unix(struct evhttp_request *req, void *arg)
+{
+	route(req, arg, true);
+}
+
+static void on_tcp(struct evhttp_request *req, void *arg)
+{
+	route(req, arg, false);
+}
+
+static int listen_unix(struct server *s, struct gf_err *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(s->paths.socket) >= sizeof sa.sun_path)
+		return gf_err_set(e, "socket path too long: %s", s->paths.socket);
+	strcpy(sa.sun_path, s->paths.socket);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return gf_err_set(e, "socket: %s", strerror(errno));
+	unlink(s->paths.socket);	/* stale: we hold the daemon lock */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 512) < 0) {
+		gf_err_set(e, "cannot listen on %s: %s", s->paths.socket, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* Anyone who can reach the directory may connect; who they are comes
+	 * from SO_PEERCRED, and that is what permissions are checked against. */
+	chmod(s->paths.socket, 0666);
+	s->unix_fd = fd;
+	return 0;
+}
+
+int api_init(struct server *s, struct gf_err *e)
+{
+	s->http_unix = evhttp_new(s->base);
+	evhttp_set_max_body_size(s->http_unix, MAX_BODY);
+	evhttp_set_max_headers_size(s->http_unix, 64 * 1024);
+	evhttp_set_timeout(s->http_unix, 60);
+	evhttp_set_gencb(s->http_unix, on_unix, s);
+	evhttp_set_allowed_methods(s->http_unix, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
+	if (listen_unix(s, e))
+		return -1;
+	if (!evhttp_accept_socket_with_handle(s->http_unix, s->unix_fd))
+		return gf_err_set(e, "cannot serve on %s", s->paths.socket);
+
+	s->http_tcp = evhttp_new(s->base);
+	evhttp_set_max_body_size(s->http_tcp, MAX_BODY);
+	evhttp_set_max_headers_size(s->http_tcp, 64 * 1024);
+	evhttp_set_timeout(s->http_tcp, 60);
+	evhttp_set_gencb(s->http_tcp, on_tcp, s);
+	evhttp_set_allowed_methods(s->http_tcp, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
+	if (!evhttp_bind_socket_with_handle(s->http_tcp, s->cfg.host, (ev_uint16_t)s->cfg.port))
+		return gf_err_set(e, "cannot listen on %s:%d (is another gflowd or program using it? set "
+				     "[daemon] port)", s->cfg.host, s->cfg.port);
+	return 0;
+}
+
+void api_close(struct server *s)
+{
+	if (s->http_unix)
+		evhttp_free(s->http_unix);
+	if (s->http_tcp)
+		evhttp_free(s->http_tcp);
+	unlink(s->paths.socket);
+}

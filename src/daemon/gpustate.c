@@ -1,0 +1,465 @@
+/* gpustate.c — GPUs as the daemon sees them: the newest NVML snapshot
+ * (from the poller thread in gpu.c) joined with what the jobs hold, the
+ * allowed set (restriction), and ignored processes. It decides which GPUs
+ * are unmanaged: a compute process that does not descend from the runner
+ * of a job is foreign, and makes its GPU unavailable. */
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "parse.h"
+
+static pid_t proc_ppid(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, ppid;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+static bool pid_alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* The active job whose runner `pid` descends from, or NULL. */
+static struct job *owner_of(struct server *s, pid_t pid)
+{
+	for (int depth = 0; pid > 1 && depth < 128; depth++) {
+		for (int64_t i = 1; i <= s->max_id; i++) {
+			struct job *j = s->jobs[i];
+
+			if (j && j->active && j->runner_pid == pid)
+				return j;
+		}
+		pid = proc_ppid(pid);
+	}
+	return NULL;
+}
+
+static bool is_ignored(struct server *s, int gpu, pid_t pid)
+{
+	for (size_t i = 0; i < s->nignored; i++)
+		if (s->ignored[i].gpu == gpu && s->ignored[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* Ignored processes that exited are forgotten. */
+static void prune_ignored(struct server *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nignored; i++)
+		if (pid_alive(s->ignored[i].pid))
+			s->ignored[k++] = s->ignored[i];
+	s->nignored = k;
+}
+
+size_t gpustate_count(struct server *s)
+{
+	return s->have_snap && s->snap.nvml_ok ? s->snap.ndev : 0;
+}
+
+void gpustate_refresh(struct server *s)
+{
+	size_t n = gpustate_count(s);
+
+	if (n > GFLOW_MAX_GPUS)
+		n = GFLOW_MAX_GPUS;
+	memset(s->views, 0, sizeof s->views);
+	s->nviews = n;
+	for (size_t g = 0; g < n; g++) {
+		struct gpu_view *v = &s->views[g];
+		const struct gpu_dev *d = &s->snap.devs[g];
+
+		v->index = d->index;
+		v->allowed = s->allowed_all || (s->allowed_mask & (1ULL << d->index));
+		v->down = d->down;
+	}
+	for (int64_t i = 1; i <= s->max_id; i++) {
+		struct job *j = s->jobs[i];
+
+		if (!j || !j->active)
+			continue;
+		for (size_t g = 0; g < n; g++) {
+			struct gpu_view *v = &s->views[g];
+
+			if (!(j->gpu_mask & (1ULL << v->index)))
+				continue;
+			if (j->shared) {
+				v->nshared++;
+				v->booked_mb += (uint64_t)j->gpu_memory_mb;
+			} else
+				v->exclusive = true;
+		}
+	}
+	for (size_t g = 0; g < n; g++) {
+		struct gpu_view *v = &s->views[g];
+		const struct gpu_dev *d = &s->snap.devs[g];
+
+		for (size_t k = 0; k < d->nprocs; k++) {
+			pid_t pid = (pid_t)d->procs[k].pid;
+			struct job *owner;
+
+			if (!pid_alive(pid))
+				continue;	/* gone since the poll */
+			owner = owner_of(s, pid);
+			if (owner) {
+				if (!(owner->gpu_mask & (1ULL << v->index)) && v->nescaped < 16) {
+					v->escaped[v->nescaped] = pid;
+					v->escaped_job[v->nescaped++] = owner->id;
+				}
+			} else if (is_ignored(s, v->index, pid))
+				v->foreign_mb += d->procs[k].used_mb;
+			else if (v->nunmanaged < 16)
+				v->unmanaged[v->nunmanaged++] = pid;
+		}
+	}
+}
+
+size_t gpustate_sched_gpus(struct server *s, struct sched_gpu *out)
+{
+	for (size_t g = 0; g < s->nviews; g++) {
+		const struct gpu_view *v = &s->views[g];
+
+		out[g] = (struct sched_gpu){
+			.index = v->index,
+			.usable = v->allowed && !v->down && !v->nunmanaged && !v->nescaped,
+			.exclusive = v->exclusive,
+			.nshared = v->nshared,
+			.total_mb = s->snap.devs[g].total_mb,
+			.booked_mb = v->booked_mb,
+			.foreign_mb = v->foreign_mb,
+		};
+	}
+	return s->nviews;
+}
+
+static const char *view_state(const struct gpu_view *v)
+{
+	if (v->down)
+		return "down";
+	if (v->exclusive)
+		return "allocated";
+	if (v->nshared)
+		return "shared";
+	if (v->nunmanaged || v->nescaped)
+		return "unmanaged";
+	if (!v->allowed)
+		return "restricted";
+	return "idle";
+}
+
+static json_t *pids_json(const pid_t *p, int n)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(p[i]));
+	return a;
+}
+
+json_t *gpustate_json(struct server *s)
+{
+	json_t *o = json_object(), *gpus = json_array(), *allowed;
+	char reason[512];
+
+	gpustate_refresh(s);
+	json_object_set_new(o, "nvml_ok", json_boolean(s->have_snap && s->snap.nvml_ok));
+	json_object_set_new(o, "status", json_string(!s->have_snap ? "GPU information not available yet"
+					  : s->snap.nvml_ok ? (s->snap.ndev ? "ok" : "NVML reports no GPUs")
+							    : s->snap.status));
+	json_object_set_new(o, "driver_version", json_string(s->have_snap ? s->snap.driver_version : ""));
+	if (s->allowed_all)
+		allowed = json_null();
+	else {
+		allowed = json_array();
+		for (int i = 0; i < 64; i++)
+			if (s->allowed_mask & (1ULL << i))
+				json_array_append_new(allowed, json_integer(i));
+	}
+	json_object_set_new(o, "allowed", allowed);
+	json_object_set_new(o, "allowed_source", json_string(s->allowed_source));
+	for (size_t g = 0; g < s->nviews; g++) {
+		const struct gpu_view *v = &s->views[g];
+		const struct gpu_dev *d = &s->snap.devs[g];
+		json_t *gj = json_object(), *jobs = json_array(), *ign = json_array(), *esc = json_array();
+
+		for (int64_t i = 1; i <= s->max_id; i++) {
+			struct job *j = s->jobs[i];
+
+			if (!j || !j->active || !(j->gpu_mask & (1ULL << v->index)))
+				continue;
+			json_t *jj = json_object();
+
+			json_object_set_new(jj, "id", json_integer(j->id));
+			json_object_set_new(jj, "name", json_string(j->name ? j->name : ""));
+			json_object_set_new(jj, "gpu_memory_mb", json_integer(j->gpu_memory_mb));
+			json_object_set_new(jj, "shared", json_boolean(j->shared));
+			json_array_append_new(jobs, jj);
+		}
+		for (size_t i = 0; i < s->nignored; i++)
+			if (s->ignored[i].gpu == v->index)
+				json_array_append_new(ign, json_integer(s->ignored[i].pid));
+		for (int i = 0; i < v->nescaped; i++) {
+			json_t *ej = json_object();
+
+			json_object_set_new(ej, "pid", json_integer(v->escaped[i]));
+			json_object_set_new(ej, "job", json_integer(v->escaped_job[i]));
+			json_array_append_new(esc, ej);
+		}
+		reason[0] = '\0';
+		if (v->down)
+			snprintf(reason, sizeof reason, "%s", d->down_reason[0] ? d->down_reason : "GPU lost");
+		else if (v->nunmanaged) {
+			size_t len = (size_t)snprintf(reason, sizeof reason, "unmanaged(pid=");
+
+			for (int i = 0; i < v->nunmanaged && len < sizeof reason - 16; i++)
+				len += (size_t)snprintf(reason + len, sizeof reason - len, "%s%d", i ? "," : "",
+							(int)v->unmanaged[i]);
+			snprintf(reason + len, sizeof reason - len, ")");
+		} else if (v->nescaped)
+			snprintf(reason, sizeof reason, "job %lld process %d on a GPU it was not given",
+				 (long long)v->escaped_job[0], (int)v->escaped[0]);
+		json_object_set_new(gj, "index", json_integer(v->index));
+		json_object_set_new(gj, "name", json_string(d->name));
+		json_object_set_new(gj, "uuid", json_string(d->uuid));
+		json_object_set_new(gj, "total_mb", json_integer((json_int_t)d->total_mb));
+		json_object_set_new(gj, "used_mb", json_integer((json_int_t)d->used_mb));
+		json_object_set_new(gj, "util_pct", d->util_pct < 0 ? json_null() : json_integer(d->util_pct));
+		json_object_set_new(gj, "state", json_string(view_state(v)));
+		json_object_set_new(gj, "allowed", json_boolean(v->allowed));
+		json_object_set_new(gj, "jobs", jobs);
+		json_object_set_new(gj, "booked_mb", json_integer((json_int_t)v->booked_mb));
+		json_object_set_new(gj, "unmanaged_pids", pids_json(v->unmanaged, v->nunmanaged));
+		json_object_set_new(gj, "escaped", esc);
+		json_object_set_new(gj, "ignored_pids", ign);
+		json_object_set_new(gj, "reason", json_string(reason));
+		json_array_append_new(gpus, gj);
+	}
+	json_object_set_new(o, "gpus", gpus);
+	return o;
+}
+
+/* ---- restriction ------------------------------------------------------- */
+
+#define SET_GPUS_KEY "allowed_gpus"
+#define SET_GPUS_BASIS_KEY "allowed_gpus_basis"
+
+/* What the flag/env/config said when set-gpus was used, so that a later
+ * change there wins over an older set-gpus. */
+static void config_basis(struct server *s, char *buf, size_t size)
+{
+	if (s->cfg.gpus_set)
+		snprintf(buf, size, "mask:%llx", (unsigned long long)s->cfg.gpus_mask);
+	else
+		snprintf(buf, size, "all");
+}
+
+static int check_exists(struct server *s, uint64_t mask, const char *spec, struct gf_err *e)
+{
+	size_t n = gpustate_count(s);
+	char missing[256];
+	uint64_t bad = n >= 64 ? 0 : mask & ~((1ULL << n) - 1);
+
+	if (!bad)
+		return 0;
+	gf_format_gpu_mask(bad, missing, sizeof missing);
+	return gf_err_set(e, "GPU spec '%s': this machine has no GPU %s (it has %zu GPU%s%s)", spec,
+			  missing, n, n == 1 ? "" : "s", n ? ", numbered from 0" : "");
+}
+
+static void set_allowed(struct server *s, bool all, uint64_t mask, const char *source)
+{
+	s->allowed_all = all;
+	s->allowed_mask = all ? 0 : mask;
+	snprintf(s->allowed_source, sizeof s->allowed_source, "%s", source);
+}
+
+int gpustate_set_allowed(struct server *s, const char *spec, struct gf_err *e)
+{
+	uint64_t mask;
+	int all;
+	char basis[64];
+
+	if (gf_parse_gpu_spec(spec, &mask, &all, e))
+		return -1;
+	if (!all && check_exists(s, mask, spec, e))
+		return -1;
+	config_basis(s, basis, sizeof basis);
+	if (store_begin(s->store, e) || store_set_setting(s->store, SET_GPUS_KEY, spec, e) ||
+	    store_set_setting(s->store, SET_GPUS_BASIS_KEY, basis, e) || store_commit(s->store, e)) {
+		store_rollback(s->store);
+		return -1;
+	}
+	set_allowed(s, all, mask, "gctl set-gpus");
+	server_schedule(s);
+	return 0;
+}
+
+/* Decide the allowed set at start: flag > stored set-gpus (while the config
+ * it was made against is unchanged) > env/config > all. */
+static int apply_sources(struct server *s, struct gf_err *e)
+{
+	char basis[64], *stored = store_get_setting(s->store, SET_GPUS_KEY);
+	char *stored_basis = store_get_setting(s->store, SET_GPUS_BASIS_KEY);
+	uint64_t mask;
+	int all, rc = 0;
+
+	config_basis(s, basis, sizeof basis);
+	if (s->opts.gpus) {
+		if (gf_parse_gpu_spec(s->opts.gpus, &mask, &all, e) ||
+		    (!all && check_exists(s, mask, s->opts.gpus, e))) {
+			rc = gf_err_prefix(e, "--gpus");
+			goto out;
+		}
+		set_allowed(s, all, mask, "--gpus");
+		if (stored && (store_set_setting(s->store, SET_GPUS_KEY, NULL, e) ||
+			       store_set_setting(s->store, SET_GPUS_BASIS_KEY, NULL, e)))
+			rc = -1;
+		goto out;
+	}
+	if (stored && stored_basis && !strcmp(stored_basis, basis) &&
+	    gf_parse_gpu_spec(stored, &mask, &all, NULL) == 0) {
+		set_allowed(s, all, mask, "gctl set-gpus");
+		goto out;
+	}
+	if (stored && (store_set_setting(s->store, SET_GPUS_KEY, NULL, e) ||
+		       store_set_setting(s->store, SET_GPUS_BASIS_KEY, NULL, e))) {
+		rc = -1;
+		goto out;
+	}
+	if (s->cfg.gpus_set)
+		set_allowed(s, false, s->cfg.gpus_mask, s->cfg.gpus_source);
+	else
+		set_allowed(s, true, 0, "default");
+out:
+	free(stored);
+	free(stored_basis);
+	return rc;
+}
+
+int gpustate_ignore(struct server *s, int gpu, pid_t pid, bool ignore, struct gf_err *e)
+{
+	if (gpu < 0 || (size_t)gpu >= gpustate_count(s))
+		return gf_err_set(e, "no GPU %d on this machine", gpu);
+	if (ignore) {
+		if (!pid_alive(pid))
+			return gf_err_set(e, "no process %d is running", (int)pid);
+		if (is_ignored(s, gpu, pid))
+			return 0;
+		s->ignored = realloc(s->ignored, (s->nignored + 1) * sizeof *s->ignored);
+		if (!s->ignored)
+			abort();
+		s->ignored[s->nignored++] = (struct ignored_proc){ gpu, pid };
+	} else {
+		size_t k = 0;
+
+		for (size_t i = 0; i < s->nignored; i++)
+			if (s->ignored[i].gpu != gpu || s->ignored[i].pid != pid)
+				s->ignored[k++] = s->ignored[i];
+		if (k == s->nignored)
+			return gf_err_set(e, "process %d on GPU %d is not ignored", (int)pid, gpu);
+		s->nignored = k;
+	}
+	server_schedule(s);
+	return 0;
+}
+
+json_t *gpustate_ignored_json(struct server *s)
+{
+	json_t *a = json_array();
+
+	prune_ignored(s);
+	for (size_t i = 0; i < s->nignored; i++) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "gpu", json_integer(s->ignored[i].gpu));
+		json_object_set_new(o, "pid", json_integer(s->ignored[i].pid));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* ---- the poller -------------------------------------------------------- */
+
+static void take_snapshot(struct server *s)
+{
+	struct gpu_snapshot snap;
+
+	if (gpu_poller_latest(s->poller, &snap))
+		return;
+	if (s->have_snap)
+		gpu_snapshot_free(&s->snap);
+	s->snap = snap;
+	s->have_snap = true;
+}
+
+static void on_gpu_poll(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	char buf[64];
+
+	(void)what;
+	while (read(fd, buf, sizeof buf) > 0)
+		;
+	take_snapshot(s);
+	prune_ignored(s);
+	server_schedule(s);
+}
+
+int gpustate_init(struct server *s, struct gf_err *e)
+{
+	int interval = s->opts.poll_interval ? s->opts.poll_interval : s->cfg.gpu_poll_interval_secs;
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	if (interval < 1)
+		interval = 1;
+	if (pipe2(s->gpu_pipe, O_NONBLOCK | O_CLOEXEC) < 0)
+		return gf_err_set(e, "pipe: %s", strerror(errno));
+	s->poller = gpu_poller_start(interval, s->gpu_pipe[1], e);
+	if (!s->poller)
+		return -1;
+	/* Wait briefly for the first snapshot, so that the first answers know
+	 * the GPUs; a hung driver only delays this by the bound. */
+	for (int i = 0; i < 300 && !s->have_snap; i++) {
+		take_snapshot(s);
+		if (!s->have_snap)
+			nanosleep(&ts, NULL);
+	}
+	s->gpu_ev = event_new(s->base, s->gpu_pipe[0], EV_READ | EV_PERSIST, on_gpu_poll, s);
+	event_add(s->gpu_ev, NULL);
+	return apply_sources(s, e);
+}
+
+void gpustate_close(struct server *s)
+{
+	if (s->poller)
+		gpu_poller_stop(s->poller);
+	if (s->gpu_ev)
+		event_free(s->gpu_ev);
+	if (s->have_snap)
+		gpu_snapshot_free(&s->snap);
+	free(s->ignored);
+}

@@ -1,0 +1,326 @@
+/* job.c — job records: allocation, state names, JSON conversion. */
+#include "job.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const state_names[JS_NSTATES] = {
+	"Queued", "Hold", "Running", "Finished", "Failed", "Cancelled", "Timeout",
+};
+static const char *const state_codes[JS_NSTATES] = { "PD", "H", "R", "CD", "F", "CA", "TO" };
+
+const char *job_state_name(enum job_state s)
+{
+	return (unsigned)s < JS_NSTATES ? state_names[s] : "Unknown";
+}
+
+const char *job_state_code(enum job_state s)
+{
+	return (unsigned)s < JS_NSTATES ? state_codes[s] : "?";
+}
+
+int job_state_parse(const char *s)
+{
+	for (int i = 0; i < JS_NSTATES; i++)
+		if (!strcasecmp(s, state_names[i]) || !strcasecmp(s, state_codes[i]))
+			return i;
+	if (!strcasecmp(s, "Pending"))
+		return JS_QUEUED;
+	if (!strcasecmp(s, "Completed"))
+		return JS_FINISHED;
+	return -1;
+}
+
+struct job *job_new(void)
+{
+	struct job *j = calloc(1, sizeof *j);
+
+	if (!j)
+		abort();
+	j->priority = 10;
+	j->auto_cancel = true;
+	j->memory_enforced = -1;
+	j->pidfd = -1;
+	j->params = json_object();
+	return j;
+}
+
+void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	free(j->name);
+	free(j->user);
+	free(j->project);
+	free(j->reason);
+	strv_free(j->argv);
+	free(j->script);
+	free(j->cwd);
+	free(j->conda_env);
+	free(j->deps);
+	json_decref(j->params);
+	free(j->tmux_session);
+	free(j);
+}
+
+void job_set_str(char **dst, const char *src)
+{
+	char *copy = src ? strdup(src) : NULL;
+
+	if (src && !copy)
+		abort();
+	free(*dst);
+	*dst = copy;
+}
+
+void job_set_reason(struct job *j, const char *reason)
+{
+	job_set_str(&j->reason, reason);
+}
+
+json_t *strv_to_json(char *const *v)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; v && v[i]; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+char **strv_from_json(json_t *a, struct gf_err *e, const char *what)
+{
+	size_t n, i;
+	char **v;
+
+	if (!json_is_array(a)) {
+		gf_err_set(e, "'%s' must be an array of strings", what);
+		return NULL;
+	}
+	n = json_array_size(a);
+	v = calloc(n + 1, sizeof *v);
+	if (!v)
+		abort();
+	for (i = 0; i < n; i++) {
+		json_t *s = json_array_get(a, i);
+
+		if (!json_is_string(s)) {
+			strv_free(v);
+			gf_err_set(e, "'%s' item %zu must be a string", what, i);
+			return NULL;
+		}
+		if (strlen(json_string_value(s)) != json_string_length(s)) {
+			strv_free(v);
+			gf_err_set(e, "'%s' item %zu contains a NUL byte", what, i);
+			return NULL;
+		}
+		v[i] = strdup(json_string_value(s));
+	}
+	return v;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *pos_or_null(int64_t v)
+{
+	return v > 0 ? json_integer(v) : json_null();
+}
+
+static json_t *time_or_null(double t)
+{
+	return t > 0 ? json_real(t) : json_null();
+}
+
+json_t *job_to_json(const struct job *j, const char *log_path)
+{
+	json_t *o = json_object(), *deps = json_array(), *gpus = json_array();
+
+	for (size_t i = 0; i < j->ndeps; i++)
+		json_array_append_new(deps, json_integer(j->deps[i]));
+	for (int i = 0; i < 64; i++)
+		if (j->gpu_mask & (1ULL << i))
+			json_array_append_new(gpus, json_integer(i));
+
+	json_object_set_new(o, "id", json_integer(j->id));
+	json_object_set_new(o, "name", str_or_null(j->name));
+	json_object_set_new(o, "user", str_or_null(j->user));
+	json_object_set_new(o, "uid", json_integer(j->uid));
+	json_object_set_new(o, "project", str_or_null(j->project));
+	json_object_set_new(o, "state", json_string(job_state_name(j->state)));
+	json_object_set_new(o, "st", json_string(job_state_code(j->state)));
+	json_object_set_new(o, "reason", str_or_null(j->reason));
+	json_object_set_new(o, "command", strv_to_json(j->argv));
+	json_object_set_new(o, "script", str_or_null(j->script));
+	json_object_set_new(o, "cwd", str_or_null(j->cwd));
+	json_object_set_new(o, "env_id", json_integer(j->env_id));
+	json_object_set_new(o, "gpus", json_integer(j->gpus));
+	json_object_set_new(o, "shared", json_boolean(j->shared));
+	json_object_set_new(o, "gpu_memory_mb", pos_or_null(j->gpu_memory_mb));
+	json_object_set_new(o, "memory_mb", pos_or_null(j->memory_mb));
+	json_object_set_new(o, "time_limit_secs", pos_or_null(j->time_limit_secs));
+	json_object_set_new(o, "priority", json_integer(j->priority));
+	json_object_set_new(o, "conda_env", str_or_null(j->conda_env));
+	json_object_set_new(o, "depends_on", deps);
+	json_object_set_new(o, "dep_mode", json_string(j->dep_any ? "any" : "all"));
+	json_object_set_new(o, "auto_cancel", json_boolean(j->auto_cancel));
+	json_object_set_new(o, "begin_at", time_or_null(j->begin_at));
+	json_object_set_new(o, "array_task_id", json_integer(j->array_task_id));
+	json_object_set_new(o, "group_id", pos_or_null(j->group_id));
+	json_object_set_new(o, "max_concurrent", json_integer(j->max_concurrent));
+	json_object_set_new(o, "max_retries", json_integer(j->max_retries));
+	json_object_set_new(o, "attempt", json_integer(j->attempt));
+	json_object_set_new(o, "retry_of", pos_or_null(j->retry_of));
+	json_object_set_new(o, "redo_of", pos_or_null(j->redo_of));
+	json_object_set_new(o, "params", json_incref(j->params));
+	json_object_set_new(o, "submit_time", time_or_null(j->submit_time));
+	json_object_set_new(o, "start_time", time_or_null(j->start_time));
+	json_object_set_new(o, "end_time", time_or_null(j->end_time));
+	json_object_set_new(o, "exit_code",
+			    j->has_exit && !j->exit_signal ? json_integer(j->exit_code) : json_null());
+	json_object_set_new(o, "exit_signal",
+			    j->has_exit && j->exit_signal ? json_integer(j->exit_signal) : json_null());
+	json_object_set_new(o, "gpu_ids", gpus);
+	json_object_set_new(o, "memory_enforced",
+			    j->memory_enforced < 0 ? json_null() : json_boolean(j->memory_enforced));
+	json_object_set_new(o, "executor", json_string(j->executor == EXEC_TMUX ? "tmux" : "process"));
+	json_object_set_new(o, "tmux_session", str_or_null(j->tmux_session));
+	json_object_set_new(o, "active", json_boolean(j->active));
+	json_object_set_new(o, "runner_pid", json_integer(j->runner_pid));
+	json_object_set_new(o, "runner_ticks", json_integer((json_int_t)j->runner_ticks));
+	json_object_set_new(o, "run_seq", json_integer(j->run_seq));
+	if (log_path)
+		json_object_set_new(o, "log_path", json_string(log_path));
+	return o;
+}
+
+static char *get_str(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+}
+
+static int64_t get_int(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+static double get_num(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+struct job *job_from_json(json_t *o, struct gf_err *e)
+{
+	struct job *j;
+	json_t *v, *it;
+	size_t i;
+	int st;
+
+	if (!json_is_object(o)) {
+		gf_err_set(e, "job record is not an object");
+		return NULL;
+	}
+	v = json_object_get(o, "state");
+	if (!json_is_string(v) || (st = job_state_parse(json_string_value(v))) < 0) {
+		gf_err_set(e, "job record has no valid state");
+		return NULL;
+	}
+	j = job_new();
+	j->state = (enum job_state)st;
+	j->argv = strv_from_json(json_object_get(o, "command"), e, "command");
+	if (!j->argv) {
+		job_free(j);
+		return NULL;
+	}
+	j->name = get_str(o, "name");
+	j->user = get_str(o, "user");
+	j->uid = (uid_t)get_int(o, "uid");
+	j->project = get_str(o, "project");
+	j->reason = get_str(o, "reason");
+	j->script = get_str(o, "script");
+	j->cwd = get_str(o, "cwd");
+	j->env_id = get_int(o, "env_id");
+	j->gpus = (int)get_int(o, "gpus");
+	j->shared = json_is_true(json_object_get(o, "shared"));
+	j->gpu_memory_mb = get_int(o, "gpu_memory_mb");
+	j->memory_mb = get_int(o, "memory_mb");
+	j->time_limit_secs = get_int(o, "time_limit_secs");
+	j->priority = (int)get_int(o, "priority");
+	j->conda_env = get_str(o, "conda_env");
+	v = json_object_get(o, "depends_on");
+	if (json_is_array(v) && json_array_size(v)) {
+		j->deps = calloc(json_array_size(v), sizeof *j->deps);
+		json_array_foreach(v, i, it)
+			j->deps[j->ndeps++] = json_integer_value(it);
+	}
+	v = json_object_get(o, "dep_mode");
+	j->dep_any = json_is_string(v) && !strcmp(json_string_value(v), "any");
+	j->auto_cancel = !json_is_false(json_object_get(o, "auto_cancel"));
+	j->begin_at = get_num(o, "begin_at");
+	j->array_task_id = get_int(o, "array_task_id");
+	j->group_id = get_int(o, "group_id");
+	j->max_concurrent = (int)get_int(o, "max_concurrent");
+	j->max_retries = (int)get_int(o, "max_retries");
+	j->attempt = (int)get_int(o, "attempt");
+	j->retry_of = get_int(o, "retry_of");
+	j->redo_of = get_int(o, "redo_of");
+	v = json_object_get(o, "params");
+	if (json_is_object(v)) {
+		json_decref(j->params);
+		j->params = json_incref(v);
+	}
+	j->submit_time = get_num(o, "submit_time");
+	j->start_time = get_num(o, "start_time");
+	j->end_time = get_num(o, "end_time");
+	if (json_is_integer(json_object_get(o, "exit_signal"))) {
+		j->has_exit = true;
+		j->exit_signal = (int)get_int(o, "exit_signal");
+	} else if (json_is_integer(json_object_get(o, "exit_code"))) {
+		j->has_exit = true;
+		j->exit_code = (int)get_int(o, "exit_code");
+	}
+	v = json_object_get(o, "gpu_ids");
+	json_array_foreach(v, i, it) {
+		json_int_t g = json_integer_value(it);
+
+		if (g >= 0 && g < 64)
+			j->gpu_mask |= 1ULL << g;
+	}
+	v = json_object_get(o, "memory_enforced");
+	j->memory_enforced = json_is_boolean(v) ? json_is_true(v) : -1;
+	v = json_object_get(o, "executor");
+	j->executor = json_is_string(v) && !strcmp(json_string_value(v), "process") ? EXEC_PROCESS
+										     : EXEC_TMUX;
+	j->tmux_session = get_str(o, "tmux_session");
+	j->active = json_is_true(json_object_get(o, "active"));
+	j->runner_pid = (pid_t)get_int(o, "runner_pid");
+	j->runner_ticks = (unsigned long long)get_int(o, "runner_ticks");
+	j->run_seq = get_int(o, "run_seq");
+	return j;
+}

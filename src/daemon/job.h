@@ -1,0 +1,111 @@
+/* job.h — the job model: states, the job record, and its JSON form.
+ *
+ * One struct job per job ever submitted; the daemon keeps them all in memory
+ * (struct jobtab) and writes each change through to the store. The JSON form
+ * is both the store's row format and the API's job object (docs/api.md). */
+#ifndef GF_JOB_H
+#define GF_JOB_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+enum job_state {
+	JS_QUEUED,
+	JS_HOLD,
+	JS_RUNNING,
+	JS_FINISHED,
+	JS_FAILED,
+	JS_CANCELLED,
+	JS_TIMEOUT,
+	JS_NSTATES
+};
+
+enum job_executor { EXEC_TMUX, EXEC_PROCESS };
+
+struct job {
+	int64_t id;
+	char *name;
+	uid_t uid;
+	char *user;
+	char *project;
+	enum job_state state;
+	char *reason;		/* NULL when none */
+	char **argv;		/* NULL-terminated */
+	char *script;		/* NULL for command jobs */
+	char *cwd;
+	int64_t env_id;		/* row in the store's envs table */
+
+	int gpus;
+	bool shared;
+	int64_t gpu_memory_mb;	/* 0 = not set (likewise below) */
+	int64_t memory_mb;
+	int64_t time_limit_secs;
+	int priority;
+	char *conda_env;
+
+	int64_t *deps;
+	size_t ndeps;
+	bool dep_any;
+	bool auto_cancel;
+	double begin_at;	/* 0 = none */
+
+	int64_t array_task_id;
+	int64_t group_id;	/* 0 = none */
+	int max_concurrent;
+	int max_retries;
+	int attempt;
+	int64_t retry_of, redo_of;
+	json_t *params;		/* object, owned */
+
+	double submit_time, start_time, end_time;
+	bool has_exit;
+	int exit_code;		/* when exited normally */
+	int exit_signal;	/* when killed by a signal (0 otherwise) */
+	uint64_t gpu_mask;	/* GPUs given */
+	int memory_enforced;	/* -1 unknown, 0 no, 1 yes */
+	enum job_executor executor;
+	char *tmux_session;
+
+	/* Supervision: a job holds its resources while `active` (its runner is
+	 * starting or alive), whatever its state says. Persisted. */
+	bool active;
+	pid_t runner_pid;
+	unsigned long long runner_ticks;
+	int64_t run_seq;	/* distinguishes run directories of one job */
+
+	/* Runtime only. */
+	int pidfd;
+	struct event *pidfd_ev;
+	bool cancel_sent;
+};
+
+const char *job_state_name(enum job_state s);
+const char *job_state_code(enum job_state s);
+/* Accepts names ("Running", any case) and codes ("R"); -1 when unknown. */
+int job_state_parse(const char *s);
+static inline bool job_state_ended(enum job_state s)
+{
+	return s >= JS_FINISHED;
+}
+
+struct job *job_new(void);
+void job_free(struct job *j);
+void job_set_reason(struct job *j, const char *reason);
+void job_set_str(char **dst, const char *src);
+
+/* Full JSON form. `log_path` may be NULL. */
+json_t *job_to_json(const struct job *j, const char *log_path);
+/* Store row → job (id is set by the caller). */
+struct job *job_from_json(json_t *o, struct gf_err *e);
+
+/* Helpers for reading and writing argv vectors as JSON arrays. */
+json_t *strv_to_json(char *const *v);
+char **strv_from_json(json_t *a, struct gf_err *e, const char *what);
+void strv_free(char **v);
+size_t strv_len(char *const *v);
+
+#endif

@@ -1,0 +1,234 @@
+/* loop.c — the daemon's life: taking the lock, opening the store, loading
+ * jobs, starting the GPU poller and the API, the one event loop, and a clean
+ * shutdown. Running jobs are never stopped by any of this. */
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runfile.h"
+
+extern char **environ;
+
+double now_real(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int64_t meminfo_total_mb(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[256];
+	long long kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemTotal: %lld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb / 1024;
+}
+
+void server_schedule(struct server *s)
+{
+	if (s->sched_ev)
+		event_active(s->sched_ev, 0, 0);
+}
+
+static void on_sched(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	jobs_schedule_pass(arg);
+}
+
+static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *s = arg;
+
+	(void)what;
+	fprintf(stderr, "gflowd: %s received, stopping (jobs keep running)\n", strsignal((int)sig));
+	event_base_loopexit(s->base, NULL);
+}
+
+/* The lock file: flock'ed for the daemon's whole life, holding its pid and
+ * start time so that clients can tell a live daemon from a stale file. */
+static int take_lock(struct server *s, struct gf_err *e)
+{
+	char buf[128];
+	unsigned long long ticks = 0;
+	int fd = open(s->paths.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	int n;
+
+	if (fd < 0)
+		return gf_err_set(e, "cannot open %s: %s", s->paths.lock, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		n = (int)pread(fd, buf, sizeof buf - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		close(fd);
+		return gf_err_set(e, "gflowd is already running (pid %d)", atoi(buf));
+	}
+	proc_start_ticks(getpid(), &ticks);
+	n = snprintf(buf, sizeof buf, "%d %llu\n", (int)getpid(), ticks);
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n || fsync(fd) < 0) {
+		close(fd);
+		return gf_err_set(e, "cannot write %s: %s", s->paths.lock, strerror(errno));
+	}
+	s->lock_fd = fd;
+	return 0;
+}
+
+static int load_token(struct server *s, struct gf_err *e)
+{
+	unsigned char raw[24];
+	char hex[49];
+	FILE *f = fopen(s->paths.token, "re");
+
+	if (f) {
+		bool ok = fgets(s->token, sizeof s->token, f) != NULL;
+
+		fclose(f);
+		s->token[strcspn(s->token, "\r\n")] = '\0';
+		if (ok && strlen(s->token) >= 16)
+			return 0;
+	}
+	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+		return gf_err_set(e, "getrandom: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof raw; i++)
+		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+	snprintf(s->token, sizeof s->token, "%s", hex);
+	strcat(hex, "\n");
+	return write_file_atomic(s->paths.data_dir, "token", hex, strlen(hex), e);
+}
+
+static int find_runner(struct server *s, struct gf_err *e)
+{
+	const char *env = getenv("GFLOW_RUNNER");
+	char exe[GF_PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(s->runner_path, sizeof s->runner_path, "%s", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n < 0)
+		return gf_err_set(e, "cannot find my own executable: %s", strerror(errno));
+	exe[n] = '\0';
+	snprintf(s->exe_dir, sizeof s->exe_dir, "%s", dirname(exe));
+	snprintf(s->runner_path, sizeof s->runner_path, "%s/gflow-runner", s->exe_dir);
+	if (access(s->runner_path, X_OK) < 0)
+		return gf_err_set(e, "cannot find gflow-runner next to gflowd (%s): %s", s->runner_path,
+				  strerror(errno));
+	return 0;
+}
+
+static int setup(struct server *s, struct gf_err *e)
+{
+	if (gf_paths_init(&s->paths, e) || gf_config_load(s->opts.config_path, environ, &s->cfg, e))
+		return -1;
+	if (gf_paths_create(&s->paths, e) || take_lock(s, e) || find_runner(s, e) || load_token(s, e))
+		return -1;
+	umask(077);
+	s->uid = getuid();
+	s->executor = s->cfg.executor == GF_EXEC_PROCESS ? EXEC_PROCESS : EXEC_TMUX;
+	s->strategy = s->cfg.strategy == GF_STRATEGY_RANDOM ? SCHED_RANDOM : SCHED_SEQUENTIAL;
+	if (s->opts.strategy) {
+		if (!strcmp(s->opts.strategy, "random"))
+			s->strategy = SCHED_RANDOM;
+		else if (!strcmp(s->opts.strategy, "sequential"))
+			s->strategy = SCHED_SEQUENTIAL;
+		else
+			return gf_err_set(e, "--gpu-allocation-strategy '%s': expected sequential or random",
+					  s->opts.strategy);
+	}
+	s->mem_total_mb = meminfo_total_mb();
+	s->sched_seed = (uint64_t)now_real() ^ ((uint64_t)getpid() << 32);
+	s->started_at = now_real();
+	if (!(s->store = store_open(s->paths.db, e)) || jobs_load(s, e))
+		return -1;
+	s->base = event_base_new();
+	if (!s->base)
+		return gf_err_set(e, "cannot create the event loop");
+	s->sched_ev = event_new(s->base, -1, 0, on_sched, s);
+	s->begin_ev = event_new(s->base, -1, 0, on_sched, s);
+	s->sig_term = evsignal_new(s->base, SIGTERM, on_stop_signal, s);
+	s->sig_int = evsignal_new(s->base, SIGINT, on_stop_signal, s);
+	event_add(s->sig_term, NULL);
+	event_add(s->sig_int, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	if (reap_init(s, e) || gpustate_init(s, e))
+		return -1;
+	reap_recover(s);
+	return api_init(s, e);
+}
+
+static void teardown(struct server *s)
+{
+	api_close(s);
+	gpustate_close(s);
+	for (int64_t i = 1; i <= s->max_id; i++)
+		if (s->jobs && s->jobs[i]) {
+			if (s->jobs[i]->pidfd_ev)
+				free(event_get_callback_arg(s->jobs[i]->pidfd_ev)), event_free(s->jobs[i]->pidfd_ev);
+			if (s->jobs[i]->pidfd >= 0)
+				close(s->jobs[i]->pidfd);
+			job_free(s->jobs[i]);
+		}
+	free(s->jobs);
+	if (s->sched_ev)
+		event_free(s->sched_ev);
+	if (s->begin_ev)
+		event_free(s->begin_ev);
+	if (s->sig_term)
+		event_free(s->sig_term);
+	if (s->sig_int)
+		event_free(s->sig_int);
+	if (s->inotify_ev)
+		event_free(s->inotify_ev);
+	if (s->inotify_fd > 0)
+		close(s->inotify_fd);
+	if (s->base)
+		event_base_free(s->base);
+	store_close(s->store);
+	gf_config_free(&s->cfg);
+	if (s->lock_fd > 0)
+		close(s->lock_fd);	/* releases the flock */
+}
+
+int server_run(const struct daemon_opts *opts)
+{
+	static struct server s;	/* the daemon's one state object */
+	struct gf_err e;
+	int rc = 0;
+
+	s.opts = *opts;
+	s.lock_fd = s.inotify_fd = s.unix_fd = -1;
+	if (setup(&s, &e)) {
+		fprintf(stderr, "gflowd: %s\n", e.msg);
+		teardown(&s);
+		return 1;
+	}
+	fprintf(stderr, "gflowd %s: pid %d, %lld jobs, listening on %s and %s:%d\n", GFLOW_VERSION,
+		(int)getpid(), (long long)s.max_id, s.paths.socket, s.cfg.host, s.cfg.port);
+	server_schedule(&s);
+	if (event_base_dispatch(s.base) < 0)
+		rc = 1;
+	teardown(&s);
+	return rc;
+}

@@ -1,0 +1,48 @@
+/* main.c — `gflowd`: the daemon's command line. `gflowd run` is the daemon
+ * itself (foreground); every other subcommand manages it (lifecycle.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifecycle.h"
+
+static const char usage[] =
+	"usage: gflowd <command> [options]\n"
+	"\n"
+	"commands:\n"
+	"  start, up       start the daemon in the background and wait until it answers\n"
+	"  stop, down      stop the daemon (running jobs keep running)\n"
+	"  restart         stop, then start\n"
+	"  reload          restart the daemon with new options (jobs keep running)\n"
+	"  status          show whether it runs, how, and its GPUs\n"
+	"  run             run the daemon in the foreground\n"
+	"  init            write the config file\n"
+	"  service install|uninstall   manage the systemd user service\n"
+	"  token           print the bearer token for changes over TCP\n"
+	"  completion bash|zsh|fish    print a shell completion script\n"
+	"\n"
+	"options for start, up, restart, reload, run:\n"
+	"  --gpus SPEC                       allow only these GPUs (0,2 | 0-3 | all)\n"
+	"  --gpu-allocation-strategy S       sequential (default) or random\n"
+	"  --gpu-poll-interval-secs N        NVML poll interval (default 10, minimum 1)\n"
+	"  --hosting auto|systemd|tmux|process   how start hosts the daemon (default auto)\n"
+	"  --config PATH                     config file (default ~/.config/gflow/gflow.toml)\n"
+	"\n"
+	"options for init:\n"
+	"  --yes --force --host H --port P --gpus SPEC --executor tmux|process\n"
+	"  --gpu-allocation-strategy S\n";
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd || !strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage, cmd ? stdout : stderr);
+		return cmd ? 0 : 2;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
+		printf("gflowd %s\n", GFLOW_VERSION);
+		return 0;
+	}
+	return lifecycle_main(argc - 1, argv + 1, usage);
+}

@@ -1,0 +1,359 @@
+/* sched.c — the pure scheduler pass (see sched.h for the policy). */
+#include "sched.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GPUS 64
+
+/* A small open-addressing map from group id to running count. */
+struct groups {
+	int64_t *keys;
+	int *counts;
+	size_t cap;
+};
+
+static void groups_init(struct groups *g, size_t n)
+{
+	g->cap = 16;
+	while (g->cap < n * 2)
+		g->cap *= 2;
+	g->keys = calloc(g->cap, sizeof *g->keys);
+	g->counts = calloc(g->cap, sizeof *g->counts);
+	if (!g->keys || !g->counts)
+		abort();
+}
+
+static int *groups_slot(struct groups *g, int64_t key)
+{
+	size_t i = (size_t)((uint64_t)key * 0x9E3779B97F4A7C15ULL) & (g->cap - 1);
+
+	while (g->keys[i] && g->keys[i] != key)
+		i = (i + 1) & (g->cap - 1);
+	g->keys[i] = key;
+	return &g->counts[i];
+}
+
+struct state {
+	const struct sched_input *in;
+	struct sched_gpu gpus[MAX_GPUS];
+	size_t ngpus;
+	int order[MAX_GPUS];	/* candidate order for this pass (strategy) */
+	int64_t mem_used;
+	/* The running set including jobs started in this pass, for reservations. */
+	struct sched_running *run;
+	size_t nrun;
+};
+
+static int cmp_jobs(const void *a, const void *b)
+{
+	const struct sched_job *x = *(const struct sched_job *const *)a;
+	const struct sched_job *y = *(const struct sched_job *const *)b;
+
+	if (x->priority != y->priority)
+		return y->priority - x->priority;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s ? *s : 0x2545F4914F6CDD1DULL;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static void make_order(struct state *st)
+{
+	uint64_t seed = st->in->seed;
+
+	for (size_t i = 0; i < st->ngpus; i++)
+		st->order[i] = (int)i;
+	if (st->in->strategy != SCHED_RANDOM)
+		return;
+	for (size_t i = st->ngpus; i > 1; i--) {
+		size_t k = xorshift(&seed) % i;
+		int t = st->order[i - 1];
+
+		st->order[i - 1] = st->order[k];
+		st->order[k] = t;
+	}
+}
+
+static bool gpu_fits(const struct sched_gpu *g, const struct sched_job *j)
+{
+	if (!g->usable || g->exclusive)
+		return false;
+	if (!j->shared)
+		return g->nshared == 0;
+	return g->booked_mb + g->foreign_mb + (uint64_t)j->gpu_memory_mb <= g->total_mb;
+}
+
+static int topo_level(const struct state *st, int a, int b)
+{
+	return st->in->topo ? st->in->topo[a * (int)st->ngpus + b] : 0;
+}
+
+/* Pick j->gpus slots (positions in st->gpus) or return 0. */
+static uint64_t pick_gpus(const struct state *st, const struct sched_job *j)
+{
+	int cand[MAX_GPUS], n = 0, need = j->gpus;
+	uint64_t best = 0;
+	int best_score = 0;
+
+	if (need <= 0)
+		return 0;
+	/* Shared jobs pack: GPUs that already host shared jobs come first. */
+	for (int pass = 0; pass < (j->shared ? 2 : 1); pass++)
+		for (size_t k = 0; k < st->ngpus; k++) {
+			const struct sched_gpu *g = &st->gpus[st->order[k]];
+
+			if (j->shared && (pass == 0) != (g->nshared > 0))
+				continue;
+			if (gpu_fits(g, j))
+				cand[n++] = st->order[k];
+		}
+	if (n < need)
+		return 0;
+	if (need == 1 || !st->in->topo) {
+		for (int i = 0; i < need; i++)
+			best |= 1ULL << cand[i];
+		return best;
+	}
+	/* Several GPUs with topology known: for each seed GPU take its closest
+	 * candidates; keep the set whose worst link is best. */
+	for (int s = 0; s < n; s++) {
+		int picked[MAX_GPUS], np = 1, score = 0;
+		bool used[MAX_GPUS] = { false };
+		uint64_t mask = 1ULL << cand[s];
+
+		picked[0] = cand[s];
+		used[s] = true;
+		while (np < need) {
+			int bi = -1, bl = 0;
+
+			for (int i = 0; i < n; i++) {
+				int l = topo_level(st, cand[s], cand[i]);
+
+				if (!used[i] && (bi < 0 || l < bl)) {
+					bi = i;
+					bl = l;
+				}
+			}
+			used[bi] = true;
+			picked[np++] = cand[bi];
+			mask |= 1ULL << cand[bi];
+		}
+		for (int a = 0; a < np; a++)
+			for (int b = a + 1; b < np; b++)
+				if (topo_level(st, picked[a], picked[b]) > score)
+					score = topo_level(st, picked[a], picked[b]);
+		if (!best || score < best_score) {
+			best = mask;
+			best_score = score;
+		}
+	}
+	return best;
+}
+
+static bool mem_fits(const struct state *st, const struct sched_job *j)
+{
+	return !st->in->mem_total_mb || !j->memory_mb ||
+	       st->mem_used + j->memory_mb <= st->in->mem_total_mb;
+}
+
+static uint64_t slots_to_physical(const struct state *st, uint64_t slots)
+{
+	uint64_t phys = 0;
+
+	for (size_t i = 0; i < st->ngpus; i++)
+		if (slots & (1ULL << i))
+			phys |= 1ULL << st->gpus[i].index;
+	return phys;
+}
+
+static uint64_t physical_to_slots(const struct state *st, uint64_t phys)
+{
+	uint64_t slots = 0;
+
+	for (size_t i = 0; i < st->ngpus; i++)
+		if (phys & (1ULL << st->gpus[i].index))
+			slots |= 1ULL << i;
+	return slots;
+}
+
+static void take(struct state *st, const struct sched_job *j, uint64_t slots)
+{
+	for (size_t i = 0; i < st->ngpus; i++) {
+		if (!(slots & (1ULL << i)))
+			continue;
+		if (j->shared) {
+			st->gpus[i].nshared++;
+			st->gpus[i].booked_mb += (uint64_t)j->gpu_memory_mb;
+		} else
+			st->gpus[i].exclusive = true;
+	}
+	st->mem_used += j->memory_mb;
+	st->run[st->nrun++] = (struct sched_running){
+		.gpu_mask = slots_to_physical(st, slots),
+		.memory_mb = j->memory_mb,
+		.end_by = j->time_limit_secs ? st->in->now + (double)j->time_limit_secs : 0,
+		.group_id = j->group_id,
+	};
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	double x = ((const struct sched_running *)a)->end_by;
+	double y = ((const struct sched_running *)b)->end_by;
+
+	return (x > y) - (x < y);
+}
+
+/* The reservation of a blocked job: when it can start (INFINITY if never by
+ * what we know) and what it leaves over then. Counts whole GPUs. */
+struct reservation {
+	double at;
+	int extra_gpus;
+	int64_t extra_mem;
+};
+
+static struct reservation reserve(const struct state *st, const struct sched_job *j)
+{
+	struct reservation r = { INFINITY, 0, 0 };
+	struct sched_running *ends = malloc((st->nrun + 1) * sizeof *ends);
+	int free_now = 0;
+	int64_t mem_free = st->in->mem_total_mb ? st->in->mem_total_mb - st->mem_used : INT64_MAX / 4;
+	uint64_t held = 0;
+	size_t n = 0;
+
+	if (!ends)
+		abort();
+	for (size_t i = 0; i < st->ngpus; i++)
+		if (st->gpus[i].usable && !st->gpus[i].exclusive && !st->gpus[i].nshared)
+			free_now++;
+	for (size_t i = 0; i < st->nrun; i++)
+		if (st->run[i].end_by > 0)
+			ends[n++] = st->run[i];
+		else
+			held |= physical_to_slots(st, st->run[i].gpu_mask);
+	qsort(ends, n, sizeof *ends, cmp_end);
+
+	int free_gpus = free_now;
+	int64_t mem = mem_free;
+	uint64_t freed = 0;
+
+	for (size_t i = 0; i <= n; i++) {
+		if (free_gpus >= j->gpus && (!j->memory_mb || mem >= j->memory_mb)) {
+			r.at = i == 0 ? st->in->now : ends[i - 1].end_by;
+			r.extra_gpus = free_gpus - j->gpus;
+			r.extra_mem = mem - j->memory_mb;
+			break;
+		}
+		if (i == n)
+			break;
+		/* A GPU frees when the last job on it ends (shared GPUs may hold
+		 * several), and only if it is usable at all. */
+		uint64_t slots = physical_to_slots(st, ends[i].gpu_mask);
+
+		mem += ends[i].memory_mb;
+		for (size_t s = 0; s < st->ngpus; s++) {
+			bool still = false;
+
+			if (!(slots & (1ULL << s)) || (freed & (1ULL << s)) || (held & (1ULL << s)) ||
+			    !st->gpus[s].usable)
+				continue;
+			for (size_t k = i + 1; k < n && !still; k++)
+				still = physical_to_slots(st, ends[k].gpu_mask) & (1ULL << s);
+			if (!still) {
+				freed |= 1ULL << s;
+				free_gpus++;
+			}
+		}
+	}
+	free(ends);
+	return r;
+}
+
+size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
+{
+	struct state st = { .in = in };
+	const struct sched_job **order;
+	struct groups groups;
+	struct reservation resv = { 0, 0, 0 };
+	bool reserved = false;
+	size_t started = 0;
+
+	st.ngpus = in->ngpus > MAX_GPUS ? MAX_GPUS : in->ngpus;
+	memcpy(st.gpus, in->gpus, st.ngpus * sizeof *st.gpus);
+	make_order(&st);
+	st.run = malloc((in->nrunning + in->njobs + 1) * sizeof *st.run);
+	order = malloc((in->njobs + 1) * sizeof *order);
+	if (!st.run || !order)
+		abort();
+	memcpy(st.run, in->running, in->nrunning * sizeof *st.run);
+	st.nrun = in->nrunning;
+	groups_init(&groups, in->nrunning + 16);
+	for (size_t i = 0; i < in->nrunning; i++) {
+		st.mem_used += in->running[i].memory_mb;
+		if (in->running[i].group_id)
+			(*groups_slot(&groups, in->running[i].group_id))++;
+	}
+	for (size_t i = 0; i < in->njobs; i++)
+		order[i] = &in->jobs[i];
+	qsort(order, in->njobs, sizeof *order, cmp_jobs);
+
+	for (size_t i = 0; i < in->njobs; i++) {
+		const struct sched_job *j = order[i];
+		struct sched_decision *d = &out[i];
+		uint64_t slots = 0;
+		bool fits;
+
+		d->id = j->id;
+		d->gpu_mask = 0;
+		if (j->blocked) {
+			d->reason = j->blocked;
+			continue;
+		}
+		if (j->group_id && j->group_cap && *groups_slot(&groups, j->group_id) >= j->group_cap) {
+			d->reason = "Resources";
+			continue;
+		}
+		fits = mem_fits(&st, j) && (j->gpus == 0 || (slots = pick_gpus(&st, j)));
+		if (!fits) {
+			d->reason = "Resources";
+			if (!reserved && !j->shared) {
+				resv = reserve(&st, j);
+				reserved = true;
+			}
+			continue;
+		}
+		if (reserved) {
+			bool ends_before = j->time_limit_secs && in->now + (double)j->time_limit_secs <= resv.at;
+			bool leftover = j->gpus <= resv.extra_gpus && j->memory_mb <= resv.extra_mem;
+
+			if (!ends_before && !leftover) {
+				d->reason = "Priority";
+				continue;
+			}
+			if (!ends_before) {
+				resv.extra_gpus -= j->gpus;
+				resv.extra_mem -= j->memory_mb;
+			}
+		}
+		take(&st, j, slots);
+		if (j->group_id)
+			(*groups_slot(&groups, j->group_id))++;
+		d->reason = NULL;
+		d->gpu_mask = slots_to_physical(&st, slots);
+		started++;
+	}
+	free(groups.keys);
+	free(groups.counts);
+	free(order);
+	free(st.run);
+	return started;
+}

@@ -1,0 +1,164 @@
+/* server.h — the daemon's one state object and the functions each daemon
+ * file exports. All daemon state lives in `struct server`; everything runs
+ * on its single libevent loop (only the NVML poller has a thread, gpu.c). */
+#ifndef GF_SERVER_H
+#define GF_SERVER_H
+
+#include <event2/event.h>
+#include <event2/http.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "err.h"
+#include "gpu.h"
+#include "job.h"
+#include "paths.h"
+#include "sched.h"
+#include "store.h"
+
+#define GFLOW_MAX_GPUS 64
+
+struct ignored_proc {
+	int gpu;
+	pid_t pid;
+};
+
+/* Options given to `gflowd run` (and passed on by start/restart). */
+struct daemon_opts {
+	const char *config_path;
+	const char *gpus;		/* --gpus SPEC */
+	const char *strategy;		/* --gpu-allocation-strategy */
+	int poll_interval;		/* --gpu-poll-interval-secs, 0 = config */
+	const char *hosting;		/* how it was started, for status */
+};
+
+/* What the daemon knows about one GPU right now (gpustate.c). */
+struct gpu_view {
+	int index;
+	bool allowed;
+	bool down;
+	bool exclusive;			/* held by an exclusive job */
+	int nshared;
+	uint64_t booked_mb, foreign_mb;
+	pid_t unmanaged[16];		/* foreign compute processes (not ignored) */
+	int nunmanaged;
+	pid_t escaped[16];		/* job processes on a GPU their job was not given */
+	int64_t escaped_job[16];
+	int nescaped;
+};
+
+struct server {
+	struct event_base *base;
+	struct gf_paths paths;
+	struct gf_config cfg;
+	struct daemon_opts opts;
+	struct store *store;
+	double started_at;
+	int lock_fd;
+	char exe_dir[GF_PATH_MAX];
+	char runner_path[GF_PATH_MAX];
+	char token[80];
+	uid_t uid;
+	enum job_executor executor;
+	int64_t mem_total_mb;
+
+	/* Jobs, indexed by id (ids are dense from 1). */
+	struct job **jobs;
+	int64_t njobs_cap;
+	int64_t max_id;
+
+	/* API */
+	struct evhttp *http_unix, *http_tcp;
+	int unix_fd;
+
+	/* Scheduling */
+	struct event *sched_ev;		/* coalesced pass, made active on events */
+	struct event *begin_ev;		/* next begin time */
+	uint64_t sched_seed;
+	enum sched_strategy strategy;
+
+	/* GPUs */
+	struct gpu_poller *poller;
+	int gpu_pipe[2];
+	struct event *gpu_ev;
+	struct gpu_snapshot snap;
+	bool have_snap;
+	uint64_t allowed_mask;		/* when !allowed_all */
+	bool allowed_all;
+	char allowed_source[64];
+	struct ignored_proc *ignored;
+	size_t nignored;
+	struct gpu_view views[GFLOW_MAX_GPUS];
+	size_t nviews;
+
+	/* Runners */
+	int inotify_fd;
+	struct event *inotify_ev;
+
+	struct event *sig_term, *sig_int, *sig_hup;
+	bool reload_requested;
+};
+
+/* loop.c */
+int server_run(const struct daemon_opts *opts);
+void server_schedule(struct server *s);	/* ask for a pass this loop turn */
+
+/* api.c */
+int api_init(struct server *s, struct gf_err *e);
+void api_close(struct server *s);
+
+/* jobs.c — the state machine */
+struct job *jobs_get(struct server *s, int64_t id);
+int jobs_add(struct server *s, struct job *j);	/* takes ownership */
+int jobs_load(struct server *s, struct gf_err *e);
+int jobs_save(struct server *s, struct job *j, struct gf_err *e);
+/* Resolve "@"/"@~N"/"42" for uid. Returns id or -1 with e set. */
+int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf_err *e);
+void jobs_log_path(struct server *s, int64_t id, char *buf, size_t size);
+bool jobs_may_change(struct server *s, const struct job *j, uid_t caller);
+/* Cancel one job (recorded at once; a running job is signalled).
+ * Dependents cancelled with it are appended to *also. */
+int jobs_cancel(struct server *s, struct job *j, const char *reason, int64_t **also, size_t *nalso,
+		struct gf_err *e);
+int jobs_hold(struct server *s, struct job *j, struct gf_err *e);
+int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e);
+/* A runner reported its result (or vanished: r == NULL, why set). */
+void jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why);
+/* The scheduler pass: build input, run sched_pass, start jobs. */
+void jobs_schedule_pass(struct server *s);
+/* Why a queued job may not start now (NULL: eligible). */
+const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);
+/* Can the machine ever run this request? NULL or a message. */
+int jobs_check_feasible(struct server *s, const struct job *j, struct gf_err *e);
+
+/* exec.c — the one place that starts processes */
+int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
+int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
+	       struct gf_err *e);
+void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size);
+
+/* reap.c — watching runners */
+int reap_init(struct server *s, struct gf_err *e);
+void reap_watch_start(struct server *s, struct job *j);	/* after exec */
+void reap_recover(struct server *s);			/* at daemon start */
+int reap_signal(struct server *s, struct job *j, int sig);
+void reap_forget(struct server *s, struct job *j);
+
+/* gpustate.c — GPUs as the scheduler and ginfo see them */
+int gpustate_init(struct server *s, struct gf_err *e);
+void gpustate_close(struct server *s);
+void gpustate_refresh(struct server *s);	/* recompute views from snapshot + jobs */
+size_t gpustate_sched_gpus(struct server *s, struct sched_gpu *out);
+size_t gpustate_count(struct server *s);	/* GPUs the machine has */
+json_t *gpustate_json(struct server *s);
+int gpustate_set_allowed(struct server *s, const char *spec, struct gf_err *e);
+int gpustate_ignore(struct server *s, int gpu, pid_t pid, bool ignore, struct gf_err *e);
+json_t *gpustate_ignored_json(struct server *s);
+
+/* util */
+double now_real(void);
+int64_t meminfo_total_mb(void);
+
+#endif

@@ -1,0 +1,316 @@
+/* store.c — SQLite persistence: schema, migrations, prepared statements. */
+#include "store.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+enum { ST_INSERT_JOB, ST_UPDATE_JOB, ST_PUT_ENV, ST_GET_ENV, ST_SET, ST_DEL, ST_GET, ST_N };
+
+static const char *const stmt_sql[ST_N] = {
+	[ST_INSERT_JOB] = "INSERT INTO jobs(data) VALUES (?)",
+	[ST_UPDATE_JOB] = "UPDATE jobs SET data = ? WHERE id = ?",
+	[ST_PUT_ENV] = "INSERT INTO envs(data) VALUES (?)",
+	[ST_GET_ENV] = "SELECT data FROM envs WHERE id = ?",
+	[ST_SET] = "INSERT INTO settings(key, value) VALUES (?, ?) "
+		   "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+	[ST_DEL] = "DELETE FROM settings WHERE key = ?",
+	[ST_GET] = "SELECT value FROM settings WHERE key = ?",
+};
+
+/* Each entry migrates from version i to i+1. */
+static const char *const migrations[] = {
+	"CREATE TABLE jobs(id INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL);"
+	"CREATE TABLE envs(id INTEGER PRIMARY KEY AUTOINCREMENT, data BLOB NOT NULL);"
+	"CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+};
+#define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
+
+struct store {
+	sqlite3 *db;
+	sqlite3_stmt *st[ST_N];
+	char *last_env;
+	size_t last_env_len;
+	int64_t last_env_id;
+};
+
+static int db_fail(struct store *s, struct gf_err *e, const char *what)
+{
+	return gf_err_set(e, "store: %s: %s", what, sqlite3_errmsg(s->db));
+}
+
+static int exec_sql(struct store *s, const char *sql, struct gf_err *e)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		gf_err_set(e, "store: %s", msg ? msg : "unknown error");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int user_version(struct store *s)
+{
+	sqlite3_stmt *q;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		v = sqlite3_column_int(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
+static int migrate(struct store *s, struct gf_err *e)
+{
+	int v = user_version(s);
+	char sql[64];
+
+	if (v < 0)
+		return db_fail(s, e, "reading schema version");
+	if (v > SCHEMA_VERSION)
+		return gf_err_set(e, "store: database schema version %d is newer than this gflowd (%d)",
+				  v, SCHEMA_VERSION);
+	for (; v < SCHEMA_VERSION; v++) {
+		if (exec_sql(s, "BEGIN IMMEDIATE", e))
+			return -1;
+		snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v + 1);
+		if (exec_sql(s, migrations[v], e) || exec_sql(s, sql, e)) {
+			store_rollback(s);
+			return -1;
+		}
+		if (exec_sql(s, "COMMIT", e))
+			return -1;
+	}
+	return 0;
+}
+
+struct store *store_open(const char *path, struct gf_err *e)
+{
+	struct store *s = calloc(1, sizeof *s);
+
+	if (!s)
+		abort();
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		gf_err_set(e, "cannot open the store %s: %s", path,
+			   s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		store_close(s);
+		return NULL;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	if (exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;", e) ||
+	    migrate(s, e)) {
+		gf_err_prefix(e, "%s", path);
+		store_close(s);
+		return NULL;
+	}
+	for (int i = 0; i < ST_N; i++)
+		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
+		    SQLITE_OK) {
+			db_fail(s, e, "preparing statements");
+			store_close(s);
+			return NULL;
+		}
+	return s;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < ST_N; i++)
+		sqlite3_finalize(s->st[i]);
+	sqlite3_close(s->db);
+	free(s->last_env);
+	free(s);
+}
+
+int store_begin(struct store *s, struct gf_err *e)
+{
+	return exec_sql(s, "BEGIN IMMEDIATE", e);
+}
+
+int store_commit(struct store *s, struct gf_err *e)
+{
+	if (exec_sql(s, "COMMIT", e)) {
+		store_rollback(s);
+		return -1;
+	}
+	return 0;
+}
+
+void store_rollback(struct store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	/* The cached env may name a row that was just rolled back. */
+	free(s->last_env);
+	s->last_env = NULL;
+	s->last_env_id = 0;
+}
+
+/* Run a prepared write statement to completion and reset it. */
+static int step_done(struct store *s, sqlite3_stmt *q, struct gf_err *e, const char *what)
+{
+	int rc = sqlite3_step(q);
+
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	if (rc != SQLITE_DONE)
+		return db_fail(s, e, what);
+	return 0;
+}
+
+int64_t store_put_env(struct store *s, const char *blob, size_t len, struct gf_err *e)
+{
+	sqlite3_stmt *q = s->st[ST_PUT_ENV];
+
+	if (s->last_env && s->last_env_len == len && !memcmp(s->last_env, blob, len))
+		return s->last_env_id;
+	sqlite3_bind_blob64(q, 1, blob, len, SQLITE_STATIC);
+	if (step_done(s, q, e, "saving the environment"))
+		return -1;
+	free(s->last_env);
+	s->last_env = malloc(len ? len : 1);
+	if (!s->last_env)
+		abort();
+	memcpy(s->last_env, blob, len);
+	s->last_env_len = len;
+	s->last_env_id = sqlite3_last_insert_rowid(s->db);
+	return s->last_env_id;
+}
+
+int store_get_env(struct store *s, int64_t id, char **blob, size_t *len, struct gf_err *e)
+{
+	sqlite3_stmt *q = s->st[ST_GET_ENV];
+	int rc;
+
+	sqlite3_bind_int64(q, 1, id);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		const void *p = sqlite3_column_blob(q, 0);
+		int n = sqlite3_column_bytes(q, 0);
+
+		*blob = malloc(n ? (size_t)n : 1);
+		if (!*blob)
+			abort();
+		memcpy(*blob, p, (size_t)n);
+		*len = (size_t)n;
+	}
+	sqlite3_reset(q);
+	if (rc != SQLITE_ROW)
+		return rc == SQLITE_DONE ? gf_err_set(e, "store: environment %lld is missing", (long long)id)
+					 : db_fail(s, e, "reading an environment");
+	return 0;
+}
+
+static char *job_row(const struct job *j)
+{
+	json_t *o = job_to_json(j, NULL);
+	char *text;
+
+	json_object_del(o, "id");
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		abort();
+	return text;
+}
+
+int64_t store_insert_job(struct store *s, struct job *j, struct gf_err *e)
+{
+	sqlite3_stmt *q = s->st[ST_INSERT_JOB];
+	char *text = job_row(j);
+	int rc;
+
+	sqlite3_bind_text(q, 1, text, -1, SQLITE_STATIC);
+	rc = step_done(s, q, e, "saving a job");
+	free(text);
+	if (rc)
+		return -1;
+	j->id = sqlite3_last_insert_rowid(s->db);
+	return j->id;
+}
+
+int store_update_job(struct store *s, const struct job *j, struct gf_err *e)
+{
+	sqlite3_stmt *q = s->st[ST_UPDATE_JOB];
+	char *text = job_row(j);
+	int rc;
+
+	sqlite3_bind_text(q, 1, text, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 2, j->id);
+	rc = step_done(s, q, e, "updating a job");
+	free(text);
+	return rc;
+}
+
+int64_t store_max_job_id(struct store *s)
+{
+	sqlite3_stmt *q;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT seq FROM sqlite_sequence WHERE name = 'jobs'", -1, &q,
+			       NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
+int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *e)
+{
+	sqlite3_stmt *q;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT id, data FROM jobs ORDER BY id", -1, &q, NULL) != SQLITE_OK)
+		return db_fail(s, e, "loading jobs");
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		json_error_t jerr;
+		const char *text = (const char *)sqlite3_column_text(q, 1);
+		int64_t id = sqlite3_column_int64(q, 0);
+		json_t *row = json_loads(text ? text : "", 0, &jerr);
+
+		if (!row) {
+			sqlite3_finalize(q);
+			return gf_err_set(e, "store: job %lld is corrupt: %s", (long long)id, jerr.text);
+		}
+		rc = cb(arg, id, row);
+		json_decref(row);
+		if (rc) {
+			sqlite3_finalize(q);
+			return gf_err_set(e, "store: cannot load job %lld", (long long)id);
+		}
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE)
+		return db_fail(s, e, "loading jobs");
+	return 0;
+}
+
+int store_set_setting(struct store *s, const char *key, const char *value, struct gf_err *e)
+{
+	sqlite3_stmt *q = s->st[value ? ST_SET : ST_DEL];
+
+	sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+	if (value)
+		sqlite3_bind_text(q, 2, value, -1, SQLITE_STATIC);
+	return step_done(s, q, e, "saving a setting");
+}
+
+char *store_get_setting(struct store *s, const char *key)
+{
+	sqlite3_stmt *q = s->st[ST_GET];
+	char *v = NULL;
+
+	sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		v = strdup((const char *)sqlite3_column_text(q, 0));
+	sqlite3_reset(q);
+	return v;
+}

@@ -1,0 +1,44 @@
+/* store.h — the SQLite store: the write-ahead truth for jobs and settings.
+ *
+ * WAL mode with synchronous=FULL: when a write returns 0 it is on disk.
+ * Jobs are stored as their JSON form (job.c); ids come from an AUTOINCREMENT
+ * key, so they are never reused, also after a crash. */
+#ifndef GF_STORE_H
+#define GF_STORE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "job.h"
+
+struct store;
+
+struct store *store_open(const char *path, struct gf_err *e);
+void store_close(struct store *s);
+
+int store_begin(struct store *s, struct gf_err *e);
+int store_commit(struct store *s, struct gf_err *e);
+void store_rollback(struct store *s);
+
+/* Captured environments (NUL-separated KEY=VALUE), deduplicated against the
+ * last one written. Returns the id, or -1. */
+int64_t store_put_env(struct store *s, const char *blob, size_t len, struct gf_err *e);
+int store_get_env(struct store *s, int64_t id, char **blob, size_t *len, struct gf_err *e);
+
+/* Insert assigns and returns the new id (also stored in j->id), or -1. */
+int64_t store_insert_job(struct store *s, struct job *j, struct gf_err *e);
+int store_update_job(struct store *s, const struct job *j, struct gf_err *e);
+/* The largest id ever handed out (0 when none). */
+int64_t store_max_job_id(struct store *s);
+
+typedef int (*store_job_cb)(void *arg, int64_t id, json_t *row);
+int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *e);
+
+/* value NULL deletes. */
+int store_set_setting(struct store *s, const char *key, const char *value, struct gf_err *e);
+/* malloc'd value or NULL when absent. */
+char *store_get_setting(struct store *s, const char *key);
+
+#endif

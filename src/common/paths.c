@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,22 @@ int gf_paths_init(struct gf_paths *p, struct gf_err *e)
 	    join(p->token, p->data_dir, "token", e) || join(p->log_dir, p->data_dir, "logs", e) ||
 	    join(p->run_dir, p->data_dir, "run", e))
 		return -1;
+	return 0;
+}
+
+int gf_pathf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size) {
+		if (size)
+			buf[0] = '\0';
+		return -1;
+	}
 	return 0;
 }
 

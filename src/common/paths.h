@@ -34,6 +34,9 @@ int gf_paths_init(struct gf_paths *p, struct gf_err *e);
 /* Create the data, log, run and runtime directories with mode 0700. */
 int gf_paths_create(const struct gf_paths *p, struct gf_err *e);
 
+/* snprintf into a path buffer; -1 (and an empty buffer) when it does not fit. */
+int gf_pathf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* mkdir -p with the given mode for each missing component. */
 int gf_mkdir_p(const char *path, unsigned mode, struct gf_err *e);
 

@@ -841,6 +841,300 @@ static void h_hold_release(struct server *s, struct evhttp_request *req, struct 
 	reply(req, 200, json_pack("{s:o,s:o}", "done", done, "errors", errs));
 }
 
+/* ---- update, redo, limits --------------------------------------------- */
+
+/* The submission spec that would make this job again. */
+static json_t *spec_of(const struct job *j)
+{
+	json_t *o = json_object(), *deps = json_array();
+
+	for (size_t i = 0; i < j->ndeps; i++)
+		json_array_append_new(deps, json_integer(j->deps[i]));
+	json_object_set_new(o, "name", json_string(j->name ? j->name : ""));
+	json_object_set_new(o, "command", strv_to_json(j->argv));
+	if (j->script)
+		json_object_set_new(o, "script", json_string(j->script));
+	json_object_set_new(o, "gpus", json_integer(j->gpus));
+	json_object_set_new(o, "shared", json_boolean(j->shared));
+	if (j->gpu_memory_mb)
+		json_object_set_new(o, "gpu_memory_mb", json_integer(j->gpu_memory_mb));
+	if (j->memory_mb)
+		json_object_set_new(o, "memory_mb", json_integer(j->memory_mb));
+	if (j->time_limit_secs)
+		json_object_set_new(o, "time_limit_secs", json_integer(j->time_limit_secs));
+	json_object_set_new(o, "priority", json_integer(j->priority));
+	if (j->project)
+		json_object_set_new(o, "project", json_string(j->project));
+	if (j->conda_env)
+		json_object_set_new(o, "conda_env", json_string(j->conda_env));
+	json_object_set_new(o, "depends_on", deps);
+	json_object_set_new(o, "dep_mode", json_string(j->dep_any ? "any" : "all"));
+	json_object_set_new(o, "auto_cancel", json_boolean(j->auto_cancel));
+	if (j->begin_at > 0)
+		json_object_set_new(o, "begin_at", json_real(j->begin_at));
+	json_object_set_new(o, "array_task_id", json_integer(j->array_task_id));
+	json_object_set_new(o, "max_concurrent", json_integer(j->max_concurrent));
+	json_object_set_new(o, "max_retries", json_integer(j->max_retries));
+	json_object_set_new(o, "params", json_incref(j->params));
+	return o;
+}
+
+static const char *const update_fields[] = {
+	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
+	"priority", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "max_concurrent",
+	"max_retries", "params", NULL,
+};
+
+/* Apply `set` (null clears a field) over the job's spec and validate the
+ * result as a new submission would be. */
+static struct job *edited(struct server *s, uid_t uid, const struct job *old, json_t *set,
+			  struct gf_err *e)
+{
+	json_t *spec = spec_of(old);
+	const char *k;
+	json_t *v;
+	struct job *n;
+
+	json_object_foreach(set, k, v) {
+		if (json_is_null(v))
+			json_object_del(spec, k);
+		else
+			json_object_set(spec, k, v);
+	}
+	n = spec_to_job(s, uid, spec, old->cwd, e);
+	json_decref(spec);
+	if (!n)
+		return NULL;
+	n->uid = old->uid;
+	job_set_str(&n->user, old->user);
+	n->env_id = old->env_id;
+	n->group_id = old->group_id;
+	n->executor = old->executor;
+	return n;
+}
+
+/* An edited job keeps what makes it the same job: copy that from j. */
+static void keep_identity(struct job *n, const struct job *j)
+{
+	n->id = j->id;
+	n->state = j->state;
+	job_set_reason(n, j->reason);
+	n->submit_time = j->submit_time;
+	n->attempt = j->attempt;
+	n->retry_of = j->retry_of;
+	n->redo_of = j->redo_of;
+	n->run_seq = j->run_seq;
+}
+
+/* Put n in j's place (same struct, so pointers to j stay valid). */
+static void replace_job(struct job *j, struct job *n)
+{
+	struct job tmp = *j;
+
+	*j = *n;
+	*n = tmp;
+	job_free(n);
+}
+
+static void h_update(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+{
+	static const char *const fields[] = { "ids", "set", NULL };
+	json_t *errs = json_array(), *done = json_array(), *set = json_object_get(body, "set");
+	int64_t *ids = NULL;
+	size_t n;
+	struct gf_err e;
+
+	if (check_fields(body, fields, "request", &e) ||
+	    (!json_is_object(set) && gf_err_set(&e, "'set' must be an object of fields to change")) ||
+	    check_fields(set, update_fields, "'set'", &e) ||
+	    (!(n = body_ids(s, c, body, &ids, errs, &e)) && !json_array_size(errs))) {
+		json_decref(errs);
+		json_decref(done);
+		free(ids);
+		reply_err(req, 400, "%s", e.msg);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = jobs_get(s, ids[i]), *nj;
+
+		if (!permitted(s, c, j, errs))
+			continue;
+		if (j->state != JS_QUEUED && j->state != JS_HOLD) {
+			snprintf(e.msg, sizeof e.msg, "job %lld is %s: only queued or held jobs can be updated",
+				 (long long)j->id, job_state_name(j->state));
+			push_err(errs, j->id, e.msg);
+			continue;
+		}
+		if (!(nj = edited(s, c->uid, j, set, &e)) ||
+		    (jobs_would_cycle(s, j->id, nj->deps, nj->ndeps) &&
+		     gf_err_set(&e, "the new dependencies of job %lld would form a cycle", (long long)j->id))) {
+			job_free(nj);
+			push_err(errs, j->id, e.msg);
+			continue;
+		}
+		keep_identity(nj, j);
+		if (jobs_save(s, nj, &e)) {
+			job_free(nj);
+			push_err(errs, j->id, e.msg);
+			continue;
+		}
+		replace_job(j, nj);
+		json_array_append_new(done, json_integer(j->id));
+	}
+	free(ids);
+	server_schedule(s);
+	reply(req, 200, json_pack("{s:o,s:o}", "done", done, "errors", errs));
+}
+
+/* Jobs cancelled because of `id` (DependencyFailed:<id>), appended in id order. */
+static void failed_because(struct server *s, int64_t id, int64_t **v, size_t *n)
+{
+	char want[48];
+
+	snprintf(want, sizeof want, "DependencyFailed:%lld", (long long)id);
+	for (int64_t i = id + 1; i <= s->max_id; i++) {
+		struct job *c = s->jobs[i];
+
+		if (c && c->state == JS_CANCELLED && c->reason && !strcmp(c->reason, want)) {
+			*v = realloc(*v, (*n + 1) * sizeof **v);
+			(*v)[(*n)++] = i;
+			failed_because(s, i, v, n);
+		}
+	}
+}
+
+static void h_redo(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+{
+	static const char *const fields[] = { "id", "cascade", "set", NULL };
+	json_t *set = json_object_get(body, "set"), *out = NULL, *empty = json_object();
+	int64_t *old = NULL, root;
+	struct job **made = NULL;
+	size_t nold = 0, nmade = 0;
+	bool cascade = false;
+	struct gf_err e;
+	struct job *j;
+
+	if (check_fields(body, fields, "request", &e) || get_bool(body, "cascade", &cascade, &e) ||
+	    (set && !json_is_object(set) && gf_err_set(&e, "'set' must be an object")) ||
+	    (set && check_fields(set, update_fields, "'set'", &e)) ||
+	    (root = ref_id(s, c->uid, json_object_get(body, "id"), &e)) < 0)
+		goto bad;
+	j = jobs_get(s, root);
+	if (!jobs_may_change(s, j, c->uid)) {
+		gf_err_set(&e, "permission denied: job %lld belongs to %s", (long long)root, j->user);
+		goto bad;
+	}
+	if (!job_state_ended(j->state)) {
+		gf_err_set(&e, "job %lld is %s: only ended jobs can be redone", (long long)root,
+			   job_state_name(j->state));
+		goto bad;
+	}
+	old = malloc(sizeof *old);
+	old[nold++] = root;
+	if (cascade)
+		failed_because(s, root, &old, &nold);
+	made = calloc(nold, sizeof *made);
+	for (size_t i = 0; i < nold; i++) {
+		/* Parents that are redone too are swapped for their new copies
+		 * once those have ids, below. */
+		made[i] = edited(s, c->uid, jobs_get(s, old[i]), i == 0 && set ? set : empty, &e);
+		if (!made[i])
+			goto bad;
+		nmade = i + 1;
+	}
+	if (store_begin(s->store, &e))
+		goto fail;
+	out = json_array();
+	for (size_t i = 0; i < nold; i++) {
+		struct job *n = made[i];
+
+		for (size_t k = 0; k < n->ndeps; k++)
+			for (size_t p = 0; p < i; p++)
+				if (n->deps[k] == old[p])
+					n->deps[k] = made[p]->id;
+		n->redo_of = old[i];
+		if (store_insert_job(s->store, n, &e) < 0)
+			goto fail;
+		json_array_append_new(out, json_pack("{s:I,s:s,s:I}", "id", (json_int_t)n->id, "name", n->name,
+						     "redo_of", (json_int_t)old[i]));
+	}
+	if (store_commit(s->store, &e))
+		goto fail;
+	for (size_t i = 0; i < nold; i++)
+		jobs_add(s, made[i]);
+	free(made);
+	free(old);
+	json_decref(empty);
+	server_schedule(s);
+	reply(req, 201, json_pack("{s:o}", "jobs", out));
+	return;
+fail:
+	store_rollback(s->store);
+	json_decref(out);
+	for (size_t i = 0; i < nmade; i++)
+		job_free(made[i]);
+	free(made);
+	free(old);
+	json_decref(empty);
+	reply_err(req, 500, "%s", e.msg);
+	return;
+bad:
+	for (size_t i = 0; i < nmade; i++)
+		job_free(made[i]);
+	free(made);
+	free(old);
+	json_decref(empty);
+	reply_err(req, 400, "%s", e.msg);
+}
+
+/* gctl set-limit: the running cap of the group a job belongs to. */
+static void h_limit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+{
+	static const char *const fields[] = { "id", "max_concurrent", NULL };
+	int64_t id, k = -1, group;
+	size_t changed = 0;
+	struct gf_err e;
+	struct job *j;
+
+	if (check_fields(body, fields, "request", &e) ||
+	    get_int(body, "max_concurrent", 0, 1000000, &k, &e) ||
+	    (k < 0 && gf_err_set(&e, "'max_concurrent' is required (0 removes the cap)")) ||
+	    (id = ref_id(s, c->uid, json_object_get(body, "id"), &e)) < 0) {
+		reply_err(req, 400, "%s", e.msg);
+		return;
+	}
+	j = jobs_get(s, id);
+	group = j->group_id ? j->group_id : j->id;
+	if (store_begin(s->store, &e))
+		goto fail;
+	for (int64_t i = group; i <= s->max_id; i++) {
+		struct job *g = s->jobs[i];
+
+		if (!g || (g->id != group && g->group_id != group))
+			continue;
+		if (!jobs_may_change(s, g, c->uid)) {
+			store_rollback(s->store);
+			reply_err(req, 403, "permission denied: job %lld belongs to %s", (long long)g->id, g->user);
+			return;
+		}
+		g->max_concurrent = (int)k;
+		if (jobs_save(s, g, &e))
+			goto fail;
+		changed++;
+	}
+	if (store_commit(s->store, &e))
+		goto fail;
+	server_schedule(s);
+	reply(req, 200, json_pack("{s:I,s:I,s:I}", "group", (json_int_t)group, "max_concurrent", (json_int_t)k,
+				  "jobs", (json_int_t)changed));
+	return;
+fail:
+	store_rollback(s->store);
+	/* memory may be ahead of the store for the jobs already changed; the
+	 * next change or restart brings them back in line */
+	reply_err(req, 500, "%s", e.msg);
+}
+
 /* ---- GPUs and daemon --------------------------------------------------- */
 
 static bool is_admin(struct server *s, struct caller *c)
@@ -956,6 +1250,12 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 		h_hold_release(s, req, &c, body, true);
 	else if (!strcmp(path, "/jobs/release"))
 		h_hold_release(s, req, &c, body, false);
+	else if (!strcmp(path, "/jobs/update"))
+		h_update(s, req, &c, body);
+	else if (!strcmp(path, "/jobs/redo"))
+		h_redo(s, req, &c, body);
+	else if (!strcmp(path, "/jobs/limit"))
+		h_limit(s, req, &c, body);
 	else if (!strcmp(path, "/gpus/allowed"))
 		h_set_gpus(s, req, &c, body);
 	else if (!strcmp(path, "/gpus/ignore"))

@@ -34,7 +34,10 @@ static void child_exec(char *const argv[], const char *out_path)
 	for (int i = 3; i < 1024; i++)
 		close(i);
 	execv(argv[0], argv);
-	dprintf(2, "gflowd: cannot run %s: %s\n", argv[0], strerror(errno));
+	/* Only async-signal-safe calls here: the daemon has a poller thread. */
+	(void)!write(2, "gflowd: cannot run ", 19);
+	(void)!write(2, argv[0], strlen(argv[0]));
+	(void)!write(2, "\n", 1);
 	_exit(127);
 }
 
@@ -70,7 +73,7 @@ int exec_spawn(char *const argv[], const char *out_path, bool wait_for_exit, int
 
 void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s/%lld.%lld", s->paths.run_dir, (long long)j->id, (long long)j->run_seq);
+	gf_pathf(buf, size, "%s/%lld.%lld", s->paths.run_dir, (long long)j->id, (long long)j->run_seq);
 }
 
 /* Variables gflow sets itself; the submitter's values are dropped. */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,28 @@ static int deps_state(struct server *s, const struct job *j, int64_t *culprit)
 	if (j->dep_any)
 		return done ? 1 : (failed == j->ndeps && j->ndeps ? -1 : 0);
 	return failed ? -1 : (done == j->ndeps ? 1 : 0);
+}
+
+static bool reaches(struct server *s, int64_t from, int64_t target, int depth)
+{
+	struct job *j = jobs_get(s, from);
+
+	if (from == target)
+		return true;
+	if (!j || depth > 10000)
+		return false;
+	for (size_t i = 0; i < j->ndeps; i++)
+		if (reaches(s, j->deps[i], target, depth + 1))
+			return true;
+	return false;
+}
+
+bool jobs_would_cycle(struct server *s, int64_t id, const int64_t *deps, size_t ndeps)
+{
+	for (size_t i = 0; i < ndeps; i++)
+		if (reaches(s, deps[i], id, 0))
+			return true;
+	return false;
 }
 
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now)
@@ -521,9 +544,6 @@ void jobs_schedule_pass(struct server *s)
 			continue;
 		}
 		if (exec_start_job(s, j, &e)) {
-			struct job_result none;
-
-			memset(&none, 0, sizeof none);
 			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
 			jobs_ended(s, j, NULL, e.msg);
 			continue;

@@ -155,7 +155,7 @@ static int write_env_file(const struct gf_paths *p, char *path, size_t size)
 		memcpy(blob + len, *v, strlen(*v) + 1);
 		len += strlen(*v) + 1;
 	}
-	snprintf(path, size, "%s/gflowd.env", p->data_dir);
+	gf_pathf(path, size, "%s/gflowd.env", p->data_dir);
 	if (write_file_atomic(p->data_dir, "gflowd.env", blob, len, &e)) {
 		free(blob);
 		return fail("%s", e.msg);
@@ -188,9 +188,9 @@ static const char *unit_path(const struct gf_paths *p, char *buf, size_t size)
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 
 	if (xdg && *xdg == '/')
-		snprintf(buf, size, "%s/systemd/user/gflowd.service", xdg);
+		gf_pathf(buf, size, "%s/systemd/user/gflowd.service", xdg);
 	else
-		snprintf(buf, size, "%s/.config/systemd/user/gflowd.service", p->home);
+		gf_pathf(buf, size, "%s/.config/systemd/user/gflowd.service", p->home);
 	return buf;
 }
 
@@ -285,7 +285,7 @@ static int cmd_start(struct lc *c)
 	if (!strcmp(h, "auto"))
 		h = systemd_usable(&c->paths) ? "systemd" : have_tmux() ? "tmux" : "process";
 	c->opts.hosting = h;
-	snprintf(log, sizeof log, "%s/gflowd.log", c->paths.data_dir);
+	gf_pathf(log, sizeof log, "%s/gflowd.log", c->paths.data_dir);
 
 	if (!strcmp(h, "systemd")) {
 		char *const sv[] = { "/usr/bin/env", "systemctl", "--user", "start", "gflowd.service", NULL };

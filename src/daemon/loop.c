@@ -130,7 +130,7 @@ static int find_runner(struct server *s, struct gf_err *e)
 		return gf_err_set(e, "cannot find my own executable: %s", strerror(errno));
 	exe[n] = '\0';
 	snprintf(s->exe_dir, sizeof s->exe_dir, "%s", dirname(exe));
-	snprintf(s->runner_path, sizeof s->runner_path, "%s/gflow-runner", s->exe_dir);
+	gf_pathf(s->runner_path, sizeof s->runner_path, "%s/gflow-runner", s->exe_dir);
 	if (access(s->runner_path, X_OK) < 0)
 		return gf_err_set(e, "cannot find gflow-runner next to gflowd (%s): %s", s->runner_path,
 				  strerror(errno));

@@ -15,6 +15,7 @@
 #include "gpu.h"
 #include "job.h"
 #include "paths.h"
+#include "runfile.h"
 #include "sched.h"
 #include "store.h"
 
@@ -131,6 +132,8 @@ void jobs_schedule_pass(struct server *s);
 /* Why a queued job may not start now (NULL: eligible). */
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);
 /* Can the machine ever run this request? NULL or a message. */
+/* Would job `id` depending on deps[] close a cycle? */
+bool jobs_would_cycle(struct server *s, int64_t id, const int64_t *deps, size_t ndeps);
 int jobs_check_feasible(struct server *s, const struct job *j, struct gf_err *e);
 
 /* exec.c — the one place that starts processes */

@@ -12,8 +12,8 @@ static const char *const stmt_sql[ST_N] = {
 	[ST_UPDATE_JOB] = "UPDATE jobs SET data = ? WHERE id = ?",
 	[ST_PUT_ENV] = "INSERT INTO envs(data) VALUES (?)",
 	[ST_GET_ENV] = "SELECT data FROM envs WHERE id = ?",
-	[ST_SET] = "INSERT INTO settings(key, value) VALUES (?, ?) "
-		   "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+	[ST_SET] = ("INSERT INTO settings(key, value) VALUES (?, ?) "
+		    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
 	[ST_DEL] = "DELETE FROM settings WHERE key = ?",
 	[ST_GET] = "SELECT value FROM settings WHERE key = ?",
 };

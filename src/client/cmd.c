@@ -1,0 +1,142 @@
+/* cmd.c — what every client command shares: error lines, --version,
+ * --config and completion scripts. */
+#include "command.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int cmd_fail(const char *prog, const struct gf_err *e)
+{
+	fprintf(stderr, "%s: %s\n", prog, e->msg);
+	return EXIT_FAIL;
+}
+
+int cmd_usage_error(const char *prog, const struct gf_err *e)
+{
+	fprintf(stderr, "%s: %s (see: %s --help)\n", prog, e->msg, prog);
+	return EXIT_USAGE;
+}
+
+int cmd_usagef(const char *prog, const char *fmt, ...)
+{
+	struct gf_err e;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e.msg, sizeof e.msg, fmt, ap);
+	va_end(ap);
+	return cmd_usage_error(prog, &e);
+}
+
+int cmd_version(void)
+{
+	printf("gflow %s\n", GFLOW_VERSION);
+	return EXIT_OK;
+}
+
+int cmd_check_config(const char *path, struct gf_err *e)
+{
+	if (access(path, R_OK) < 0)
+		return gf_err_set(e, "cannot read config file '%s': %s", path,
+		    strerror(errno));
+	return 0;
+}
+
+/* A leading "--config PATH" (or --config=PATH) before the command:
+ * checked, then skipped. Returns how many words it took, -1 on error. */
+int cmd_leading_config(int argc, char **argv, const char *prog)
+{
+	struct gf_err e;
+	const char *path = NULL;
+	int n = 0;
+
+	if (argc > 2 && strcmp(argv[1], "--config") == 0) {
+		path = argv[2];
+		n = 2;
+	} else if (argc > 1 && strncmp(argv[1], "--config=", 9) == 0) {
+		path = argv[1] + 9;
+		n = 1;
+	}
+	if (path && cmd_check_config(path, &e) < 0) {
+		cmd_fail(prog, &e);
+		return -1;
+	}
+	return n;
+}
+
+/* Call fn for each space-separated word. */
+static void each_word(const char *words, FILE *f,
+    void (*fn)(FILE *, const char *prog, const char *w, size_t n),
+    const char *prog)
+{
+	const char *p = words;
+
+	while (*p) {
+		size_t n;
+
+		while (*p == ' ')
+			p++;
+		n = strcspn(p, " ");
+		if (n)
+			fn(f, prog, p, n);
+		p += n;
+	}
+}
+
+static void fish_word(FILE *f, const char *prog, const char *w, size_t n)
+{
+	if (n > 2 && w[0] == '-' && w[1] == '-')
+		fprintf(f, "complete -c %s -l %.*s\n", prog, (int)n - 2, w + 2);
+	else if (n == 2 && w[0] == '-')
+		fprintf(f, "complete -c %s -s %c\n", prog, w[1]);
+	else
+		fprintf(f, "complete -c %s -n __fish_use_subcommand -a %.*s\n",
+		    prog, (int)n, w);
+}
+
+/* Shell function names cannot hold '-'; program names here never do. */
+int completion_script(FILE *f, const char *prog, const char *words,
+    const char *shell, struct gf_err *e)
+{
+	if (strcmp(shell, "bash") == 0) {
+		fprintf(f, "# bash completion for %s; load it with: "
+		    "source <(%s completion bash)\n", prog, prog);
+		fprintf(f, "_gflow_complete_%s() {\n"
+		    "\tCOMPREPLY=($(compgen -W \"%s\" -- "
+		    "\"${COMP_WORDS[COMP_CWORD]}\"))\n}\n", prog, words);
+		fprintf(f, "complete -o default -F _gflow_complete_%s %s\n",
+		    prog, prog);
+	} else if (strcmp(shell, "zsh") == 0) {
+		fprintf(f, "#compdef %s\n", prog);
+		fprintf(f, "_gflow_complete_%s() {\n\tcompadd -- %s\n"
+		    "\t_files\n}\n", prog, words);
+		fprintf(f, "if [ \"$funcstack[1]\" = \"_%s\" ]; then\n"
+		    "\t_gflow_complete_%s \"$@\"\nelse\n"
+		    "\tcompdef _gflow_complete_%s %s\nfi\n", prog, prog, prog,
+		    prog);
+	} else if (strcmp(shell, "fish") == 0) {
+		fprintf(f, "# fish completion for %s; load it with: "
+		    "%s completion fish | source\n", prog, prog);
+		each_word(words, f, fish_word, prog);
+	} else {
+		return gf_err_set(e, "unknown shell '%s': expected bash, zsh "
+		    "or fish", shell);
+	}
+	return 0;
+}
+
+int cmd_completion(const struct command *c, int argc, char **argv)
+{
+	struct gf_err e;
+
+	if (argc != 2)
+		return cmd_usagef(c->alias, "usage: %s completion bash|zsh|fish",
+		    c->alias);
+	if (completion_script(stdout, c->alias, c->complete, argv[1], &e) < 0)
+		return cmd_usage_error(c->alias, &e);
+	return EXIT_OK;
+}

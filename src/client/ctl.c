@@ -1,0 +1,263 @@
+/* ctl.c — gctl: runtime control of the daemon: which GPUs it may use
+ * (show-gpus, set-gpus), foreign GPU processes it should ignore
+ * (gpu-process), and the concurrency limit of a job group (set-limit). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "command.h"
+#include "format.h"
+#include "http.h"
+#include "info.h"
+#include "opt.h"
+#include "parse.h"
+#include "util.h"
+
+#define PROG "gctl"
+
+static const char ctl_help[] =
+"usage: gctl <command> [args...]\n\n"
+"  show-gpus                               each GPU: available or in_use,\n"
+"                                          restricted, and why\n"
+"  set-gpus SPEC|all                       let gflow allocate only these\n"
+"                                          GPUs (0, 0,2,4, 0-3, 0-1,3);\n"
+"                                          running jobs keep theirs\n"
+"  gpu-process ignore --gpu I --pid P      treat a foreign process as\n"
+"                                          harmless (until it exits or\n"
+"                                          gflowd restarts)\n"
+"  gpu-process unignore --gpu I --pid P    stop ignoring it\n"
+"  gpu-process list                        the ignored processes\n"
+"  set-limit ID K                          at most K jobs of job ID's\n"
+"                                          batch (array/sweep) run at once\n"
+"  completion bash|zsh|fish                a shell completion script\n\n"
+"Changes need the daemon's user or root. Not supported yet: reserve,\n"
+"quota. Also: --help, --version, --config PATH (before the command;\n"
+"not needed by the client).\n";
+
+static int show_gpus(int argc, char **argv)
+{
+	struct gf_err e;
+	json_t *answer;
+	char *text;
+
+	(void)argv;
+	if (argc != 1)
+		return cmd_usagef(PROG, "usage: gctl show-gpus");
+	answer = api_get("/gpus", &e);
+	if (!answer)
+		return cmd_fail(PROG, &e);
+	if (!json_array_size(json_object_get(answer, "gpus")))
+		text = info_no_gpus_line(answer);
+	else
+		text = info_show_gpus_text(answer);
+	fputs(text, stdout);
+	if (!json_array_size(json_object_get(answer, "gpus")))
+		fputc('\n', stdout);
+	free(text);
+	json_decref(answer);
+	return EXIT_OK;
+}
+
+static int set_gpus(int argc, char **argv)
+{
+	struct gf_err e;
+	json_t *body, *answer, *allowed;
+	uint64_t mask;
+	int all;
+	char *l;
+
+	if (argc != 2)
+		return cmd_usagef(PROG, "usage: gctl set-gpus SPEC|all");
+	if (gf_parse_gpu_spec(argv[1], &mask, &all, &e) < 0)
+		return cmd_usage_error(PROG, &e);
+	body = json_object();
+	json_object_set_new(body, "spec", json_string(argv[1]));
+	answer = api_post("/gpus/allowed", body, &e);
+	json_decref(body);
+	if (!answer)
+		return cmd_fail(PROG, &e);
+	allowed = json_object_get(answer, "allowed");
+	if (json_is_array(allowed)) {
+		l = fmt_int_list(allowed);
+		printf("Allowed GPUs: %s\n", *l ? l : "none");
+		free(l);
+	} else {
+		printf("Allowed GPUs: all\n");
+	}
+	json_decref(answer);
+	return EXIT_OK;
+}
+
+static void print_ignored(const json_t *answer)
+{
+	json_t *ign = json_object_get(answer, "ignored");
+	size_t i;
+
+	if (!json_array_size(ign)) {
+		printf("No ignored GPU processes\n");
+		return;
+	}
+	printf("GPU  PID\n");
+	for (i = 0; i < json_array_size(ign); i++) {
+		json_t *x = json_array_get(ign, i);
+
+		printf("%-3lld  %lld\n", (long long)jint(x, "gpu", 0),
+		    (long long)jint(x, "pid", 0));
+	}
+}
+
+enum { G_GPU, G_PID };
+
+static const struct opt_def gp_opts[] = {
+	{ G_GPU, "gpu", 0, 1 }, { G_PID, "pid", 0, 1 },
+};
+
+static int gpu_process(int argc, char **argv)
+{
+	const char *usage = "usage: gctl gpu-process ignore|unignore --gpu I "
+	    "--pid P, or gctl gpu-process list";
+	int64_t gpu = -1, pid = -1;
+	struct opt_parser p;
+	struct gf_err e;
+	const char *val, *action = NULL;
+	json_t *body, *answer;
+	int id, ignore;
+
+	opt_init(&p, argc, argv, 1, gp_opts, 2, 1);
+	while ((id = opt_next(&p, &val, &e)) != OPT_END) {
+		switch (id) {
+		case OPT_ERROR:
+			return cmd_usage_error(PROG, &e);
+		case OPT_POSITIONAL:
+			if (action)
+				return cmd_usagef(PROG, "%s", usage);
+			action = val;
+			break;
+		case G_GPU:
+			if (gf_parse_int_range(val, 0, 63, "GPU index", &gpu,
+			    &e) < 0)
+				return cmd_usage_error(PROG, &e);
+			break;
+		case G_PID:
+			if (gf_parse_int_range(val, 1, 4194304, "pid", &pid,
+			    &e) < 0)
+				return cmd_usage_error(PROG, &e);
+			break;
+		}
+	}
+	if (action && strcmp(action, "list") == 0) {
+		answer = api_get("/gpus/ignored", &e);
+		if (!answer)
+			return cmd_fail(PROG, &e);
+		print_ignored(answer);
+		json_decref(answer);
+		return EXIT_OK;
+	}
+	if (!action || (strcmp(action, "ignore") != 0 &&
+	    strcmp(action, "unignore") != 0))
+		return cmd_usagef(PROG, "%s", usage);
+	if (gpu < 0 || pid < 0)
+		return cmd_usagef(PROG, "gpu-process %s needs --gpu I and --pid P",
+		    action);
+	ignore = strcmp(action, "ignore") == 0;
+	body = json_object();
+	json_object_set_new(body, "gpu", json_integer(gpu));
+	json_object_set_new(body, "pid", json_integer(pid));
+	answer = api_post(ignore ? "/gpus/ignore" : "/gpus/unignore", body, &e);
+	json_decref(body);
+	if (!answer)
+		return cmd_fail(PROG, &e);
+	if (ignore) {
+		fprintf(stderr, "%s: warning: pid %lld on GPU %lld is now "
+		    "treated as harmless: gflow may give that GPU to jobs while "
+		    "the process runs (until it exits or gflowd restarts)\n",
+		    PROG, (long long)pid, (long long)gpu);
+		printf("Ignoring pid %lld on GPU %lld\n", (long long)pid,
+		    (long long)gpu);
+	} else {
+		printf("No longer ignoring pid %lld on GPU %lld\n",
+		    (long long)pid, (long long)gpu);
+	}
+	json_decref(answer);
+	return EXIT_OK;
+}
+
+static int set_limit(int argc, char **argv)
+{
+	struct gf_jobref ref;
+	struct gf_err e;
+	json_t *body, *answer;
+	int64_t k;
+
+	if (argc != 3)
+		return cmd_usagef(PROG, "usage: gctl set-limit ID K");
+	if (gf_parse_jobref(argv[1], &ref, &e) < 0 ||
+	    gf_parse_int_range(argv[2], 0, 1000000, "limit", &k, &e) < 0)
+		return cmd_usage_error(PROG, &e);
+	body = json_object();
+	json_object_set_new(body, "id", jobref_json(&ref));
+	json_object_set_new(body, "max_concurrent", json_integer(k));
+	answer = api_post("/jobs/limit", body, &e);
+	json_decref(body);
+	if (!answer)
+		return cmd_fail(PROG, &e);
+	if (k)
+		printf("At most %lld jobs of batch %lld run at once (%lld jobs)\n",
+		    (long long)k, (long long)jint(answer, "group", 0),
+		    (long long)jint(answer, "jobs", 0));
+	else
+		printf("No limit on batch %lld (%lld jobs)\n",
+		    (long long)jint(answer, "group", 0),
+		    (long long)jint(answer, "jobs", 0));
+	json_decref(answer);
+	return EXIT_OK;
+}
+
+static int ctl_exec(int argc, char **argv)
+{
+	const char *sub;
+	int skip = cmd_leading_config(argc, argv, PROG);
+
+	if (skip < 0)
+		return EXIT_FAIL;
+	argc -= skip;
+	argv += skip;
+	if (argc < 2)
+		return cmd_usagef(PROG, "missing command (commands: show-gpus, set-gpus, gpu-process, set-limit)");
+	sub = argv[1];
+	if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 ||
+	    strcmp(sub, "help") == 0) {
+		fputs(ctl_help, stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(sub, "--version") == 0 || strcmp(sub, "-V") == 0)
+		return cmd_version();
+	if (strcmp(sub, "completion") == 0)
+		return cmd_completion(&cmd_ctl, argc - 1, argv + 1);
+	if (argc > 2 && (strcmp(argv[2], "--help") == 0 ||
+	    strcmp(argv[2], "-h") == 0)) {
+		fputs(ctl_help, stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(sub, "show-gpus") == 0)
+		return show_gpus(argc - 1, argv + 1);
+	if (strcmp(sub, "set-gpus") == 0)
+		return set_gpus(argc - 1, argv + 1);
+	if (strcmp(sub, "gpu-process") == 0)
+		return gpu_process(argc - 1, argv + 1);
+	if (strcmp(sub, "set-limit") == 0)
+		return set_limit(argc - 1, argv + 1);
+	if (strcmp(sub, "reserve") == 0 || strcmp(sub, "quota") == 0) {
+		fprintf(stderr, "%s: '%s' is not supported yet\n", PROG, sub);
+		return EXIT_USAGE;
+	}
+	return cmd_usagef(PROG, "unknown command '%s' (commands: show-gpus, "
+	    "set-gpus, gpu-process, set-limit)", sub);
+}
+
+const struct command cmd_ctl = {
+	"ctl", "gctl", "runtime control: allowed GPUs, ignored processes, "
+	"limits", ctl_exec,
+	"show-gpus set-gpus gpu-process set-limit ignore unignore list "
+	"completion --gpu --pid --help --version",
+};

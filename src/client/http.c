@@ -1,0 +1,354 @@
+/* http.c — one HTTP/1.1 request to gflowd over its Unix socket, and the
+ * JSON calls the commands make. */
+#include "http.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define HTTP_TIMEOUT_SECS 60
+
+int http_socket_path(char *buf, size_t size, struct gf_err *e)
+{
+	const char *s = getenv("GFLOW_SOCKET"), *rt = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (s && *s)
+		n = snprintf(buf, size, "%s", s);
+	else if (rt && *rt)
+		n = snprintf(buf, size, "%s/gflow/gflowd.sock", rt);
+	else
+		n = snprintf(buf, size, "/tmp/gflow-%u/gflowd.sock",
+		    (unsigned)getuid());
+	if (n < 0 || (size_t)n >= size)
+		return gf_err_set(e, "socket path is too long");
+	return 0;
+}
+
+static int connect_socket(const char *sock, struct gf_err *e)
+{
+	struct sockaddr_un sa;
+	struct timeval tv = { HTTP_TIMEOUT_SECS, 0 };
+	int fd;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	if (strlen(sock) >= sizeof sa.sun_path)
+		return gf_err_set(e, "socket path '%s' is too long (at most "
+		    "%zu bytes)", sock, sizeof sa.sun_path - 1);
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return gf_err_set(e, "cannot create a socket: %s",
+		    strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	while (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		int err = errno;
+
+		if (err == EINTR)
+			continue;
+		close(fd);
+		if (err == ENOENT || err == ECONNREFUSED || err == ENOTDIR)
+			return gf_err_set(e, "gflowd is not running (no answer "
+			    "on %s); start it with: gflowd up", sock);
+		return gf_err_set(e, "cannot connect to gflowd at %s: %s",
+		    sock, strerror(err));
+	}
+	return fd;
+}
+
+static int send_all(int fd, const char *p, size_t n, struct gf_err *e)
+{
+	while (n > 0) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return gf_err_set(e, "gflowd did not take the request "
+			    "within %d s", HTTP_TIMEOUT_SECS);
+		if (w < 0)
+			return gf_err_set(e, "cannot send to gflowd: %s",
+			    strerror(errno));
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Forward: helpers of the answer parser below. */
+static const char *header_end(const char *raw, size_t n, size_t *body_at);
+static const char *header_value(const char *h, const char *end,
+    const char *name, size_t *len);
+static int dechunk(const char *p, size_t n, struct sbuf *out,
+    struct gf_err *e);
+
+/* Has a whole answer arrived? Then there is no need to wait for the
+ * daemon to close the connection. */
+static int answer_complete(const char *raw, size_t n)
+{
+	const char *hend, *v;
+	size_t body_at = 0, vlen = 0;
+	struct sbuf scratch = { 0 };
+	int done;
+
+	hend = header_end(raw, n, &body_at);
+	if (!hend)
+		return 0;
+	v = header_value(raw, hend, "Transfer-Encoding", &vlen);
+	if (v && vlen >= 7 && strncasecmp(v, "chunked", 7) == 0) {
+		/* cheap test first: the last chunk ends "0\r\n\r\n" */
+		if (n - body_at < 5 || memcmp(raw + n - 5, "0\r\n\r\n", 5) != 0)
+			return 0;
+		done = dechunk(raw + body_at, n - body_at, &scratch, NULL) == 0;
+		sbuf_free(&scratch);
+		return done;
+	}
+	v = header_value(raw, hend, "Content-Length", &vlen);
+	return v && n - body_at >= strtoull(v, NULL, 10);
+}
+
+static int recv_all(int fd, struct sbuf *b, struct gf_err *e)
+{
+	char chunk[65536];
+
+	for (;;) {
+		ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return gf_err_set(e, "gflowd did not answer within "
+			    "%d s", HTTP_TIMEOUT_SECS);
+		if (n < 0 && errno == ECONNRESET && b->len > 0)
+			return 0;
+		if (n < 0)
+			return gf_err_set(e, "cannot read gflowd's answer: %s",
+			    strerror(errno));
+		if (n == 0)
+			return 0;
+		sbuf_add(b, chunk, (size_t)n);
+		if (answer_complete(b->p, b->len))
+			return 0;
+	}
+}
+
+int http_request(const char *sock, const char *method, const char *target,
+    const char *body, size_t body_len, struct http_resp *out,
+    struct gf_err *e)
+{
+	struct sbuf req = { 0 }, raw = { 0 };
+	int fd, rc;
+
+	memset(out, 0, sizeof *out);
+	fd = connect_socket(sock, e);
+	if (fd < 0)
+		return -1;
+	sbuf_addf(&req, "%s %s HTTP/1.1\r\nHost: gflowd\r\n"
+	    "Connection: close\r\nContent-Length: %zu\r\n", method, target,
+	    body ? body_len : 0);
+	if (body)
+		sbuf_adds(&req, "Content-Type: application/json\r\n");
+	sbuf_adds(&req, "\r\n");
+	if (body)
+		sbuf_add(&req, body, body_len);
+	rc = send_all(fd, req.p, req.len, e);
+	sbuf_free(&req);
+	if (rc == 0)
+		rc = recv_all(fd, &raw, e);
+	close(fd);
+	if (rc == 0)
+		rc = http_parse_response(sbuf_str(&raw), raw.len, out, e);
+	sbuf_free(&raw);
+	return rc;
+}
+
+void http_resp_free(struct http_resp *r)
+{
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+}
+
+/* Find the end of the header block; *body_at is where the body starts. */
+static const char *header_end(const char *raw, size_t n, size_t *body_at)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i++) {
+		if (raw[i] == '\n' && raw[i + 1] == '\n') {
+			*body_at = i + 2;
+			return raw + i;
+		}
+		if (i + 3 < n && memcmp(raw + i, "\r\n\r\n", 4) == 0) {
+			*body_at = i + 4;
+			return raw + i;
+		}
+	}
+	return NULL;
+}
+
+/* Value of header `name` within [h, end), or NULL; *len is its length. */
+static const char *header_value(const char *h, const char *end,
+    const char *name, size_t *len)
+{
+	size_t nl = strlen(name);
+
+	while (h < end) {
+		const char *eol = memchr(h, '\n', (size_t)(end - h));
+		const char *le = eol ? eol : end;
+
+		if ((size_t)(le - h) > nl && strncasecmp(h, name, nl) == 0 &&
+		    h[nl] == ':') {
+			const char *v = h + nl + 1;
+
+			while (v < le && (*v == ' ' || *v == '\t'))
+				v++;
+			while (le > v && isspace((unsigned char)le[-1]))
+				le--;
+			*len = (size_t)(le - v);
+			return v;
+		}
+		h = eol ? eol + 1 : end;
+	}
+	return NULL;
+}
+
+static int dechunk(const char *p, size_t n, struct sbuf *out,
+    struct gf_err *e)
+{
+	size_t i = 0;
+
+	for (;;) {
+		char *endp;
+		unsigned long long sz;
+		const char *eol = memchr(p + i, '\n', n - i);
+
+		if (!eol)
+			return gf_err_set(e, "gflowd's answer is cut short");
+		sz = strtoull(p + i, &endp, 16);
+		if (endp == p + i)
+			return gf_err_set(e, "gflowd's answer has a bad chunk");
+		i = (size_t)(eol - p) + 1;
+		if (sz == 0)
+			return 0;
+		if (sz > n - i)
+			return gf_err_set(e, "gflowd's answer is cut short");
+		sbuf_add(out, p + i, (size_t)sz);
+		i += (size_t)sz;
+		if (i < n && p[i] == '\r')
+			i++;
+		if (i < n && p[i] == '\n')
+			i++;
+	}
+}
+
+int http_parse_response(const char *raw, size_t n, struct http_resp *out,
+    struct gf_err *e)
+{
+	struct sbuf body = { 0 };
+	const char *hend, *v, *sp;
+	size_t body_at = 0, vlen = 0;
+	int status;
+
+	memset(out, 0, sizeof *out);
+	if (n == 0)
+		return gf_err_set(e, "gflowd closed the connection without "
+		    "answering");
+	hend = header_end(raw, n, &body_at);
+	if (!hend || n < 12 || strncmp(raw, "HTTP/1.", 7) != 0)
+		return gf_err_set(e, "gflowd sent an answer that is not HTTP");
+	sp = memchr(raw, ' ', (size_t)(hend - raw));
+	if (!sp || !isdigit((unsigned char)sp[1]))
+		return gf_err_set(e, "gflowd sent a bad status line");
+	status = atoi(sp + 1);
+	v = header_value(raw, hend, "Transfer-Encoding", &vlen);
+	if (v && vlen >= 7 && strncasecmp(v, "chunked", 7) == 0) {
+		if (dechunk(raw + body_at, n - body_at, &body, e) < 0) {
+			sbuf_free(&body);
+			return -1;
+		}
+	} else {
+		size_t have = n - body_at;
+
+		v = header_value(raw, hend, "Content-Length", &vlen);
+		if (v) {
+			unsigned long long cl = strtoull(v, NULL, 10);
+
+			if (cl > have)
+				return gf_err_set(e, "gflowd's answer is cut "
+				    "short (%zu of %llu bytes)", have, cl);
+			have = (size_t)cl;
+		}
+		sbuf_add(&body, raw + body_at, have);
+	}
+	out->status = status;
+	out->len = body.len;
+	out->body = sbuf_take(&body);
+	return 0;
+}
+
+json_t *api_call(const char *method, const char *target, const json_t *body,
+    struct gf_err *e)
+{
+	struct http_resp r;
+	char sock[4096], *text = NULL;
+	json_error_t je;
+	json_t *j;
+	int rc;
+
+	if (http_socket_path(sock, sizeof sock, e) < 0)
+		return NULL;
+	if (body) {
+		text = json_dumps(body, JSON_COMPACT);
+		if (!text) {
+			gf_err_set(e, "cannot encode the request");
+			return NULL;
+		}
+	}
+	rc = http_request(sock, method, target, text, text ? strlen(text) : 0,
+	    &r, e);
+	free(text);
+	if (rc < 0)
+		return NULL;
+	j = json_loadb(r.body, r.len, 0, &je);
+	if (r.status < 200 || r.status > 299) {
+		const char *msg = jstr(j, "error");
+
+		if (msg)
+			gf_err_set(e, "%s", msg);
+		else
+			gf_err_set(e, "gflowd answered %d to %s %s", r.status,
+			    method, target);
+		json_decref(j);
+		http_resp_free(&r);
+		return NULL;
+	}
+	http_resp_free(&r);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		gf_err_set(e, "gflowd sent an answer that is not a JSON object");
+		return NULL;
+	}
+	return j;
+}
+
+json_t *api_get(const char *target, struct gf_err *e)
+{
+	return api_call("GET", target, NULL, e);
+}
+
+json_t *api_post(const char *target, const json_t *body, struct gf_err *e)
+{
+	return api_call("POST", target, body, e);
+}

@@ -1,0 +1,45 @@
+/* http.h — a small blocking HTTP/1.1 client over the daemon's Unix socket,
+ * and JSON calls on top of it.
+ *
+ * One request per connection: "Content-Length" body, "Connection: close";
+ * the answer is read to the end (Content-Length, chunked or EOF). */
+#ifndef GF_CLIENT_HTTP_H
+#define GF_CLIENT_HTTP_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "err.h"
+
+struct http_resp {
+	int status;
+	char *body; /* NUL-terminated, malloc'd */
+	size_t len;
+};
+
+/* Where gflowd listens: $GFLOW_SOCKET, else
+ * $XDG_RUNTIME_DIR/gflow/gflowd.sock, else /tmp/gflow-<uid>/gflowd.sock. */
+int http_socket_path(char *buf, size_t size, struct gf_err *e);
+
+/* Send one request (body may be NULL) and read the answer. When nothing
+ * listens on the socket: "gflowd is not running (no answer on <path>);
+ * start it with: gflowd up". */
+int http_request(const char *sock, const char *method, const char *target,
+    const char *body, size_t body_len, struct http_resp *out,
+    struct gf_err *e);
+void http_resp_free(struct http_resp *r);
+
+/* Parse a complete raw answer (status line, headers, body). */
+int http_parse_response(const char *raw, size_t n, struct http_resp *out,
+    struct gf_err *e);
+
+/* JSON calls: send `body` (may be NULL) to the daemon and return the
+ * parsed answer of a 2xx reply (caller owns it). Any other reply becomes
+ * an error carrying the daemon's {"error": "..."} text. */
+json_t *api_call(const char *method, const char *target, const json_t *body,
+    struct gf_err *e);
+json_t *api_get(const char *target, struct gf_err *e);
+json_t *api_post(const char *target, const json_t *body, struct gf_err *e);
+
+#endif

@@ -1,0 +1,479 @@
+/* info.c — ginfo: the GPUs of GET /gpus grouped by situation (idle,
+ * allocated per job, shared, unmanaged, restricted, down), or one row per
+ * GPU with -l; also the per-GPU lines of gctl show-gpus. */
+#include "info.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "command.h"
+#include "format.h"
+#include "http.h"
+#include "opt.h"
+#include "util.h"
+
+#define PROG "ginfo"
+
+static int is(const char *s, const char *v)
+{
+	return s && strcmp(s, v) == 0;
+}
+
+enum gpu_situation info_situation(const json_t *gpu)
+{
+	const char *state = jstr(gpu, "state");
+
+	if (is(state, "down"))
+		return GPU_DOWN;
+	if (json_array_size(json_object_get(gpu, "jobs")))
+		return is(state, "shared") ? GPU_SHARED : GPU_ALLOCATED;
+	if (json_array_size(json_object_get(gpu, "unmanaged_pids")) ||
+	    json_array_size(json_object_get(gpu, "escaped")) ||
+	    is(state, "unmanaged"))
+		return GPU_UNMANAGED;
+	if (!jbool(gpu, "allowed", 1) || is(state, "restricted"))
+		return GPU_RESTRICTED;
+	if (!state || is(state, "idle") || is(state, "shared"))
+		return GPU_IDLE;
+	if (is(state, "allocated"))
+		return GPU_ALLOCATED;
+	return GPU_OTHER;
+}
+
+const char *info_situation_name(enum gpu_situation s, const json_t *gpu)
+{
+	switch (s) {
+	case GPU_IDLE: return "idle";
+	case GPU_ALLOCATED: return "allocated";
+	case GPU_SHARED: return "shared";
+	case GPU_UNMANAGED: return "unmanaged";
+	case GPU_RESTRICTED: return "restricted";
+	case GPU_DOWN: return "down";
+	case GPU_OTHER: break;
+	}
+	return jstr(gpu, "state") ? jstr(gpu, "state") : "unknown";
+}
+
+/* "(pid 4242)" / "(pids 1,2)"; "" without pids. */
+static void pids_text(struct sbuf *b, const json_t *pids)
+{
+	char *l;
+
+	if (!json_array_size(pids))
+		return;
+	l = fmt_int_list(pids);
+	sbuf_addf(b, "(pid%s %s)", json_array_size(pids) > 1 ? "s" : "", l);
+	free(l);
+}
+
+static void job_text(struct sbuf *b, const json_t *job)
+{
+	sbuf_addf(b, "%lld (%s)", (long long)jint(job, "id", 0),
+	    jstr(job, "name") ? jstr(job, "name") : "");
+}
+
+/* "(pid 77 of job 5)" for each process of a job found on a GPU that job
+ * was not given ("escaped" in GET /gpus). */
+static void escaped_text(struct sbuf *b, const json_t *gpu)
+{
+	json_t *esc = json_object_get(gpu, "escaped");
+	size_t i;
+
+	for (i = 0; i < json_array_size(esc); i++) {
+		json_t *x = json_array_get(esc, i);
+
+		sbuf_addf(b, "%s(pid %lld of job %lld)", i ? ", " : "",
+		    (long long)jint(x, "pid", 0), (long long)jint(x, "job", 0));
+	}
+}
+
+/* What a foreign or escaped process on a GPU that jobs use adds. */
+static void foreign_suffix(struct sbuf *b, const json_t *gpu)
+{
+	json_t *pids = json_object_get(gpu, "unmanaged_pids");
+
+	if (json_array_size(pids)) {
+		sbuf_adds(b, " + unmanaged ");
+		pids_text(b, pids);
+	}
+	if (json_array_size(json_object_get(gpu, "escaped"))) {
+		sbuf_adds(b, " + escaped ");
+		escaped_text(b, gpu);
+	}
+}
+
+static void shared_text(struct sbuf *b, const json_t *gpu)
+{
+	json_t *jobs = json_object_get(gpu, "jobs");
+	int64_t booked = 0;
+	char used[32], total[32];
+	size_t i;
+
+	for (i = 0; i < json_array_size(jobs); i++) {
+		if (i)
+			sbuf_adds(b, ", ");
+		job_text(b, json_array_get(jobs, i));
+		booked += jint(json_array_get(jobs, i), "gpu_memory_mb", 0);
+	}
+	booked = jint(gpu, "booked_mb", booked);
+	if (jhas(gpu, "total_mb")) {
+		fmt_mb_human(booked, used, sizeof used);
+		fmt_mb_human(jint(gpu, "total_mb", 0), total, sizeof total);
+		sbuf_addf(b, "; %s/%s booked", used, total);
+	}
+	foreign_suffix(b, gpu);
+}
+
+struct group {
+	enum gpu_situation sit;
+	const char *label;
+	char *reason;
+	struct sbuf nodes;
+	int count;
+};
+
+struct groups {
+	struct group *v;
+	size_t n;
+};
+
+static void add_unit(struct groups *g, enum gpu_situation sit,
+    const char *label, char *reason, int64_t index)
+{
+	struct group *gr = NULL;
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->v[i].sit == sit && strcmp(g->v[i].label, label) == 0 &&
+		    strcmp(g->v[i].reason, reason) == 0) {
+			gr = &g->v[i];
+			free(reason);
+			break;
+		}
+	if (!gr) {
+		g->v = xrealloc(g->v, (g->n + 1) * sizeof *g->v);
+		gr = &g->v[g->n++];
+		memset(gr, 0, sizeof *gr);
+		gr->sit = sit;
+		gr->label = label;
+		gr->reason = reason;
+	}
+	sbuf_addf(&gr->nodes, "%s%lld", gr->count ? "," : "", (long long)index);
+	gr->count++;
+}
+
+static void add_gpu_units(struct groups *g, const json_t *gpu)
+{
+	enum gpu_situation sit = info_situation(gpu);
+	json_t *jobs = json_object_get(gpu, "jobs");
+	int64_t index = jint(gpu, "index", 0);
+	const char *label = info_situation_name(sit, gpu);
+	struct sbuf r = { 0 };
+	size_t i;
+
+	switch (sit) {
+	case GPU_ALLOCATED:
+		for (i = 0; i < json_array_size(jobs); i++) {
+			job_text(&r, json_array_get(jobs, i));
+			foreign_suffix(&r, gpu);
+			add_unit(g, sit, label, sbuf_take(&r), index);
+		}
+		if (json_array_size(jobs))
+			return;
+		break;
+	case GPU_SHARED:
+		shared_text(&r, gpu);
+		break;
+	case GPU_UNMANAGED:
+		pids_text(&r, json_object_get(gpu, "unmanaged_pids"));
+		if (r.len && json_array_size(json_object_get(gpu, "escaped")))
+			sbuf_adds(&r, ", ");
+		escaped_text(&r, gpu);
+		break;
+	case GPU_DOWN:
+	case GPU_OTHER:
+		if (jstr(gpu, "reason") && *jstr(gpu, "reason"))
+			sbuf_addf(&r, "(%s)", jstr(gpu, "reason"));
+		break;
+	case GPU_IDLE:
+	case GPU_RESTRICTED:
+		break;
+	}
+	add_unit(g, sit, label, sbuf_take(&r), index);
+}
+
+struct table *info_table(const json_t *answer)
+{
+	static const char *const headers[] = { "PARTITION", "GPUS", "NODES",
+		"STATE", "JOB(REASON)" };
+	json_t *gpus = json_object_get(answer, "gpus");
+	struct groups g = { NULL, 0 };
+	struct table *t;
+	size_t i;
+	int sit;
+
+	if (!json_array_size(gpus))
+		return NULL;
+	for (i = 0; i < json_array_size(gpus); i++)
+		add_gpu_units(&g, json_array_get(gpus, i));
+	t = table_new(5, headers);
+	for (sit = GPU_IDLE; sit <= GPU_OTHER; sit++)
+		for (i = 0; i < g.n; i++) {
+			char count[16];
+			const char *row[5];
+
+			if ((int)g.v[i].sit != sit)
+				continue;
+			snprintf(count, sizeof count, "%d", g.v[i].count);
+			row[0] = "gpu";
+			row[1] = count;
+			row[2] = sbuf_str(&g.v[i].nodes);
+			row[3] = g.v[i].label;
+			row[4] = g.v[i].reason;
+			table_add_row(t, row);
+		}
+	for (i = 0; i < g.n; i++) {
+		free(g.v[i].reason);
+		sbuf_free(&g.v[i].nodes);
+	}
+	free(g.v);
+	return t;
+}
+
+/* JOBS cell of ginfo -l. */
+static char *jobs_cell(const json_t *gpu, enum gpu_situation sit)
+{
+	json_t *jobs = json_object_get(gpu, "jobs");
+	json_t *ign = json_object_get(gpu, "ignored_pids");
+	struct sbuf b = { 0 };
+	size_t i;
+
+	for (i = 0; i < json_array_size(jobs); i++) {
+		if (i)
+			sbuf_adds(&b, ", ");
+		job_text(&b, json_array_get(jobs, i));
+	}
+	if (json_array_size(json_object_get(gpu, "unmanaged_pids"))) {
+		if (b.len)
+			sbuf_addc(&b, ' ');
+		pids_text(&b, json_object_get(gpu, "unmanaged_pids"));
+	}
+	if (json_array_size(json_object_get(gpu, "escaped"))) {
+		if (b.len)
+			sbuf_addc(&b, ' ');
+		escaped_text(&b, gpu);
+	}
+	if (json_array_size(ign)) {
+		char *l = fmt_int_list(ign);
+
+		sbuf_addf(&b, "%s(ignored pid%s %s)", b.len ? " " : "",
+		    json_array_size(ign) > 1 ? "s" : "", l);
+		free(l);
+	}
+	if ((sit == GPU_DOWN || sit == GPU_OTHER) && jstr(gpu, "reason"))
+		sbuf_addf(&b, "%s(%s)", b.len ? " " : "", jstr(gpu, "reason"));
+	return sbuf_take(&b);
+}
+
+struct table *info_long_table(const json_t *answer)
+{
+	static const char *const headers[] = { "INDEX", "NAME", "MEMORY",
+		"UTIL", "STATE", "JOBS" };
+	json_t *gpus = json_object_get(answer, "gpus");
+	struct table *t;
+	size_t i;
+
+	if (!json_array_size(gpus))
+		return NULL;
+	t = table_new(6, headers);
+	for (i = 0; i < json_array_size(gpus); i++) {
+		const json_t *gpu = json_array_get(gpus, i);
+		enum gpu_situation sit = info_situation(gpu);
+		char index[16], mem[64], used[32], total[32], util[16];
+		struct sbuf state = { 0 };
+		char *jobs = jobs_cell(gpu, sit);
+		const char *row[6];
+
+		snprintf(index, sizeof index, "%lld",
+		    (long long)jint(gpu, "index", 0));
+		if (jhas(gpu, "total_mb")) {
+			fmt_mb_human(jint(gpu, "used_mb", 0), used, sizeof used);
+			fmt_mb_human(jint(gpu, "total_mb", 0), total, sizeof total);
+			snprintf(mem, sizeof mem, "%s/%s", used, total);
+		} else {
+			snprintf(mem, sizeof mem, "-");
+		}
+		if (jhas(gpu, "util_pct"))
+			snprintf(util, sizeof util, "%lld%%",
+			    (long long)jint(gpu, "util_pct", 0));
+		else
+			snprintf(util, sizeof util, "-");
+		sbuf_adds(&state, info_situation_name(sit, gpu));
+		if (sit != GPU_RESTRICTED && !jbool(gpu, "allowed", 1))
+			sbuf_adds(&state, ",restricted");
+		row[0] = index;
+		row[1] = jstr(gpu, "name") ? jstr(gpu, "name") : "-";
+		row[2] = mem;
+		row[3] = util;
+		row[4] = sbuf_str(&state);
+		row[5] = jobs;
+		table_add_row(t, row);
+		sbuf_free(&state);
+		free(jobs);
+	}
+	return t;
+}
+
+char *info_no_gpus_line(const json_t *answer)
+{
+	struct sbuf b = { 0 };
+	const char *status = jstr(answer, "status");
+
+	sbuf_addf(&b, "No GPUs: %s", status && *status ? status :
+	    "none found");
+	return sbuf_take(&b);
+}
+
+/* " unmanaged(pid=4242)" and/or " escaped(pid=77,job=5)". */
+static void unmanaged_reason(struct sbuf *b, const json_t *gpu)
+{
+	json_t *pids = json_object_get(gpu, "unmanaged_pids");
+	json_t *esc = json_object_get(gpu, "escaped");
+	size_t i;
+
+	if (json_array_size(pids)) {
+		char *l = fmt_int_list(pids);
+
+		sbuf_addf(b, " unmanaged(pid=%s)", l);
+		free(l);
+	}
+	for (i = 0; i < json_array_size(esc); i++)
+		sbuf_addf(b, " escaped(pid=%lld,job=%lld)",
+		    (long long)jint(json_array_get(esc, i), "pid", 0),
+		    (long long)jint(json_array_get(esc, i), "job", 0));
+}
+
+char *info_show_gpus_text(const json_t *answer)
+{
+	json_t *gpus = json_object_get(answer, "gpus");
+	struct sbuf b = { 0 };
+	size_t i, k;
+
+	for (i = 0; i < json_array_size(gpus); i++) {
+		const json_t *gpu = json_array_get(gpus, i);
+		enum gpu_situation sit = info_situation(gpu);
+		json_t *jobs = json_object_get(gpu, "jobs");
+
+		sbuf_addf(&b, "%lld %s", (long long)jint(gpu, "index", 0),
+		    sit == GPU_IDLE || sit == GPU_RESTRICTED ? "available" :
+		    "in_use");
+		if (!jbool(gpu, "allowed", 1) || sit == GPU_RESTRICTED)
+			sbuf_adds(&b, " restricted");
+		switch (sit) {
+		case GPU_ALLOCATED:
+		case GPU_SHARED:
+			sbuf_addf(&b, " %s(job%s=", sit == GPU_SHARED ? "shared" :
+			    "allocated", json_array_size(jobs) > 1 ? "s" : "");
+			for (k = 0; k < json_array_size(jobs); k++)
+				sbuf_addf(&b, "%s%lld", k ? "," : "",
+				    (long long)jint(json_array_get(jobs, k), "id",
+				    0));
+			sbuf_addc(&b, ')');
+			/* a foreign process on a job's GPU is shown too */
+			unmanaged_reason(&b, gpu);
+			break;
+		case GPU_UNMANAGED:
+			unmanaged_reason(&b, gpu);
+			break;
+		case GPU_DOWN:
+		case GPU_OTHER:
+			sbuf_addf(&b, " %s(%s)", info_situation_name(sit, gpu),
+			    jstr(gpu, "reason") ? jstr(gpu, "reason") : "");
+			break;
+		case GPU_IDLE:
+		case GPU_RESTRICTED:
+			break;
+		}
+		sbuf_addc(&b, '\n');
+	}
+	return sbuf_take(&b);
+}
+
+/* ---------- the program ---------- */
+
+enum { I_LONG, I_CONFIG, I_HELP, I_VERSION };
+
+static const struct opt_def info_opts[] = {
+	{ I_LONG, "long", 'l', 0 }, { I_CONFIG, "config", 0, 1 },
+	{ I_HELP, "help", 'h', 0 }, { I_VERSION, "version", 'V', 0 },
+};
+
+static const char info_help[] =
+"usage: ginfo [-l]\n"
+"       ginfo completion bash|zsh|fish\n"
+"\n"
+"Show the GPUs and what they are doing, one row per group of GPUs in the\n"
+"same situation: idle, allocated (one row per job), shared (its jobs and\n"
+"GPU memory booked/total), unmanaged (a process gflow did not start; its\n"
+"pids), restricted (outside the GPUs gflow may use: gctl set-gpus), down.\n"
+"NODES are physical GPU indices (as in CUDA_VISIBLE_DEVICES).\n"
+"\n"
+"  -l, --long         one row per GPU: index, name, memory used/total,\n"
+"                     utilisation, state, jobs\n"
+"      --config PATH  config file (not needed by the client)\n"
+"  -h, --help         this help\n"
+"  -V, --version      print the version\n";
+
+static int info_exec(int argc, char **argv)
+{
+	struct opt_parser p;
+	struct gf_err e;
+	const char *val;
+	struct table *t;
+	json_t *answer;
+	int id, lng = 0;
+	char *text;
+
+	if (argc >= 2 && strcmp(argv[1], "completion") == 0)
+		return cmd_completion(&cmd_info, argc - 1, argv + 1);
+	opt_init(&p, argc, argv, 1, info_opts,
+	    sizeof info_opts / sizeof info_opts[0], 1);
+	while ((id = opt_next(&p, &val, &e)) != OPT_END) {
+		switch (id) {
+		case OPT_ERROR:
+			return cmd_usage_error(PROG, &e);
+		case OPT_POSITIONAL:
+			return cmd_usagef(PROG, "unexpected argument '%s'", val);
+		case I_LONG:
+			lng = 1;
+			break;
+		case I_CONFIG:
+			if (cmd_check_config(val, &e) < 0)
+				return cmd_fail(PROG, &e);
+			break;
+		case I_HELP:
+			fputs(info_help, stdout);
+			return EXIT_OK;
+		case I_VERSION:
+			return cmd_version();
+		}
+	}
+	answer = api_get("/gpus", &e);
+	if (!answer)
+		return cmd_fail(PROG, &e);
+	t = lng ? info_long_table(answer) : info_table(answer);
+	text = t ? table_render(t, TABLE_TEXT) : info_no_gpus_line(answer);
+	fputs(text, stdout);
+	if (!t)
+		fputc('\n', stdout);
+	free(text);
+	table_free(t);
+	json_decref(answer);
+	return EXIT_OK;
+}
+
+const struct command cmd_info = {
+	"info", "ginfo", "show GPUs and their allocation", info_exec,
+	"completion --long -l --config --help --version",
+};

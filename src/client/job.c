@@ -1,0 +1,1080 @@
+/* job.c — gjob: show, log, attach, close-sessions, hold, release, update
+ * and redo of jobs. */
+#include "job.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "command.h"
+#include "format.h"
+#include "http.h"
+#include "opt.h"
+#include "parse.h"
+#include "util.h"
+
+#define PROG "gjob"
+
+/* ---------- show ---------- */
+
+static void kv(struct sbuf *b, const char *key, const char *val)
+{
+	sbuf_addf(b, "%s=%s\n", key, val && *val ? val : "-");
+}
+
+static void kv_time(struct sbuf *b, const char *key, const json_t *j,
+    const char *field)
+{
+	char buf[64];
+
+	fmt_local_time(jnum(j, field, 0), buf, sizeof buf);
+	kv(b, key, buf);
+}
+
+static void kv_mb(struct sbuf *b, const char *key, const json_t *j,
+    const char *field)
+{
+	char buf[32];
+
+	if (!jhas(j, field)) {
+		kv(b, key, NULL);
+		return;
+	}
+	fmt_mb(jint(j, field, 0), buf, sizeof buf);
+	kv(b, key, buf);
+}
+
+static void kv_int(struct sbuf *b, const char *key, int64_t v)
+{
+	sbuf_addf(b, "%s=%lld\n", key, (long long)v);
+}
+
+static const char *yes_no(const json_t *j, const char *field, int dflt)
+{
+	if (!jhas(j, field) && dflt < 0)
+		return "-";
+	return jbool(j, field, dflt) ? "yes" : "no";
+}
+
+char *job_show_text(const json_t *j)
+{
+	struct sbuf b = { 0 };
+	json_t *params = json_object_get(j, "params");
+	char buf[64], *s;
+	const char *k;
+	json_t *v;
+
+	kv_int(&b, "JobId", jint(j, "id", 0));
+	kv(&b, "Name", jstr(j, "name"));
+	kv(&b, "User", jstr(j, "user"));
+	kv(&b, "Project", jstr(j, "project"));
+	kv(&b, "State", jstr(j, "state"));
+	kv(&b, "Reason", jstr(j, "reason"));
+	fmt_exit(j, 0, buf, sizeof buf);
+	kv(&b, "ExitCode", buf);
+	s = fmt_argv_line(json_object_get(j, "command"));
+	kv(&b, jstr(j, "script") ? "Script" : "Command", s);
+	free(s);
+	kv(&b, "WorkDir", jstr(j, "cwd"));
+	if (jstr(j, "conda_env"))
+		kv(&b, "CondaEnv", jstr(j, "conda_env"));
+	kv_time(&b, "SubmitTime", j, "submit_time");
+	kv_time(&b, "StartTime", j, "start_time");
+	kv_time(&b, "EndTime", j, "end_time");
+	if (jhas(j, "time_limit_secs"))
+		fmt_duration(jint(j, "time_limit_secs", 0), buf, sizeof buf);
+	else
+		snprintf(buf, sizeof buf, "UNLIMITED");
+	kv(&b, "TimeLimit", buf);
+	kv_int(&b, "GPUs", jint(j, "gpus", 0));
+	s = fmt_int_list(json_object_get(j, "gpu_ids"));
+	kv(&b, "GPUIDs", s);
+	free(s);
+	kv(&b, "Shared", yes_no(j, "shared", 0));
+	kv_mb(&b, "GPUMemory", j, "gpu_memory_mb");
+	kv_mb(&b, "Memory", j, "memory_mb");
+	kv(&b, "MemoryEnforced", yes_no(j, "memory_enforced", -1));
+	kv_int(&b, "Priority", jint(j, "priority", 10));
+	s = fmt_int_list(json_object_get(j, "depends_on"));
+	if (*s)
+		sbuf_addf(&b, "Dependencies=%s (%s)\n", s,
+		    jstr(j, "dep_mode") ? jstr(j, "dep_mode") : "all");
+	else
+		kv(&b, "Dependencies", NULL);
+	free(s);
+	kv(&b, "AutoCancel", yes_no(j, "auto_cancel", 1));
+	kv_int(&b, "Retries", jint(j, "max_retries", 0));
+	kv_int(&b, "Attempt", jint(j, "attempt", 0));
+	if (jhas(j, "retry_of"))
+		kv_int(&b, "RetryOf", jint(j, "retry_of", 0));
+	if (jhas(j, "redo_of"))
+		kv_int(&b, "RedoOf", jint(j, "redo_of", 0));
+	if (jhas(j, "group_id")) {
+		kv_int(&b, "GroupId", jint(j, "group_id", 0));
+		kv_int(&b, "ArrayTaskId", jint(j, "array_task_id", 0));
+		if (jint(j, "max_concurrent", 0))
+			kv_int(&b, "MaxConcurrent", jint(j, "max_concurrent", 0));
+	}
+	if (json_object_size(params)) {
+		struct sbuf p = { 0 };
+
+		json_object_foreach(params, k, v)
+			sbuf_addf(&p, "%s%s=%s", p.len ? "," : "", k,
+			    json_string_value(v) ? json_string_value(v) : "");
+		kv(&b, "Params", sbuf_str(&p));
+		sbuf_free(&p);
+	}
+	kv_time(&b, "BeginTime", j, "begin_at");
+	kv(&b, "Executor", jstr(j, "executor"));
+	kv(&b, "TmuxSession", jstr(j, "tmux_session"));
+	kv(&b, "LogPath", jstr(j, "log_path"));
+	return sbuf_take(&b);
+}
+
+/* ---------- shared bits ---------- */
+
+/* One job by reference: GET /jobs/<id>, or GET /jobs?ids=@~N for the @
+ * forms (the daemon resolves those for the caller). Caller owns it. */
+static json_t *fetch_job(const char *ref_text, struct gf_err *e)
+{
+	struct gf_jobref ref;
+	struct sbuf path = { 0 };
+	char buf[32];
+	json_t *resp, *job;
+
+	if (gf_parse_jobref(ref_text, &ref, e) < 0)
+		return NULL;
+	if (!ref.is_relative) {
+		sbuf_addf(&path, "/jobs/%lld", (long long)ref.id);
+	} else {
+		snprintf(buf, sizeof buf, "@~%lld", (long long)ref.back);
+		sbuf_adds(&path, "/jobs");
+		url_add_param(&path, "ids", buf);
+	}
+	resp = api_get(path.p, e);
+	sbuf_free(&path);
+	if (!resp)
+		return NULL;
+	job = json_object_get(resp, "job");
+	if (!job)
+		job = json_array_get(json_object_get(resp, "jobs"), 0);
+	if (!json_is_object(job)) {
+		json_decref(resp);
+		gf_err_set(e, "job %s does not exist", ref_text);
+		return NULL;
+	}
+	json_incref(job);
+	json_decref(resp);
+	return job;
+}
+
+/* Join positional words into one ID list ("1 2,3" -> "1,2,3"). */
+static char *join_ids(char **words, int n)
+{
+	struct sbuf b = { 0 };
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (i)
+			sbuf_addc(&b, ',');
+		sbuf_adds(&b, words[i]);
+	}
+	return sbuf_take(&b);
+}
+
+/* Print "<verb> job N" for each id in resp["done"] and one stderr line
+ * per error; EXIT_FAIL when any failed. */
+static int report_done(const json_t *resp, const char *verb)
+{
+	json_t *done = json_object_get(resp, "done");
+	json_t *errs = json_object_get(resp, "errors");
+	size_t i;
+
+	for (i = 0; i < json_array_size(done); i++)
+		printf("%s job %lld\n", verb,
+		    (long long)json_integer_value(json_array_get(done, i)));
+	for (i = 0; i < json_array_size(errs); i++) {
+		json_t *x = json_array_get(errs, i);
+
+		fprintf(stderr, "%s: job %lld: %s\n", PROG,
+		    (long long)jint(x, "id", 0),
+		    jstr(x, "error") ? jstr(x, "error") : "failed");
+	}
+	return json_array_size(errs) ? EXIT_FAIL : EXIT_OK;
+}
+
+/* Scan options of a subcommand that takes only --help and positional
+ * words; on success *pos holds the positional words. */
+enum { J_HELP = 1000 };
+
+static int help_or_fail(const char *help, int id, const char *val,
+    struct gf_err *e)
+{
+	(void)val;
+	if (id == J_HELP) {
+		fputs(help, stdout);
+		return EXIT_OK;
+	}
+	return cmd_usage_error(PROG, e);
+}
+
+/* ---------- show ---------- */
+
+static const char show_help[] =
+"usage: gjob show IDS\n\n"
+"Show jobs as Key=Value lines, a blank line between jobs. IDS: 42, 1,2,3,\n"
+"1-5, @ (your latest job), @~N (N before it).\n";
+
+static const struct opt_def help_only[] = { { J_HELP, "help", 'h', 0 } };
+
+/* Positional words of a subcommand with only --help; returns -1 when it
+ * already answered (*rc set). */
+static int simple_args(int argc, char **argv, const char *help,
+    char ***pos, int *npos, int *rc)
+{
+	struct opt_parser p;
+	struct gf_err e;
+	const char *val;
+	int id;
+
+	*pos = xcalloc((size_t)argc + 1, sizeof **pos);
+	*npos = 0;
+	opt_init(&p, argc, argv, 1, help_only, 1, 1);
+	while ((id = opt_next(&p, &val, &e)) != OPT_END) {
+		if (id == OPT_POSITIONAL) {
+			(*pos)[(*npos)++] = (char *)val;
+			continue;
+		}
+		*rc = help_or_fail(help, id, val, &e);
+		free(*pos);
+		*pos = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int show_jobs(const json_t *jobs, int first)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(jobs); i++) {
+		char *s = job_show_text(json_array_get(jobs, i));
+
+		if (!first || i)
+			fputc('\n', stdout);
+		fputs(s, stdout);
+		free(s);
+	}
+	return 0;
+}
+
+static int job_show(int argc, char **argv)
+{
+	struct gf_jobref_list l = { 0 };
+	struct sbuf path = { 0 }, q = { 0 };
+	struct gf_err e;
+	char **pos, *ids;
+	int npos, rc = EXIT_OK;
+	json_t *resp, *jobs;
+	size_t i, k;
+
+	if (simple_args(argc, argv, show_help, &pos, &npos, &rc) < 0)
+		return rc;
+	if (npos == 0) {
+		free(pos);
+		return cmd_usagef(PROG, "usage: gjob show IDS");
+	}
+	ids = join_ids(pos, npos);
+	free(pos);
+	if (gf_parse_jobref_list(ids, &l, &e) < 0) {
+		free(ids);
+		return cmd_usage_error(PROG, &e);
+	}
+	url_add_param(&q, "ids", ids);
+	url_add_param(&q, "users", "all");
+	sbuf_adds(&path, "/jobs");
+	sbuf_adds(&path, q.p);
+	sbuf_free(&q);
+	resp = api_get(path.p, &e);
+	sbuf_free(&path);
+	if (!resp) {
+		rc = cmd_fail(PROG, &e);
+		goto out;
+	}
+	jobs = json_object_get(resp, "jobs");
+	show_jobs(jobs, 1);
+	/* ids that matched nothing (the daemon resolved the @ forms) */
+	for (i = 0; i < l.n; i++) {
+		if (l.v[i].is_relative)
+			continue;
+		for (k = 0; k < json_array_size(jobs); k++)
+			if (jint(json_array_get(jobs, k), "id", 0) == l.v[i].id)
+				break;
+		if (k == json_array_size(jobs)) {
+			fprintf(stderr, "%s: job %lld does not exist\n", PROG,
+			    (long long)l.v[i].id);
+			rc = EXIT_FAIL;
+		}
+	}
+	json_decref(resp);
+out:
+	gf_jobref_list_free(&l);
+	free(ids);
+	return rc;
+}
+
+/* ---------- log ---------- */
+
+off_t job_last_lines_offset(int fd, long long n)
+{
+	char buf[65536];
+	struct stat st;
+	off_t pos, end;
+	long long seen = 0;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	end = pos = st.st_size;
+	if (n <= 0)
+		return end;
+	while (pos > 0) {
+		size_t want = pos < (off_t)sizeof buf ? (size_t)pos : sizeof buf;
+		ssize_t got = pread(fd, buf, want, pos - (off_t)want);
+		ssize_t i;
+
+		if (got < (ssize_t)want)
+			return -1;
+		for (i = got - 1; i >= 0; i--) {
+			off_t at = pos - (off_t)want + i;
+
+			if (buf[i] != '\n' || at == end - 1)
+				continue;
+			if (++seen == n)
+				return at + 1;
+		}
+		pos -= (off_t)want;
+	}
+	return 0;
+}
+
+/* Copy fd from *off to its current end onto stdout; lines_left >= 0
+ * stops after that many lines. Returns bytes copied, -1 on error. */
+static long long copy_out(int fd, off_t *off, long long *lines_left)
+{
+	char buf[65536];
+	long long total = 0;
+
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof buf, *off), i, upto;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		upto = n;
+		if (lines_left && *lines_left >= 0) {
+			for (i = 0; i < n; i++)
+				if (buf[i] == '\n' && --*lines_left == 0) {
+					upto = i + 1;
+					break;
+				}
+		}
+		fwrite(buf, 1, (size_t)upto, stdout);
+		*off += upto;
+		total += upto;
+		if (upto < n || (lines_left && *lines_left == 0))
+			break;
+	}
+	fflush(stdout);
+	return total;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+enum { L_FIRST, L_LAST, L_FOLLOW };
+
+static const struct opt_def log_opts[] = {
+	{ L_FIRST, "first", 'f', 1 }, { L_FIRST, "head", 0, 1 },
+	{ L_LAST, "last", 'l', 1 }, { L_LAST, "tail", 0, 1 },
+	{ L_FOLLOW, "follow", 'F', 0 }, { J_HELP, "help", 'h', 0 },
+};
+
+static const char log_help[] =
+"usage: gjob log ID [-f N | -l N] [--follow]\n\n"
+"Print a job's output (its log file).\n"
+"  -f, --first N   only the first N lines\n"
+"  -l, --last N    only the last N lines\n"
+"  -F, --follow    keep printing what is appended until the job has ended\n";
+
+/* Follow the log until the job has ended and the file stops growing. */
+static int follow_log(const char *ref, const char *path, int fd, off_t off,
+    struct gf_err *e)
+{
+	int ended = 0, tick = 0;
+
+	for (;;) {
+		long long got;
+
+		if (fd < 0) {
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			off = 0;
+		}
+		got = 0;
+		if (fd >= 0) {
+			struct stat st;
+
+			if (fstat(fd, &st) == 0 && st.st_size < off)
+				off = 0; /* truncated */
+			got = copy_out(fd, &off, NULL);
+			if (got < 0) {
+				gf_err_set(e, "cannot read %s: %s", path,
+				    strerror(errno));
+				close(fd);
+				return -1;
+			}
+		}
+		if (ended && got == 0)
+			break;
+		if (!ended && ++tick % 4 == 0) {
+			json_t *job = fetch_job(ref, e);
+
+			if (!job) {
+				if (fd >= 0)
+					close(fd);
+				return -1;
+			}
+			ended = state_is_ended(jstr(job, "state"));
+			json_decref(job);
+			if (ended)
+				continue; /* one more read, then stop */
+		}
+		sleep_ms(250);
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+static int job_log(int argc, char **argv)
+{
+	struct opt_parser p;
+	struct gf_err e;
+	const char *val, *ref = NULL, *path, *state;
+	int64_t first = -1, last = -1;
+	int id, follow = 0, fd, rc = EXIT_OK;
+	json_t *job;
+	off_t off = 0;
+
+	opt_init(&p, argc, argv, 1, log_opts,
+	    sizeof log_opts / sizeof log_opts[0], 1);
+	while ((id = opt_next(&p, &val, &e)) != OPT_END) {
+		switch (id) {
+		case OPT_POSITIONAL:
+			if (ref)
+				return cmd_usagef(PROG, "gjob log takes one job");
+			ref = val;
+			break;
+		case L_FIRST:
+		case L_LAST:
+			if (gf_parse_int_range(val, 0, LLONG_MAX, "line count",
+			    id == L_FIRST ? &first : &last, &e) < 0)
+				return cmd_usage_error(PROG, &e);
+			break;
+		case L_FOLLOW:
+			follow = 1;
+			break;
+		default:
+			return help_or_fail(log_help, id, val, &e);
+		}
+	}
+	if (!ref)
+		return cmd_usagef(PROG, "usage: gjob log ID [-f N | -l N] "
+		    "[--follow]");
+	if (first >= 0 && (last >= 0 || follow))
+		return cmd_usagef(PROG, "-f cannot be combined with -l or "
+		    "--follow");
+	job = fetch_job(ref, &e);
+	if (!job)
+		return cmd_fail(PROG, &e);
+	path = jstr(job, "log_path");
+	state = jstr(job, "state");
+	if (!path) {
+		json_decref(job);
+		return cmd_usagef(PROG, "job %s has no log path", ref);
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && !(follow && errno == ENOENT)) {
+		if (errno == ENOENT && (state && (strcmp(state, "Queued") == 0 ||
+		    strcmp(state, "Hold") == 0)))
+			fprintf(stderr, "%s: job %lld has not started yet; its "
+			    "log will be %s\n", PROG,
+			    (long long)jint(job, "id", 0), path);
+		else
+			fprintf(stderr, "%s: cannot open %s: %s\n", PROG, path,
+			    strerror(errno));
+		json_decref(job);
+		return EXIT_FAIL;
+	}
+	if (fd >= 0) {
+		long long left = first >= 0 ? first : -1;
+
+		if (last >= 0)
+			off = job_last_lines_offset(fd, last);
+		if (off < 0 || (first != 0 && copy_out(fd, &off, &left) < 0)) {
+			fprintf(stderr, "%s: cannot read %s: %s\n", PROG, path,
+			    strerror(errno));
+			rc = EXIT_FAIL;
+		}
+	}
+	if (rc == EXIT_OK && follow) {
+		char idbuf[32];
+
+		snprintf(idbuf, sizeof idbuf, "%lld",
+		    (long long)jint(job, "id", 0));
+		if (follow_log(idbuf, path, fd, off, &e) < 0)
+			rc = cmd_fail(PROG, &e);
+		fd = -1; /* follow_log closed it */
+	}
+	if (fd >= 0)
+		close(fd);
+	json_decref(job);
+	return rc;
+}
+
+/* ---------- attach ---------- */
+
+static const char attach_help[] =
+"usage: gjob attach ID\n\n"
+"Attach to the tmux session of a running job (detach again: Ctrl-b d).\n";
+
+static int job_attach(int argc, char **argv)
+{
+	char **pos, target[300];
+	const char *state, *session, *exec_kind;
+	int npos, rc = EXIT_OK;
+	struct gf_err e;
+	json_t *job;
+	long long id;
+
+	if (simple_args(argc, argv, attach_help, &pos, &npos, &rc) < 0)
+		return rc;
+	if (npos != 1) {
+		free(pos);
+		return cmd_usagef(PROG, "usage: gjob attach ID");
+	}
+	job = fetch_job(pos[0], &e);
+	free(pos);
+	if (!job)
+		return cmd_fail(PROG, &e);
+	id = (long long)jint(job, "id", 0);
+	state = jstr(job, "state");
+	session = jstr(job, "tmux_session");
+	exec_kind = jstr(job, "executor");
+	if (state && (strcmp(state, "Queued") == 0 || strcmp(state, "Hold") == 0))
+		fprintf(stderr, "%s: job %lld has not started yet (%s)\n", PROG,
+		    id, state);
+	else if (state_is_ended(state))
+		fprintf(stderr, "%s: job %lld has ended (%s); see its output "
+		    "with: gjob log %lld\n", PROG, id, state, id);
+	else if ((exec_kind && strcmp(exec_kind, "tmux") != 0) || !session)
+		fprintf(stderr, "%s: job %lld runs with the %s executor and has "
+		    "no tmux session; follow its output with: gjob log %lld "
+		    "--follow\n", PROG, id, exec_kind ? exec_kind : "process",
+		    id);
+	else
+		goto attach;
+	json_decref(job);
+	return EXIT_FAIL;
+attach:
+	snprintf(target, sizeof target, "=%s", session);
+	json_decref(job);
+	fflush(stdout);
+	if (getenv("TMUX") && *getenv("TMUX"))
+		execlp("tmux", "tmux", "switch-client", "-t", target, (char *)NULL);
+	else
+		execlp("tmux", "tmux", "attach-session", "-t", target,
+		    (char *)NULL);
+	fprintf(stderr, "%s: cannot run tmux: %s\n", PROG, strerror(errno));
+	return EXIT_FAIL;
+}
+
+/* ---------- close-sessions ---------- */
+
+static const char close_help[] =
+"usage: gjob close-sessions [IDS]\n\n"
+"Kill the tmux sessions left by your ended jobs (all of them, or IDS).\n";
+
+static int job_close_sessions(int argc, char **argv)
+{
+	struct sbuf path = { 0 }, q = { 0 };
+	char **pos, **live, *ids = NULL;
+	int npos, rc = EXIT_OK, closed = 0;
+	size_t nlive, i;
+	struct gf_err e;
+	json_t *resp, *jobs;
+
+	if (simple_args(argc, argv, close_help, &pos, &npos, &rc) < 0)
+		return rc;
+	url_add_param(&q, "states", "Finished,Failed,Cancelled,Timeout");
+	if (npos) {
+		struct gf_jobref_list l;
+
+		ids = join_ids(pos, npos);
+		if (gf_parse_jobref_list(ids, &l, &e) < 0) {
+			free(pos);
+			free(ids);
+			sbuf_free(&q);
+			return cmd_usage_error(PROG, &e);
+		}
+		gf_jobref_list_free(&l);
+		url_add_param(&q, "ids", ids);
+	}
+	free(pos);
+	free(ids);
+	sbuf_adds(&path, "/jobs");
+	sbuf_adds(&path, q.p);
+	sbuf_free(&q);
+	resp = api_get(path.p, &e);
+	sbuf_free(&path);
+	if (!resp)
+		return cmd_fail(PROG, &e);
+	jobs = json_object_get(resp, "jobs");
+	live = tmux_session_names(&nlive);
+	for (i = 0; i < json_array_size(jobs); i++) {
+		const json_t *j = json_array_get(jobs, i);
+		const char *s = jstr(j, "tmux_session");
+		char target[300], *out;
+		char *kill[] = { "tmux", "kill-session", "-t", target, NULL };
+		int status;
+
+		if (!s || !state_is_ended(jstr(j, "state")) ||
+		    !strv_contains(live, nlive, s))
+			continue;
+		snprintf(target, sizeof target, "=%s", s);
+		if (run_capture(kill, &out, &status, &e) < 0 || status != 0) {
+			fprintf(stderr, "%s: cannot close session %s of job "
+			    "%lld\n", PROG, s, (long long)jint(j, "id", 0));
+			rc = EXIT_FAIL;
+		} else {
+			printf("Closed session %s (job %lld)\n", s,
+			    (long long)jint(j, "id", 0));
+			closed++;
+		}
+		free(out);
+	}
+	if (!closed && rc == EXIT_OK)
+		printf("No sessions of ended jobs to close\n");
+	strv_free(live, nlive);
+	json_decref(resp);
+	return rc;
+}
+
+/* ---------- hold / release ---------- */
+
+static const char hold_help[] =
+"usage: gjob hold IDS\n\nKeep queued jobs from starting until released.\n";
+
+static int job_hold(int argc, char **argv)
+{
+	char **pos, *ids;
+	int npos, rc = EXIT_OK;
+	struct gf_err e;
+	json_t *body, *refs, *resp;
+
+	if (simple_args(argc, argv, hold_help, &pos, &npos, &rc) < 0)
+		return rc;
+	if (!npos) {
+		free(pos);
+		return cmd_usagef(PROG, "usage: gjob hold IDS");
+	}
+	ids = join_ids(pos, npos);
+	free(pos);
+	refs = jobref_list_json(ids, &e);
+	free(ids);
+	if (!refs)
+		return cmd_usage_error(PROG, &e);
+	body = json_object();
+	json_object_set_new(body, "ids", refs);
+	resp = api_post("/jobs/hold", body, &e);
+	json_decref(body);
+	if (!resp)
+		return cmd_fail(PROG, &e);
+	rc = report_done(resp, "Held");
+	json_decref(resp);
+	return rc;
+}
+
+enum { R_AT };
+
+static const struct opt_def release_opts[] = {
+	{ R_AT, "at", 0, 1 }, { J_HELP, "help", 'h', 0 },
+};
+
+static const char release_help[] =
+"usage: gjob release IDS [--at TIME]\n\n"
+"Let held jobs queue again, now or at TIME (HH:MM[:SS],\n"
+"YYYY-MM-DD[THH:MM[:SS]], now+N[s|m|h|d]).\n";
+
+static int job_release(int argc, char **argv)
+{
+	struct opt_parser p;
+	struct sbuf ids = { 0 };
+	struct gf_err e;
+	const char *val;
+	time_t at = 0;
+	int id, has_at = 0, rc;
+	json_t *body, *refs, *resp, *done;
+	size_t i;
+
+	opt_init(&p, argc, argv, 1, release_opts,
+	    sizeof release_opts / sizeof release_opts[0], 1);
+	while ((id = opt_next(&p, &val, &e)) != OPT_END) {
+		if (id == OPT_POSITIONAL) {
+			sbuf_addf(&ids, "%s%s", ids.len ? "," : "", val);
+		} else if (id == R_AT) {
+			if (gf_parse_begin_time(val, time(NULL), &at, &e) < 0) {
+				sbuf_free(&ids);
+				return cmd_usage_error(PROG, &e);
+			}
+			has_at = 1;
+		} else {
+			sbuf_free(&ids);
+			return help_or_fail(release_help, id, val, &e);
+		}
+	}
+	if (!ids.len)
+		return cmd_usagef(PROG, "usage: gjob release IDS [--at TIME]");
+	refs = jobref_list_json(ids.p, &e);
+	sbuf_free(&ids);
+	if (!refs)
+		return cmd_usage_error(PROG, &e);
+	body = json_object();
+	json_object_set_new(body, "ids", refs);
+	json_object_set_new(body, "at", has_at ? json_integer(at) : json_null());
+	resp = api_post("/jobs/release", body, &e);
+	json_decref(body);
+	if (!resp)
+		return cmd_fail(PROG, &e);
+	if (!has_at) {
+		rc = report_done(resp, "Released");
+	} else {
+		char when[64];
+
+		fmt_local_time((double)at, when, sizeof when);
+		done = json_object_get(resp, "done");
+		for (i = 0; i < json_array_size(done); i++)
+			printf("Job %lld will be released at %s\n",
+			    (long long)json_integer_value(json_array_get(done, i)),
+			    when);
+		json_object_set_new(resp, "done", json_array());
+		rc = report_done(resp, "Released");
+	}
+	json_decref(resp);
+	return rc;
+}
+
+/* ---------- update / redo ---------- */
+
+enum {
+	U_CLEAR_GPU_MEMORY = 2000, U_CLEAR_MEMORY, U_CLEAR_TIME,
+	U_CLEAR_CONDA_ENV, U_CLEAR_DEPENDS_ON, U_CLEAR_BEGIN, U_CLEAR_SHARED,
+	U_CLEAR_MAX_RETRIES, U_CLEAR_MAX_CONCURRENT, U_AUTO_CANCEL, U_CASCADE
+};
+
+static const struct opt_def update_opts[] = {
+	{ BO_GPUS, "gpus", 0, 1 }, { BO_GRES, "gres", 0, 1 },
+	{ BO_SHARED, "shared", 0, 0 },
+	{ BO_GPU_MEMORY, "gpu-memory", 0, 1 },
+	{ BO_GPU_MEMORY, "max-gpu-mem", 0, 1 },
+	{ BO_GPU_MEMORY, "max-gpu-memory", 0, 1 },
+	{ BO_MEMORY, "memory", 0, 1 }, { BO_MEMORY, "max-mem", 0, 1 },
+	{ BO_MEMORY, "max-memory", 0, 1 },
+	{ BO_TIME, "time", 0, 1 }, { BO_TIME, "time-limit", 0, 1 },
+	{ BO_TIME, "timelimit", 0, 1 },
+	{ BO_PRIORITY, "priority", 0, 1 }, { BO_PRIORITY, "nice", 0, 1 },
+	{ BO_NAME, "name", 'J', 1 }, { BO_NAME, "job-name", 0, 1 },
+	{ BO_CONDA_ENV, "conda-env", 0, 1 },
+	{ BO_DEPENDS_ON, "depends-on", 0, 1 },
+	{ BO_DEPENDS_ON, "dependency", 0, 1 },
+	{ BO_DEPENDS_ON_ALL, "depends-on-all", 0, 1 },
+	{ BO_DEPENDS_ON_ANY, "depends-on-any", 0, 1 },
+	{ BO_NO_AUTO_CANCEL, "no-auto-cancel", 0, 0 },
+	{ U_AUTO_CANCEL, "auto-cancel", 0, 0 },
+	{ BO_MAX_CONCURRENT, "max-concurrent", 0, 1 },
+	{ BO_MAX_RETRIES, "max-retries", 0, 1 },
+	{ BO_BEGIN, "begin", 0, 1 },
+	{ U_CLEAR_GPU_MEMORY, "clear-gpu-memory", 0, 0 },
+	{ U_CLEAR_MEMORY, "clear-memory", 0, 0 },
+	{ U_CLEAR_TIME, "clear-time", 0, 0 },
+	{ U_CLEAR_CONDA_ENV, "clear-conda-env", 0, 0 },
+	{ U_CLEAR_DEPENDS_ON, "clear-depends-on", 0, 0 },
+	{ U_CLEAR_DEPENDS_ON, "clear-dependencies", 0, 0 },
+	{ U_CLEAR_BEGIN, "clear-begin", 0, 0 },
+	{ U_CLEAR_SHARED, "clear-shared", 0, 0 },
+	{ U_CLEAR_MAX_RETRIES, "clear-max-retries", 0, 0 },
+	{ U_CLEAR_MAX_CONCURRENT, "clear-max-concurrent", 0, 0 },
+	{ U_CASCADE, "cascade", 0, 0 },
+	{ BO_CONFIG, "config", 0, 1 },
+	{ J_HELP, "help", 'h', 0 },
+};
+#define NUPDATE (sizeof update_opts / sizeof update_opts[0])
+
+/* The fields of POST /jobs/update "set" that the --clear-* flags null,
+ * in U_CLEAR_* order. */
+static const char *const clear_fields[] = {
+	"gpu_memory_mb", "memory_mb", "time_limit_secs", "conda_env",
+	"depends_on", "begin_at", "shared", "max_retries", "max_concurrent",
+};
+
+static const char update_help[] =
+"usage: gjob update IDS [options] [-- command args...]\n"
+"       gjob redo ID [--cascade] [options] [-- command args...]\n\n"
+"update changes queued or held jobs; redo submits an ended job again as a\n"
+"new job (--cascade: also the jobs its failure cancelled). Words after --\n"
+"replace the command. Options (as for gbatch):\n"
+"  --gpus N (--gres)  --shared  --gpu-memory M  --memory M  --time T\n"
+"  --priority P (--nice)  -J/--name NAME  --conda-env ENV\n"
+"  --depends-on ID  --depends-on-all IDS  --depends-on-any IDS\n"
+"  --no-auto-cancel  --auto-cancel  --max-retries N  --max-concurrent K\n"
+"  --begin TIME\n"
+"Back to the default: --clear-gpu-memory --clear-memory --clear-time\n"
+"  --clear-conda-env --clear-depends-on --clear-begin --clear-shared\n"
+"  --clear-max-retries --clear-max-concurrent\n"
+"(A job's project and notifications cannot be changed.)\n";
+
+struct change {
+	struct sbuf ids;
+	json_t *set;
+	int cascade;
+};
+
+/* Parse update/redo options into c->set (and the IDS words). */
+static int parse_change(int argc, char **argv, int allow_cascade,
+    struct change *c, int *rc)
+{
+	struct batch_opts o;
+	struct batch_ctx ctx = { time(NULL), NULL, NULL, NULL };
+	json_t *command = NULL;
+	struct opt_parser p;
+	struct gf_err e;
+	const char *val;
+	char cwd[PATH_MAX];
+	int id;
+
+	memset(c, 0, sizeof *c);
+	ctx.cwd = getcwd(cwd, sizeof cwd);
+	batch_opts_init(&o);
+	c->set = json_object();
+	opt_init(&p, argc, argv, 1, update_opts, NUPDATE, 1);
+	while ((id = opt_next(&p, &val, &e)) != OPT_END) {
+		if (id == OPT_POSITIONAL && p.dashdash) {
+			if (!command)
+				command = json_array();
+			json_array_append_new(command, json_string(val));
+		} else if (id == OPT_POSITIONAL) {
+			sbuf_addf(&c->ids, "%s%s", c->ids.len ? "," : "", val);
+		} else if (id == OPT_ERROR || id == J_HELP) {
+			*rc = help_or_fail(update_help, id, val, &e);
+			goto fail;
+		} else if (id == U_CASCADE) {
+			if (!allow_cascade) {
+				*rc = cmd_usagef(PROG, "--cascade is for gjob redo");
+				goto fail;
+			}
+			c->cascade = 1;
+		} else if (id == U_AUTO_CANCEL) {
+			o.auto_cancel = 1;
+		} else if (id >= U_CLEAR_GPU_MEMORY &&
+		    id <= U_CLEAR_MAX_CONCURRENT) {
+			json_object_set_new(c->set,
+			    clear_fields[id - U_CLEAR_GPU_MEMORY], json_null());
+		} else if (id == BO_CONFIG) {
+			if (cmd_check_config(val, &e) < 0) {
+				*rc = cmd_fail(PROG, &e);
+				goto fail;
+			}
+		} else if (batch_apply(&o, id, val, p.spelled, &ctx, &e) < 0) {
+			*rc = cmd_usage_error(PROG, &e);
+			goto fail;
+		}
+	}
+	{
+		json_t *given = batch_set_fields(&o);
+
+		json_object_update(c->set, given);
+		json_decref(given);
+	}
+	if (command)
+		json_object_set_new(c->set, "command", command);
+	batch_opts_free(&o);
+	return 0;
+fail:
+	json_decref(command);
+	json_decref(c->set);
+	sbuf_free(&c->ids);
+	batch_opts_free(&o);
+	return -1;
+}
+
+static int job_update(int argc, char **argv)
+{
+	struct change c;
+	struct gf_err e;
+	json_t *body, *refs, *resp;
+	int rc = EXIT_OK;
+
+	if (parse_change(argc, argv, 0, &c, &rc) < 0)
+		return rc;
+	if (!c.ids.len || !json_object_size(c.set)) {
+		rc = cmd_usagef(PROG, c.ids.len ? "nothing to change (give "
+		    "options like --gpus 2 or --clear-time)" :
+		    "usage: gjob update IDS [options]");
+		goto out;
+	}
+	refs = jobref_list_json(c.ids.p, &e);
+	if (!refs) {
+		rc = cmd_usage_error(PROG, &e);
+		goto out;
+	}
+	body = json_object();
+	json_object_set_new(body, "ids", refs);
+	json_object_set(body, "set", c.set);
+	resp = api_post("/jobs/update", body, &e);
+	json_decref(body);
+	if (!resp) {
+		rc = cmd_fail(PROG, &e);
+		goto out;
+	}
+	rc = report_done(resp, "Updated");
+	json_decref(resp);
+out:
+	json_decref(c.set);
+	sbuf_free(&c.ids);
+	return rc;
+}
+
+static int job_redo(int argc, char **argv)
+{
+	struct gf_jobref ref;
+	struct change c;
+	struct gf_err e;
+	json_t *body, *resp, *jobs;
+	int rc = EXIT_OK;
+	size_t i;
+
+	if (parse_change(argc, argv, 1, &c, &rc) < 0)
+		return rc;
+	if (!c.ids.len || strchr(c.ids.p, ',')) {
+		rc = cmd_usagef(PROG, "usage: gjob redo ID [--cascade] "
+		    "[options]");
+		goto out;
+	}
+	if (gf_parse_jobref(c.ids.p, &ref, &e) < 0) {
+		rc = cmd_usage_error(PROG, &e);
+		goto out;
+	}
+	body = json_object();
+	json_object_set_new(body, "id", jobref_json(&ref));
+	json_object_set_new(body, "cascade", json_boolean(c.cascade));
+	json_object_set(body, "set", c.set);
+	resp = api_post("/jobs/redo", body, &e);
+	json_decref(body);
+	if (!resp) {
+		rc = cmd_fail(PROG, &e);
+		goto out;
+	}
+	jobs = json_object_get(resp, "jobs");
+	for (i = 0; i < json_array_size(jobs); i++) {
+		json_t *j = json_array_get(jobs, i);
+
+		printf("Submitted batch job %lld (%s)\n",
+		    (long long)jint(j, "id", 0),
+		    jstr(j, "name") ? jstr(j, "name") : "");
+	}
+	json_decref(resp);
+out:
+	json_decref(c.set);
+	sbuf_free(&c.ids);
+	return rc;
+}
+
+/* ---------- dispatch ---------- */
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+} subs[] = {
+	{ "show", job_show }, { "log", job_log }, { "attach", job_attach },
+	{ "close-sessions", job_close_sessions }, { "hold", job_hold },
+	{ "release", job_release }, { "update", job_update },
+	{ "redo", job_redo },
+};
+
+static const char job_help[] =
+"usage: gjob <command> [args...]\n\n"
+"  show IDS                          a job's details, Key=Value\n"
+"  log ID [-f N | -l N] [--follow]   its output\n"
+"  attach ID                         its tmux session (tmux executor)\n"
+"  close-sessions [IDS]              kill tmux sessions of ended jobs\n"
+"  hold IDS                          keep queued jobs from starting\n"
+"  release IDS [--at TIME]           let held jobs queue again\n"
+"  update IDS [options]              change queued or held jobs\n"
+"  redo ID [--cascade] [options]     submit an ended job again\n"
+"  completion bash|zsh|fish          a shell completion script\n\n"
+"IDS: 42, 1,2,3, 1-5, 1,3,5-7; @ is your latest job, @~N the one N\n"
+"before it. 'gjob <command> --help' for one command. Also: --version,\n"
+"--config PATH (before the command; not needed by the client).\n";
+
+static int job_exec(int argc, char **argv)
+{
+	size_t i;
+	int skip = cmd_leading_config(argc, argv, PROG);
+
+	if (skip < 0)
+		return EXIT_FAIL;
+	argc -= skip;
+	argv += skip;
+
+	if (argc < 2)
+		return cmd_usagef(PROG, "missing command (commands: show, log, attach, close-sessions, hold, release, update, redo)");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		fputs(job_help, stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+		return cmd_version();
+	if (strcmp(argv[1], "completion") == 0)
+		return cmd_completion(&cmd_job, argc - 1, argv + 1);
+	for (i = 0; i < sizeof subs / sizeof subs[0]; i++)
+		if (strcmp(argv[1], subs[i].name) == 0)
+			return subs[i].fn(argc - 1, argv + 1);
+	return cmd_usagef(PROG, "unknown command '%s' (commands: show, log, "
+	    "attach, close-sessions, hold, release, update, redo)", argv[1]);
+}
+
+const struct command cmd_job = {
+	"job", "gjob", "show, follow and change jobs", job_exec,
+	"show log attach close-sessions hold release update redo completion "
+	"--first --last --follow --at --cascade --gpus --shared --gpu-memory "
+	"--memory --time --priority --name --conda-env --depends-on "
+	"--depends-on-all --depends-on-any --no-auto-cancel --auto-cancel "
+	"--max-retries --max-concurrent --begin --clear-gpu-memory "
+	"--clear-memory --clear-time --clear-conda-env "
+	"--clear-depends-on --clear-begin --clear-shared --help --version",
+};

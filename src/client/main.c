@@ -1,0 +1,92 @@
+/* main.c — the `gflow` binary: picks the command from the program name
+ * (gbatch, gqueue, ... are links to it) or from the first argument
+ * (`gflow queue ...`, `gflow gqueue ...`). */
+#include <stdio.h>
+#include <string.h>
+
+#include "command.h"
+
+static const struct command *const commands[] = {
+	&cmd_batch, &cmd_queue, &cmd_info, &cmd_job, &cmd_cancel, &cmd_ctl,
+	&cmd_stats,
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const struct command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(name, commands[i]->name) == 0 ||
+		    strcmp(name, commands[i]->alias) == 0)
+			return commands[i];
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: gflow <command> [options] [args...]\n"
+	    "\n"
+	    "gflow schedules jobs on the GPUs of this machine. Each command is\n"
+	    "also a program of its own (gbatch = gflow batch, ...).\n"
+	    "\n"
+	    "Commands:\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-7s %s\n", commands[i]->name, commands[i]->usage);
+	fprintf(f, "\n"
+	    "  gflow --help | --version | completion bash|zsh|fish\n"
+	    "Run 'gflow <command> --help' for the options of one command.\n"
+	    "The daemon is gflowd (gflowd up, gflowd status, gflowd down).\n");
+}
+
+/* `gflow completion SHELL`: scripts for gflow and every program. */
+static int all_completions(int argc, char **argv)
+{
+	char words[512] = "--help --version completion";
+	struct gf_err e;
+	size_t i;
+
+	if (argc != 3)
+		return cmd_usagef("gflow", "usage: gflow completion "
+		    "bash|zsh|fish");
+	for (i = 0; i < NCOMMANDS; i++) {
+		strncat(words, " ", sizeof words - strlen(words) - 1);
+		strncat(words, commands[i]->name,
+		    sizeof words - strlen(words) - 1);
+	}
+	if (completion_script(stdout, "gflow", words, argv[2], &e) < 0)
+		return cmd_usage_error("gflow", &e);
+	for (i = 0; i < NCOMMANDS; i++)
+		completion_script(stdout, commands[i]->alias,
+		    commands[i]->complete, argv[2], &e);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	const struct command *c;
+
+	base = base ? base + 1 : (argc > 0 ? argv[0] : "gflow");
+	c = find_command(base);
+	if (c && strcmp(base, c->alias) == 0)
+		return c->exec(argc, argv);
+	if (argc < 2)
+		return cmd_usagef("gflow", "missing command (commands: batch, "
+		    "queue, info, job, cancel, ctl, stats)");
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+		return cmd_version();
+	if (strcmp(argv[1], "completion") == 0)
+		return all_completions(argc, argv);
+	c = find_command(argv[1]);
+	if (!c)
+		return cmd_usagef("gflow", "unknown command '%s'", argv[1]);
+	return c->exec(argc - 1, argv + 1);
+}

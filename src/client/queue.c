@@ -1,0 +1,919 @@
+/* queue.c — gqueue: list jobs from GET /jobs as a table (or CSV/JSON),
+ * optionally as a dependency tree, grouped by state, or redrawn every few
+ * seconds. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* qsort_r */
+#endif
+#include "queue.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "format.h"
+#include "http.h"
+#include "opt.h"
+#include "parse.h"
+
+#define PROG "gqueue"
+
+static const struct {
+	enum qfield f;
+	const char *name;
+} fields[] = {
+	{ QF_JOBID, "JOBID" }, { QF_NAME, "NAME" }, { QF_ST, "ST" },
+	{ QF_STATE, "STATE" }, { QF_TIME, "TIME" }, { QF_NODES, "NODES" },
+	{ QF_NODELIST, "NODELIST(REASON)" }, { QF_TIMELIMIT, "TIMELIMIT" },
+	{ QF_MEMORY, "MEMORY" }, { QF_USER, "USER" }, { QF_PROJECT, "PROJECT" },
+	{ QF_EXIT, "EXIT" }, { QF_PRIORITY, "PRIORITY" },
+	{ QF_SUBMIT, "SUBMIT" }, { QF_START, "START" }, { QF_END, "END" },
+	{ QF_GPUMEM, "GPUMEM" }, { QF_REASON, "REASON" },
+	{ QF_GPUIDS, "GPUIDS" },
+	/* other spellings */
+	{ QF_NODELIST, "NODELIST" }, { QF_NODES, "GPUS" },
+	{ QF_EXIT, "EXITCODE" }, { QF_JOBID, "ID" },
+};
+#define NFIELDS (sizeof fields / sizeof fields[0])
+
+const char *queue_field_header(enum qfield f)
+{
+	size_t i;
+
+	for (i = 0; i < NFIELDS; i++)
+		if (fields[i].f == f)
+			return fields[i].name;
+	return "?";
+}
+
+int queue_parse_fields(const char *s, enum qfield *out, size_t *n,
+    struct gf_err *e)
+{
+	const char *p = s;
+
+	*n = 0;
+	for (;;) {
+		size_t len, i;
+
+		while (*p == ' ')
+			p++;
+		len = strcspn(p, ",");
+		while (len && p[len - 1] == ' ')
+			len--;
+		for (i = 0; i < NFIELDS; i++)
+			if (strlen(fields[i].name) == len &&
+			    strncasecmp(fields[i].name, p, len) == 0)
+				break;
+		if (i == NFIELDS) {
+			struct sbuf names = { 0 };
+			size_t k;
+
+			for (k = 0; k < QF_COUNT; k++) /* main spellings */
+				sbuf_addf(&names, "%s%s", k ? "," : "",
+				    fields[k].name);
+			gf_err_set(e, "unknown field '%.*s' (fields: %s)",
+			    (int)(len > 64 ? 64 : len), p, sbuf_str(&names));
+			sbuf_free(&names);
+			return -1;
+		}
+		if (*n == QUEUE_MAX_FIELDS)
+			return gf_err_set(e, "too many fields (at most %d)",
+			    QUEUE_MAX_FIELDS);
+		out[(*n)++] = fields[i].f;
+		p += strcspn(p, ",");
+		if (!*p)
+			break;
+		p++;
+	}
+	return 0;
+}
+
+static char *dup_or_dash(const char *s)
+{
+	return xstrdup(s && *s ? s : "-");
+}
+
+static char *mb_cell(const json_t *job, const char *key)
+{
+	char buf[32];
+
+	if (!jhas(job, key))
+		return xstrdup("-");
+	fmt_mb(jint(job, key, 0), buf, sizeof buf);
+	return xstrdup(buf);
+}
+
+static char *time_cell(const json_t *job, const char *key)
+{
+	char buf[64];
+
+	fmt_local_time(jnum(job, key, 0), buf, sizeof buf);
+	return xstrdup(buf);
+}
+
+static char *nodelist_cell(const json_t *job)
+{
+	const char *state = jstr(job, "state"), *reason = jstr(job, "reason");
+	struct sbuf b = { 0 };
+
+	if (state && strcmp(state, "Running") == 0)
+		return fmt_int_list(json_object_get(job, "gpu_ids"));
+	if (!reason || !*reason)
+		return xstrdup("-");
+	sbuf_addf(&b, "(%s)", reason);
+	return sbuf_take(&b);
+}
+
+char *queue_field_value(const json_t *job, enum qfield f, double now)
+{
+	char buf[64];
+	char *s;
+
+	switch (f) {
+	case QF_JOBID:
+		snprintf(buf, sizeof buf, "%lld", (long long)jint(job, "id", 0));
+		return xstrdup(buf);
+	case QF_NAME:
+		return xstrdup(jstr(job, "name") ? jstr(job, "name") : "");
+	case QF_ST:
+		if (jstr(job, "st"))
+			return xstrdup(jstr(job, "st"));
+		return xstrdup(state_short(jstr(job, "state")));
+	case QF_STATE:
+		return dup_or_dash(jstr(job, "state"));
+	case QF_TIME:
+		fmt_job_elapsed(job, now, buf, sizeof buf);
+		return xstrdup(buf);
+	case QF_NODES:
+		snprintf(buf, sizeof buf, "%lld", (long long)jint(job, "gpus", 0));
+		return xstrdup(buf);
+	case QF_NODELIST:
+		return nodelist_cell(job);
+	case QF_TIMELIMIT:
+		if (!jhas(job, "time_limit_secs"))
+			return xstrdup("UNLIMITED");
+		fmt_duration(jint(job, "time_limit_secs", 0), buf, sizeof buf);
+		return xstrdup(buf);
+	case QF_MEMORY:
+		return mb_cell(job, "memory_mb");
+	case QF_GPUMEM:
+		return mb_cell(job, "gpu_memory_mb");
+	case QF_USER:
+		if (jstr(job, "user"))
+			return xstrdup(jstr(job, "user"));
+		snprintf(buf, sizeof buf, "%lld", (long long)jint(job, "uid", -1));
+		return xstrdup(buf);
+	case QF_PROJECT:
+		return dup_or_dash(jstr(job, "project"));
+	case QF_EXIT:
+		fmt_exit(job, 1, buf, sizeof buf);
+		return xstrdup(buf);
+	case QF_PRIORITY:
+		snprintf(buf, sizeof buf, "%lld",
+		    (long long)jint(job, "priority", 10));
+		return xstrdup(buf);
+	case QF_SUBMIT:
+		return time_cell(job, "submit_time");
+	case QF_START:
+		return time_cell(job, "start_time");
+	case QF_END:
+		return time_cell(job, "end_time");
+	case QF_REASON:
+		return dup_or_dash(jstr(job, "reason"));
+	case QF_GPUIDS:
+		s = fmt_int_list(json_object_get(job, "gpu_ids"));
+		if (!*s) {
+			free(s);
+			return xstrdup("-");
+		}
+		return s;
+	case QF_COUNT:
+		break;
+	}
+	return xstrdup("");
+}
+
+char *queue_states_param(const char *s, struct gf_err *e)
+{
+	struct sbuf b = { 0 };
+	const char *p = s;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char word[32];
+		const char *name;
+
+		snprintf(word, sizeof word, "%.*s", (int)(len < 31 ? len : 31), p);
+		name = len < 31 ? state_canonical(word) : NULL;
+		if (!name) {
+			gf_err_set(e, "unknown state '%.*s' (states: Queued/PD, "
+			    "Hold/H, Running/R, Finished/CD, Failed/F, "
+			    "Cancelled/CA, Timeout/TO)", (int)(len > 64 ? 64 : len),
+			    p);
+			sbuf_free(&b);
+			return NULL;
+		}
+		if (b.len)
+			sbuf_addc(&b, ',');
+		sbuf_adds(&b, name);
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	return sbuf_take(&b);
+}
+
+int queue_parse_since(const char *s, time_t now, time_t *out,
+    struct gf_err *e)
+{
+	const char *p = strncmp(s, "now-", 4) == 0 ? s + 4 : s;
+	char *end;
+	long long n;
+	time_t t;
+
+	if (isdigit((unsigned char)*p)) {
+		n = strtoll(p, &end, 10);
+		if (end[0] == '\0' || (end[1] == '\0' && strchr("smhd", end[0]))) {
+			long long mult = end[0] == 's' ? 1 : end[0] == 'h' ? 3600 :
+			    end[0] == 'd' ? 86400 : 60;
+
+			if (n > 100LL * 365 * 86400 / mult)
+				return gf_err_set(e, "invalid time '%s': too far "
+				    "back", s);
+			*out = now - (time_t)(n * mult);
+			return 0;
+		}
+	}
+	if (p != s)
+		return gf_err_set(e, "invalid time '%s': expected now-N[s|m|h|d]",
+		    s);
+	if (gf_parse_begin_time(s, now, &t, e) < 0)
+		return -1;
+	if (t > now && !strchr(s, '-'))
+		t -= 86400; /* a clock time: its last occurrence */
+	if (t > now)
+		return gf_err_set(e, "invalid time '%s': it is in the future", s);
+	*out = t;
+	return 0;
+}
+
+/* ---------- sorting and limiting ---------- */
+
+struct sort_key {
+	const char *field;
+	int reverse;
+	double now;
+};
+
+static double num_key(const json_t *j, const char *field, double now)
+{
+	if (strcmp(field, "id") == 0)
+		return (double)jint(j, "id", 0);
+	if (strcmp(field, "priority") == 0)
+		return (double)jint(j, "priority", 10);
+	if (strcmp(field, "gpus") == 0)
+		return (double)jint(j, "gpus", 0);
+	if (strcmp(field, "submit") == 0)
+		return jnum(j, "submit_time", 0);
+	if (strcmp(field, "start") == 0)
+		return jnum(j, "start_time", 0);
+	if (strcmp(field, "end") == 0)
+		return jnum(j, "end_time", 0);
+	if (strcmp(field, "time") == 0) {
+		double st = jnum(j, "start_time", 0), en = jnum(j, "end_time", 0);
+
+		return st <= 0 ? 0 : (en > 0 ? en : now) - st;
+	}
+	return 0;
+}
+
+static const char *str_key(const json_t *j, const char *field)
+{
+	const char *s = jstr(j, strcmp(field, "state") == 0 ? "state" : field);
+
+	return s ? s : "";
+}
+
+static int is_str_field(const char *f)
+{
+	return strcmp(f, "name") == 0 || strcmp(f, "state") == 0 ||
+	    strcmp(f, "user") == 0 || strcmp(f, "project") == 0;
+}
+
+static int cmp_jobs(const void *a, const void *b, void *arg)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	const struct sort_key *k = arg;
+	int c = 0;
+
+	if (is_str_field(k->field)) {
+		c = strcmp(str_key(x, k->field), str_key(y, k->field));
+	} else {
+		double dx = num_key(x, k->field, k->now);
+		double dy = num_key(y, k->field, k->now);
+
+		c = dx < dy ? -1 : dx > dy;
+	}
+	if (c == 0)
+		c = jint(x, "id", 0) < jint(y, "id", 0) ? -1 :
+		    jint(x, "id", 0) > jint(y, "id", 0);
+	return k->reverse ? -c : c;
+}
+
+int queue_sort(json_t *jobs, const char *field, double now, struct gf_err *e)
+{
+	static const char *const known[] = { "id", "name", "state", "user",
+		"priority", "submit", "start", "end", "time", "gpus",
+		"project" };
+	struct sort_key k = { field, 0, now };
+	size_t i, n = json_array_size(jobs);
+	char lower[32];
+	json_t **v;
+
+	if (*field == '-') {
+		k.reverse = 1;
+		field++;
+	}
+	for (i = 0; field[i] && i < sizeof lower - 1; i++)
+		lower[i] = (char)tolower((unsigned char)field[i]);
+	lower[i] = '\0';
+	if (strcmp(lower, "jobid") == 0)
+		strcpy(lower, "id");
+	for (i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strcmp(lower, known[i]) == 0)
+			break;
+	if (i == sizeof known / sizeof known[0])
+		return gf_err_set(e, "cannot sort by '%s' (fields: id, name, "
+		    "state, user, project, priority, gpus, submit, start, end, "
+		    "time; '-' in front reverses)", field);
+	k.field = known[i];
+	v = xcalloc(n, sizeof *v);
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(jobs, i));
+	qsort_r(v, n, sizeof *v, cmp_jobs, &k);
+	json_array_clear(jobs);
+	for (i = 0; i < n; i++)
+		json_array_append_new(jobs, v[i]);
+	free(v);
+	return 0;
+}
+
+void queue_limit(json_t *jobs, long long n)
+{
+	size_t size = json_array_size(jobs);
+
+	if (n > 0)
+		while (json_array_size(jobs) > (size_t)n)
+			json_array_remove(jobs, json_array_size(jobs) - 1);
+	else if (n < 0 && size > (size_t)-n)
+		while (json_array_size(jobs) > (size_t)-n)
+			json_array_remove(jobs, 0);
+}
+
+/* ---------- dependency tree ---------- */
+
+struct tnode {
+	size_t *kids;
+	int *dotted; /* per kid: a redo/retry link */
+	size_t nkids;
+	int has_parent, done;
+};
+
+static long index_of(const json_t *jobs, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(jobs); i++)
+		if (jint(json_array_get(jobs, i), "id", -1) == id)
+			return (long)i;
+	return -1;
+}
+
+static void add_kid(struct tnode *t, size_t parent, size_t kid, int dotted)
+{
+	struct tnode *p = &t[parent];
+	size_t i;
+
+	for (i = 0; i < p->nkids; i++)
+		if (p->kids[i] == kid)
+			return;
+	p->kids = xrealloc(p->kids, (p->nkids + 1) * sizeof *p->kids);
+	p->dotted = xrealloc(p->dotted, (p->nkids + 1) * sizeof *p->dotted);
+	p->kids[p->nkids] = kid;
+	p->dotted[p->nkids++] = dotted;
+	t[kid].has_parent = 1;
+}
+
+struct tree_out {
+	struct queue_tree_line *v;
+	size_t n;
+};
+
+static void walk(struct tnode *t, size_t at, const char *indent,
+    const char *conn, struct tree_out *out)
+{
+	struct sbuf pre = { 0 }, sub = { 0 };
+	size_t i;
+
+	t[at].done = 1;
+	sbuf_adds(&pre, indent);
+	sbuf_adds(&pre, conn);
+	out->v = xrealloc(out->v, (out->n + 1) * sizeof *out->v);
+	out->v[out->n].job = at;
+	out->v[out->n++].prefix = sbuf_take(&pre);
+	sbuf_adds(&sub, indent);
+	if (*conn)
+		sbuf_adds(&sub, strncmp(conn, "└", strlen("└")) == 0 ?
+		    "  " : "│ ");
+	for (i = 0; i < t[at].nkids; i++) {
+		size_t k = t[at].kids[i], j;
+		int last = 1;
+
+		if (t[k].done)
+			continue;
+		for (j = i + 1; j < t[at].nkids; j++)
+			if (!t[t[at].kids[j]].done)
+				last = 0;
+		walk(t, k, sbuf_str(&sub), t[at].dotted[i] ?
+		    (last ? "└┈" : "├┈") : (last ? "└─" : "├─"), out);
+	}
+	sbuf_free(&sub);
+}
+
+struct queue_tree_line *queue_tree(const json_t *jobs, size_t *n)
+{
+	size_t nj = json_array_size(jobs), i, k;
+	struct tnode *t = xcalloc(nj, sizeof *t);
+	struct tree_out out = { NULL, 0 };
+
+	for (i = 0; i < nj; i++) {
+		const json_t *j = json_array_get(jobs, i);
+		json_t *deps = json_object_get(j, "depends_on");
+		const char *links[] = { "redo_of", "retry_of" };
+
+		for (k = 0; k < json_array_size(deps); k++) {
+			json_t *d = json_array_get(deps, k);
+			long p = json_is_integer(d) ?
+			    index_of(jobs, json_integer_value(d)) : -1;
+
+			if (p >= 0 && (size_t)p != i)
+				add_kid(t, (size_t)p, i, 0);
+		}
+		for (k = 0; k < 2; k++) {
+			long p = jhas(j, links[k]) ?
+			    index_of(jobs, jint(j, links[k], 0)) : -1;
+
+			if (p >= 0 && (size_t)p != i)
+				add_kid(t, (size_t)p, i, 1);
+		}
+	}
+	for (i = 0; i < nj; i++)
+		if (!t[i].has_parent && !t[i].done)
+			walk(t, i, "", "", &out);
+	for (i = 0; i < nj; i++) /* cycles: no root reaches them */
+		if (!t[i].done)
+			walk(t, i, "", "", &out);
+	for (i = 0; i < nj; i++) {
+		free(t[i].kids);
+		free(t[i].dotted);
+	}
+	free(t);
+	*n = out.n;
+	return out.v;
+}
+
+void queue_tree_free(struct queue_tree_line *l, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(l[i].prefix);
+	free(l);
+}
+
+/* ---------- the table ---------- */
+
+static void add_job_row(struct table *t, const json_t *job,
+    const enum qfield *f, size_t nf, double now, const char *prefix)
+{
+	char *cells[QUEUE_MAX_FIELDS] = { 0 };
+	size_t i;
+
+	for (i = 0; i < nf; i++) {
+		cells[i] = queue_field_value(job, f[i], now);
+		if (prefix && f[i] == QF_JOBID) {
+			struct sbuf b = { 0 };
+
+			sbuf_adds(&b, prefix);
+			sbuf_adds(&b, cells[i]);
+			free(cells[i]);
+			cells[i] = sbuf_take(&b);
+		}
+	}
+	table_add_row(t, (const char *const *)cells);
+	for (i = 0; i < nf; i++)
+		free(cells[i]);
+}
+
+struct table *queue_table(const json_t *jobs, const enum qfield *f, size_t nf,
+    enum queue_layout layout, double now)
+{
+	static const char *const order[] = { "Running", "Queued", "Hold",
+		"Finished", "Failed", "Cancelled", "Timeout" };
+	const char *headers[QUEUE_MAX_FIELDS];
+	struct table *t;
+	size_t i, g, n;
+
+	for (i = 0; i < nf; i++)
+		headers[i] = queue_field_header(f[i]);
+	t = table_new(nf, headers);
+	if (layout == QUEUE_TREE) {
+		struct queue_tree_line *l = queue_tree(jobs, &n);
+
+		for (i = 0; i < n; i++)
+			add_job_row(t, json_array_get(jobs, l[i].job), f, nf, now,
+			    l[i].prefix);
+		queue_tree_free(l, n);
+	} else if (layout == QUEUE_GROUP) {
+		char *used = xcalloc(json_array_size(jobs) + 1, 1);
+
+		for (g = 0; g <= sizeof order / sizeof order[0]; g++) {
+			const char *name = g < sizeof order / sizeof order[0] ?
+			    order[g] : NULL;
+			char title[64];
+
+			for (i = 0, n = 0; i < json_array_size(jobs); i++) {
+				const char *s = jstr(json_array_get(jobs, i),
+				    "state");
+
+				if (!used[i] && (!name || (s &&
+				    strcmp(s, name) == 0)))
+					n++;
+			}
+			if (!n)
+				continue;
+			snprintf(title, sizeof title, "== %s (%zu) ==",
+			    name ? name : "Other", n);
+			table_add_section(t, title);
+			for (i = 0; i < json_array_size(jobs); i++) {
+				const json_t *j = json_array_get(jobs, i);
+				const char *s = jstr(j, "state");
+
+				if (used[i] || (name && (!s ||
+				    strcmp(s, name) != 0)))
+					continue;
+				used[i] = 1;
+				add_job_row(t, j, f, nf, now, NULL);
+			}
+		}
+		free(used);
+	} else {
+		for (i = 0; i < json_array_size(jobs); i++)
+			add_job_row(t, json_array_get(jobs, i), f, nf, now, NULL);
+	}
+	return t;
+}
+
+/* ---------- the program ---------- */
+
+enum {
+	Q_ALL, Q_COMPLETED, Q_STATES, Q_JOBS, Q_USER, Q_NAME, Q_PROJECT,
+	Q_LIMIT, Q_SINCE, Q_SORT, Q_TREE, Q_GROUP, Q_TMUX, Q_WATCH,
+	Q_INTERVAL, Q_OUTPUT, Q_FORMAT, Q_CONFIG, Q_HELP, Q_VERSION
+};
+
+static const struct opt_def queue_opts[] = {
+	{ Q_ALL, "all", 'a', 0 }, { Q_COMPLETED, "completed", 'c', 0 },
+	{ Q_STATES, "states", 's', 1 }, { Q_STATES, "state", 0, 1 },
+	{ Q_JOBS, "jobs", 'j', 1 }, { Q_USER, "user", 'u', 1 },
+	{ Q_USER, "users", 0, 1 }, { Q_NAME, "name", 'N', 1 },
+	{ Q_NAME, "names", 0, 1 }, { Q_PROJECT, "project", 'P', 1 },
+	{ Q_LIMIT, "limit", 'n', 1 }, { Q_SINCE, "since", 0, 1 },
+	{ Q_SORT, "sort", 'r', 1 }, { Q_TREE, "tree", 't', 0 },
+	{ Q_GROUP, "group", 'g', 0 }, { Q_TMUX, "tmux", 'T', 0 },
+	{ Q_WATCH, "watch", 'w', 0 }, { Q_INTERVAL, "interval", 0, 1 },
+	{ Q_OUTPUT, "output", 'o', 1 }, { Q_FORMAT, "format", 'f', 1 },
+	{ Q_CONFIG, "config", 0, 1 }, { Q_HELP, "help", 'h', 0 },
+	{ Q_VERSION, "version", 'V', 0 },
+};
+
+static const char queue_help[] =
+"usage: gqueue [options]\n"
+"       gqueue completion bash|zsh|fish\n"
+"\n"
+"List jobs. By default: your active jobs (Queued, Hold, Running).\n"
+"\n"
+"  -a, --all               all states\n"
+"  -c, --completed         ended jobs only (Finished, Failed, Cancelled,\n"
+"                          Timeout)\n"
+"  -s, --states LIST       states by name or code: Running,Queued or R,PD\n"
+"  -j, --jobs IDS          these jobs (42, 1-5, 1,3,@), any state and user\n"
+"  -u, --user USERS|all    these users' jobs (default: yours)\n"
+"  -N, --name NAMES        jobs with these names (comma list)\n"
+"  -P, --project P         jobs of this project\n"
+"  -n, --limit N           the first N jobs; -N: the last N; 0: all\n"
+"      --since TIME        submitted since: 1h, 30m, 2d, now-90s, N minutes,\n"
+"                          HH:MM (today), YYYY-MM-DD[THH:MM]\n"
+"  -r, --sort FIELD        id (default), name, state, user, project,\n"
+"                          priority, gpus, submit, start, end, time;\n"
+"                          -FIELD sorts in reverse\n"
+"  -t, --tree              dependency tree (dotted lines: redo/retry)\n"
+"  -g, --group             group by state\n"
+"  -T, --tmux              only jobs with a live tmux session\n"
+"  -w, --watch             redraw until Ctrl-C\n"
+"      --interval N        seconds between redraws (default 2)\n"
+"  -o, --output FORMAT     table (default), csv, or json (the job objects;\n"
+"                          with -f: the chosen fields)\n"
+"  -f, --format FIELDS     columns, e.g. JOBID,NAME,ST,NODES,NODELIST(REASON)\n"
+"                          Fields: JOBID NAME ST STATE TIME NODES\n"
+"                          NODELIST(REASON) TIMELIMIT MEMORY USER PROJECT\n"
+"                          EXIT PRIORITY SUBMIT START END GPUMEM REASON\n"
+"                          GPUIDS\n"
+"      --config PATH       config file (not needed by the client)\n"
+"  -h, --help              this help\n"
+"  -V, --version           print the version\n"
+"\n"
+"TIME is the run time (H:MM:SS or D-HH:MM:SS), NODES the GPUs asked for,\n"
+"NODELIST(REASON) the GPU indices of a running job, else (why it waits).\n";
+
+struct queue_opts {
+	int all, completed, tree, group, tmux, watch, fields_given;
+	const char *states, *jobs, *users, *names, *project, *since, *sort;
+	long long limit;
+	int64_t interval;
+	enum table_fmt fmt;
+	enum qfield f[QUEUE_MAX_FIELDS];
+	size_t nf;
+};
+
+static int build_query(const struct queue_opts *q, struct sbuf *path,
+    struct gf_err *e)
+{
+	struct sbuf qs = { 0 };
+	char *states = NULL;
+	time_t since;
+
+	if (q->states) {
+		states = queue_states_param(q->states, e);
+		if (!states)
+			return -1;
+		url_add_param(&qs, "states", states);
+		free(states);
+	} else if (q->completed) {
+		url_add_param(&qs, "states", "Finished,Failed,Cancelled,Timeout");
+	} else if (!q->all && !q->jobs) {
+		url_add_param(&qs, "active", "1");
+	}
+	if (q->users)
+		url_add_param(&qs, "users", q->users);
+	else if (q->jobs)
+		url_add_param(&qs, "users", "all");
+	if (q->jobs)
+		url_add_param(&qs, "ids", q->jobs);
+	if (q->names)
+		url_add_param(&qs, "names", q->names);
+	if (q->project)
+		url_add_param(&qs, "project", q->project);
+	if (q->since) {
+		char buf[32];
+
+		if (queue_parse_since(q->since, time(NULL), &since, e) < 0) {
+			sbuf_free(&qs);
+			return -1;
+		}
+		snprintf(buf, sizeof buf, "%lld", (long long)since);
+		url_add_param(&qs, "since", buf);
+	}
+	sbuf_adds(path, "/jobs");
+	sbuf_adds(path, sbuf_str(&qs));
+	sbuf_free(&qs);
+	return 0;
+}
+
+/* Keep only jobs whose tmux session is alive. */
+static void filter_tmux(json_t *jobs)
+{
+	size_t n, i = 0;
+	char **live = tmux_session_names(&n);
+
+	while (i < json_array_size(jobs)) {
+		const char *s = jstr(json_array_get(jobs, i), "tmux_session");
+
+		if (s && strv_contains(live, n, s))
+			i++;
+		else
+			json_array_remove(jobs, i);
+	}
+	strv_free(live, n);
+}
+
+/* One screen: the whole output as text. */
+static char *render(const struct queue_opts *q, struct gf_err *e)
+{
+	struct sbuf path = { 0 };
+	json_t *resp, *jobs;
+	struct table *t;
+	char *text;
+	double now;
+
+	if (build_query(q, &path, e) < 0)
+		return NULL;
+	resp = api_get(path.p, e);
+	sbuf_free(&path);
+	if (!resp)
+		return NULL;
+	now = (double)time(NULL);
+	jobs = json_object_get(resp, "jobs");
+	if (!json_is_array(jobs)) {
+		json_decref(resp);
+		gf_err_set(e, "gflowd's job list has no \"jobs\" array");
+		return NULL;
+	}
+	if (q->tmux)
+		filter_tmux(jobs);
+	if (q->sort && queue_sort(jobs, q->sort, now, e) < 0) {
+		json_decref(resp);
+		return NULL;
+	}
+	queue_limit(jobs, q->limit);
+	if (q->fmt == TABLE_JSON && !q->fields_given) {
+		char *s = json_dumps(jobs, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		struct sbuf b = { 0 };
+
+		sbuf_adds(&b, s ? s : "[]");
+		sbuf_addc(&b, '\n');
+		free(s);
+		json_decref(resp);
+		return sbuf_take(&b);
+	}
+	t = queue_table(jobs, q->f, q->nf, q->fmt != TABLE_TEXT ? QUEUE_FLAT :
+	    q->tree ? QUEUE_TREE : q->group ? QUEUE_GROUP : QUEUE_FLAT, now);
+	text = table_render(t, q->fmt);
+	table_free(t);
+	json_decref(resp);
+	return text;
+}
+
+static int watch(const struct queue_opts *q)
+{
+	struct gf_err e;
+
+	for (;;) {
+		char *text = render(q, &e), stamp[64];
+		time_t now = time(NULL);
+		struct tm tm;
+
+		localtime_r(&now, &tm);
+		strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
+		printf("\033[H\033[2JEvery %llds: gqueue    %s\n\n",
+		    (long long)q->interval, stamp);
+		if (text)
+			fputs(text, stdout);
+		else
+			printf("%s: %s\n", PROG, e.msg);
+		fflush(stdout);
+		free(text);
+		sleep((unsigned)q->interval);
+	}
+	return EXIT_OK;
+}
+
+static int parse_queue_opts(int argc, char **argv, struct queue_opts *q,
+    int *done, struct gf_err *e)
+{
+	struct opt_parser p;
+	const char *val;
+	int id;
+
+	memset(q, 0, sizeof *q);
+	q->interval = 2;
+	queue_parse_fields("JOBID,NAME,ST,TIME,NODES,NODELIST(REASON)", q->f,
+	    &q->nf, NULL);
+	*done = 0;
+	opt_init(&p, argc, argv, 1, queue_opts,
+	    sizeof queue_opts / sizeof queue_opts[0], 1);
+	while ((id = opt_next(&p, &val, e)) != OPT_END) {
+		int64_t n;
+
+		switch (id) {
+		case OPT_ERROR:
+			return -1;
+		case OPT_POSITIONAL:
+			return gf_err_set(e, "unexpected argument '%s'", val);
+		case Q_ALL: q->all = 1; break;
+		case Q_COMPLETED: q->completed = 1; break;
+		case Q_STATES: {
+			char *s = queue_states_param(val, e);
+
+			if (!s)
+				return -1;
+			free(s);
+			q->states = val;
+			break;
+		}
+		case Q_JOBS: {
+			struct gf_jobref_list l;
+
+			if (gf_parse_jobref_list(val, &l, e) < 0)
+				return -1;
+			gf_jobref_list_free(&l);
+			q->jobs = val;
+			break;
+		}
+		case Q_USER: q->users = val; break;
+		case Q_NAME: q->names = val; break;
+		case Q_PROJECT: q->project = val; break;
+		case Q_LIMIT:
+			if (gf_parse_int_range(val, -1000000000, 1000000000,
+			    "limit", &n, e) < 0)
+				return -1;
+			q->limit = n;
+			break;
+		case Q_SINCE: {
+			time_t t;
+
+			if (queue_parse_since(val, time(NULL), &t, e) < 0)
+				return -1;
+			q->since = val;
+			break;
+		}
+		case Q_SORT: {
+			json_t *empty = json_array();
+			int rc = queue_sort(empty, val, 0, e);
+
+			json_decref(empty);
+			if (rc < 0)
+				return -1;
+			q->sort = val;
+			break;
+		}
+		case Q_TREE: q->tree = 1; break;
+		case Q_GROUP: q->group = 1; break;
+		case Q_TMUX: q->tmux = 1; break;
+		case Q_WATCH: q->watch = 1; break;
+		case Q_INTERVAL:
+			if (gf_parse_int_range(val, 1, 86400, "interval",
+			    &q->interval, e) < 0)
+				return -1;
+			break;
+		case Q_OUTPUT:
+			if (table_parse_format(val, &q->fmt, e) < 0)
+				return -1;
+			break;
+		case Q_FORMAT:
+			if (queue_parse_fields(val, q->f, &q->nf, e) < 0)
+				return -1;
+			q->fields_given = 1;
+			break;
+		case Q_CONFIG:
+			if (cmd_check_config(val, e) < 0)
+				return -1;
+			break;
+		case Q_HELP:
+			fputs(queue_help, stdout);
+			*done = 1;
+			return 0;
+		case Q_VERSION:
+			cmd_version();
+			*done = 1;
+			return 0;
+		}
+	}
+	if (q->tree && q->group)
+		return gf_err_set(e, "choose -t (tree) or -g (group), not both");
+	return 0;
+}
+
+static int queue_exec(int argc, char **argv)
+{
+	struct queue_opts q;
+	struct gf_err e = { "" };
+	char *text;
+	int done;
+
+	if (argc >= 2 && strcmp(argv[1], "completion") == 0)
+		return cmd_completion(&cmd_queue, argc - 1, argv + 1);
+	if (parse_queue_opts(argc, argv, &q, &done, &e) < 0)
+		return cmd_usage_error(PROG, &e);
+	if (done)
+		return EXIT_OK;
+	if (q.watch)
+		return watch(&q);
+	text = render(&q, &e);
+	if (!text)
+		return cmd_fail(PROG, &e);
+	fputs(text, stdout);
+	free(text);
+	return EXIT_OK;
+}
+
+const struct command cmd_queue = {
+	"queue", "gqueue", "list jobs", queue_exec,
+	"completion --all -a --completed -c --states -s --jobs -j --user -u "
+	"--name -N --project -P --limit -n --since --sort -r --tree -t "
+	"--group -g --tmux -T --watch -w --interval --output -o --format -f "
+	"--config --help --version",
+};

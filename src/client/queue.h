@@ -1,0 +1,64 @@
+/* queue.h — gqueue's pure parts: the columns (-f), one job object turned
+ * into cells, the query sent to GET /jobs, sorting, limiting and the
+ * dependency tree. The program itself is in queue.c. */
+#ifndef GF_CLIENT_QUEUE_H
+#define GF_CLIENT_QUEUE_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "table.h"
+#include "util.h"
+
+enum qfield {
+	QF_JOBID, QF_NAME, QF_ST, QF_STATE, QF_TIME, QF_NODES, QF_NODELIST,
+	QF_TIMELIMIT, QF_MEMORY, QF_USER, QF_PROJECT, QF_EXIT, QF_PRIORITY,
+	QF_SUBMIT, QF_START, QF_END, QF_GPUMEM, QF_REASON, QF_GPUIDS,
+	QF_COUNT
+};
+
+#define QUEUE_MAX_FIELDS 32
+
+/* "JOBID,NAME,ST,NODES,NODELIST(REASON)" (case-insensitive) -> fields. */
+int queue_parse_fields(const char *s, enum qfield *out, size_t *n,
+    struct gf_err *e);
+const char *queue_field_header(enum qfield f);
+/* The cell of one job (malloc'd). `now` is for the TIME of running jobs. */
+char *queue_field_value(const json_t *job, enum qfield f, double now);
+
+/* "Running,pd" -> "Running,Queued" (malloc'd), naming a bad state. */
+char *queue_states_param(const char *s, struct gf_err *e);
+
+/* --since: a duration back from now ("1h", "30m", "2d", "90s", "N"
+ * minutes, "now-1h") or a begin-time form (a clock time means its last
+ * occurrence). */
+int queue_parse_since(const char *s, time_t now, time_t *out,
+    struct gf_err *e);
+
+/* Sort a JSON array of jobs in place by a field name (id, name, state,
+ * user, priority, submit, start, end, time, gpus, project); a leading '-'
+ * reverses. */
+int queue_sort(json_t *jobs, const char *field, double now, struct gf_err *e);
+/* -n N: keep the first N (N > 0) or the last -N (N < 0); 0 keeps all. */
+void queue_limit(json_t *jobs, long long n);
+
+/* Dependency tree order: for each printed line its job (index into jobs)
+ * and the prefix to show before the id ("├─", "│ └─", ...). Dependencies
+ * use solid lines; redo/retry links dotted ones ("├┈"). */
+struct queue_tree_line {
+	size_t job;
+	char *prefix;
+};
+struct queue_tree_line *queue_tree(const json_t *jobs, size_t *n);
+void queue_tree_free(struct queue_tree_line *l, size_t n);
+
+/* The table of jobs with the given fields: flat, as a tree, or grouped by
+ * state with a title line per group. */
+enum queue_layout { QUEUE_FLAT, QUEUE_TREE, QUEUE_GROUP };
+struct table *queue_table(const json_t *jobs, const enum qfield *f, size_t nf,
+    enum queue_layout layout, double now);
+
+#endif

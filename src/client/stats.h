@@ -1,0 +1,15 @@
+/* stats.h — gstats' pure part: per-user totals of a job list. */
+#ifndef GF_CLIENT_STATS_H
+#define GF_CLIENT_STATS_H
+
+#include <jansson.h>
+
+#include "table.h"
+
+/* USER JOBS RUNNING QUEUED HOLD FINISHED FAILED CANCELLED TIMEOUT
+ * GPU_HOURS, one row per user (sorted by name) and a TOTAL row when there
+ * is more than one user. GPU-hours count GPUs x run time (to `now` for
+ * running jobs). */
+struct table *stats_table(const json_t *jobs, double now);
+
+#endif

@@ -1,0 +1,251 @@
+/* table.c — aligned text tables, CSV and JSON rendering of rows. */
+#include "table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "util.h"
+
+struct row {
+	char **cells; /* NULL for a section row */
+	char *title;
+};
+
+struct table {
+	size_t ncols;
+	char **headers;
+	struct row *rows;
+	size_t nrows, cap;
+};
+
+struct table *table_new(size_t ncols, const char *const *headers)
+{
+	struct table *t = xcalloc(1, sizeof *t);
+	size_t i;
+
+	t->ncols = ncols;
+	t->headers = xcalloc(ncols, sizeof *t->headers);
+	for (i = 0; i < ncols; i++)
+		t->headers[i] = xstrdup(headers[i] ? headers[i] : "");
+	return t;
+}
+
+void table_free(struct table *t)
+{
+	size_t i, j;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nrows; i++) {
+		if (t->rows[i].cells)
+			for (j = 0; j < t->ncols; j++)
+				free(t->rows[i].cells[j]);
+		free(t->rows[i].cells);
+		free(t->rows[i].title);
+	}
+	for (j = 0; j < t->ncols; j++)
+		free(t->headers[j]);
+	free(t->headers);
+	free(t->rows);
+	free(t);
+}
+
+static struct row *new_row(struct table *t)
+{
+	if (t->nrows == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 16;
+		t->rows = xrealloc(t->rows, t->cap * sizeof *t->rows);
+	}
+	memset(&t->rows[t->nrows], 0, sizeof t->rows[0]);
+	return &t->rows[t->nrows++];
+}
+
+void table_add_row(struct table *t, const char *const *cells)
+{
+	struct row *r = new_row(t);
+	size_t j;
+
+	r->cells = xcalloc(t->ncols, sizeof *r->cells);
+	for (j = 0; j < t->ncols; j++)
+		r->cells[j] = xstrdup(cells[j] ? cells[j] : "");
+}
+
+void table_add_section(struct table *t, const char *title)
+{
+	new_row(t)->title = xstrdup(title);
+}
+
+size_t table_nrows(const struct table *t)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->nrows; i++)
+		n += t->rows[i].cells != NULL;
+	return n;
+}
+
+const char *table_cell(const struct table *t, size_t r, size_t c)
+{
+	size_t i;
+
+	if (c >= t->ncols)
+		return NULL;
+	for (i = 0; i < t->nrows; i++) {
+		if (!t->rows[i].cells)
+			continue;
+		if (r-- == 0)
+			return t->rows[i].cells[c];
+	}
+	return NULL;
+}
+
+size_t utf8_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}
+
+/* One text line: cells padded to widths, two spaces apart, no trailing
+ * blanks. */
+static void text_line(struct sbuf *b, char *const *cells, size_t ncols,
+    const size_t *width)
+{
+	size_t j, start = b->len;
+
+	for (j = 0; j < ncols; j++) {
+		size_t w = utf8_width(cells[j]);
+
+		sbuf_adds(b, cells[j]);
+		if (j + 1 < ncols)
+			for (; w < width[j] + 2; w++)
+				sbuf_addc(b, ' ');
+	}
+	while (b->len > start && b->p[b->len - 1] == ' ')
+		b->p[--b->len] = '\0';
+	sbuf_addc(b, '\n');
+}
+
+static char *render_text(const struct table *t)
+{
+	size_t *width = xcalloc(t->ncols, sizeof *width);
+	struct sbuf b = { 0 };
+	size_t i, j;
+
+	for (j = 0; j < t->ncols; j++)
+		width[j] = utf8_width(t->headers[j]);
+	for (i = 0; i < t->nrows; i++)
+		for (j = 0; t->rows[i].cells && j < t->ncols; j++) {
+			size_t w = utf8_width(t->rows[i].cells[j]);
+
+			if (w > width[j])
+				width[j] = w;
+		}
+	text_line(&b, t->headers, t->ncols, width);
+	for (i = 0; i < t->nrows; i++) {
+		if (t->rows[i].cells) {
+			text_line(&b, t->rows[i].cells, t->ncols, width);
+		} else {
+			sbuf_adds(&b, t->rows[i].title);
+			sbuf_addc(&b, '\n');
+		}
+	}
+	free(width);
+	return sbuf_take(&b);
+}
+
+static void csv_cell(struct sbuf *b, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		sbuf_adds(b, s);
+		return;
+	}
+	sbuf_addc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			sbuf_addc(b, '"');
+		sbuf_addc(b, *s);
+	}
+	sbuf_addc(b, '"');
+}
+
+static void csv_line(struct sbuf *b, char *const *cells, size_t ncols)
+{
+	size_t j;
+
+	for (j = 0; j < ncols; j++) {
+		if (j)
+			sbuf_addc(b, ',');
+		csv_cell(b, cells[j]);
+	}
+	sbuf_addc(b, '\n');
+}
+
+static char *render_csv(const struct table *t)
+{
+	struct sbuf b = { 0 };
+	size_t i;
+
+	csv_line(&b, t->headers, t->ncols);
+	for (i = 0; i < t->nrows; i++)
+		if (t->rows[i].cells)
+			csv_line(&b, t->rows[i].cells, t->ncols);
+	return sbuf_take(&b);
+}
+
+static char *render_json(const struct table *t)
+{
+	json_t *arr = json_array();
+	char *s, *out;
+	size_t i, j;
+
+	for (i = 0; i < t->nrows; i++) {
+		json_t *o;
+
+		if (!t->rows[i].cells)
+			continue;
+		o = json_object();
+		for (j = 0; j < t->ncols; j++)
+			json_object_set_new(o, t->headers[j],
+			    json_string(t->rows[i].cells[j]));
+		json_array_append_new(arr, o);
+	}
+	s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(arr);
+	out = xmalloc(strlen(s ? s : "[]") + 2);
+	strcpy(out, s ? s : "[]");
+	strcat(out, "\n");
+	free(s);
+	return out;
+}
+
+char *table_render(const struct table *t, enum table_fmt fmt)
+{
+	switch (fmt) {
+	case TABLE_CSV:
+		return render_csv(t);
+	case TABLE_JSON:
+		return render_json(t);
+	case TABLE_TEXT:
+		break;
+	}
+	return render_text(t);
+}
+
+int table_parse_format(const char *s, enum table_fmt *out, struct gf_err *e)
+{
+	if (strcmp(s, "table") == 0)
+		*out = TABLE_TEXT;
+	else if (strcmp(s, "csv") == 0)
+		*out = TABLE_CSV;
+	else if (strcmp(s, "json") == 0)
+		*out = TABLE_JSON;
+	else
+		return gf_err_set(e, "invalid output format '%s': expected "
+		    "table, json or csv", s);
+	return 0;
+}

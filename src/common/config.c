@@ -1,0 +1,1196 @@
+/* config.c — loading gflow.toml and GFLOW_* overrides (see config.h).
+ *
+ * The known keys live in one table (settings[]); the file walker and the
+ * environment reader both find a key there and hand its value to the same
+ * setter, so a key means the same thing whichever way it is given. A value
+ * comes either as a TOML node or as an environment string (struct src). */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "toml.h"
+
+/* Quota fields of named entries not given yet; they take the default's. */
+#define QUOTA_UNSET INT64_MIN
+
+enum kind {
+	K_STRING,	/* non-empty string */
+	K_INT,		/* int field, min..max */
+	K_INT64,	/* int64_t field, min..max */
+	K_BOOL,
+	K_GPUS,
+	K_STRATEGY,
+	K_EXECUTOR,
+	K_STRLIST,	/* char ** at off, its size_t count at off_n */
+	K_WEBHOOKS,
+};
+
+struct setting {
+	const char *section;	/* "" for the top level */
+	const char *key;
+	enum kind kind;
+	size_t off;		/* field in struct gf_config */
+	int64_t min, max;	/* K_INT, K_INT64 */
+	size_t off_n;		/* K_STRLIST */
+};
+
+#define F(field) offsetof(struct gf_config, field)
+
+static const struct setting settings[] = {
+	{ "", "timezone", K_STRING, F(timezone), 0, 0, 0 },
+	{ "daemon", "host", K_STRING, F(host), 0, 0, 0 },
+	{ "daemon", "port", K_INT, F(port), 1, 65535, 0 },
+	{ "daemon", "gpus", K_GPUS, 0, 0, 0, 0 },
+	{ "daemon", "gpu_allocation_strategy", K_STRATEGY, F(strategy), 0, 0, 0 },
+	{ "daemon", "gpu_poll_interval_secs", K_INT, F(gpu_poll_interval_secs), 1, INT_MAX, 0 },
+	{ "daemon.fair_share", "enabled", K_BOOL, F(fair_share_enabled), 0, 0, 0 },
+	{ "daemon.fair_share", "half_life_secs", K_INT64, F(fair_share_half_life_secs), 1, INT64_MAX, 0 },
+	{ "executor", "type", K_EXECUTOR, F(executor), 0, 0, 0 },
+	{ "projects", "known_projects", K_STRLIST, F(known_projects), 0, 0, F(n_known_projects) },
+	{ "projects", "require_project", K_BOOL, F(require_project), 0, 0, 0 },
+	{ "notifications", "enabled", K_BOOL, F(notifications_enabled), 0, 0, 0 },
+	{ "notifications", "webhooks", K_WEBHOOKS, 0, 0, 0, 0 },
+};
+
+#define NSETTINGS (sizeof settings / sizeof settings[0])
+
+/* Tables that hold settings or other tables. quota.users and
+ * quota.projects hold one table per name. */
+static const char *const sections[] = {
+	"daemon", "daemon.fair_share", "executor", "projects", "notifications",
+	"quota", "quota.default_user", "quota.default_project", "quota.users", "quota.projects",
+};
+
+#define NSECTIONS (sizeof sections / sizeof sections[0])
+
+static const char *const quota_keys[] = { "max_running_jobs", "max_running_gpus", "max_queued_jobs" };
+
+static int64_t *quota_field(struct gf_quota *q, size_t i)
+{
+	return i == 0 ? &q->max_running_jobs : i == 1 ? &q->max_running_gpus : &q->max_queued_jobs;
+}
+
+/* A value: a node of the file, or the text of an environment variable.
+ * A setter that fails may say which part of the value is wrong. */
+struct src {
+	const struct toml_value *v;	/* from the file, or */
+	const char *env;		/* from the environment */
+	const struct toml_value *at;	/* the element an error is about */
+	int line, col;			/* or this position (a key) */
+};
+
+#define QUOTA_WHAT "a non-negative integer or -1 (unlimited)"
+
+
+/* ---------- small helpers ---------- */
+
+static char *xstrdup(const char *s, struct gf_err *e)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		gf_err_set(e, "out of memory");
+	return d;
+}
+
+static void free_strv(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int is_bare(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+			return 0;
+	return 1;
+}
+
+/* s as a TOML key part: bare, or quoted. */
+static void name_show(const char *s, char *out, size_t size)
+{
+	snprintf(out, size, is_bare(s) ? "%.100s" : "\"%.100s\"", s);
+}
+
+/* "[daemon] port", or "timezone" at the top level. */
+static void key_show(const char *section, const char *key, char *out, size_t size)
+{
+	if (*section)
+		snprintf(out, size, "[%.150s] %.100s", section, key);
+	else
+		snprintf(out, size, "%.100s", key);
+}
+
+/* What a value is, for "got ...". */
+static void describe(const struct src *s, char *out, size_t size)
+{
+	const struct toml_value *v = s->at ? s->at : s->v;
+
+	if (!v) {
+		snprintf(out, size, "\"%.80s\"", s->env);
+		return;
+	}
+	switch (toml_type(v)) {
+	case TOML_STRING:
+		snprintf(out, size, "\"%.80s\"", toml_string(v));
+		break;
+	case TOML_INTEGER:
+		snprintf(out, size, "%lld", (long long)toml_integer(v));
+		break;
+	case TOML_FLOAT:
+		snprintf(out, size, "%g", toml_float(v));
+		break;
+	case TOML_BOOLEAN:
+		snprintf(out, size, "%s", toml_boolean(v) ? "true" : "false");
+		break;
+	case TOML_DATETIME:
+		snprintf(out, size, "%.80s", toml_string(v));
+		break;
+	case TOML_ARRAY:
+		snprintf(out, size, "an array");
+		break;
+	case TOML_TABLE:
+		snprintf(out, size, "a table");
+		break;
+	}
+}
+
+static int expected(const struct src *s, const char *what, struct gf_err *e)
+{
+	char got[128];
+
+	describe(s, got, sizeof got);
+	return gf_err_set(e, "expected %s, got %s", what, got);
+}
+
+/* Key i of t, or NULL when it holds a NUL byte (no gflow key does). */
+static const char *key_at(const struct toml_value *t, size_t i)
+{
+	const char *k = toml_table_key(t, i);
+
+	return strlen(k) == toml_table_key_len(t, i) ? k : NULL;
+}
+
+/* A string value without NUL bytes, or NULL. */
+static const char *plain_string(const struct toml_value *v)
+{
+	if (toml_type(v) != TOML_STRING || strlen(toml_string(v)) != toml_string_len(v))
+		return NULL;
+	return toml_string(v);
+}
+
+/* Decimal integer text: optional sign, digits, nothing else. */
+static int env_int(const char *s, int64_t *out)
+{
+	int neg = 0;
+	uint64_t v = 0, limit;
+
+	if (*s == '+' || *s == '-')
+		neg = *s++ == '-';
+	if (!*s)
+		return -1;
+	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; *s; s++) {
+		unsigned d;
+
+		if (*s < '0' || *s > '9')
+			return -1;
+		d = (unsigned)(*s - '0');
+		if (v > (limit - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	if (neg)
+		*out = v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v;
+	else
+		*out = (int64_t)v;
+	return 0;
+}
+
+/* ---------- GPU lists ---------- */
+
+/* One index 0..63 in s[0..len). */
+static int gpu_index(const char *spec, const char *s, size_t len, unsigned *out, struct gf_err *e)
+{
+	unsigned v = 0;
+	size_t i;
+
+	if (len == 0 || len > 6)
+		goto bad;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			goto bad;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	if (v >= GF_MAX_GPUS)
+		return gf_err_set(e, "invalid GPU list '%.100s': GPU index %u is out of range (0..%d)", spec, v,
+		    GF_MAX_GPUS - 1);
+	*out = v;
+	return 0;
+bad:
+	return gf_err_set(e, "invalid GPU list '%.100s': '%.*s' is not a GPU index", spec,
+	    (int)(len > 50 ? 50 : len), s);
+}
+
+/* "all", or indices and ranges joined by commas: "0", "0,2", "0-3", "0-1,3". */
+static int parse_gpu_spec(const char *spec, uint64_t *mask, struct gf_err *e)
+{
+	const char *p = spec;
+	uint64_t m = 0;
+
+	if (!strcasecmp(spec, "all")) {
+		*mask = UINT64_MAX;
+		return 0;
+	}
+	if (!*spec)
+		return gf_err_set(e, "invalid GPU list '': expected e.g. 0, 0,2, 0-3 or all");
+	for (;;) {
+		size_t len = strcspn(p, ","), dash;
+		unsigned lo, hi, i;
+
+		while (len && *p == ' ')
+			p++, len--;
+		while (len && p[len - 1] == ' ')
+			len--;
+		dash = 0;
+		while (dash < len && p[dash] != '-')
+			dash++;
+		if (dash < len) {
+			if (gpu_index(spec, p, dash, &lo, e) ||
+			    gpu_index(spec, p + dash + 1, len - dash - 1, &hi, e))
+				return -1;
+			if (lo > hi)
+				return gf_err_set(e, "invalid GPU list '%.100s': range '%.*s' runs backwards", spec,
+				    (int)len, p);
+		} else {
+			if (gpu_index(spec, p, len, &lo, e))
+				return -1;
+			hi = lo;
+		}
+		for (i = lo; i <= hi; i++) {
+			if (m & (UINT64_C(1) << i))
+				return gf_err_set(e, "invalid GPU list '%.100s': GPU %u is listed twice", spec, i);
+			m |= UINT64_C(1) << i;
+		}
+		p += strcspn(p, ",");
+		if (!*p)
+			break;
+		p++;
+	}
+	*mask = m;
+	return 0;
+}
+
+/* ---------- setters ---------- */
+
+static int get_string(struct src *s, char **out, struct gf_err *e)
+{
+	const char *v = s->env;
+	char *copy;
+
+	if (s->v && !(v = plain_string(s->v)))
+		return expected(s, "a string", e);
+	if (!*v)
+		return gf_err_set(e, "must not be empty");
+	if (!(copy = xstrdup(v, e)))
+		return -1;
+	free(*out);
+	*out = copy;
+	return 0;
+}
+
+/* An integer min..max; what names the range in the message (NULL: say it). */
+static int get_int(struct src *s, int64_t min, int64_t max, const char *what, int64_t *out,
+    struct gf_err *e)
+{
+	char buf[96];
+	int64_t v = 0;
+	int ok;
+
+	if (!what) {
+		if (max == INT64_MAX || max == INT_MAX)
+			snprintf(buf, sizeof buf, "an integer of at least %lld", (long long)min);
+		else
+			snprintf(buf, sizeof buf, "an integer between %lld and %lld", (long long)min,
+			    (long long)max);
+		what = buf;
+	}
+	if (s->v) {
+		ok = toml_type(s->v) == TOML_INTEGER;
+		v = toml_integer(s->v);
+	} else {
+		ok = env_int(s->env, &v) == 0;
+	}
+	if (!ok || v < min || v > max)
+		return expected(s, what, e);
+	*out = v;
+	return 0;
+}
+
+static int get_bool(struct src *s, int *out, struct gf_err *e)
+{
+	static const char *const yes[] = { "true", "1", "yes", "on" }, *const no[] = { "false", "0", "no", "off" };
+	size_t i;
+
+	if (s->v) {
+		if (toml_type(s->v) != TOML_BOOLEAN)
+			return expected(s, "true or false", e);
+		*out = toml_boolean(s->v);
+		return 0;
+	}
+	for (i = 0; i < 4; i++) {
+		if (!strcasecmp(s->env, yes[i])) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcasecmp(s->env, no[i])) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return expected(s, "true or false (or 1/0, yes/no)", e);
+}
+
+/* One of names[0..n), as its index. The environment may use any case. */
+static int get_choice(struct src *s, const char *const *names, size_t n, int *out, struct gf_err *e)
+{
+	const char *v = s->v ? plain_string(s->v) : s->env;
+	char what[128];
+	size_t i;
+
+	for (i = 0; v && i < n; i++) {
+		if (s->v ? !strcmp(v, names[i]) : !strcasecmp(v, names[i])) {
+			*out = (int)i;
+			return 0;
+		}
+	}
+	snprintf(what, sizeof what, "\"%s\" or \"%s\"", names[0], names[1]);
+	return expected(s, what, e);
+}
+
+static int strlist_push(char ***v, size_t *n, const char *s, size_t len, struct gf_err *e)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+
+	if (!nv)
+		return gf_err_set(e, "out of memory");
+	*v = nv;
+	if (!(nv[*n] = strndup(s, len)))
+		return gf_err_set(e, "out of memory");
+	(*n)++;
+	return 0;
+}
+
+/* Add a list entry unless it is empty or already there. */
+static int strlist_add(char ***v, size_t *n, const char *s, size_t len, struct gf_err *e)
+{
+	size_t i;
+
+	if (len == 0)
+		return gf_err_set(e, "entries must not be empty");
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return gf_err_set(e, "entries must not hold control characters");
+	for (i = 0; i < *n; i++)
+		if (strlen((*v)[i]) == len && !memcmp((*v)[i], s, len))
+			return gf_err_set(e, "'%.*s' is listed twice", (int)(len > 100 ? 100 : len), s);
+	return strlist_push(v, n, s, len, e);
+}
+
+/* An array of strings, or in the environment a comma-separated list. */
+static int get_strlist(struct src *s, char ***out, size_t *nout, struct gf_err *e)
+{
+	char **v = NULL;
+	size_t n = 0, i;
+
+	if (s->v) {
+		if (toml_type(s->v) != TOML_ARRAY)
+			return expected(s, "an array of strings", e);
+		for (i = 0; i < toml_array_len(s->v); i++) {
+			const struct toml_value *it = toml_array_at(s->v, i);
+			const char *str = plain_string(it);
+
+			s->at = it;
+			if (!str) {
+				expected(s, "an array of strings", e);
+				goto fail;
+			}
+			if (strlist_add(&v, &n, str, strlen(str), e))
+				goto fail;
+		}
+		s->at = NULL;
+	} else if (*s->env) {
+		const char *p = s->env;
+
+		for (;;) {
+			size_t len = strcspn(p, ",");
+			const char *q = p;
+
+			while (len && *q == ' ')
+				q++, len--;
+			while (len && q[len - 1] == ' ')
+				len--;
+			if (strlist_add(&v, &n, q, len, e))
+				goto fail;
+			p += strcspn(p, ",");
+			if (!*p)
+				break;
+			p++;
+		}
+	}
+	free_strv(*out, *nout);
+	*out = v;
+	*nout = n;
+	return 0;
+fail:
+	free_strv(v, n);
+	return -1;
+}
+
+/* An array of integers 0..63, or a string spec such as "0-3" or "all". */
+static int get_gpus(struct src *s, struct gf_config *c, struct gf_err *e)
+{
+	uint64_t m = 0;
+	size_t i;
+
+	if (s->env || toml_type(s->v) == TOML_STRING) {
+		const char *spec = s->env ? s->env : plain_string(s->v);
+
+		if (!spec)
+			return expected(s, "an array of GPU indices or a string such as \"0-3\"", e);
+		if (parse_gpu_spec(spec, &m, e))
+			return -1;
+	} else if (toml_type(s->v) == TOML_ARRAY) {
+		for (i = 0; i < toml_array_len(s->v); i++) {
+			const struct toml_value *it = toml_array_at(s->v, i);
+			int64_t g;
+
+			s->at = it;
+			if (toml_type(it) != TOML_INTEGER || (g = toml_integer(it)) < 0 || g >= GF_MAX_GPUS)
+				return expected(s, "GPU indices between 0 and 63", e);
+			if (m & (UINT64_C(1) << g))
+				return gf_err_set(e, "GPU %lld is listed twice", (long long)g);
+			m |= UINT64_C(1) << g;
+		}
+		s->at = NULL;
+	} else {
+		return expected(s, "an array of GPU indices or a string such as \"0-3\"", e);
+	}
+	c->gpus_set = 1;
+	c->gpus_mask = m;
+	return 0;
+}
+
+static void free_webhooks(struct gf_webhook *w, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(w[i].url);
+		free_strv(w[i].events, w[i].n_events);
+		free_strv(w[i].filter_users, w[i].n_filter_users);
+	}
+	free(w);
+}
+
+/* Where a setter's error points: the value, or a part of it. */
+static const struct toml_value *src_node(const struct src *s)
+{
+	return s->at ? s->at : s->v;
+}
+
+/* One webhook table into w. */
+static int get_webhook(struct src *s, const struct toml_value *t, struct gf_webhook *w, struct gf_err *e)
+{
+	size_t i;
+
+	for (i = 0; i < toml_table_len(t); i++) {
+		const char *k = key_at(t, i);
+		struct src item = { .v = toml_table_at(t, i) };
+		int rc;
+
+		if (!k) {
+			rc = -1;	/* unknown, below */
+		} else if (!strcmp(k, "url")) {
+			rc = get_string(&item, &w->url, e);
+			if (!rc && strncmp(w->url, "http://", 7) && strncmp(w->url, "https://", 8))
+				rc = expected(&item, "an http:// or https:// URL", e);
+		} else if (!strcmp(k, "events")) {
+			rc = get_strlist(&item, &w->events, &w->n_events, e);
+		} else if (!strcmp(k, "filter_users")) {
+			rc = get_strlist(&item, &w->filter_users, &w->n_filter_users, e);
+		} else {
+			k = NULL;
+		}
+		if (!k) {
+			s->line = toml_table_key_line(t, i);
+			s->col = toml_table_key_col(t, i);
+			return gf_err_set(e, "unknown key '%.100s' (known: url, events, filter_users)",
+			    toml_table_key(t, i));
+		}
+		if (rc) {
+			s->at = src_node(&item);
+			return gf_err_prefix(e, "%s", k);
+		}
+	}
+	if (!w->url) {
+		s->at = t;
+		return gf_err_set(e, "url is required");
+	}
+	return 0;
+}
+
+/* An array of tables: [[notifications.webhooks]] or webhooks = [{...}]. */
+static int get_webhooks(struct src *s, struct gf_config *c, struct gf_err *e)
+{
+	struct gf_webhook *w;
+	size_t n, i;
+
+	if (!s->v)
+		return gf_err_set(e, "webhooks can only be set in the config file");
+	if (toml_type(s->v) != TOML_ARRAY)
+		return expected(s, "an array of tables ([[notifications.webhooks]])", e);
+	n = toml_array_len(s->v);
+	w = calloc(n ? n : 1, sizeof *w);
+	if (!w)
+		return gf_err_set(e, "out of memory");
+	for (i = 0; i < n; i++) {
+		const struct toml_value *t = toml_array_at(s->v, i);
+
+		if (toml_type(t) != TOML_TABLE) {
+			s->at = t;
+			expected(s, "an array of tables ([[notifications.webhooks]])", e);
+			goto fail;
+		}
+		if (get_webhook(s, t, &w[i], e)) {
+			gf_err_prefix(e, "webhook %zu", i + 1);
+			goto fail;
+		}
+	}
+	free_webhooks(c->webhooks, c->n_webhooks);
+	c->webhooks = w;
+	c->n_webhooks = n;
+	return 0;
+fail:
+	free_webhooks(w, n);
+	return -1;
+}
+
+static int apply(const struct setting *st, struct src *s, struct gf_config *c, struct gf_err *e)
+{
+	static const char *const strategies[] = { "sequential", "random" };
+	static const char *const executors[] = { "tmux", "process" };
+	char *field = (char *)c + st->off;
+	int64_t v;
+	int i;
+
+	switch (st->kind) {
+	case K_STRING:
+		return get_string(s, (char **)field, e);
+	case K_INT:
+		if (get_int(s, st->min, st->max, NULL, &v, e))
+			return -1;
+		*(int *)field = (int)v;
+		return 0;
+	case K_INT64:
+		return get_int(s, st->min, st->max, NULL, (int64_t *)field, e);
+	case K_BOOL:
+		return get_bool(s, (int *)field, e);
+	case K_GPUS:
+		return get_gpus(s, c, e);
+	case K_STRATEGY:
+		if (get_choice(s, strategies, 2, &i, e))
+			return -1;
+		c->strategy = i ? GF_STRATEGY_RANDOM : GF_STRATEGY_SEQUENTIAL;
+		return 0;
+	case K_EXECUTOR:
+		if (get_choice(s, executors, 2, &i, e))
+			return -1;
+		c->executor = i ? GF_EXEC_PROCESS : GF_EXEC_TMUX;
+		return 0;
+	case K_STRLIST:
+		return get_strlist(s, (char ***)field, (size_t *)((char *)c + st->off_n), e);
+	case K_WEBHOOKS:
+		return get_webhooks(s, c, e);
+	}
+	return gf_err_set(e, "unhandled setting");
+}
+
+static int get_quota(struct src *s, int64_t *out, struct gf_err *e)
+{
+	return get_int(s, -1, INT64_MAX, QUOTA_WHAT, out, e);
+}
+
+/* ---------- lookups ---------- */
+
+static const struct setting *find_setting(const char *section, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < NSETTINGS; i++)
+		if (!strcmp(settings[i].section, section) && !strcmp(settings[i].key, key))
+			return &settings[i];
+	return NULL;
+}
+
+static int is_section(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NSECTIONS; i++)
+		if (!strcmp(sections[i], name))
+			return 1;
+	return 0;
+}
+
+static int quota_key(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(quota_keys[i], key))
+			return (int)i;
+	return -1;
+}
+
+/* The quota entry for name in a named list, added when missing. */
+static struct gf_quota *named_quota(struct gf_named_quota **list, size_t *n, const char *name,
+    struct gf_err *e)
+{
+	struct gf_named_quota *nl;
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*list)[i].name, name))
+			return &(*list)[i].q;
+	nl = realloc(*list, (*n + 1) * sizeof *nl);
+	if (!nl) {
+		gf_err_set(e, "out of memory");
+		return NULL;
+	}
+	*list = nl;
+	if (!(nl[*n].name = xstrdup(name, e)))
+		return NULL;
+	nl[*n].q.max_running_jobs = nl[*n].q.max_running_gpus = nl[*n].q.max_queued_jobs = QUOTA_UNSET;
+	return &nl[(*n)++].q;
+}
+
+/* The quota a section names: quota.default_user, quota.default_project,
+ * or quota.users / quota.projects with a name. */
+static struct gf_quota *quota_for(struct gf_config *c, const char *section, const char *name,
+    struct gf_err *e)
+{
+	if (!strcmp(section, "quota.default_user"))
+		return &c->quota_default_user;
+	if (!strcmp(section, "quota.default_project"))
+		return &c->quota_default_project;
+	if (!strcmp(section, "quota.users"))
+		return named_quota(&c->quota_users, &c->n_quota_users, name, e);
+	return named_quota(&c->quota_projects, &c->n_quota_projects, name, e);
+}
+
+/* Fill unset fields of named quotas from the defaults. */
+static void finish_quotas(struct gf_named_quota *list, size_t n, const struct gf_quota *def)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 3; k++)
+			if (*quota_field(&list[i].q, k) == QUOTA_UNSET)
+				*quota_field(&list[i].q, k) = *quota_field((struct gf_quota *)def, k);
+}
+
+/* "host, port, ..." for the keys and sub-tables of section. */
+static void known_keys(const char *section, char *out, size_t size)
+{
+	size_t i, n = 0, slen = strlen(section);
+
+	out[0] = '\0';
+	for (i = 0; i < NSETTINGS && n < size; i++)
+		if (!strcmp(settings[i].section, section))
+			n += (size_t)snprintf(out + n, size - n, "%s%s", n ? ", " : "", settings[i].key);
+	for (i = 0; i < NSECTIONS && n < size; i++) {
+		const char *sub = sections[i];
+
+		/* Only the tables right below section. */
+		if (slen) {
+			if (strncmp(sub, section, slen) || sub[slen] != '.')
+				continue;
+			sub += slen + 1;
+		}
+		if (strchr(sub, '.'))
+			continue;
+		n += (size_t)snprintf(out + n, size - n, "%s[%s]", n ? ", " : "", sections[i]);
+	}
+}
+
+/* ---------- the file ---------- */
+
+struct loader {
+	struct gf_config *c;
+	const char *path;
+	struct gf_err *e;
+};
+
+/* "<path>: line L, column C: " before the message in e. */
+static int at(struct loader *L, const struct toml_value *v)
+{
+	return gf_err_prefix(L->e, "%s: line %d, column %d", L->path, toml_line(v), toml_col(v));
+}
+
+/* The same, where a setter's error points. */
+static int at_src(struct loader *L, const struct src *s)
+{
+	if (s->line)
+		return gf_err_prefix(L->e, "%s: line %d, column %d", L->path, s->line, s->col);
+	return at(L, src_node(s));
+}
+
+static int at_key(struct loader *L, const struct toml_value *t, size_t i)
+{
+	return gf_err_prefix(L->e, "%s: line %d, column %d", L->path, toml_table_key_line(t, i),
+	    toml_table_key_col(t, i));
+}
+
+static int walk(struct loader *L, const char *section, const struct toml_value *t);
+
+/* [quota.default_user], [quota.users.<name>] and the like. */
+static int walk_quota(struct loader *L, const char *section, const char *name, const char *show,
+    const struct toml_value *t)
+{
+	struct gf_quota *q = quota_for(L->c, section, name, L->e);
+	size_t i;
+	int k;
+
+	if (!q)
+		return -1;
+	for (i = 0; i < toml_table_len(t); i++) {
+		struct src s = { .v = toml_table_at(t, i) };
+		const char *key = key_at(t, i);
+
+		if (!key || (k = quota_key(key)) < 0) {
+			gf_err_set(L->e, "unknown key '%.100s' in [%s] (known keys: %s, %s, %s)",
+			    toml_table_key(t, i), show, quota_keys[0], quota_keys[1], quota_keys[2]);
+			return at_key(L, t, i);
+		}
+		if (get_quota(&s, quota_field(q, (size_t)k), L->e)) {
+			gf_err_prefix(L->e, "[%s] %s", show, key);
+			return at(L, s.v);
+		}
+	}
+	return 0;
+}
+
+/* [quota.users] / [quota.projects]: one table per name. */
+static int walk_names(struct loader *L, const char *section, const struct toml_value *t)
+{
+	char show[300], name[128];
+	size_t i;
+
+	for (i = 0; i < toml_table_len(t); i++) {
+		const struct toml_value *v = toml_table_at(t, i);
+		const char *key = key_at(t, i);
+
+		if (!key || !*key) {
+			gf_err_set(L->e, "[%s]: a name must not be empty or hold a NUL byte", section);
+			return at_key(L, t, i);
+		}
+		name_show(key, name, sizeof name);
+		snprintf(show, sizeof show, "%s.%s", section, name);
+		if (toml_type(v) != TOML_TABLE) {
+			struct src s = { .v = v };
+
+			expected(&s, "a table", L->e);
+			gf_err_prefix(L->e, "[%s]", show);
+			return at(L, v);
+		}
+		if (walk_quota(L, section, key, show, v))
+			return -1;
+	}
+	return 0;
+}
+
+static int walk(struct loader *L, const char *section, const struct toml_value *t)
+{
+	char child[128], known[512], show[256];
+	size_t i;
+
+	for (i = 0; i < toml_table_len(t); i++) {
+		const struct toml_value *v = toml_table_at(t, i);
+		const char *key = key_at(t, i);
+		const struct setting *st = key ? find_setting(section, key) : NULL;
+		struct src s = { .v = v };
+
+		snprintf(child, sizeof child, "%s%s%.100s", section, *section ? "." : "", toml_table_key(t, i));
+		if (st) {
+			if (apply(st, &s, L->c, L->e)) {
+				key_show(section, key, show, sizeof show);
+				gf_err_prefix(L->e, "%s", show);
+				return at_src(L, &s);
+			}
+			continue;
+		}
+		if (!key || !is_section(child)) {
+			known_keys(section, known, sizeof known);
+			if (toml_type(v) == TOML_TABLE)
+				gf_err_set(L->e, "unknown section [%s] (known here: %s)", child, known);
+			else if (*section)
+				gf_err_set(L->e, "unknown key '%.100s' in [%s] (known keys: %s)",
+				    toml_table_key(t, i), section, known);
+			else
+				gf_err_set(L->e, "unknown key '%.100s' (known: %s)", toml_table_key(t, i), known);
+			return at_key(L, t, i);
+		}
+		if (toml_type(v) != TOML_TABLE) {
+			expected(&s, "a table", L->e);
+			gf_err_prefix(L->e, "[%s]", child);
+			return at(L, v);
+		}
+		if (!strcmp(child, "quota.users") || !strcmp(child, "quota.projects")) {
+			if (walk_names(L, child, v))
+				return -1;
+		} else if (!strncmp(child, "quota.", 6)) {
+			if (walk_quota(L, child, NULL, child, v))
+				return -1;
+		} else if (walk(L, child, v)) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Read all of path into *text. A missing file sets *missing when allowed. */
+static int read_file(const char *path, int must_exist, char **text, size_t *len, int *missing,
+    struct gf_err *e)
+{
+	struct stat st;
+	size_t cap, n = 0;
+	char *buf;
+	int fd;
+
+	*missing = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT && !must_exist) {
+			*missing = 1;
+			return 0;
+		}
+		return gf_err_set(e, "cannot read config file %s: %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return gf_err_set(e, "cannot read config file %s: not a regular file", path);
+	}
+	if (st.st_size > (off_t)TOML_MAX_SIZE) {
+		close(fd);
+		return gf_err_set(e, "config file %s is too large (over %u bytes)", path, TOML_MAX_SIZE);
+	}
+	cap = (size_t)st.st_size + 1;
+	if (!(buf = malloc(cap))) {
+		close(fd);
+		return gf_err_set(e, "out of memory");
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			/* The file grew while we read it; TOML_MAX_SIZE still bounds it. */
+			char *nb = cap > TOML_MAX_SIZE ? NULL : realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return gf_err_set(e, "config file %s is too large (over %u bytes)", path, TOML_MAX_SIZE);
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = errno;
+
+			free(buf);
+			close(fd);
+			return gf_err_set(e, "cannot read config file %s: %s", path, strerror(err));
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+static int load_file(struct gf_config *c, const char *path, int must_exist, struct gf_err *e)
+{
+	struct loader L = { c, path, e };
+	struct toml_value *root;
+	char *text = NULL;
+	size_t len = 0;
+	int missing, rc;
+
+	if (read_file(path, must_exist, &text, &len, &missing, e))
+		return -1;
+	if (missing)
+		return 0;
+	root = toml_parse(text, len, e);
+	free(text);
+	if (!root)
+		return gf_err_prefix(e, "%s", path);
+	if (!(c->path = xstrdup(path, e))) {
+		toml_free(root);
+		return -1;
+	}
+	rc = walk(&L, "", root);
+	toml_free(root);
+	return rc;
+}
+
+/* ---------- the environment ---------- */
+
+static const char *env_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (!strncmp(*envp, name, n) && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/* Where the config file is when --config is not given. */
+static int default_path(char *const *envp, char *out, size_t size, struct gf_err *e)
+{
+	const char *xdg = env_get(envp, "XDG_CONFIG_HOME"), *home = env_get(envp, "HOME");
+	int n;
+
+	out[0] = '\0';
+	if (xdg && xdg[0] == '/') {
+		n = snprintf(out, size, "%s/gflow/gflow.toml", xdg);
+	} else {
+		if (!home || !*home) {
+			struct passwd *pw = getpwuid(getuid());
+
+			if (!pw || !pw->pw_dir || !*pw->pw_dir)
+				return 0;	/* no home: defaults only */
+			home = pw->pw_dir;
+		}
+		n = snprintf(out, size, "%s/.config/gflow/gflow.toml", home);
+	}
+	if (n < 0 || (size_t)n >= size)
+		return gf_err_set(e, "config file path too long");
+	return 0;
+}
+
+#define ENV_PARTS 8
+
+/* One GFLOW_* variable: name is what follows "GFLOW_" up to '='. */
+static int apply_env(struct gf_config *c, const char *var, const char *name, size_t nlen, const char *value,
+    struct gf_err *e)
+{
+	char buf[256], orig[256], *parts[ENV_PARTS], *oparts[ENV_PARTS], section[256], show[300];
+	struct src s = { .env = value };
+	const struct setting *st;
+	size_t i, n = 0, off = 0;
+	char *p;
+
+	if (nlen >= sizeof buf)
+		return gf_err_set(e, "unknown config variable %.100s...", var);
+	memcpy(orig, name, nlen);
+	orig[nlen] = '\0';
+	for (i = 0; i < nlen; i++)
+		buf[i] = (char)tolower((unsigned char)name[i]);
+	buf[nlen] = '\0';
+	for (p = buf; n < ENV_PARTS; n++) {
+		char *sep = strstr(p, "__");
+
+		parts[n] = p;
+		oparts[n] = orig + (p - buf);
+		if (!sep) {
+			n++;
+			break;
+		}
+		*sep = '\0';
+		orig[sep - buf] = '\0';
+		p = sep + 2;
+	}
+	if (n == ENV_PARTS)
+		goto unknown;
+	for (i = 0; i < n; i++)
+		if (!*parts[i])
+			goto unknown;
+	/* GFLOW_QUOTA__USERS__<name>__<KEY>: the name keeps its case. */
+	if (n == 4 && !strcmp(parts[0], "quota") && (!strcmp(parts[1], "users") || !strcmp(parts[1], "projects"))) {
+		int k = quota_key(parts[3]);
+		struct gf_quota *q;
+
+		if (k < 0)
+			goto unknown;
+		snprintf(section, sizeof section, "quota.%s", parts[1]);
+		if (!(q = quota_for(c, section, oparts[2], e)))
+			return -1;
+		snprintf(show, sizeof show, "[quota.%s.%.100s] %s", parts[1], oparts[2], parts[3]);
+		if (get_quota(&s, quota_field(q, (size_t)k), e))
+			return gf_err_prefix(e, "environment %s: %s", var, show);
+		return 0;
+	}
+	section[0] = '\0';
+	for (i = 0; i + 1 < n; i++)
+		off += (size_t)snprintf(section + off, sizeof section - off, "%s%s", i ? "." : "", parts[i]);
+	if (!strcmp(section, "quota.default_user") || !strcmp(section, "quota.default_project")) {
+		int k = quota_key(parts[n - 1]);
+
+		if (k < 0)
+			goto unknown;
+		if (get_quota(&s, quota_field(quota_for(c, section, NULL, e), (size_t)k), e))
+			return gf_err_prefix(e, "environment %s: [%s] %s", var, section, parts[n - 1]);
+		return 0;
+	}
+	if (!(st = find_setting(section, parts[n - 1])))
+		goto unknown;
+	if (apply(st, &s, c, e)) {
+		key_show(section, parts[n - 1], show, sizeof show);
+		return gf_err_prefix(e, "environment %s: %s", var, show);
+	}
+	if (st->kind == K_GPUS)
+		snprintf(c->gpus_source, sizeof c->gpus_source, "env %.55s", var);
+	return 0;
+unknown:
+	return gf_err_set(e, "unknown config variable %.100s: no such key in gflow.toml (e.g. "
+	    "GFLOW_DAEMON__PORT for [daemon] port)", var);
+}
+
+static int load_env(struct gf_config *c, char *const *envp, struct gf_err *e)
+{
+	for (; envp && *envp; envp++) {
+		const char *kv = *envp, *eq = strchr(kv, '='), *name = kv + 6;
+		char var[128];
+		size_t nlen;
+
+		if (strncmp(kv, "GFLOW_", 6) || !eq)
+			continue;
+		nlen = (size_t)(eq - name);
+		snprintf(var, sizeof var, "%.*s", (int)(eq - kv), kv);
+		if (nlen == 8 && !strncasecmp(name, "TIMEZONE", 8)) {
+			struct src s = { .env = eq + 1 };
+
+			if (get_string(&s, &c->timezone, e))
+				return gf_err_prefix(e, "environment %s: timezone", var);
+			continue;
+		}
+		/* Other GFLOW_ names (GFLOW_SOCKET, GFLOW_JOB_ID, ...) are not config. */
+		if (!memmem(name, nlen, "__", 2))
+			continue;
+		if (apply_env(c, var, name, nlen, eq + 1, e))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---------- public ---------- */
+
+void gf_config_defaults(struct gf_config *c)
+{
+	static const struct gf_quota unlimited = { -1, -1, -1 };
+
+	memset(c, 0, sizeof *c);
+	c->host = strdup("localhost");
+	c->port = GF_DEFAULT_PORT;
+	c->strategy = GF_STRATEGY_SEQUENTIAL;
+	c->gpu_poll_interval_secs = 10;
+	c->fair_share_half_life_secs = 86400;
+	c->executor = GF_EXEC_TMUX;
+	c->quota_default_user = unlimited;
+	c->quota_default_project = unlimited;
+}
+
+int gf_config_load(const char *explicit_path, char *const *envp, struct gf_config *c,
+    struct gf_err *e)
+{
+	char path[4096];
+
+	gf_config_defaults(c);
+	if (!c->host) {
+		gf_err_set(e, "out of memory");
+		goto fail;
+	}
+	if (explicit_path) {
+		if (load_file(c, explicit_path, 1, e))
+			goto fail;
+	} else {
+		if (default_path(envp, path, sizeof path, e))
+			goto fail;
+		if (path[0] && load_file(c, path, 0, e))
+			goto fail;
+	}
+	if (c->gpus_set)
+		snprintf(c->gpus_source, sizeof c->gpus_source, "config");
+	if (load_env(c, envp, e))
+		goto fail;
+	finish_quotas(c->quota_users, c->n_quota_users, &c->quota_default_user);
+	finish_quotas(c->quota_projects, c->n_quota_projects, &c->quota_default_project);
+	return 0;
+fail:
+	gf_config_free(c);
+	return -1;
+}
+
+void gf_config_free(struct gf_config *c)
+{
+	size_t i;
+
+	free(c->path);
+	free(c->host);
+	free(c->timezone);
+	free_strv(c->known_projects, c->n_known_projects);
+	for (i = 0; i < c->n_quota_users; i++)
+		free(c->quota_users[i].name);
+	free(c->quota_users);
+	for (i = 0; i < c->n_quota_projects; i++)
+		free(c->quota_projects[i].name);
+	free(c->quota_projects);
+	free_webhooks(c->webhooks, c->n_webhooks);
+	memset(c, 0, sizeof *c);
+}
+
+static const struct gf_quota *find_quota(const struct gf_named_quota *list, size_t n, const char *name,
+    const struct gf_quota *def)
+{
+	size_t i;
+
+	for (i = 0; name && i < n; i++)
+		if (!strcmp(list[i].name, name))
+			return &list[i].q;
+	return def;
+}
+
+const struct gf_quota *gf_config_user_quota(const struct gf_config *c, const char *user)
+{
+	return find_quota(c->quota_users, c->n_quota_users, user, &c->quota_default_user);
+}
+
+const struct gf_quota *gf_config_project_quota(const struct gf_config *c, const char *project)
+{
+	return find_quota(c->quota_projects, c->n_quota_projects, project, &c->quota_default_project);
+}

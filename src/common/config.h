@@ -1,0 +1,90 @@
+/* config.h — gflow.toml and its GFLOW_* environment overrides.
+ *
+ * gf_config_load() reads the file (explicit --config path, else
+ * $XDG_CONFIG_HOME/gflow/gflow.toml, else ~/.config/gflow/gflow.toml; a
+ * missing default file means defaults), checks every key, then applies
+ * GFLOW_<SECTION>__<KEY> variables from the environment it is given.
+ * Unknown keys, wrong types and bad values are errors that name the file,
+ * line, column and key, or the variable. */
+#ifndef GF_CONFIG_H
+#define GF_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum gf_strategy { GF_STRATEGY_SEQUENTIAL, GF_STRATEGY_RANDOM };
+enum gf_executor { GF_EXEC_TMUX, GF_EXEC_PROCESS };
+
+#define GF_DEFAULT_PORT 59000
+#define GF_MAX_GPUS 64		/* GPU indices are 0..63 */
+
+/* -1 = unlimited */
+struct gf_quota {
+	int64_t max_running_jobs, max_running_gpus, max_queued_jobs;
+};
+
+struct gf_named_quota {
+	char *name;
+	struct gf_quota q;
+};
+
+/* [[notifications.webhooks]] (or webhooks = [{ ... }]) */
+struct gf_webhook {
+	char *url;			/* http:// or https:// */
+	char **events;			/* empty = every event */
+	size_t n_events;
+	char **filter_users;		/* empty = every user */
+	size_t n_filter_users;
+};
+
+struct gf_config {
+	char *path;			/* file that was read, or NULL when none existed */
+	char *host;			/* [daemon] host, default "localhost" */
+	int port;			/* [daemon] port, default 59000, 1..65535 */
+	int gpus_set;			/* [daemon] gpus given (file or env)? */
+	uint64_t gpus_mask;		/* bit i = GPU i allowed; "all" = every bit */
+	char gpus_source[64];		/* "config" or "env GFLOW_DAEMON__GPUS" */
+	enum gf_strategy strategy;	/* [daemon] gpu_allocation_strategy */
+	int gpu_poll_interval_secs;	/* [daemon] default 10, min 1 */
+	int fair_share_enabled;		/* [daemon.fair_share] enabled, default 0 */
+	int64_t fair_share_half_life_secs; /* [daemon.fair_share] default 86400, > 0 */
+	enum gf_executor executor;	/* [executor] type, default tmux */
+	char **known_projects;		/* [projects] known_projects */
+	size_t n_known_projects;
+	int require_project;		/* [projects] require_project, default 0 */
+	struct gf_quota quota_default_user;	/* [quota.default_user] */
+	struct gf_quota quota_default_project;	/* [quota.default_project] */
+	struct gf_named_quota *quota_users;	/* [quota.users.<name>] */
+	size_t n_quota_users;
+	struct gf_named_quota *quota_projects;	/* [quota.projects.<name>] */
+	size_t n_quota_projects;
+	int notifications_enabled;	/* [notifications] enabled, default 0 */
+	struct gf_webhook *webhooks;	/* [notifications] webhooks, in file order */
+	size_t n_webhooks;
+	char *timezone;			/* top-level timezone, or NULL */
+};
+
+/* Defaults only. Allocates host; release with gf_config_free(). */
+void gf_config_defaults(struct gf_config *c);
+
+/* Fill c (which holds nothing yet) from defaults, the file and envp (a
+ * NULL-terminated "K=V" array such as environ; NULL = empty). The config
+ * file location is found from XDG_CONFIG_HOME and HOME in envp (HOME falls
+ * back to the password database). Environment overrides: GFLOW_<SECTION>__
+ * <KEY>, sections nested with "__", names case-insensitive, e.g.
+ * GFLOW_DAEMON__PORT=6000, GFLOW_DAEMON__FAIR_SHARE__ENABLED=yes,
+ * GFLOW_QUOTA__USERS__alice__MAX_RUNNING_JOBS=2 (the user name verbatim),
+ * GFLOW_TIMEZONE. Other GFLOW_* variables holding "__" are errors.
+ * Returns 0, or -1 with e set and c holding nothing (free is still safe). */
+int gf_config_load(const char *explicit_path, char *const *envp, struct gf_config *c,
+    struct gf_err *e);
+
+void gf_config_free(struct gf_config *c);
+
+/* The quota for a user / project: its own entry, else the default. */
+const struct gf_quota *gf_config_user_quota(const struct gf_config *c, const char *user);
+const struct gf_quota *gf_config_project_quota(const struct gf_config *c, const char *project);
+
+#endif

@@ -1,0 +1,374 @@
+/* runfile.c — reading and writing a run directory's `runner` and `result`
+ * files, atomic file writes, and /proc/<pid>/stat fields. libc only: the
+ * runner links it. */
+#include "runfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RUNFILE_MAX 8192	/* far more than either file ever holds */
+
+/* Fill e and leave errno at err (whatever formatting did to it). */
+static int fail(struct gf_err *e, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct gf_err *e, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e) {
+		va_start(ap, fmt);
+		vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+		va_end(ap);
+	}
+	errno = err;
+	return -1;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc, saved;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
+/* Write dir/name.tmp and move it into place: with rename (replacing), or
+ * with link (failing with EEXIST when dir/name exists). */
+static int write_file(const char *dir, const char *name, const void *data, size_t len,
+		      int exclusive, struct gf_err *e)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	int fd, saved;
+
+	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
+	    snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, name) >= (int)sizeof tmp)
+		return fail(e, ENAMETOOLONG, "path too long: %s/%s", dir, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		saved = errno;
+		return fail(e, saved, "cannot create %s: %s", tmp, strerror(saved));
+	}
+	if (write_all(fd, data, len) || fsync(fd)) {
+		saved = errno;
+		close(fd);
+		unlink(tmp);
+		return fail(e, saved, "cannot write %s: %s", tmp, strerror(saved));
+	}
+	if (close(fd)) {
+		saved = errno;
+		unlink(tmp);
+		return fail(e, saved, "cannot write %s: %s", tmp, strerror(saved));
+	}
+	if (exclusive ? link(tmp, path) : rename(tmp, path)) {
+		saved = errno;
+		unlink(tmp);
+		if (saved == EEXIST)
+			return fail(e, saved, "%s exists already", path);
+		return fail(e, saved, "cannot create %s: %s", path, strerror(saved));
+	}
+	if (exclusive)
+		unlink(tmp);
+	if (fsync_dir(dir)) {
+		saved = errno;
+		return fail(e, saved, "cannot sync %s: %s", dir, strerror(saved));
+	}
+	return 0;
+}
+
+int write_file_atomic(const char *dir, const char *name, const void *data, size_t len,
+		      struct gf_err *e)
+{
+	return write_file(dir, name, data, len, 0, e);
+}
+
+/* Read dir/name whole into buf (NUL-terminated). */
+static int read_small(const char *dir, const char *name, char *buf, size_t size, struct gf_err *e)
+{
+	char path[PATH_MAX];
+	size_t len = 0;
+	int fd, saved;
+
+	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+		return fail(e, ENAMETOOLONG, "path too long: %s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		saved = errno;
+		return fail(e, saved, "cannot open %s: %s", path, strerror(saved));
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			saved = errno;
+			close(fd);
+			return fail(e, saved, "cannot read %s: %s", path, strerror(saved));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == size - 1) {
+			close(fd);
+			return fail(e, EFBIG, "%s is too big", path);
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	return 0;
+}
+
+/* Split the next "key=value\n" line off *p. Returns 0 at the end. Lines
+ * without '=' come back with an empty key, so callers skip them. */
+static int next_line(char **p, char **key, char **value)
+{
+	char *line = *p, *nl, *eq;
+
+	if (!*line)
+		return 0;
+	nl = strchr(line, '\n');
+	if (nl) {
+		*nl = '\0';
+		*p = nl + 1;
+	} else
+		*p = line + strlen(line);
+	eq = strchr(line, '=');
+	if (!eq) {
+		*key = line + strlen(line);
+		*value = *key;
+		return 1;
+	}
+	*eq = '\0';
+	*key = line;
+	*value = eq + 1;
+	return 1;
+}
+
+static int parse_ll(const char *s, long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return (!*s || *end || errno) ? -1 : 0;
+}
+
+static int parse_ull(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return (!*s || *s == '-' || *end || errno) ? -1 : 0;
+}
+
+static int parse_double(const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	return (!*s || *end || errno || !isfinite(*v)) ? -1 : 0;
+}
+
+static int parse_int(const char *s, int *v)
+{
+	long long ll;
+
+	if (parse_ll(s, &ll) || ll < INT_MIN || ll > INT_MAX)
+		return -1;
+	*v = (int)ll;
+	return 0;
+}
+
+static int bad_value(const char *dir, const char *name, const char *key, struct gf_err *e)
+{
+	return fail(e, EINVAL, "%s/%s: bad value for '%s'", dir, name, key);
+}
+
+int runfile_write_runner(const char *dir, const struct runner_info *ri, struct gf_err *e)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof buf, "pid=%lld\nstart_ticks=%llu\nstarted_at=%.6f\n",
+			 (long long)ri->pid, ri->start_ticks, ri->started_at);
+
+	return write_file(dir, "runner", buf, (size_t)n, 1, e);
+}
+
+int runfile_read_runner(const char *dir, struct runner_info *ri, struct gf_err *e)
+{
+	char buf[RUNFILE_MAX], *p = buf, *key, *value;
+	long long pid;
+
+	memset(ri, 0, sizeof *ri);
+	if (read_small(dir, "runner", buf, sizeof buf, e))
+		return -1;
+	while (next_line(&p, &key, &value)) {
+		if (!strcmp(key, "pid")) {
+			if (parse_ll(value, &pid) || pid < 0 || pid > INT_MAX)
+				return bad_value(dir, "runner", key, e);
+			ri->pid = (pid_t)pid;
+		} else if (!strcmp(key, "start_ticks")) {
+			if (parse_ull(value, &ri->start_ticks))
+				return bad_value(dir, "runner", key, e);
+		} else if (!strcmp(key, "started_at")) {
+			if (parse_double(value, &ri->started_at))
+				return bad_value(dir, "runner", key, e);
+		}
+	}
+	return 0;
+}
+
+int runfile_write_result(const char *dir, const struct job_result *r, struct gf_err *e)
+{
+	char buf[1024], error[sizeof r->error];
+	int n;
+
+	/* One line per key: the message must not break the format. */
+	snprintf(error, sizeof error, "%s", r->error);
+	for (char *c = error; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	n = snprintf(buf, sizeof buf,
+		     "exited=%d\nexit_code=%d\nsignal=%d\nstart=%.6f\nend=%.6f\nended_by=%s\n"
+		     "peak_rss_kb=%ld\nmemory_enforced=%d\noom=%d\nerror=%s\n",
+		     r->exited ? 1 : 0, r->exit_code, r->signal, r->start, r->end, r->ended_by,
+		     r->peak_rss_kb, r->memory_enforced ? 1 : 0, r->oom ? 1 : 0, error);
+	if (n < 0 || n >= (int)sizeof buf) {
+		return fail(e, EINVAL, "result for %s does not fit", dir);
+	}
+	return write_file(dir, "result", buf, (size_t)n, 0, e);
+}
+
+int runfile_read_result(const char *dir, struct job_result *r, struct gf_err *e)
+{
+	char buf[RUNFILE_MAX], *p = buf, *key, *value;
+	int have_exited = 0;
+	long long ll;
+
+	memset(r, 0, sizeof *r);
+	if (read_small(dir, "result", buf, sizeof buf, e))
+		return -1;
+	while (next_line(&p, &key, &value)) {
+		int bad = 0;
+
+		if (!strcmp(key, "exited")) {
+			bad = parse_int(value, &r->exited);
+			have_exited = 1;
+		} else if (!strcmp(key, "exit_code"))
+			bad = parse_int(value, &r->exit_code);
+		else if (!strcmp(key, "signal"))
+			bad = parse_int(value, &r->signal);
+		else if (!strcmp(key, "start"))
+			bad = parse_double(value, &r->start);
+		else if (!strcmp(key, "end"))
+			bad = parse_double(value, &r->end);
+		else if (!strcmp(key, "ended_by")) {
+			bad = !*value || strlen(value) >= sizeof r->ended_by;
+			if (!bad)
+				strcpy(r->ended_by, value);
+		} else if (!strcmp(key, "peak_rss_kb")) {
+			bad = parse_ll(value, &ll) || ll < 0 || ll > LONG_MAX;
+			r->peak_rss_kb = bad ? 0 : (long)ll;
+		} else if (!strcmp(key, "memory_enforced"))
+			bad = parse_int(value, &r->memory_enforced);
+		else if (!strcmp(key, "oom"))
+			bad = parse_int(value, &r->oom);
+		else if (!strcmp(key, "error"))
+			snprintf(r->error, sizeof r->error, "%s", value);
+		if (bad)
+			return bad_value(dir, "result", key, e);
+	}
+	if (!have_exited || !r->ended_by[0]) {
+		return fail(e, EINVAL, "%s/result: incomplete (no '%s')", dir,
+				  have_exited ? "ended_by" : "exited");
+	}
+	return 0;
+}
+
+int proc_stat_field(pid_t pid, int field, unsigned long long *value)
+{
+	char path[64], buf[4096], *p, *end;
+	ssize_t n;
+	int fd;
+
+	if (field < 3) {
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	do
+		n = read(fd, buf, sizeof buf - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0) {
+		if (n == 0)
+			errno = ESRCH;
+		return -1;
+	}
+	buf[n] = '\0';
+	/* "pid (comm) state ppid ...": comm may hold anything, even ") ". */
+	p = strrchr(buf, ')');
+	if (!p) {
+		errno = EINVAL;
+		return -1;
+	}
+	p++;
+	for (int i = 3; i <= field; i++) {
+		while (*p == ' ')
+			p++;
+		if (!*p || *p == '\n') {
+			errno = EINVAL;
+			return -1;
+		}
+		if (i == field)
+			break;
+		while (*p && *p != ' ')
+			p++;
+	}
+	errno = 0;
+	*value = strtoull(p, &end, 10);
+	if (end == p || (*end != ' ' && *end != '\n' && *end) || errno) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int proc_start_ticks(pid_t pid, unsigned long long *ticks)
+{
+	return proc_stat_field(pid, 22, ticks);
+}

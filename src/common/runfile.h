@@ -1,0 +1,60 @@
+/* runfile.h — the files a job's supervisor (gflow-runner) leaves in its run
+ * directory, shared by the runner (writer) and the daemon (reader):
+ *
+ *   runner   the runner's pid and start time, written before the job starts
+ *   result   how the job ended, written when the job and all it started are gone
+ *
+ * Both are `key=value\n` lines; readers ignore keys they do not know. Also
+ * here: writing any file atomically, and reading /proc/<pid>/stat fields. */
+#ifndef GF_RUNFILE_H
+#define GF_RUNFILE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+struct runner_info {
+	pid_t pid;			/* 0: the daemon claimed the directory first */
+	unsigned long long start_ticks;	/* field 22 of /proc/<pid>/stat */
+	double started_at;		/* CLOCK_REALTIME, seconds */
+};
+
+struct job_result {
+	int exited;			/* 1: exit_code is valid; 0: killed by signal */
+	int exit_code;
+	int signal;
+	double start, end;		/* CLOCK_REALTIME, seconds */
+	char ended_by[16];		/* "exit", "timeout", "cancel", "error" */
+	long peak_rss_kb;
+	int memory_enforced;
+	int oom;
+	char error[256];		/* why the job could not start ("error") */
+};
+
+/* Writes `runner` exclusively: fails with errno EEXIST when the file is
+ * there already (the daemon claimed the directory for a start it gave up
+ * on), so a runner never overwrites a claim. */
+int runfile_write_runner(const char *dir, const struct runner_info *ri, struct gf_err *e);
+
+/* A `runner` file with no pid line (a claim still being written) reads as
+ * pid 0. */
+int runfile_read_runner(const char *dir, struct runner_info *ri, struct gf_err *e);
+
+int runfile_write_result(const char *dir, const struct job_result *r, struct gf_err *e);
+
+/* -1 with errno ENOENT when there is no result (yet); EINVAL when the file
+ * does not parse. */
+int runfile_read_result(const char *dir, struct job_result *r, struct gf_err *e);
+
+/* Field `field` (numbered as in proc(5): 4 = ppid, 22 = starttime) of
+ * /proc/<pid>/stat, robust to spaces and ')' in the command name. -1 with
+ * errno set when the process is gone or the field is not a number. */
+int proc_stat_field(pid_t pid, int field, unsigned long long *value);
+int proc_start_ticks(pid_t pid, unsigned long long *ticks);
+
+/* dir/name.tmp, fsync, rename over dir/name, fsync dir. Mode 0600. */
+int write_file_atomic(const char *dir, const char *name, const void *data, size_t len,
+		      struct gf_err *e);
+
+#endif

@@ -1,0 +1,1093 @@
+/* runner.c — gflow-runner, the supervisor of one job.
+ *
+ * It announces itself in RUNDIR/runner, starts the job (its own process
+ * group, the environment of RUNDIR/env, output to the log, under --pty
+ * through a pseudo-terminal it also copies to its own stdout), enforces the
+ * time limit, obeys SIGTERM/SIGINT as "cancel", cleans up whatever the job
+ * left behind, and writes RUNDIR/result once the job and every descendant
+ * are gone. It needs nothing from the daemon after it starts, so it outlives
+ * daemon restarts. One poll() loop; signals arrive through a signalfd. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "runfile.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+#define ENV_MAX (64u << 20)	/* refuse an env file bigger than this */
+#define PANE_BUF_MAX (4u << 20)	/* output queued for a slow pane; beyond it, dropped */
+#define JOB_BUF_MAX (64u << 10)	/* typed input queued for a job not reading it */
+#define KILL_RESWEEP 0.1	/* seconds between SIGKILL sweeps at the end */
+#define DRAIN_SECS 2.0		/* how long to wait for the pty once all are gone */
+
+extern char **environ;
+
+struct opts {
+	const char *job, *dir, *log, *cwd, *cgroup_parent;
+	double time_limit, grace;	/* seconds; time_limit 0: none */
+	unsigned long long memory_max;	/* bytes; 0: none */
+	bool pty;
+	char **argv;
+};
+
+/* Bytes waiting for a non-blocking fd: a ring of max bytes, allocated
+ * when first needed. */
+struct outbuf {
+	char *data;
+	size_t head, len, max;
+};
+
+/* What the child reports through its close-on-exec pipe when it cannot
+ * become the job. */
+enum { STAGE_CWD = 1, STAGE_EXEC = 2 };
+struct child_err {
+	int stage, err;
+};
+
+struct runner {
+	struct opts o;
+	char *env_blob;		/* the env file, NUL-separated */
+	char **envp;		/* points into env_blob */
+	int sigfd, logfd;
+
+	pid_t pid;		/* the job's main process (and its process group) */
+	bool reaped, gone;	/* main process waited for; no children left */
+	int status;
+	int errfd;		/* read end of the child's error pipe */
+	struct child_err cerr;
+	bool have_cerr;
+	double start_real, start_mono, deadline;	/* deadline 0: no limit */
+
+	const int *ladder;	/* signals to send, in order, NULL until needed */
+	int nladder, step;
+	double next_step;
+	const char *ended_by;
+
+	int master;		/* pty master, -1 when closed or not --pty */
+	bool pane_in, pane_out;	/* stdin/stdout still usable */
+	struct outbuf to_pane, to_job;
+	double drain_deadline;
+	struct termios pane_saved;
+	bool pane_restore;
+	int pane_flags[2];	/* fcntl flags of fds 0 and 1 to restore, -1: none */
+
+	char cgroup[PATH_MAX];	/* the job's cgroup directory, "" when none */
+	bool enforced;
+};
+
+static const int cancel_ladder[] = { SIGINT, SIGTERM, SIGKILL };
+static const int leftover_ladder[] = { SIGTERM, SIGKILL };
+
+static double clock_secs(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_mono(void)
+{
+	return clock_secs(CLOCK_MONOTONIC);
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* --- command line ------------------------------------------------------ */
+
+static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, struct gf_err *e)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(*v) || *v < 0 || (*v == 0 && !zero_ok) || *v > 1e9)
+		return gf_err_set(e, "invalid %s '%s': expected a number of seconds", opt, s);
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
+{
+	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_MEM, O_CGROUP, O_PTY };
+	static const struct option longopts[] = {
+		{ "job", required_argument, NULL, O_JOB },
+		{ "dir", required_argument, NULL, O_DIR },
+		{ "log", required_argument, NULL, O_LOG },
+		{ "cwd", required_argument, NULL, O_CWD },
+		{ "time-limit", required_argument, NULL, O_TIME },
+		{ "grace", required_argument, NULL, O_GRACE },
+		{ "memory-max", required_argument, NULL, O_MEM },
+		{ "cgroup-parent", required_argument, NULL, O_CGROUP },
+		{ "pty", no_argument, NULL, O_PTY },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof *o);
+	o->grace = 10;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_JOB:
+			o->job = optarg;
+			if (!*optarg || strspn(optarg, "0123456789") != strlen(optarg))
+				return gf_err_set(e, "invalid --job '%s': expected a job id", optarg);
+			break;
+		case O_DIR:
+			o->dir = optarg;
+			break;
+		case O_LOG:
+			o->log = optarg;
+			break;
+		case O_CWD:
+			o->cwd = optarg;
+			break;
+		case O_TIME:
+			if (parse_secs("--time-limit", optarg, true, &o->time_limit, e))
+				return -1;
+			break;
+		case O_GRACE:
+			if (parse_secs("--grace", optarg, true, &o->grace, e))
+				return -1;
+			break;
+		case O_MEM:
+			errno = 0;
+			o->memory_max = strtoull(optarg, &end, 10);
+			if (!*optarg || *optarg == '-' || *end || errno || !o->memory_max)
+				return gf_err_set(e, "invalid --memory-max '%s': expected bytes", optarg);
+			break;
+		case O_CGROUP:
+			o->cgroup_parent = optarg;
+			break;
+		case O_PTY:
+			o->pty = true;
+			break;
+		case ':':
+			return gf_err_set(e, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return gf_err_set(e, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!o->job)
+		return gf_err_set(e, "missing --job");
+	if (!o->dir)
+		return gf_err_set(e, "missing --dir");
+	if (!o->log)
+		return gf_err_set(e, "missing --log");
+	if (!o->cwd)
+		return gf_err_set(e, "missing --cwd");
+	if (optind >= argc)
+		return gf_err_set(e, "missing the job's command after '--'");
+	o->argv = argv + optind;
+	return 0;
+}
+
+/* --- environment ------------------------------------------------------- */
+
+/* RUNDIR/env: NUL-separated KEY=VALUE entries, the job's whole environment. */
+static int read_env(struct runner *r, struct gf_err *e)
+{
+	char path[PATH_MAX];
+	size_t len = 0, cap = 0, n = 0;
+	char *blob = NULL, **envp;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/env", r->o.dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gf_err_set(e, "cannot read the job's environment %s: %s", path, strerror(errno));
+	for (;;) {
+		ssize_t got;
+
+		if (len + 1 >= cap) {
+			char *p;
+
+			cap = cap ? cap * 2 : 65536;
+			if (cap > ENV_MAX + 1 || !(p = realloc(blob, cap))) {
+				free(blob);
+				close(fd);
+				return gf_err_set(e, "the job's environment %s is too big", path);
+			}
+			blob = p;
+		}
+		got = read(fd, blob + len, cap - 1 - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int err = errno;
+
+			free(blob);
+			close(fd);
+			return gf_err_set(e, "cannot read the job's environment %s: %s", path, strerror(err));
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	blob[len] = '\0';	/* the last entry may lack its NUL */
+	for (size_t off = 0; off < len; off += strlen(blob + off) + 1)
+		n++;
+	envp = calloc(n + 1, sizeof *envp);
+	if (!envp) {
+		free(blob);
+		return gf_err_set(e, "out of memory");
+	}
+	n = 0;
+	for (size_t off = 0; off < len; off += strlen(blob + off) + 1)
+		if (strchr(blob + off, '=') && blob[off] != '=')
+			envp[n++] = blob + off;
+	r->env_blob = blob;
+	r->envp = envp;
+	return 0;
+}
+
+/* --- signals ----------------------------------------------------------- */
+
+/* Cancel, child exits and pane resizes come through a signalfd; hangups
+ * (the tmux session closed) and broken pipes are ignored. */
+static int setup_signals(struct runner *r, struct gf_err *e)
+{
+	sigset_t set;
+
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);	/* may set the pane's modes from the background */
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);	/* ignored SIGCHLD would auto-reap: no exit status */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGWINCH);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return gf_err_set(e, "sigprocmask: %s", strerror(errno));
+	r->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (r->sigfd < 0)
+		return gf_err_set(e, "signalfd: %s", strerror(errno));
+	return 0;
+}
+
+/* Orphans of the job (daemonised grandchildren) become our children. */
+static int become_subreaper(struct gf_err *e)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+		return gf_err_set(e, "cannot become a child subreaper: %s", strerror(errno));
+	return 0;
+}
+
+/* Fds 0-2 must be open, or the first file we open would land there. */
+static void ensure_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
+			return;
+}
+
+/* --- the runner file --------------------------------------------------- */
+
+static int announce(const struct runner *r, struct gf_err *e)
+{
+	struct runner_info ri = { .pid = getpid(), .started_at = clock_secs(CLOCK_REALTIME) };
+
+	if (proc_start_ticks(ri.pid, &ri.start_ticks))
+		return gf_err_set(e, "cannot read /proc/self/stat: %s", strerror(errno));
+	if (runfile_write_runner(r->o.dir, &ri, e)) {
+		if (errno == EEXIST)
+			return gf_err_set(e, "%s/runner exists: the daemon gave up on this start", r->o.dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* --- cgroup (memory limit) --------------------------------------------- */
+
+static int cg_write(const char *cg, const char *file, const char *value)
+{
+	char path[PATH_MAX + 32];
+	int fd, rc;
+
+	snprintf(path, sizeof path, "%s/%s", cg, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	rc = write_all(fd, value, strlen(value));
+	if (close(fd))
+		rc = -1;
+	return rc;
+}
+
+static void cg_remove(struct runner *r)
+{
+	if (!r->cgroup[0])
+		return;
+	/* A cgroup empties a moment after its last process is reaped. */
+	for (int i = 0; i < 50 && rmdir(r->cgroup) && errno == EBUSY; i++)
+		usleep(10000);
+	r->cgroup[0] = '\0';
+}
+
+/* Make DIR/gflow-job-ID with memory.max set, when DIR is a cgroup v2
+ * directory we may write. Leaves r->cgroup empty when it cannot. */
+static void cg_create(struct runner *r)
+{
+	char value[32], path[PATH_MAX + 32];
+	struct statfs sf;
+
+	if (!r->o.memory_max || !r->o.cgroup_parent)
+		return;
+	if (statfs(r->o.cgroup_parent, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC)
+		return;
+	if (snprintf(path, sizeof path, "%s/gflow-job-%s", r->o.cgroup_parent, r->o.job) >= (int)sizeof r->cgroup)
+		return;
+	/* One left by an earlier run of this job is reused only when empty. */
+	if (mkdir(path, 0755) && (errno != EEXIST || rmdir(path) || mkdir(path, 0755)))
+		return;
+	strcpy(r->cgroup, path);
+	snprintf(value, sizeof value, "%llu", r->o.memory_max);
+	if (cg_write(path, "memory.max", value)) {
+		cg_remove(r);
+		return;
+	}
+	/* No swapping past the limit; an OOM kill takes the whole job. */
+	snprintf(path, sizeof path, "%s/memory.swap.max", r->cgroup);
+	if (access(path, F_OK) == 0)
+		cg_write(r->cgroup, "memory.swap.max", "0");
+	cg_write(r->cgroup, "memory.oom.group", "1");
+}
+
+/* The kernel's count of OOM kills in the job's cgroup. */
+static bool cg_oom(const struct runner *r)
+{
+	char path[PATH_MAX + 32], buf[4096], *p;
+	ssize_t n;
+	int fd;
+
+	if (!r->enforced)
+		return false;
+	snprintf(path, sizeof path, "%s/memory.events", r->cgroup);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (p = buf; (p = strstr(p, "oom_kill ")); p++)
+		if (p == buf || p[-1] == '\n')
+			return strtoll(p + 9, NULL, 10) > 0;
+	return false;
+}
+
+/* --- the job's processes ----------------------------------------------- */
+
+struct proc {
+	pid_t pid, ppid;
+	bool in;	/* descends from the root */
+};
+
+static int proc_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct proc *)a)->pid, y = ((const struct proc *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+/* Every process descending from root, found by walking the parents in
+ * /proc. *out is malloc'd (NULL when none); returns its length. */
+static size_t descendants(pid_t root, pid_t **out)
+{
+	struct proc *ps = NULL;
+	size_t n = 0, cap = 0, found = 0;
+	struct dirent *d;
+	bool grew = true;
+	DIR *dir;
+
+	*out = NULL;
+	dir = opendir("/proc");
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		unsigned long long ppid;
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == root || proc_stat_field((pid_t)pid, 4, &ppid))
+			continue;
+		if (n == cap) {
+			struct proc *p = realloc(ps, (cap = cap ? cap * 2 : 256) * sizeof *ps);
+
+			if (!p)
+				break;
+			ps = p;
+		}
+		ps[n++] = (struct proc){ (pid_t)pid, (pid_t)ppid, (pid_t)ppid == root };
+	}
+	closedir(dir);
+	if (n)
+		qsort(ps, n, sizeof *ps, proc_cmp);
+	/* Each pass adds at least one more generation. */
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < n; i++) {
+			struct proc key = { .pid = ps[i].ppid }, *parent;
+
+			if (ps[i].in)
+				continue;
+			parent = bsearch(&key, ps, n, sizeof *ps, proc_cmp);
+			if (parent && parent->in)
+				ps[i].in = grew = true;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		found += ps[i].in;
+	if (found && (*out = malloc(found * sizeof **out))) {
+		found = 0;
+		for (size_t i = 0; i < n; i++)
+			if (ps[i].in)
+				(*out)[found++] = ps[i].pid;
+	} else
+		found = 0;
+	free(ps);
+	return found;
+}
+
+/* Signal the job's process group and every descendant of the runner (also
+ * those that left the group with setsid). SIGCONT follows, so a stopped
+ * process gets to act on a catchable signal. */
+static void signal_job(const struct runner *r, int sig)
+{
+	pid_t *pids;
+	size_t n;
+
+	/* The group id cannot be reused while its leader is unreaped. */
+	if (!r->reaped && kill(-r->pid, sig) && errno == ESRCH)
+		kill(r->pid, sig);
+	n = descendants(getpid(), &pids);
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], sig);
+	if (sig != SIGKILL) {
+		if (!r->reaped)
+			kill(-r->pid, SIGCONT);
+		for (size_t i = 0; i < n; i++)
+			kill(pids[i], SIGCONT);
+	}
+	free(pids);
+}
+
+static void start_ladder(struct runner *r, const int *ladder, int n, const char *ended_by)
+{
+	if (r->ladder)
+		return;
+	r->ladder = ladder;
+	r->nladder = n;
+	r->step = 0;
+	r->next_step = now_mono();
+	if (ended_by)
+		r->ended_by = ended_by;
+}
+
+/* Send the ladder's next signal; the last one (SIGKILL) is repeated until
+ * everything is gone, catching processes forked during a sweep. */
+static void ladder_step(struct runner *r)
+{
+	int last = r->step >= r->nladder - 1;
+
+	signal_job(r, r->ladder[last ? r->nladder - 1 : r->step]);
+	r->next_step = now_mono() + (last ? KILL_RESWEEP : r->o.grace);
+	if (!last)
+		r->step++;
+}
+
+/* Wait for every child that has exited. Once the main process is reaped,
+ * ECHILD means the whole tree is gone: as a subreaper the runner inherits
+ * every orphan of the job. */
+static void reap(struct runner *r)
+{
+	for (;;) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+
+		if (p > 0) {
+			if (p == r->pid) {
+				r->status = st;
+				r->reaped = true;
+			}
+			continue;
+		}
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0 && errno == ECHILD && r->reaped)
+			r->gone = true;
+		return;
+	}
+}
+
+/* --- the pty ----------------------------------------------------------- */
+
+static void copy_winsize(const struct runner *r)
+{
+	struct winsize ws;
+
+	if (r->master >= 0 && (ioctl(0, TIOCGWINSZ, &ws) == 0 || ioctl(1, TIOCGWINSZ, &ws) == 0))
+		ioctl(r->master, TIOCSWINSZ, &ws);
+}
+
+/* Open a pty pair; the slave is handed to the child, the master kept. The
+ * slave writes "\n" untranslated, so the log holds the job's exact bytes. */
+static int open_pty(struct runner *r, int *slave, struct gf_err *e)
+{
+	char name[128];
+	struct termios t;
+
+	r->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (r->master < 0)
+		return gf_err_set(e, "cannot open a pseudo-terminal: %s", strerror(errno));
+	if (grantpt(r->master) || unlockpt(r->master) || ptsname_r(r->master, name, sizeof name) ||
+	    (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		gf_err_set(e, "cannot open a pseudo-terminal: %s", strerror(errno));
+		close(r->master);
+		r->master = -1;
+		return -1;
+	}
+	if (tcgetattr(*slave, &t) == 0) {
+		t.c_oflag &= ~(tcflag_t)ONLCR;
+		tcsetattr(*slave, TCSANOW, &t);
+	}
+	copy_winsize(r);
+	fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
+	return 0;
+}
+
+/* The pane (the runner's own terminal under tmux) passes keys through raw,
+ * so ^C reaches the job's terminal, not the runner; it still turns "\n"
+ * into "\r\n" on output. Stdin/stdout go non-blocking: a stalled pane must
+ * never stall the job or its log. */
+static void pane_setup(struct runner *r)
+{
+	struct termios t;
+
+	r->pane_in = r->pane_out = true;
+	r->to_pane.max = PANE_BUF_MAX;
+	r->to_job.max = JOB_BUF_MAX;
+	if (tcgetattr(0, &r->pane_saved) == 0) {
+		t = r->pane_saved;
+		cfmakeraw(&t);
+		t.c_oflag |= OPOST | ONLCR;
+		r->pane_restore = tcsetattr(0, TCSANOW, &t) == 0;
+	}
+	for (int fd = 0; fd < 2; fd++) {
+		r->pane_flags[fd] = fcntl(fd, F_GETFL);
+		if (r->pane_flags[fd] >= 0)
+			fcntl(fd, F_SETFL, r->pane_flags[fd] | O_NONBLOCK);
+	}
+}
+
+static void pane_restore(struct runner *r)
+{
+	if (!r->o.pty)
+		return;
+	for (int fd = 1; fd >= 0; fd--)
+		if (r->pane_flags[fd] >= 0)
+			fcntl(fd, F_SETFL, r->pane_flags[fd]);
+	if (r->pane_restore)
+		tcsetattr(0, TCSANOW, &r->pane_saved);
+}
+
+/* Queue what fits; the rest is dropped (the log has it all). */
+static void outbuf_add(struct outbuf *b, const char *data, size_t n)
+{
+	size_t tail, first;
+
+	if (n > b->max - b->len)
+		n = b->max - b->len;
+	if (!n || (!b->data && !(b->data = malloc(b->max))))
+		return;
+	tail = (b->head + b->len) % b->max;
+	first = n < b->max - tail ? n : b->max - tail;
+	memcpy(b->data + tail, data, first);
+	memcpy(b->data, data + first, n - first);
+	b->len += n;
+}
+
+/* Write what the fd takes now. -1 on a real error (the reader is gone). */
+static int outbuf_flush(struct outbuf *b, int fd)
+{
+	while (b->len) {
+		size_t chunk = b->len < b->max - b->head ? b->len : b->max - b->head;
+		ssize_t n = write(fd, b->data + b->head, chunk);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -1;
+		b->head = (b->head + (size_t)n) % b->max;
+		b->len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void outbuf_free(struct outbuf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->head = b->len = 0;
+}
+
+static void pane_write(struct runner *r, const char *data, size_t n)
+{
+	if (!r->pane_out)
+		return;
+	outbuf_add(&r->to_pane, data, n);
+	if (outbuf_flush(&r->to_pane, 1)) {
+		r->pane_out = false;	/* the pane is gone (EIO): log only */
+		outbuf_free(&r->to_pane);
+	}
+}
+
+static void close_master(struct runner *r)
+{
+	if (r->master >= 0)
+		close(r->master);
+	r->master = -1;
+	outbuf_free(&r->to_job);
+}
+
+/* Job output: to the log, and to the pane. */
+static void from_master(struct runner *r)
+{
+	char buf[65536];
+
+	for (int i = 0; i < 16 && r->master >= 0; i++) {
+		ssize_t n = read(r->master, buf, sizeof buf);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			close_master(r);	/* EIO: every slave fd is closed */
+			return;
+		}
+		write_all(r->logfd, buf, (size_t)n);
+		pane_write(r, buf, (size_t)n);
+	}
+}
+
+/* Keys typed into the pane: to the job's terminal. */
+static void from_pane(struct runner *r)
+{
+	char buf[4096];
+	size_t room = r->to_job.max - r->to_job.len;
+	ssize_t n;
+
+	if (!room)
+		return;
+	n = read(0, buf, room < sizeof buf ? room : sizeof buf);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		r->pane_in = false;	/* EOF, or EIO when the pane closed */
+		return;
+	}
+	outbuf_add(&r->to_job, buf, (size_t)n);
+	if (outbuf_flush(&r->to_job, r->master))
+		outbuf_free(&r->to_job);
+}
+
+/* --- starting the job -------------------------------------------------- */
+
+/* Close-on-exec for every inherited fd from lowfd on. */
+static void cloexec_from(int lowfd)
+{
+	long max;
+
+	if (close_range((unsigned)lowfd, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (int fd = lowfd; fd < max; fd++) {
+		int fl = fcntl(fd, F_GETFD);
+
+		if (fl >= 0)
+			fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+	}
+}
+
+/* Like a shell: 127 when the command is not there, 126 when it cannot run;
+ * 1 when the directory is bad. */
+static int child_exit_code(const struct child_err *ce)
+{
+	if (ce->stage == STAGE_CWD)
+		return 1;
+	return ce->err == ENOENT ? 127 : 126;
+}
+
+static void child_fail(int errw, int stage, int err)
+{
+	struct child_err ce = { stage, err };
+
+	write_all(errw, &ce, sizeof ce);
+	_exit(child_exit_code(&ce));
+}
+
+/* In the forked child: become the job. Never returns. */
+static void child_run(const struct runner *r, int slave, int go, int errw)
+{
+	sigset_t none;
+	ssize_t n;
+	char c;
+	int fd;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (r->o.pty) {
+		setsid();
+		ioctl(slave, TIOCSCTTY, 0);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+	} else {
+		setpgid(0, 0);
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			dup2(fd, 0);
+		dup2(r->logfd, 1);
+		dup2(r->logfd, 2);
+	}
+	/* Wait until the parent has set us up (cgroup); EOF: it died, give up. */
+	while ((n = read(go, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(1);
+	if (chdir(r->o.cwd))
+		child_fail(errw, STAGE_CWD, errno);
+	cloexec_from(3);
+	environ = r->envp;	/* execvp searches the job's own PATH */
+	execvp(r->o.argv[0], r->o.argv);
+	child_fail(errw, STAGE_EXEC, errno);
+}
+
+/* Fork the job. Returns -1 (e set) when it could not be started at all. */
+static int start_job(struct runner *r, struct gf_err *e)
+{
+	int go[2], errp[2], slave = -1;
+	char pid[32];
+	char c = 1;
+
+	r->logfd = open(r->o.log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC, 0600);
+	if (r->logfd < 0)
+		return gf_err_set(e, "cannot open the log %s: %s", r->o.log, strerror(errno));
+	if (r->o.pty && open_pty(r, &slave, e))
+		return -1;
+	if (pipe2(go, O_CLOEXEC)) {
+		gf_err_set(e, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	if (pipe2(errp, O_CLOEXEC)) {
+		gf_err_set(e, "pipe: %s", strerror(errno));
+		close(go[0]);
+		close(go[1]);
+		goto fail;
+	}
+	cg_create(r);
+	r->start_real = clock_secs(CLOCK_REALTIME);
+	r->start_mono = now_mono();
+	r->pid = fork();
+	if (r->pid == 0)
+		child_run(r, slave, go[0], errp[1]);
+	close(go[0]);
+	close(errp[1]);
+	if (r->pid < 0) {
+		gf_err_set(e, "cannot start the job: fork: %s", strerror(errno));
+		close(go[1]);
+		close(errp[0]);
+		goto fail;
+	}
+	if (slave >= 0)
+		close(slave);
+	if (!r->o.pty)
+		setpgid(r->pid, r->pid);	/* also here, so it holds before we signal */
+	if (r->cgroup[0]) {
+		snprintf(pid, sizeof pid, "%lld", (long long)r->pid);
+		r->enforced = cg_write(r->cgroup, "cgroup.procs", pid) == 0;
+		if (!r->enforced)
+			cg_remove(r);
+	}
+	write_all(go[1], &c, 1);
+	close(go[1]);
+	r->errfd = errp[0];
+	fcntl(r->errfd, F_SETFL, O_NONBLOCK);
+	if (r->o.time_limit > 0)
+		r->deadline = r->start_mono + r->o.time_limit;
+	return 0;
+fail:
+	if (slave >= 0)
+		close(slave);
+	close_master(r);
+	cg_remove(r);
+	return -1;
+}
+
+/* --- supervising ------------------------------------------------------- */
+
+static void on_signals(struct runner *r)
+{
+	struct signalfd_siginfo si;
+
+	while (read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+		if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) && !r->reaped)
+			start_ladder(r, cancel_ladder, 3, "cancel");
+		else if (si.ssi_signo == SIGWINCH)
+			copy_winsize(r);
+	}
+}
+
+static void on_child_error(struct runner *r)
+{
+	struct child_err ce;
+	ssize_t n = read(r->errfd, &ce, sizeof ce);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n == (ssize_t)sizeof ce) {
+		r->cerr = ce;
+		r->have_cerr = true;
+	}
+	close(r->errfd);
+	r->errfd = -1;
+}
+
+/* Milliseconds until the next thing due, -1 when nothing is. */
+static int next_timeout(const struct runner *r, double now)
+{
+	double due = INFINITY;
+
+	if (r->deadline && !r->ladder && !r->reaped)
+		due = r->deadline;
+	if (r->ladder && !r->gone && r->next_step < due)
+		due = r->next_step;
+	if (r->drain_deadline && r->drain_deadline < due)
+		due = r->drain_deadline;
+	if (due == INFINITY)
+		return -1;
+	if (due <= now)
+		return 0;
+	if (due - now > 86400)
+		return 86400 * 1000;
+	return (int)((due - now) * 1000.0) + 1;	/* rounded up: never wake early */
+}
+
+static void supervise(struct runner *r)
+{
+	for (;;) {
+		struct pollfd fds[5];
+		int n = 0, isig, ierr = -1, imaster = -1, iin = -1, iout = -1;
+		double now;
+
+		reap(r);
+		now = now_mono();
+		if (r->deadline && !r->ladder && !r->reaped && now >= r->deadline)
+			start_ladder(r, cancel_ladder, 3, "timeout");
+		if (r->reaped && !r->gone && !r->ladder)
+			start_ladder(r, leftover_ladder, 2, NULL);
+		if (r->ladder && !r->gone && now >= r->next_step)
+			ladder_step(r);
+		if (r->gone && r->master >= 0 && !r->drain_deadline)
+			r->drain_deadline = now + DRAIN_SECS;
+		if (r->drain_deadline && now >= r->drain_deadline)
+			close_master(r);
+		if (r->gone && r->master < 0 && r->errfd < 0)
+			return;
+
+		fds[isig = n++] = (struct pollfd){ .fd = r->sigfd, .events = POLLIN };
+		if (r->errfd >= 0)
+			fds[ierr = n++] = (struct pollfd){ .fd = r->errfd, .events = POLLIN };
+		if (r->master >= 0)
+			fds[imaster = n++] = (struct pollfd){
+				.fd = r->master, .events = POLLIN | (r->to_job.len ? POLLOUT : 0) };
+		if (r->master >= 0 && r->pane_in && r->to_job.len < r->to_job.max)
+			fds[iin = n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
+		if (r->pane_out && r->to_pane.len)
+			fds[iout = n++] = (struct pollfd){ .fd = 1, .events = POLLOUT };
+		if (poll(fds, (nfds_t)n, next_timeout(r, now)) < 0) {
+			if (errno != EINTR)
+				usleep(10000);	/* cannot happen; never spin */
+			continue;
+		}
+		if (fds[isig].revents)
+			on_signals(r);
+		if (ierr >= 0 && fds[ierr].revents)
+			on_child_error(r);
+		if (imaster >= 0 && (fds[imaster].revents & POLLOUT) && outbuf_flush(&r->to_job, r->master))
+			outbuf_free(&r->to_job);
+		if (imaster >= 0 && (fds[imaster].revents & (POLLIN | POLLHUP | POLLERR)))
+			from_master(r);
+		if (iin >= 0 && fds[iin].revents && r->master >= 0)
+			from_pane(r);
+		if (iout >= 0 && fds[iout].revents)
+			pane_write(r, "", 0);
+	}
+}
+
+/* Give a slow pane up to a second for what it has not taken yet. */
+static void pane_flush_final(struct runner *r)
+{
+	double until = now_mono() + 1.0;
+
+	while (r->pane_out && r->to_pane.len && now_mono() < until) {
+		struct pollfd p = { .fd = 1, .events = POLLOUT };
+
+		if (poll(&p, 1, 100) > 0)
+			pane_write(r, "", 0);
+	}
+}
+
+/* --- the result -------------------------------------------------------- */
+
+static void child_error_text(const struct runner *r, char *buf, size_t size)
+{
+	if (r->cerr.stage == STAGE_CWD)
+		snprintf(buf, size, "cannot change directory to '%s': %s", r->o.cwd, strerror(r->cerr.err));
+	else
+		snprintf(buf, size, "cannot run '%s': %s", r->o.argv[0], strerror(r->cerr.err));
+}
+
+/* An error the job's log should show too. */
+static void log_error(struct runner *r, const char *msg)
+{
+	char line[sizeof ((struct job_result *)0)->error + 32];
+	int n = snprintf(line, sizeof line, "gflow-runner: %s\n", msg);
+
+	if (r->logfd >= 0)
+		write_all(r->logfd, line, (size_t)n);
+	if (r->o.pty)
+		pane_write(r, line, (size_t)n);
+}
+
+static void fill_result(struct runner *r, struct job_result *res)
+{
+	struct rusage ru;
+
+	res->start = r->start_real;
+	res->end = clock_secs(CLOCK_REALTIME);
+	snprintf(res->ended_by, sizeof res->ended_by, "%s", r->ended_by);
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+		res->peak_rss_kb = ru.ru_maxrss;
+	res->memory_enforced = r->enforced;
+	res->oom = cg_oom(r);
+	if (r->have_cerr) {
+		child_error_text(r, res->error, sizeof res->error);
+		log_error(r, res->error);
+		snprintf(res->ended_by, sizeof res->ended_by, "error");
+		res->exited = 1;
+		res->exit_code = child_exit_code(&r->cerr);
+	} else if (WIFEXITED(r->status)) {
+		res->exited = 1;
+		res->exit_code = WEXITSTATUS(r->status);
+	} else if (WIFSIGNALED(r->status))
+		res->signal = WTERMSIG(r->status);
+}
+
+static void runner_free(struct runner *r)
+{
+	close_master(r);
+	outbuf_free(&r->to_pane);
+	if (r->logfd >= 0)
+		close(r->logfd);
+	if (r->sigfd >= 0)
+		close(r->sigfd);
+	free(r->envp);
+	free(r->env_blob);
+}
+
+int main(int argc, char **argv)
+{
+	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .pane_flags = { -1, -1 },
+			    .ended_by = "exit" };
+	struct job_result res = { 0 };
+	struct gf_err e;
+	int rc = 0;
+
+	ensure_std_fds();
+	if (parse_opts(argc, argv, &r.o, &e) || read_env(&r, &e) || setup_signals(&r, &e) ||
+	    become_subreaper(&e)) {
+		fprintf(stderr, "gflow-runner: %s\n", e.msg);
+		runner_free(&r);
+		return 2;
+	}
+	if (announce(&r, &e)) {
+		fprintf(stderr, "gflow-runner: %s\n", e.msg);
+		runner_free(&r);
+		return 2;
+	}
+	/* From here on, every way out writes a result. */
+	if (!r.o.pty)
+		setsid();	/* fails harmlessly when we lead a session already */
+	if (start_job(&r, &e) == 0) {
+		if (r.o.pty)
+			pane_setup(&r);
+		supervise(&r);
+		fill_result(&r, &res);
+		pane_flush_final(&r);
+		pane_restore(&r);
+		cg_remove(&r);
+	} else {
+		res.start = res.end = clock_secs(CLOCK_REALTIME);
+		res.exited = 1;
+		res.exit_code = 1;
+		snprintf(res.ended_by, sizeof res.ended_by, "error");
+		snprintf(res.error, sizeof res.error, "%.*s", (int)sizeof res.error - 1, e.msg);
+		fprintf(stderr, "gflow-runner: job %s: %s\n", r.o.job, res.error);
+		log_error(&r, res.error);
+	}
+	if (runfile_write_result(r.o.dir, &res, &e)) {
+		fprintf(stderr, "gflow-runner: job %s: %s\n", r.o.job, e.msg);
+		rc = 1;
+	}
+	runner_free(&r);
+	return rc;
+}

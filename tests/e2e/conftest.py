@@ -1,0 +1,246 @@
+"""End-to-end fixtures: a real gflowd in a throwaway HOME/XDG tree, on its own
+socket and TCP port, with the fake NVML library on LD_LIBRARY_PATH, driven
+through the real CLI. Teardown stops the daemon and kills every process the
+test started (found by a tag in their environment), even when a test fails.
+"""
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+BUILD = os.environ.get("GFLOW_BUILD_DIR")
+SANITIZED = os.environ.get("GFLOW_SANITIZED") == "1"
+# Sanitized binaries are slower; stretch every timeout for them.
+SLOW = 3.0 if SANITIZED else 1.0
+
+
+def build_dir():
+    if not BUILD:
+        pytest.skip("GFLOW_BUILD_DIR is not set (run through `make test`)")
+    return Path(BUILD)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout=10):
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def tagged_pids(tag):
+    """Processes whose environment carries this test's tag."""
+    needle = ("GFLOW_E2E_TAG=" + tag).encode()
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
+class Gflow:
+    def __init__(self, tmp: Path, executor="process"):
+        self.build = build_dir()
+        self.tmp = tmp
+        self.tag = uuid.uuid4().hex
+        self.home = tmp / "home"
+        self.runtime = tmp / "run"
+        for d in (self.home, self.runtime):
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.data = self.home / ".local/share/gflow"
+        self.socket = self.runtime / "gflow" / "gflowd.sock"
+        self.port = free_port()
+        self.scenario = tmp / "nvml-scenario"
+        self.scenario.write_text("")
+        self.proc = None
+        self.log = tmp / "gflowd.out"
+        self.env = {
+            "PATH": f"{self.build}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(self.home),
+            "USER": os.environ.get("USER", "root"),
+            "LANG": "C.UTF-8",
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_DATA_HOME": str(self.home / ".local/share"),
+            "XDG_RUNTIME_DIR": str(self.runtime),
+            "TMUX_TMPDIR": str(tmp),
+            "GFLOW_DAEMON__HOST": "127.0.0.1",
+            "GFLOW_DAEMON__PORT": str(self.port),
+            "GFLOW_EXECUTOR__TYPE": executor,
+            "GFLOW_KILL_GRACE_SECS": "1",
+            "LD_LIBRARY_PATH": str(self.build / "tests/fake-nvml"),
+            "FAKE_NVML_SCENARIO": str(self.scenario),
+            "GFLOW_E2E_TAG": self.tag,
+        }
+        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+            if k in os.environ:
+                self.env[k] = os.environ[k]
+
+    # ---- the daemon -------------------------------------------------------
+    def start(self, *args, wait=True):
+        out = open(self.log, "ab")
+        self.proc = subprocess.Popen(
+            [str(self.build / "gflowd"), "run", *args],
+            env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=self.tmp,
+            start_new_session=True)
+        out.close()
+        if wait:
+            self.wait_up()
+        return self.proc
+
+    def wait_up(self, timeout=15):
+        deadline = time.time() + timeout * SLOW
+        while time.time() < deadline:
+            if self.proc and self.proc.poll() is not None:
+                raise AssertionError(f"gflowd exited with {self.proc.returncode}:\n{self.daemon_log()}")
+            try:
+                if self.api("GET", "/health")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.02)
+        raise AssertionError("gflowd did not answer:\n" + self.daemon_log())
+
+    def daemon_log(self):
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15 * SLOW)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        rc = self.proc.returncode if self.proc else 0
+        self.proc = None
+        return rc
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.proc = None
+
+    def cleanup(self):
+        try:
+            self.stop()
+        finally:
+            subprocess.run(["tmux", "kill-server"], env=self.env, capture_output=True)
+            for _ in range(3):
+                pids = tagged_pids(self.tag)
+                if not pids:
+                    break
+                for p in pids:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except OSError:
+                        pass
+                time.sleep(0.05)
+
+    # ---- the CLI and the API ---------------------------------------------
+    def cli(self, *args, check=False, cwd=None, env=None, input=None, timeout=60):
+        e = dict(self.env)
+        if env:
+            e.update(env)
+        r = subprocess.run([str(a) for a in args], env=e, cwd=cwd or self.tmp, input=input,
+                           capture_output=True, text=True, timeout=timeout * SLOW)
+        if check and r.returncode != 0:
+            raise AssertionError(f"{args} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def submit(self, *args, cwd=None, env=None):
+        """gbatch ARGS; returns the new job id."""
+        r = self.cli("gbatch", *args, cwd=cwd, env=env, check=True)
+        line = [ln for ln in r.stdout.splitlines() if ln.startswith("Submitted batch job ")][-1]
+        return int(line.split()[3])
+
+    def api(self, method, path, body=None, timeout=10):
+        c = UnixHTTPConnection(str(self.socket), timeout=timeout)
+        try:
+            data = json.dumps(body).encode() if body is not None else None
+            c.request(method, path, body=data, headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            raw = r.read()
+            try:
+                return r.status, json.loads(raw) if raw else None
+            except ValueError:
+                return r.status, raw
+        finally:
+            c.close()
+
+    def job(self, jid):
+        st, body = self.api("GET", f"/jobs/{jid}")
+        assert st == 200, body
+        return body["job"]
+
+    def wait_state(self, jid, states, timeout=20):
+        if isinstance(states, str):
+            states = {states}
+        deadline = time.time() + timeout * SLOW
+        while True:
+            j = self.job(jid)
+            if j["state"] in states:
+                return j
+            if time.time() > deadline:
+                raise AssertionError(f"job {jid} is {j['state']} ({j['reason']}), not {states}\n"
+                                     + self.daemon_log())
+            time.sleep(0.05)
+
+    def wait_for(self, pred, timeout=20, what="condition"):
+        deadline = time.time() + timeout * SLOW
+        while time.time() < deadline:
+            v = pred()
+            if v:
+                return v
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}\n" + self.daemon_log())
+
+    def set_scenario(self, text):
+        tmp = self.scenario.with_suffix(".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, self.scenario)
+
+    def gpus(self, n, total_mb=81920):
+        self.set_scenario("".join(
+            f'gpu {i} name="Fake H100" total_mb={total_mb}\n' for i in range(n)))
+
+    def log_of(self, jid):
+        return (self.data / "logs" / f"{jid}.log").read_text(errors="replace")
+
+
+@pytest.fixture
+def gflow(tmp_path):
+    g = Gflow(tmp_path)
+    yield g
+    g.cleanup()
+
+
+@pytest.fixture(params=["process", "tmux"])
+def gflow_exec(request, tmp_path):
+    """The same test under each executor."""
+    if request.param == "tmux" and subprocess.run(["which", "tmux"], capture_output=True).returncode:
+        pytest.skip("tmux is not installed")
+    g = Gflow(tmp_path, executor=request.param)
+    yield g
+    g.cleanup()

@@ -1,0 +1,623 @@
+"""gflow-runner, driven directly: the run directory's `runner` and `result`
+files, the log, the environment, time limits, cancel, leftovers, --pty.
+
+Needs GFLOW_BUILD_DIR (the runner is $GFLOW_BUILD_DIR/gflow-runner). Every
+job carries a tag in its environment; each test checks that no tagged
+process outlives the runner, and teardown kills any that did.
+"""
+import fcntl
+import os
+import pty
+import signal
+import struct
+import subprocess
+import termios
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+SLOW = 3.0 if os.environ.get("GFLOW_SANITIZED") == "1" else 1.0
+TAG = "GFLOW_RUNNER_TEST_TAG"
+RESULT_KEYS = {"exited", "exit_code", "signal", "start", "end", "ended_by",
+               "peak_rss_kb", "memory_enforced", "oom", "error"}
+MIB = 1 << 20
+
+
+def runner_path():
+    build = os.environ.get("GFLOW_BUILD_DIR")
+    if not build:
+        pytest.skip("GFLOW_BUILD_DIR is not set: it names the build directory holding gflow-runner")
+    path = Path(build) / "gflow-runner"
+    if not path.exists():
+        pytest.skip(f"{path} does not exist: build gflow-runner first")
+    return path
+
+
+def parse_kv(path):
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key] = value
+    return out
+
+
+def tagged(tag):
+    needle = f"{TAG}={tag}".encode()
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
+def proc_stat(pid):
+    """Fields of /proc/<pid>/stat after the command name, numbered as in proc(5)."""
+    data = Path(f"/proc/{pid}/stat").read_text()
+    rest = data[data.rindex(")") + 2:].split()
+    return {i + 3: v for i, v in enumerate(rest)}
+
+
+def proc_state(pid):
+    try:
+        return proc_stat(pid)[3]
+    except OSError:
+        return None
+
+
+class Run:
+    """One gflow-runner process with its own run directory and log."""
+
+    def __init__(self, tmp, argv, env=None, args=(), cwd=None, grace="1", log=None,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(),
+                 write_env=True):
+        self.tmp = Path(tmp)
+        self.dir = self.tmp / "run"
+        self.dir.mkdir(exist_ok=True)
+        self.log = Path(log) if log else self.tmp / "job.log"
+        self.tag = uuid.uuid4().hex
+        job_env = dict(env if env is not None else {"PATH": "/usr/bin:/bin", "HOME": str(self.tmp)})
+        job_env[TAG] = self.tag
+        if write_env:
+            blob = b"".join(f"{k}={v}".encode() + b"\0" for k, v in job_env.items())
+            (self.dir / "env").write_bytes(blob)
+        self.cmd = [str(runner_path()), "--job", "7", "--dir", str(self.dir), "--log", str(self.log),
+                    "--cwd", str(cwd or self.tmp)]
+        if grace is not None:
+            self.cmd += ["--grace", grace]
+        self.cmd += [*args, "--", *argv]
+        # The runner's own environment holds a variable the job must not see.
+        renv = dict(os.environ, GFLOW_RUNNER_TEST_LEAK="leaked")
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(self.cmd, start_new_session=True, stdin=stdin, stdout=stdout,
+                                     stderr=subprocess.PIPE, env=renv, pass_fds=pass_fds)
+
+    def wait(self, timeout=20):
+        try:
+            _, err = self.proc.communicate(timeout=timeout * SLOW)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"gflow-runner did not finish within {timeout * SLOW} s")
+        self.elapsed = time.monotonic() - self.started
+        self.stderr = err.decode(errors="replace")
+        return self.proc.returncode
+
+    def finish(self, timeout=20):
+        """Wait for a normal end and return the parsed result."""
+        rc = self.wait(timeout)
+        assert rc == 0, f"runner exited {rc}: {self.stderr}"
+        assert not (self.dir / "result.tmp").exists()
+        assert not (self.dir / "runner.tmp").exists()
+        res = parse_kv(self.dir / "result")
+        assert RESULT_KEYS <= set(res), res
+        # Only when the job and all it started are gone is there a result.
+        assert tagged(self.tag) == []
+        return res
+
+    def log_bytes(self):
+        return self.log.read_bytes() if self.log.exists() else b""
+
+    def wait_log(self, text, timeout=10):
+        deadline = time.monotonic() + timeout * SLOW
+        while time.monotonic() < deadline:
+            if text.encode() in self.log_bytes():
+                return
+            time.sleep(0.02)
+        pytest.fail(f"{text!r} never appeared in the log: {self.log_bytes()[-500:]!r}")
+
+    def kill(self):
+        for pid in tagged(self.tag):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def runs():
+    started = []
+
+    def start(*a, **kw):
+        r = Run(*a, **kw)
+        started.append(r)
+        return r
+
+    yield start
+    for r in started:
+        r.kill()
+
+
+# --- exit status -----------------------------------------------------------
+
+def test_exit_zero_writes_result_and_log(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", "echo hello; echo oops >&2"])
+    before = time.time()
+    res = r.finish()
+    assert res["exited"] == "1" and res["exit_code"] == "0" and res["signal"] == "0"
+    assert res["ended_by"] == "exit" and res["error"] == ""
+    assert r.log_bytes() == b"hello\noops\n"
+    start, end = float(res["start"]), float(res["end"])
+    assert before - 5 < start <= end <= time.time() + 1
+    assert len(res["start"].partition(".")[2]) >= 3               # sub-second precision
+    assert res["memory_enforced"] == "0" and res["oom"] == "0"
+    assert r.log.stat().st_mode & 0o777 == 0o600
+
+
+def test_exit_code_recorded(runs, tmp_path):
+    res = runs(tmp_path, ["sh", "-c", "exit 3"]).finish()
+    assert res["exited"] == "1" and res["exit_code"] == "3" and res["ended_by"] == "exit"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV])
+def test_death_by_signal_recorded(runs, tmp_path, sig):
+    res = runs(tmp_path, ["sh", "-c", f"kill -{sig.name[3:]} $$"]).finish()
+    assert res["exited"] == "0" and res["signal"] == str(int(sig)) and res["ended_by"] == "exit"
+
+
+def test_log_is_appended_not_truncated(runs, tmp_path):
+    (tmp_path / "job.log").write_bytes(b"earlier\n")
+    runs(tmp_path, ["echo", "later"]).finish()
+    assert (tmp_path / "job.log").read_bytes() == b"earlier\nlater\n"
+
+
+def test_peak_rss_recorded(runs, tmp_path):
+    res = runs(tmp_path, ["python3", "-c", "b = b'x' * (64 << 20); print(len(b))"]).finish()
+    assert int(res["peak_rss_kb"]) >= 60 * 1024
+
+
+# --- environment, cwd, stdin, fds --------------------------------------------
+
+def test_env_file_is_the_whole_environment(runs, tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    tool = bindir / "only-in-my-path"
+    tool.write_text("#!/bin/sh\necho found-by-path \"$GREETING\"\n")
+    tool.chmod(0o755)
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "GREETING": "hi there", "CUDA_VISIBLE_DEVICES": "1,3"}
+    r = runs(tmp_path, ["sh", "-c", "only-in-my-path; env"], env=env)
+    r.finish()
+    lines = r.log_bytes().decode().splitlines()
+    assert lines[0] == "found-by-path hi there"
+    seen = dict(line.split("=", 1) for line in lines[1:] if "=" in line)
+    assert seen["CUDA_VISIBLE_DEVICES"] == "1,3" and seen["PATH"] == env["PATH"]
+    assert "GFLOW_RUNNER_TEST_LEAK" not in seen
+    # Nothing beyond the file, except what sh itself sets.
+    assert set(seen) - set(env) - {TAG} <= {"PWD", "OLDPWD", "SHLVL", "_"}
+
+
+def test_argv0_found_through_the_files_path(runs, tmp_path):
+    bindir = tmp_path / "tools"
+    bindir.mkdir()
+    (bindir / "mytool").write_text("#!/bin/sh\necho mytool ran with \"$1\"\n")
+    (bindir / "mytool").chmod(0o755)
+    r = runs(tmp_path, ["mytool", "a b"], env={"PATH": f"{bindir}:/bin"})
+    res = r.finish()
+    assert res["exit_code"] == "0" and r.log_bytes() == b"mytool ran with a b\n"
+
+
+def test_cwd(runs, tmp_path):
+    work = tmp_path / "work dir"
+    work.mkdir()
+    r = runs(tmp_path, ["pwd"], cwd=work)
+    r.finish()
+    assert r.log_bytes().decode().strip() == str(work)
+
+
+def test_stdin_is_dev_null_and_job_has_own_group(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", "readlink /proc/$$/fd/0; echo $$ $(cut -d' ' -f5,6 /proc/$$/stat)"])
+    r.finish()
+    lines = r.log_bytes().decode().splitlines()
+    assert lines[0] == "/dev/null"
+    pid, pgrp, sid = lines[1].split()
+    assert pgrp == pid                      # its own process group
+    assert sid == str(r.proc.pid)           # in the runner's session
+
+
+def test_no_fds_or_signal_dispositions_leak_into_job(runs, tmp_path):
+    rfd, wfd = os.pipe()
+    try:
+        r = runs(tmp_path, ["sh", "-c", f"test -e /proc/$$/fd/{wfd} && echo leaked || echo clean; "
+                                        "grep -E '^Sig(Ign|Blk)' /proc/self/status"],
+                 pass_fds=(wfd,))
+        r.finish()
+    finally:
+        os.close(rfd)
+        os.close(wfd)
+    out = r.log_bytes().decode()
+    assert out.startswith("clean\n")
+    assert "SigBlk:\t0000000000000000" in out
+    assert "SigIgn:\t0000000000000000" in out
+
+
+# --- could not start ---------------------------------------------------------
+
+def test_command_not_found(runs, tmp_path):
+    r = runs(tmp_path, ["nosuchcmd-xyz", "arg"])
+    res = r.finish()
+    assert res["exited"] == "1" and res["exit_code"] == "127" and res["ended_by"] == "error"
+    assert res["error"] == "cannot run 'nosuchcmd-xyz': No such file or directory"
+    assert b"cannot run 'nosuchcmd-xyz': No such file or directory" in r.log_bytes()
+
+
+def test_permission_denied_is_126(runs, tmp_path):
+    script = tmp_path / "not-executable"
+    script.write_text("#!/bin/sh\necho should not run\n")
+    script.chmod(0o644)
+    r = runs(tmp_path, [str(script)])
+    res = r.finish()
+    assert res["exit_code"] == "126" and res["ended_by"] == "error"
+    assert "Permission denied" in res["error"]
+
+
+def test_bad_cwd(runs, tmp_path):
+    missing = tmp_path / "gone"
+    r = runs(tmp_path, ["sh", "-c", "touch ran"], cwd=missing)
+    res = r.finish()
+    assert res["exit_code"] == "1" and res["ended_by"] == "error"
+    assert res["error"] == f"cannot change directory to '{missing}': No such file or directory"
+    assert str(missing).encode() in r.log_bytes()
+    assert not (tmp_path / "ran").exists()
+
+
+def test_unopenable_log_is_an_error_result(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", "touch ran"], log=tmp_path / "no" / "such" / "x.log")
+    res = r.finish()
+    assert res["ended_by"] == "error" and res["exit_code"] == "1"
+    assert res["error"].startswith("cannot open the log ") and "No such file" in res["error"]
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--dir", "x", "--log", "y", "--cwd", "/", "--", "true"], "missing --job"),
+    (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/"], "missing the job's command"),
+    (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--grace", "soon", "--", "true"], "--grace 'soon'"),
+    (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--frobnicate", "--", "true"], "'--frobnicate'"),
+    (["--job", "../1", "--dir", "x", "--log", "y", "--cwd", "/", "--", "true"], "--job '../1'"),
+])
+def test_bad_arguments_exit_2_without_result(tmp_path, args, words):
+    proc = subprocess.run([str(runner_path()), *args], cwd=tmp_path, capture_output=True,
+                          start_new_session=True, timeout=10 * SLOW)
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert err.startswith("gflow-runner: ") and words in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_env_file_exits_2(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", "touch ran"], write_env=False)
+    assert r.wait() == 2
+    assert "environment" in r.stderr and r.stderr.count("\n") == 1
+    assert not (r.dir / "result").exists() and not (r.dir / "runner").exists()
+    assert not (tmp_path / "ran").exists()
+
+
+def test_claimed_directory_is_not_run(runs, tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "runner").write_text("pid=0\n")    # the daemon gave up on this start
+    r = runs(tmp_path, ["sh", "-c", "touch ran"])
+    assert r.wait() == 2
+    assert "runner exists" in r.stderr
+    assert (r.dir / "runner").read_text() == "pid=0\n"
+    assert not (r.dir / "result").exists() and not (tmp_path / "ran").exists()
+
+
+# --- the runner file -----------------------------------------------------------
+
+def test_runner_file_names_the_runner(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", "echo up; sleep 0.5"])
+    r.wait_log("up")
+    info = parse_kv(r.dir / "runner")
+    assert int(info["pid"]) == r.proc.pid
+    assert info["start_ticks"] == proc_stat(r.proc.pid)[22]
+    assert abs(float(info["started_at"]) - time.time()) < 10
+    r.finish()
+
+
+# --- time limit and cancel -----------------------------------------------------
+
+def test_time_limit(runs, tmp_path):
+    r = runs(tmp_path, ["sleep", "100"], args=["--time-limit", "2"])
+    res = r.finish()
+    assert res["ended_by"] == "timeout"
+    assert res["exited"] == "0" and res["signal"] == str(int(signal.SIGINT))
+    assert 1.9 <= r.elapsed <= 2 + 1 + 1 * SLOW
+    assert 1.9 <= float(res["end"]) - float(res["start"]) <= 2 + 1 + 1 * SLOW
+
+
+def test_time_limit_escalates_to_sigkill(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", 'trap "" INT TERM; sleep 100'], args=["--time-limit", "1"],
+             grace="0.5")
+    res = r.finish()
+    assert res["ended_by"] == "timeout" and res["signal"] == str(int(signal.SIGKILL))
+    assert 1.9 <= r.elapsed <= 2 + 1 * SLOW
+
+
+def test_cancel(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", "echo ready; sleep 100"])
+    r.wait_log("ready")
+    r.proc.send_signal(signal.SIGTERM)
+    res = r.finish()
+    assert res["ended_by"] == "cancel" and res["signal"] == str(int(signal.SIGINT))
+
+
+def test_cancel_of_a_job_ignoring_int_and_term(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", 'trap "" INT TERM; echo ready; sleep 100'])
+    r.wait_log("ready")
+    sent = time.monotonic()
+    r.proc.send_signal(signal.SIGTERM)
+    res = r.finish()
+    took = time.monotonic() - sent
+    assert res["ended_by"] == "cancel" and res["exited"] == "0"
+    assert res["signal"] == str(int(signal.SIGKILL))
+    assert 1.9 <= took <= 2 + 1 * SLOW        # two graces of 1 s, then SIGKILL
+
+
+def test_sighup_is_ignored(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", "echo ready; sleep 0.5; echo still here"])
+    r.wait_log("ready")
+    r.proc.send_signal(signal.SIGHUP)
+    res = r.finish()
+    assert res["ended_by"] == "exit" and res["exit_code"] == "0"
+    assert b"still here" in r.log_bytes()
+
+
+# --- leftovers -----------------------------------------------------------------
+
+def test_daemonised_grandchild_is_gone_when_result_appears(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", "setsid sleep 100 & echo $! > gc.pid; echo started"])
+    res = r.finish()
+    assert res["ended_by"] == "exit" and res["exit_code"] == "0"
+    gc = int((tmp_path / "gc.pid").read_text())
+    assert not Path(f"/proc/{gc}").exists()
+    assert r.elapsed < 1 + 1 * SLOW            # SIGTERM was enough
+
+
+def test_leftovers_ignoring_term_get_sigkill_after_grace(runs, tmp_path):
+    # A double fork into a new session, ignoring SIGTERM, with a child of its own.
+    # The main process waits until both have set their traps, then exits.
+    job = '( setsid sh -c "trap \\"\\" TERM; sleep 100 & echo > a; sleep 100" & ); ' \
+          '(trap "" TERM; echo > b; sleep 100) & ' \
+          'while ! [ -e a ] || ! [ -e b ]; do sleep 0.02; done; echo spawned'
+    r = runs(tmp_path, ["sh", "-c", job])
+    res = r.finish()
+    assert res["ended_by"] == "exit" and res["exit_code"] == "0"
+    assert 0.9 <= r.elapsed <= 1 + 1 * SLOW + 0.5
+    assert r.log_bytes() == b"spawned\n"
+
+
+# --- memory ----------------------------------------------------------------------
+
+def test_memory_limit_without_a_cgroup_is_not_enforced(runs, tmp_path):
+    r = runs(tmp_path, ["echo", "ran"], args=["--memory-max", str(100 * MIB), "--cgroup-parent", str(tmp_path)])
+    res = r.finish()
+    assert res["memory_enforced"] == "0" and res["oom"] == "0" and res["exit_code"] == "0"
+    assert r.log_bytes() == b"ran\n"
+    assert not (tmp_path / "gflow-job-7").exists()
+
+
+def cgroup_parent():
+    parent = os.environ.get("GFLOW_TEST_CGROUP_PARENT")
+    if not parent:
+        pytest.skip("GFLOW_TEST_CGROUP_PARENT is not set (a writable cgroup v2 directory "
+                    "with the memory controller enabled for its children)")
+    return parent
+
+
+def test_memory_limit_enforced_in_cgroup(runs, tmp_path):
+    parent = cgroup_parent()
+    r = runs(tmp_path, ["sh", "-c", "cat /proc/self/cgroup; cat $(dirname /sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup))/"
+                                    "$(basename $(cut -d: -f3 /proc/self/cgroup))/memory.max"],
+             args=["--memory-max", str(64 * MIB), "--cgroup-parent", parent])
+    res = r.finish()
+    assert res["memory_enforced"] == "1" and res["oom"] == "0" and res["exit_code"] == "0"
+    out = r.log_bytes().decode()
+    assert "gflow-job-7" in out and str(64 * MIB) in out
+    assert not Path(parent, "gflow-job-7").exists()
+
+
+def test_memory_limit_oom_recorded(runs, tmp_path):
+    parent = cgroup_parent()
+    r = runs(tmp_path, ["python3", "-c", "b = b'x' * (512 << 20); print('survived')"],
+             args=["--memory-max", str(64 * MIB), "--cgroup-parent", parent])
+    res = r.finish()
+    assert res["memory_enforced"] == "1" and res["oom"] == "1"
+    assert res["signal"] == str(int(signal.SIGKILL))
+    assert b"survived" not in r.log_bytes()
+
+
+# --- big output -------------------------------------------------------------------
+
+def test_one_mib_of_output_copied_completely(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", f"yes 0123456789abcdef | head -c {MIB}"])
+    r.finish()
+    data = r.log_bytes()
+    assert len(data) == MIB and data == (b"0123456789abcdef\n" * (MIB // 17 + 1))[:MIB]
+
+
+# --- --pty -------------------------------------------------------------------------
+
+class Pane:
+    """The tmux side of the runner: a pty whose slave is the runner's stdin/stdout."""
+
+    def __init__(self, rows=33, cols=111):
+        self.master, self.slave = pty.openpty()
+        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.chunks = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+
+    def start_reading(self):
+        self.thread.start()
+
+    def _read(self):
+        while True:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            self.chunks.append(data)
+
+    def text(self):
+        return b"".join(self.chunks)
+
+    def close(self, timeout=10):
+        if self.thread.is_alive():
+            self.thread.join(timeout * SLOW)
+        os.close(self.master)
+
+
+@pytest.fixture
+def pane():
+    p = Pane()
+    yield p
+    if p.slave >= 0:
+        os.close(p.slave)
+    if p.thread.is_alive():
+        p.thread.join(1)
+
+
+def run_in_pane(runs, tmp_path, pane, argv, read=True, **kw):
+    if read:
+        pane.start_reading()
+    r = runs(tmp_path, argv, args=["--pty"], stdin=pane.slave, stdout=pane.slave, **kw)
+    os.close(pane.slave)      # now only the runner holds it: EIO at its exit ends the reader
+    pane.slave = -1
+    return r
+
+
+def test_pty_job_sees_a_terminal_and_log_gets_every_byte(runs, tmp_path, pane):
+    r = run_in_pane(runs, tmp_path, pane, ["sh", "-c", "test -t 0 && test -t 1 && echo tty; "
+                                                       "stty size; printf 'a\\tb\\nno newline'"])
+    res = r.finish()
+    pane.close()
+    assert res["ended_by"] == "exit" and res["exit_code"] == "0"
+    assert r.log_bytes() == b"tty\n33 111\na\tb\nno newline"
+    assert b"tty\r\n33 111\r\na\tb\r\nno newline" in pane.text()
+
+
+def test_pty_keys_typed_into_the_pane_reach_the_job(runs, tmp_path, pane):
+    r = run_in_pane(runs, tmp_path, pane, ["sh", "-c", "echo ready; read line; echo got:$line"])
+    r.wait_log("ready")
+    os.write(pane.master, b"hello\r")
+    res = r.finish()
+    pane.close()
+    assert res["exit_code"] == "0"
+    assert b"got:hello\n" in r.log_bytes()
+    assert b"got:hello" in pane.text()
+
+
+def test_pty_one_mib_copied_to_log_and_pane(runs, tmp_path, pane):
+    r = run_in_pane(runs, tmp_path, pane, ["sh", "-c", f"yes 0123456789abcdef | head -c {MIB}"])
+    r.finish(timeout=30)
+    pane.close()
+    expect = (b"0123456789abcdef\n" * (MIB // 17 + 1))[:MIB]
+    assert r.log_bytes() == expect
+    assert pane.text().replace(b"\r\n", b"\n") == expect
+
+
+def test_pty_leftovers_are_killed(runs, tmp_path, pane):
+    r = run_in_pane(runs, tmp_path, pane, ["sh", "-c", "(sleep 0.3; echo from-orphan) & echo main-done"])
+    res = r.finish()
+    pane.close()
+    assert res["ended_by"] == "exit"
+    assert r.log_bytes() == b"main-done\n"    # the orphan got SIGTERM before it spoke
+
+
+def test_pty_cancel(runs, tmp_path, pane):
+    r = run_in_pane(runs, tmp_path, pane, ["sh", "-c", "echo ready; sleep 100"])
+    r.wait_log("ready")
+    r.proc.send_signal(signal.SIGTERM)
+    res = r.finish()
+    pane.close()
+    assert res["ended_by"] == "cancel" and res["signal"] == str(int(signal.SIGINT))
+
+
+def test_pty_pane_gone_job_keeps_logging(runs, tmp_path, pane):
+    r = run_in_pane(runs, tmp_path, pane, ["sh", "-c", "echo ready; sleep 0.5; echo after-hangup"])
+    r.wait_log("ready")
+    os.close(pane.master)          # tmux session killed: the pane's tty is gone
+    pane.master = os.open("/dev/null", os.O_RDONLY)   # for pane.close()
+    r.proc.send_signal(signal.SIGHUP)
+    res = r.finish()
+    pane.close()
+    assert res["ended_by"] == "exit" and res["exit_code"] == "0"
+    assert r.log_bytes() == b"ready\nafter-hangup\n"
+
+
+def test_pty_window_size_follows_the_pane(runs, tmp_path, pane):
+    r = run_in_pane(runs, tmp_path, pane, ["sh", "-c", "stty size; echo ready; "
+                                                       "while ! [ -e go ]; do sleep 0.02; done; stty size"])
+    r.wait_log("ready")
+    fcntl.ioctl(pane.master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    r.proc.send_signal(signal.SIGWINCH)   # what the kernel sends a pane's foreground process
+    time.sleep(0.2 * SLOW)
+    (tmp_path / "go").touch()
+    r.finish()
+    pane.close()
+    assert r.log_bytes() == b"33 111\nready\n40 120\n"
+
+
+def test_pty_command_not_found(runs, tmp_path, pane):
+    r = run_in_pane(runs, tmp_path, pane, ["nosuchcmd-xyz"])
+    res = r.finish()
+    pane.close()
+    assert res["exit_code"] == "127" and res["ended_by"] == "error"
+    assert b"cannot run 'nosuchcmd-xyz'" in r.log_bytes()
+    assert b"cannot run 'nosuchcmd-xyz'" in pane.text()
+
+
+def test_cancel_of_a_stopped_job(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", "echo ready; kill -STOP $$; echo resumed"])
+    r.wait_log("ready")
+    deadline = time.monotonic() + 5 * SLOW
+    while not any(proc_state(p) == "T" for p in tagged(r.tag)):
+        assert time.monotonic() < deadline, "the job never stopped"
+        time.sleep(0.02)
+    sent = time.monotonic()
+    r.proc.send_signal(signal.SIGTERM)
+    res = r.finish()
+    assert res["ended_by"] == "cancel" and res["signal"] == str(int(signal.SIGINT))
+    assert time.monotonic() - sent < 0.9       # SIGCONT woke it for the SIGINT: no waiting
+
+
+def test_pty_stalled_pane_does_not_stall_the_job(runs, tmp_path, pane):
+    # Nobody reads the pane (a stopped tmux server): the job still runs to
+    # its end at full speed and the log gets everything.
+    r = run_in_pane(runs, tmp_path, pane, ["sh", "-c", f"yes 0123456789abcdef | head -c {MIB}"], read=False)
+    res = r.finish(timeout=10)
+    assert res["exit_code"] == "0"
+    assert r.elapsed < 1 + 2 * SLOW          # at most a second spent offering the pane the rest
+    assert r.log_bytes() == (b"0123456789abcdef\n" * (MIB // 17 + 1))[:MIB]

@@ -202,8 +202,9 @@ static int set_limit(int argc, char **argv)
 	if (!answer)
 		return cmd_fail(PROG, &e);
 	if (k)
-		printf("At most %lld jobs of batch %lld run at once (%lld jobs)\n",
-		    (long long)k, (long long)jint(answer, "group", 0),
+		printf("At most %lld job%s of batch %lld run%s at once (%lld "
+		    "jobs)\n", (long long)k, k == 1 ? "" : "s",
+		    (long long)jint(answer, "group", 0), k == 1 ? "s" : "",
 		    (long long)jint(answer, "jobs", 0));
 	else
 		printf("No limit on batch %lld (%lld jobs)\n",

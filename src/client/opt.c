@@ -48,7 +48,8 @@ static int short_option(struct opt_parser *p, const char **val,
 	snprintf(p->spelled, sizeof p->spelled, "-%c", c);
 	if (!d) {
 		p->bundle = NULL;
-		return gf_err_set(e, "unknown option '-%c'", c), OPT_ERROR;
+		gf_err_set(e, "unknown option '-%c'", c);
+		return OPT_ERROR;
 	}
 	if (!d->has_arg) {
 		if (!*p->bundle)
@@ -61,7 +62,8 @@ static int short_option(struct opt_parser *p, const char **val,
 		*val = p->argv[p->i++];
 	} else {
 		p->bundle = NULL;
-		return gf_err_set(e, "option '-%c' needs a value", c), OPT_ERROR;
+		gf_err_set(e, "option '-%c' needs a value", c);
+		return OPT_ERROR;
 	}
 	p->bundle = NULL;
 	return d->id;
@@ -75,13 +77,15 @@ static int long_option(struct opt_parser *p, const char *w,
 	const struct opt_def *d = opt_find_long(p->defs, p->ndefs, name, len);
 
 	snprintf(p->spelled, sizeof p->spelled, "--%.*s", (int)len, name);
-	if (!d)
-		return gf_err_set(e, "unknown option '--%.*s'", (int)len, name),
-		    OPT_ERROR;
+	if (!d) {
+		gf_err_set(e, "unknown option '--%.*s'", (int)len, name);
+		return OPT_ERROR;
+	}
 	if (!d->has_arg) {
-		if (eq)
-			return gf_err_set(e, "option '--%s' takes no value",
-			    d->name), OPT_ERROR;
+		if (eq) {
+			gf_err_set(e, "option '--%s' takes no value", d->name);
+			return OPT_ERROR;
+		}
 		return d->id;
 	}
 	if (eq) {
@@ -89,8 +93,8 @@ static int long_option(struct opt_parser *p, const char *w,
 	} else if (p->i < p->argc) {
 		*val = p->argv[p->i++];
 	} else {
-		return gf_err_set(e, "option '--%s' needs a value", d->name),
-		    OPT_ERROR;
+		gf_err_set(e, "option '--%s' needs a value", d->name);
+		return OPT_ERROR;
 	}
 	return d->id;
 }

@@ -160,7 +160,7 @@ void url_encode(struct sbuf *b, const char *s)
 
 void url_add_param(struct sbuf *q, const char *key, const char *value)
 {
-	sbuf_addc(q, q->len ? '&' : '?');
+	sbuf_addc(q, q->len && strchr(q->p, '?') ? '&' : '?');
 	sbuf_adds(q, key);
 	sbuf_addc(q, '=');
 	url_encode(q, value);

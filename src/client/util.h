@@ -36,7 +36,8 @@ const char *sbuf_str(const struct sbuf *b);
 char *sbuf_take(struct sbuf *b);
 void sbuf_free(struct sbuf *b);
 
-/* Append "key=value" to a URL query, percent-encoding the value. */
+/* Append "?key=value" (or "&key=value" once the buffer holds a '?') to a
+ * path or query, percent-encoding the value. */
 void url_add_param(struct sbuf *q, const char *key, const char *value);
 /* Percent-encode one path segment or query value. */
 void url_encode(struct sbuf *b, const char *s);

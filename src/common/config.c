@@ -894,9 +894,9 @@ static int read_file(const char *path, int must_exist, char **text, size_t *len,
 		}
 		return gf_err_set(e, "cannot read config file %s: %s", path, strerror(errno));
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) || S_ISDIR(st.st_mode)) {
 		close(fd);
-		return gf_err_set(e, "cannot read config file %s: not a regular file", path);
+		return gf_err_set(e, "cannot read config file %s: it is a directory", path);
 	}
 	if (st.st_size > (off_t)TOML_MAX_SIZE) {
 		close(fd);
@@ -1005,80 +1005,91 @@ static int default_path(char *const *envp, char *out, size_t size, struct gf_err
 
 #define ENV_PARTS 8
 
-/* One GFLOW_* variable: name is what follows "GFLOW_" up to '='. */
-static int apply_env(struct gf_config *c, const char *var, const char *name, size_t nlen, const char *value,
-    struct gf_err *e)
+/* Split name[0..nlen) at "__" into parts (lower case) and oparts (as
+ * written), in buffers of 256 bytes. Returns the count, 0 when a part is
+ * empty or there are too many. */
+static size_t split_env(const char *name, size_t nlen, char *buf, char *orig, char **parts, char **oparts)
 {
-	char buf[256], orig[256], *parts[ENV_PARTS], *oparts[ENV_PARTS], section[256], show[300];
-	struct src s = { .env = value };
-	const struct setting *st;
-	size_t i, n = 0, off = 0;
-	char *p;
+	size_t i, n = 0;
+	char *p = buf;
 
-	if (nlen >= sizeof buf)
-		return gf_err_set(e, "unknown config variable %.100s...", var);
-	memcpy(orig, name, nlen);
-	orig[nlen] = '\0';
+	if (nlen >= 256)
+		return 0;
 	for (i = 0; i < nlen; i++)
 		buf[i] = (char)tolower((unsigned char)name[i]);
 	buf[nlen] = '\0';
-	for (p = buf; n < ENV_PARTS; n++) {
+	memcpy(orig, name, nlen);
+	orig[nlen] = '\0';
+	for (;;) {
 		char *sep = strstr(p, "__");
 
+		if (n == ENV_PARTS)
+			return 0;
 		parts[n] = p;
 		oparts[n] = orig + (p - buf);
-		if (!sep) {
-			n++;
+		n++;
+		if (!sep)
 			break;
-		}
 		*sep = '\0';
 		orig[sep - buf] = '\0';
 		p = sep + 2;
 	}
-	if (n == ENV_PARTS)
-		goto unknown;
 	for (i = 0; i < n; i++)
 		if (!*parts[i])
-			goto unknown;
+			return 0;
+	return n;
+}
+
+/* One GFLOW_* variable; name is what follows "GFLOW_" up to '='. */
+static int apply_env(struct gf_config *c, const char *var, const char *name, size_t nlen, const char *value,
+    struct gf_err *e)
+{
+	char buf[256], orig[256], *parts[ENV_PARTS], *oparts[ENV_PARTS], section[256], show[400];
+	struct src s = { .env = value };
+	const struct setting *st;
+	size_t i, n, off = 0;
+	const char *key;
+	int named;
+
+	n = split_env(name, nlen, buf, orig, parts, oparts);
+	if (n < 2)
+		return gf_err_set(e, "unknown config variable %.100s: expected GFLOW_<SECTION>__<KEY>, "
+		    "e.g. GFLOW_DAEMON__PORT", var);
+	key = parts[n - 1];
 	/* GFLOW_QUOTA__USERS__<name>__<KEY>: the name keeps its case. */
-	if (n == 4 && !strcmp(parts[0], "quota") && (!strcmp(parts[1], "users") || !strcmp(parts[1], "projects"))) {
-		int k = quota_key(parts[3]);
+	named = n == 4 && !strcmp(parts[0], "quota") && (!strcmp(parts[1], "users") || !strcmp(parts[1], "projects"));
+	section[0] = '\0';
+	for (i = 0; i + 1 < n - (named ? 1 : 0); i++)
+		off += (size_t)snprintf(section + off, sizeof section - off, "%s%s", i ? "." : "", parts[i]);
+	if (named || !strcmp(section, "quota.default_user") || !strcmp(section, "quota.default_project")) {
+		int k = quota_key(key);
 		struct gf_quota *q;
 
+		if (named)
+			snprintf(show, sizeof show, "[%s.%.100s]", section, oparts[2]);
+		else
+			snprintf(show, sizeof show, "[%s]", section);
 		if (k < 0)
-			goto unknown;
-		snprintf(section, sizeof section, "quota.%s", parts[1]);
-		if (!(q = quota_for(c, section, oparts[2], e)))
+			return gf_err_set(e, "unknown config variable %.100s: %s has no key '%.100s'", var, show, key);
+		if (!(q = quota_for(c, section, named ? oparts[2] : NULL, e)))
 			return -1;
-		snprintf(show, sizeof show, "[quota.%s.%.100s] %s", parts[1], oparts[2], parts[3]);
 		if (get_quota(&s, quota_field(q, (size_t)k), e))
-			return gf_err_prefix(e, "environment %s: %s", var, show);
+			return gf_err_prefix(e, "environment %s: %s %s", var, show, key);
 		return 0;
 	}
-	section[0] = '\0';
-	for (i = 0; i + 1 < n; i++)
-		off += (size_t)snprintf(section + off, sizeof section - off, "%s%s", i ? "." : "", parts[i]);
-	if (!strcmp(section, "quota.default_user") || !strcmp(section, "quota.default_project")) {
-		int k = quota_key(parts[n - 1]);
-
-		if (k < 0)
-			goto unknown;
-		if (get_quota(&s, quota_field(quota_for(c, section, NULL, e), (size_t)k), e))
-			return gf_err_prefix(e, "environment %s: [%s] %s", var, section, parts[n - 1]);
-		return 0;
+	if (!(st = find_setting(section, key))) {
+		if (is_section(section))
+			return gf_err_set(e, "unknown config variable %.100s: [%s] has no key '%.100s'", var, section,
+			    key);
+		return gf_err_set(e, "unknown config variable %.100s: there is no section [%s]", var, section);
 	}
-	if (!(st = find_setting(section, parts[n - 1])))
-		goto unknown;
 	if (apply(st, &s, c, e)) {
-		key_show(section, parts[n - 1], show, sizeof show);
+		key_show(section, key, show, sizeof show);
 		return gf_err_prefix(e, "environment %s: %s", var, show);
 	}
 	if (st->kind == K_GPUS)
 		snprintf(c->gpus_source, sizeof c->gpus_source, "env %.55s", var);
 	return 0;
-unknown:
-	return gf_err_set(e, "unknown config variable %.100s: no such key in gflow.toml (e.g. "
-	    "GFLOW_DAEMON__PORT for [daemon] port)", var);
 }
 
 static int load_env(struct gf_config *c, char *const *envp, struct gf_err *e)

@@ -5,6 +5,7 @@
  * new detached tmux session or as a detached process of its own. */
 #include "server.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -157,16 +158,22 @@ static int write_env(struct server *s, const struct job *j, const char *dir, str
 	return rc;
 }
 
-/* Remove a run directory left by an earlier start of the same run_seq. */
-static void clear_dir(const char *dir)
+/* A run directory holds only plain files (env, runner, result, their .tmp
+ * siblings after a crash, runner.out): remove them and it. */
+void exec_remove_run_dir(struct server *s, const struct job *j)
 {
-	static const char *const files[] = { "env", "runner", "result", "runner.out" };
-	char path[GF_PATH_MAX + 32];
+	char dir[GF_PATH_MAX], path[GF_PATH_MAX + 300];
+	struct dirent *d;
+	DIR *dp;
 
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-		unlink(path);
-	}
+	exec_run_dir(s, j, dir, sizeof dir);
+	if (!(dp = opendir(dir)))
+		return;
+	while ((d = readdir(dp)))
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") &&
+		    !gf_pathf(path, sizeof path, "%s/%s", dir, d->d_name))
+			unlink(path);
+	closedir(dp);
 	rmdir(dir);
 }
 
@@ -205,8 +212,8 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	size_t n = 0, argc = strv_len(j->argv);
 	int status, rc;
 
+	exec_remove_run_dir(s, j);
 	exec_run_dir(s, j, dir, sizeof dir);
-	clear_dir(dir);
 	if (mkdir(dir, 0700) < 0)
 		return gf_err_set(e, "cannot create %s: %s", dir, strerror(errno));
 	if (write_env(s, j, dir, e))

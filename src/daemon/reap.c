@@ -244,19 +244,6 @@ int reap_signal(struct server *s, struct job *j, int sig)
 	return pidfd_send_signal_(j->pidfd, sig);
 }
 
-static void remove_run_dir(struct server *s, const struct job *j)
-{
-	static const char *const files[] = { "env", "runner", "result", "runner.out" };
-	char dir[GF_PATH_MAX], path[GF_PATH_MAX + 32];
-
-	exec_run_dir(s, j, dir, sizeof dir);
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-		unlink(path);
-	}
-	rmdir(dir);
-}
-
 void reap_forget(struct server *s, struct job *j)
 {
 	pending_drop(s, j->id);
@@ -274,7 +261,7 @@ void reap_forget(struct server *s, struct job *j)
 		close(j->pidfd);
 		j->pidfd = -1;
 	}
-	remove_run_dir(s, j);
+	exec_remove_run_dir(s, j);
 }
 
 void reap_recover(struct server *s)
@@ -305,7 +292,7 @@ void reap_recover(struct server *s)
 				j->end_time = now_real();
 			if (jobs_save(s, j, &e))
 				fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
-			remove_run_dir(s, j);
+			exec_remove_run_dir(s, j);
 		} else
 			attach(s, j);
 	}

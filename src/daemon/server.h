@@ -141,6 +141,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
 int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
 	       struct gf_err *e);
 void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size);
+void exec_remove_run_dir(struct server *s, const struct job *j);
 
 /* reap.c — watching runners */
 int reap_init(struct server *s, struct gf_err *e);

@@ -831,6 +831,22 @@ static void test_http_roundtrip(void **state)
 	unlink(path);
 }
 
+static void test_url_params(void **state)
+{
+	struct sbuf b = { 0 };
+
+	(void)state;
+	url_add_param(&b, "ids", "1-3,@~1");
+	url_add_param(&b, "names", "a b&c");
+	assert_string_equal(sbuf_str(&b), "?ids=1-3,@~1&names=a%20b%26c");
+	sbuf_free(&b);
+	sbuf_adds(&b, "/jobs");
+	url_add_param(&b, "ids", "@");
+	url_add_param(&b, "users", "all");
+	assert_string_equal(sbuf_str(&b), "/jobs?ids=@&users=all");
+	sbuf_free(&b);
+}
+
 /* ---------- gstats, completion ---------- */
 
 static void test_stats(void **state)
@@ -907,6 +923,7 @@ int main(void)
 		cmocka_unit_test(test_http_parse),
 		cmocka_unit_test(test_http_socket_path_and_not_running),
 		cmocka_unit_test(test_http_roundtrip),
+		cmocka_unit_test(test_url_params),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_completion),
 	};

@@ -1,0 +1,42 @@
+#!/bin/sh
+# fuzz.sh — build each libFuzzer target with clang (ASan+UBSan) and run it
+# for a bounded time. Usage: scripts/fuzz.sh [SECONDS per target]
+# A crash leaves its input in build-fuzz/<target>/ and fails the run; add
+# that input as a regression test before fixing the bug.
+set -eu
+cd "$(dirname "$0")/.."
+SECS=${1:-60}
+OUT=build-fuzz
+mkdir -p "$OUT"
+CFLAGS="-std=c11 -D_GNU_SOURCE -DGFLOW_VERSION=\"fuzz\" -g -O1 -Wall -Wextra -Werror
+ -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+ -Isrc/common -Isrc/client -iquote src/daemon"
+
+# target: sources (besides the target itself)
+TARGETS="
+fuzz_parse:src/common/parse.c src/common/err.c
+fuzz_toml:src/common/toml.c src/common/err.c
+"
+for f in tests/fuzz/fuzz_*.c; do
+	t=$(basename "$f" .c)
+	echo "$TARGETS" | grep -q "^$t:" || { echo "fuzz.sh: no sources listed for $t" >&2; exit 1; }
+done
+
+status=0
+echo "$TARGETS" | while IFS=: read -r t srcs; do
+	[ -n "$t" ] || continue
+	# shellcheck disable=SC2086
+	clang $CFLAGS "tests/fuzz/$t.c" $srcs -lm -o "$OUT/$t"
+	mkdir -p "$OUT/$t.corpus"
+	seeds="tests/fuzz/${t#fuzz_}-corpus"
+	[ -d "$seeds" ] || seeds=""
+	echo "== $t: ${SECS}s"
+	if ! (cd "$OUT" && "./$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 "$t.corpus" ${seeds:+"../$seeds"} >"$t.log" 2>&1); then
+		tail -n 40 "$OUT/$t.log" >&2
+		echo "fuzz.sh: $t found a problem; the input is in $OUT/" >&2
+		exit 1
+	fi
+	grep -E "^(Done|stat::number_of_executed_units)" "$OUT/$t.log" || true
+done || status=1
+exit $status

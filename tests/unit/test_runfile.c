@@ -1,0 +1,241 @@
+/* test_runfile.c — the runner/result files, atomic writes, /proc stat fields. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runfile.h"
+
+static int setup(void **state)
+{
+	char *dir = strdup("/tmp/test_runfile.XXXXXX");
+
+	assert_non_null(mkdtemp(dir));
+	*state = dir;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", (char *)*state);
+	assert_int_equal(system(cmd), 0);
+	free(*state);
+	return 0;
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	struct gf_err e;
+
+	assert_int_equal(write_file_atomic(dir, name, text, strlen(text), &e), 0);
+}
+
+static void runner_round_trip(void **state)
+{
+	const char *dir = *state;
+	struct runner_info in = { .pid = 4242, .start_ticks = 123456789012ULL, .started_at = 1700000000.25 };
+	struct runner_info out;
+	struct gf_err e;
+
+	assert_int_equal(runfile_write_runner(dir, &in, &e), 0);
+	assert_int_equal(runfile_read_runner(dir, &out, &e), 0);
+	assert_int_equal(out.pid, 4242);
+	assert_true(out.start_ticks == 123456789012ULL);
+	assert_true(out.started_at == 1700000000.25);
+}
+
+static void runner_never_overwrites_a_claim(void **state)
+{
+	const char *dir = *state;
+	struct runner_info in = { .pid = 7, .start_ticks = 1 }, out;
+	char path[256];
+	struct gf_err e;
+
+	put(dir, "runner", "pid=0\n");
+	assert_int_equal(runfile_write_runner(dir, &in, &e), -1);
+	assert_int_equal(errno, EEXIST);
+	assert_non_null(strstr(e.msg, "exists"));
+	assert_int_equal(runfile_read_runner(dir, &out, &e), 0);
+	assert_int_equal(out.pid, 0);
+	snprintf(path, sizeof path, "%s/runner.tmp", dir);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+static void runner_claim_being_written_reads_as_pid_0(void **state)
+{
+	const char *dir = *state;
+	struct runner_info out = { .pid = 99 };
+	struct gf_err e;
+
+	put(dir, "runner", "");
+	assert_int_equal(runfile_read_runner(dir, &out, &e), 0);
+	assert_int_equal(out.pid, 0);
+}
+
+static void runner_bad_values_rejected(void **state)
+{
+	const char *dir = *state;
+	struct runner_info out;
+	struct gf_err e;
+
+	put(dir, "runner", "pid=12x\n");
+	assert_int_equal(runfile_read_runner(dir, &out, &e), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(e.msg, "'pid'"));
+	put(dir, "runner", "pid=5\nstart_ticks=-1\n");
+	assert_int_equal(runfile_read_runner(dir, &out, &e), -1);
+	put(dir, "runner", "pid=5\nfuture_key=whatever\nno equals sign\nstart_ticks=9\n");
+	assert_int_equal(runfile_read_runner(dir, &out, &e), 0);
+	assert_int_equal(out.pid, 5);
+	assert_true(out.start_ticks == 9);
+}
+
+static void runner_absent_is_enoent(void **state)
+{
+	struct runner_info out;
+	struct gf_err e;
+
+	assert_int_equal(runfile_read_runner(*state, &out, &e), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+static void result_round_trip(void **state)
+{
+	const char *dir = *state;
+	struct job_result in = { .exited = 0, .exit_code = 0, .signal = 9, .start = 1700000000.5,
+				 .end = 1700000123.75, .ended_by = "cancel", .peak_rss_kb = 123456,
+				 .memory_enforced = 1, .oom = 1 };
+	struct job_result out;
+	struct gf_err e;
+
+	snprintf(in.error, sizeof in.error, "two\nlines\r");
+	assert_int_equal(runfile_write_result(dir, &in, &e), 0);
+	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
+	assert_int_equal(out.exited, 0);
+	assert_int_equal(out.signal, 9);
+	assert_true(out.start == 1700000000.5 && out.end == 1700000123.75);
+	assert_string_equal(out.ended_by, "cancel");
+	assert_int_equal(out.peak_rss_kb, 123456);
+	assert_int_equal(out.memory_enforced, 1);
+	assert_int_equal(out.oom, 1);
+	assert_string_equal(out.error, "two lines ");
+}
+
+static void result_absent_is_enoent(void **state)
+{
+	struct job_result out;
+	struct gf_err e;
+
+	assert_int_equal(runfile_read_result(*state, &out, &e), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+static void result_incomplete_or_bad_rejected(void **state)
+{
+	const char *dir = *state;
+	struct job_result out;
+	struct gf_err e;
+
+	put(dir, "result", "exited=1\nexit_code=0\n");
+	assert_int_equal(runfile_read_result(dir, &out, &e), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(e.msg, "ended_by"));
+	put(dir, "result", "exited=1\nexit_code=zero\nended_by=exit\n");
+	assert_int_equal(runfile_read_result(dir, &out, &e), -1);
+	assert_non_null(strstr(e.msg, "'exit_code'"));
+	put(dir, "result", "exited=1\nended_by=a-very-long-ended-by\n");
+	assert_int_equal(runfile_read_result(dir, &out, &e), -1);
+	put(dir, "result", "newer=1\nexited=1\nexit_code=3\nended_by=exit\n");
+	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
+	assert_int_equal(out.exit_code, 3);
+	assert_string_equal(out.error, "");
+}
+
+static void atomic_write_replaces_and_leaves_no_tmp(void **state)
+{
+	const char *dir = *state;
+	char path[256], buf[64];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	put(dir, "f", "first version, longer\n");
+	put(dir, "f", "second\n");
+	snprintf(path, sizeof path, "%s/f", dir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	assert_int_equal(n, 7);
+	buf[n] = '\0';
+	assert_string_equal(buf, "second\n");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	snprintf(path, sizeof path, "%s/f.tmp", dir);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+static void atomic_write_into_missing_dir_fails(void **state)
+{
+	struct gf_err e;
+	char dir[256];
+
+	snprintf(dir, sizeof dir, "%s/missing", (char *)*state);
+	assert_int_equal(write_file_atomic(dir, "f", "x", 1, &e), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_non_null(strstr(e.msg, "missing/f.tmp"));
+}
+
+static void proc_fields(void **state)
+{
+	unsigned long long ppid, ticks, again;
+	char name[16];
+
+	(void)state;
+	assert_int_equal(proc_stat_field(getpid(), 4, &ppid), 0);
+	assert_int_equal((pid_t)ppid, getppid());
+	assert_int_equal(proc_start_ticks(getpid(), &ticks), 0);
+	assert_true(ticks > 0);
+	/* A command name with spaces and parentheses must not shift fields. */
+	prctl(PR_GET_NAME, name);
+	prctl(PR_SET_NAME, "a) b ) (c");
+	assert_int_equal(proc_stat_field(getpid(), 4, &ppid), 0);
+	assert_int_equal((pid_t)ppid, getppid());
+	assert_int_equal(proc_start_ticks(getpid(), &again), 0);
+	assert_true(again == ticks);
+	prctl(PR_SET_NAME, name);
+	assert_int_equal(proc_stat_field(getpid(), 3, &ppid), -1);	/* the state letter */
+	assert_int_equal(proc_stat_field(getpid(), 999, &ppid), -1);
+	assert_int_equal(proc_start_ticks(0x3ffffff, &ticks), -1);	/* no such pid */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(runner_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_never_overwrites_a_claim, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_claim_being_written_reads_as_pid_0, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_bad_values_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_absent_is_enoent, setup, teardown),
+		cmocka_unit_test_setup_teardown(result_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(result_absent_is_enoent, setup, teardown),
+		cmocka_unit_test_setup_teardown(result_incomplete_or_bad_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(atomic_write_replaces_and_leaves_no_tmp, setup, teardown),
+		cmocka_unit_test_setup_teardown(atomic_write_into_missing_dir_fails, setup, teardown),
+		cmocka_unit_test(proc_fields),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1030,7 +1030,10 @@ static int parse_float(struct parser *p, struct toml_value *v, size_t off, const
 	clean[k] = '\0';
 	/* strtod reads '.' in the C locale, which gflow never changes. */
 	d = strtod(clean, &end);
+	k = (size_t)(end - clean) != k;	/* strtod stopped early: cannot happen after the checks */
 	free(clean);
+	if (k)
+		return perr(p, off, "invalid float '%s'", tok);
 	if (isinf(d))
 		return perr(p, off, "float '%s' is out of range", tok);
 	v->type = TOML_FLOAT;

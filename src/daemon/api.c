@@ -735,7 +735,7 @@ static void push_err(json_t *errs, int64_t id, const char *msg)
 /* Jobs that cancelling `root` would cancel with it (for --dry-run). */
 static void would_cascade(struct server *s, int64_t root, json_t *out, bool *seen)
 {
-	for (int64_t i = root + 1; i <= s->max_id; i++) {
+	for (int64_t i = 1; i <= s->max_id; i++) {
 		struct job *c = s->jobs[i];
 		bool uses = false, all_bad = true;
 
@@ -992,7 +992,7 @@ static void failed_because(struct server *s, int64_t id, int64_t **v, size_t *n)
 	char want[48];
 
 	snprintf(want, sizeof want, "DependencyFailed:%lld", (long long)id);
-	for (int64_t i = id + 1; i <= s->max_id; i++) {
+	for (int64_t i = 1; i <= s->max_id; i++) {
 		struct job *c = s->jobs[i];
 
 		if (c && c->state == JS_CANCELLED && c->reason && !strcmp(c->reason, want)) {

@@ -180,10 +180,11 @@ static void append_id(int64_t **v, size_t *n, int64_t id)
 }
 
 /* Cancel, in memory, every queued job whose dependencies can no longer be
- * met because `parent` ended badly; cascades. Caller saves them. */
+ * met because `parent` ended badly; cascades. Caller saves them. Scans all
+ * jobs: a retry has a higher id than the dependents moved onto it. */
 static void cascade(struct server *s, int64_t parent, int64_t **out, size_t *nout)
 {
-	for (int64_t i = parent + 1; i <= s->max_id; i++) {
+	for (int64_t i = 1; i <= s->max_id; i++) {
 		struct job *c = s->jobs[i];
 		int64_t culprit = 0;
 		char reason[64];
@@ -342,7 +343,7 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 /* Queued dependents of `old` now wait for `neu` instead. */
 static int move_dependents(struct server *s, int64_t old, int64_t neu, struct gf_err *e)
 {
-	for (int64_t i = old + 1; i <= s->max_id; i++) {
+	for (int64_t i = 1; i <= s->max_id; i++) {
 		struct job *c = s->jobs[i];
 		bool changed = false;
 

@@ -4,7 +4,10 @@
  * Build: clang -std=c11 -D_GNU_SOURCE -g -fsanitize=fuzzer,address,undefined
  *        -Isrc/common src/common/toml.c src/common/err.c
  *        tests/fuzz/fuzz_toml.c -lm -o fuzz_toml
- * Run:   ./fuzz_toml -max_total_time=60 tests/fuzz/toml-corpus */
+ * Run:   mkdir -p /tmp/toml-corpus &&
+ *        ./fuzz_toml -max_total_time=60 /tmp/toml-corpus tests/fuzz/toml-corpus
+ *        (libFuzzer writes new inputs into the first directory, so keep
+ *        the seeds in the tree second.) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

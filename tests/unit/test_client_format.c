@@ -667,6 +667,16 @@ static void test_opt_scanner(void **state)
 	assert_int_equal(p.i, 3);
 
 	{
+		char *flags[] = { "p", "--all", "--completed", "--all=1", NULL };
+
+		opt_init(&p, 4, flags, 1, defs, 4, 1);
+		assert_int_equal(opt_next(&p, &val, &e), 1);
+		assert_null(val);
+		assert_int_equal(opt_next(&p, &val, &e), 3);
+		assert_int_equal(opt_next(&p, &val, &e), OPT_ERROR);
+		assert_string_equal(e.msg, "option '--all' takes no value");
+	}
+	{
 		char *bad[] = { "p", "--al", "-x", "--limit", NULL };
 
 		opt_init(&p, 4, bad, 1, defs, 4, 1);

@@ -253,6 +253,12 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		arg(&a, "--time-limit");
 		argf(&a, "%lld", (long long)j->time_limit_secs);
 	}
+	if (j->memory_mb && s->cgroup_parent[0]) {
+		arg(&a, "--memory-max");
+		argf(&a, "%lld", (long long)j->memory_mb * 1024 * 1024);
+		arg(&a, "--cgroup-parent");
+		arg(&a, s->cgroup_parent);
+	}
 	arg(&a, "--grace");
 	argf(&a, "%lld", grace && atoi(grace) > 0 ? (long long)atoi(grace) : 10LL);
 	if (j->executor == EXEC_TMUX)

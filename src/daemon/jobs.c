@@ -376,7 +376,7 @@ static void apply_result(struct job *j, const struct job_result *r, const char *
 	j->has_exit = true;
 	j->exit_code = r->exited ? r->exit_code : 0;
 	j->exit_signal = r->exited ? 0 : r->signal;
-	j->memory_enforced = r->memory_enforced;
+	j->memory_enforced = j->memory_mb ? r->memory_enforced : -1;
 	if (cancelled)
 		return;	/* state and reason were recorded when it was cancelled */
 	if (!strcmp(r->ended_by, "timeout")) {

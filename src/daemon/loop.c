@@ -172,6 +172,7 @@ static int setup(struct server *s, struct gf_err *e)
 	event_add(s->sig_int, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	cgroup_setup(s);
 	if (reap_init(s, e) || gpustate_init(s, e))
 		return -1;
 	reap_recover(s);

@@ -288,13 +288,15 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	size_t started = 0;
 
 	st.ngpus = in->ngpus > MAX_GPUS ? MAX_GPUS : in->ngpus;
-	memcpy(st.gpus, in->gpus, st.ngpus * sizeof *st.gpus);
+	if (st.ngpus)
+		memcpy(st.gpus, in->gpus, st.ngpus * sizeof *st.gpus);
 	make_order(&st);
 	st.run = malloc((in->nrunning + in->njobs + 1) * sizeof *st.run);
 	order = malloc((in->njobs + 1) * sizeof *order);
 	if (!st.run || !order)
 		abort();
-	memcpy(st.run, in->running, in->nrunning * sizeof *st.run);
+	if (in->nrunning)
+		memcpy(st.run, in->running, in->nrunning * sizeof *st.run);
 	st.nrun = in->nrunning;
 	groups_init(&groups, in->nrunning + 16);
 	for (size_t i = 0; i < in->nrunning; i++) {

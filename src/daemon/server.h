@@ -95,6 +95,7 @@ struct server {
 	size_t nviews;
 
 	/* Runners */
+	char cgroup_parent[GF_PATH_MAX];	/* "" when memory is not enforced */
 	int inotify_fd;
 	struct event *inotify_ev;
 
@@ -160,6 +161,9 @@ json_t *gpustate_json(struct server *s);
 int gpustate_set_allowed(struct server *s, const char *spec, struct gf_err *e);
 int gpustate_ignore(struct server *s, int gpu, pid_t pid, bool ignore, struct gf_err *e);
 json_t *gpustate_ignored_json(struct server *s);
+
+/* cgroup.c — finds s->cgroup_parent; call before any thread starts */
+void cgroup_setup(struct server *s);
 
 /* util */
 double now_real(void);

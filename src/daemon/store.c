@@ -198,7 +198,8 @@ int store_get_env(struct store *s, int64_t id, char **blob, size_t *len, struct 
 		*blob = malloc(n ? (size_t)n : 1);
 		if (!*blob)
 			abort();
-		memcpy(*blob, p, (size_t)n);
+		if (n)
+			memcpy(*blob, p, (size_t)n);
 		*len = (size_t)n;
 	}
 	sqlite3_reset(q);

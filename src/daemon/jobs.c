@@ -455,6 +455,35 @@ static void arm_begin_timer(struct server *s, double next, double now)
 	event_add(s->begin_ev, &tv);
 }
 
+/* Queued jobs whose dependencies can no longer be met (a parent had ended
+ * badly before they were submitted or moved onto it) are cancelled here, so
+ * that no order of events leaves them waiting forever. */
+static void cancel_impossible(struct server *s)
+{
+	int64_t *ids = NULL;
+	size_t n = 0;
+	struct gf_err e;
+
+	for (int64_t i = 1; i <= s->max_id; i++) {
+		struct job *j = s->jobs[i];
+		int64_t culprit = 0;
+		char reason[64];
+
+		if (!j || j->state != JS_QUEUED || !j->auto_cancel || !j->ndeps ||
+		    deps_state(s, j, &culprit) != -1)
+			continue;
+		snprintf(reason, sizeof reason, "DependencyFailed:%lld", (long long)culprit);
+		end_now(j, JS_CANCELLED, reason);
+		append_id(&ids, &n, j->id);
+		cascade(s, j->id, &ids, &n);
+	}
+	if (n && (store_begin(s->store, &e) || save_ids(s, ids, n, &e) || store_commit(s->store, &e))) {
+		fprintf(stderr, "gflowd: cancelling jobs with failed dependencies: %s\n", e.msg);
+		store_rollback(s->store);
+	}
+	free(ids);
+}
+
 void jobs_schedule_pass(struct server *s)
 {
 	size_t nq = 0, nr = 0, ng, started;
@@ -466,6 +495,7 @@ void jobs_schedule_pass(struct server *s)
 	double now = now_real(), next_begin = INFINITY;
 	struct gf_err e;
 
+	cancel_impossible(s);
 	gpustate_refresh(s);
 	for (int64_t i = 1; i <= s->max_id; i++) {
 		struct job *j = s->jobs[i];

@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -772,6 +773,21 @@ static void child_fail(int errw, int stage, int err)
 	_exit(child_exit_code(&ce));
 }
 
+/* glibc refuses to touch the signals it reserves for itself (32, 33), but
+ * an ignored disposition of theirs is inherited across exec all the same:
+ * reset it with the system call. */
+static void reset_reserved_signal(int sig)
+{
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		unsigned long mask;
+	} sa = { 0 };
+
+	syscall(SYS_rt_sigaction, sig, &sa, NULL, sizeof sa.mask);
+}
+
 /* In the forked child: become the job. Never returns. */
 static void child_run(const struct runner *r, int slave, int go, int errw)
 {
@@ -781,7 +797,8 @@ static void child_run(const struct runner *r, int slave, int go, int errw)
 	int fd;
 
 	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
+		if (signal(sig, SIG_DFL) == SIG_ERR && sig != SIGKILL && sig != SIGSTOP)
+			reset_reserved_signal(sig);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (r->o.pty) {

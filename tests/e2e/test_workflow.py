@@ -309,3 +309,15 @@ def test_memory_admission_and_enforcement_report(gflow):
     assert j["memory_mb"] == 100
     show = g.cli("gjob", "show", str(a), check=True).stdout
     assert "MemoryEnforced=" in show
+
+
+def test_depending_on_an_already_failed_job_cancels(gflow):
+    g = gflow
+    g.start()
+    a = g.submit("false")
+    g.wait_state(a, "Failed")
+    b = g.submit("--depends-on", str(a), "true")
+    assert g.wait_state(b, "Cancelled")["reason"] == f"DependencyFailed:{a}"
+    c = g.submit("--depends-on", str(a), "--no-auto-cancel", "true")
+    time.sleep(0.2)
+    assert g.job(c)["state"] == "Queued"

@@ -8,6 +8,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/http.h>
+#include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 #include <math.h>
 #include <pwd.h>
@@ -83,7 +84,11 @@ static json_t *read_body(struct evhttp_request *req, struct gf_err *e)
 	}
 	o = json_loadb((const char *)evbuffer_pullup(in, -1), len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!o) {
-		gf_err_set(e, "invalid JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+		if (strstr(jerr.text, "NUL"))
+			gf_err_set(e, "invalid JSON at line %d, column %d: NUL bytes (\\u0000) are not allowed in strings",
+				   jerr.line, jerr.column);
+		else
+			gf_err_set(e, "invalid JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
 		return NULL;
 	}
 	if (!json_is_object(o)) {
@@ -160,14 +165,16 @@ static int get_str(json_t *o, const char *k, size_t max, char **out, struct gf_e
 	return 0;
 }
 
-static int get_num(json_t *o, const char *k, double *out, struct gf_err *e)
+/* A time in epoch seconds: from 0 to the year 9999. */
+static int get_time(json_t *o, const char *k, double *out, struct gf_err *e)
 {
 	json_t *v = json_object_get(o, k);
 
 	if (!v || json_is_null(v))
 		return 0;
-	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
-		return gf_err_set(e, "'%s' must be a non-negative number", k);
+	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0 ||
+	    json_number_value(v) > 253402300799.0)
+		return gf_err_set(e, "'%s' must be a time in epoch seconds (0 to the year 9999)", k);
 	*out = json_number_value(v);
 	return 0;
 }
@@ -320,11 +327,19 @@ static struct job *spec_to_job(struct server *s, uid_t uid, json_t *spec, const 
 	    get_str(spec, "project", 1024, &j->project, e) ||
 	    get_str(spec, "conda_env", 256, &j->conda_env, e) || get_bool(spec, "shared", &j->shared, e) ||
 	    get_bool(spec, "auto_cancel", &j->auto_cancel, e) || get_bool(spec, "hold", &hold, e) ||
-	    get_num(spec, "begin_at", &j->begin_at, e) ||
+	    get_time(spec, "begin_at", &j->begin_at, e) ||
 	    get_str(spec, "notify_email", 256, &tmp, e) || get_str(spec, "notify_on", 256, &tmp, e))
 		goto fail;
 	free(tmp);
 	tmp = NULL;
+	if (j->name && !j->name[0]) {
+		gf_err_set(e, "'name' is empty");
+		goto fail;
+	}
+	if (j->script && j->script[0] != '/') {
+		gf_err_set(e, "'script' must be an absolute path, got '%s'", j->script);
+		goto fail;
+	}
 	v = 0;
 	if (get_int(spec, "gpus", 0, GFLOW_MAX_GPUS, &v, e))
 		goto fail;
@@ -607,8 +622,13 @@ static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q,
 		f->names = split_csv(v);
 	if ((v = evhttp_find_header(q, "project")))
 		f->project = strdup(v);
-	if ((v = evhttp_find_header(q, "since")))
-		f->since = atof(v);
+	if ((v = evhttp_find_header(q, "since"))) {
+		char *end;
+
+		f->since = strtod(v, &end);
+		if (end == v || *end || !isfinite(f->since) || f->since < 0)
+			return gf_err_set(e, "'since' must be a time in epoch seconds, got '%s'", v);
+	}
 	return 0;
 }
 
@@ -819,7 +839,7 @@ static void h_hold_release(struct server *s, struct evhttp_request *req, struct 
 	size_t n;
 	struct gf_err e;
 
-	if (check_fields(body, fields, "request", &e) || get_num(body, "at", &at, &e) ||
+	if (check_fields(body, fields, "request", &e) || get_time(body, "at", &at, &e) ||
 	    (!(n = body_ids(s, c, body, &ids, errs, &e)) && !json_array_size(errs))) {
 		json_decref(errs);
 		json_decref(done);
@@ -1212,6 +1232,12 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 
 	if (!path)
 		path = "/";
+	/* HTTP/1.1 requires Host (RFC 9112 §3.2); libevent does not check. */
+	if (req->major == 1 && req->minor >= 1 &&
+	    !evhttp_find_header(evhttp_request_get_input_headers(req), "Host")) {
+		reply_err(req, 400, "an HTTP/1.1 request needs a Host header");
+		return;
+	}
 	if (m == EVHTTP_REQ_GET) {
 		if (!strcmp(path, "/health"))
 			reply(req, 200, json_pack("{s:s,s:s,s:i}", "status", "ok", "version", GFLOW_VERSION,
@@ -1308,6 +1334,9 @@ int api_init(struct server *s, struct gf_err *e)
 	evhttp_set_max_headers_size(s->http_unix, 64 * 1024);
 	evhttp_set_timeout(s->http_unix, 60);
 	evhttp_set_gencb(s->http_unix, on_unix, s);
+	/* Read what is left of a refused (e.g. oversized) request, so that the
+	 * client sees the answer instead of a reset. */
+	evhttp_set_flags(s->http_unix, EVHTTP_SERVER_LINGERING_CLOSE);
 	evhttp_set_allowed_methods(s->http_unix, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
 	if (listen_unix(s, e))
 		return -1;
@@ -1319,6 +1348,7 @@ int api_init(struct server *s, struct gf_err *e)
 	evhttp_set_max_headers_size(s->http_tcp, 64 * 1024);
 	evhttp_set_timeout(s->http_tcp, 60);
 	evhttp_set_gencb(s->http_tcp, on_tcp, s);
+	evhttp_set_flags(s->http_tcp, EVHTTP_SERVER_LINGERING_CLOSE);
 	evhttp_set_allowed_methods(s->http_tcp, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
 	if (!evhttp_bind_socket_with_handle(s->http_tcp, s->cfg.host, (ev_uint16_t)s->cfg.port))
 		return gf_err_set(e, "cannot listen on %s:%d (is another gflowd or program using it? set "

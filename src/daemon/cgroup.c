@@ -57,14 +57,19 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
+static bool has_memory(const char *dir)
+{
+	char buf[1024];
+
+	return read_text(dir, "cgroup.controllers", buf, sizeof buf) == 0 && has_word(buf, "memory");
+}
+
 /* Can job cgroups with a memory controller be made under dir? */
 static bool usable_parent(const char *dir)
 {
 	char buf[1024];
 
-	if (read_text(dir, "cgroup.controllers", buf, sizeof buf) || !has_word(buf, "memory"))
-		return false;
-	if (read_text(dir, "cgroup.subtree_control", buf, sizeof buf))
+	if (!has_memory(dir) || read_text(dir, "cgroup.subtree_control", buf, sizeof buf))
 		return false;
 	return has_word(buf, "memory") || write_text(dir, "cgroup.subtree_control", "+memory") == 0;
 }
@@ -115,7 +120,7 @@ void cgroup_setup(struct server *s)
 				env);
 		return;
 	}
-	if (own_cgroup(base, sizeof base))
+	if (own_cgroup(base, sizeof base) || !has_memory(base))
 		return;
 	/* A cgroup with processes cannot give controllers to children, so the
 	 * daemon moves into a leaf of its own first (a delegated systemd

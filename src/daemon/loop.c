@@ -95,7 +95,7 @@ static int take_lock(struct server *s, struct gf_err *e)
 static int load_token(struct server *s, struct gf_err *e)
 {
 	unsigned char raw[24];
-	char hex[49];
+	char hex[sizeof raw * 2 + 2];	/* digits, newline, NUL */
 	FILE *f = fopen(s->paths.token, "re");
 
 	if (f) {

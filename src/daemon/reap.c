@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +48,24 @@ static void collect(struct server *s, struct job *j)
 	exec_run_dir(s, j, dir, sizeof dir);
 	if (runfile_read_result(dir, &r, &e) == 0)
 		jobs_ended(s, j, &r, NULL);
-	else
-		jobs_ended(s, j, NULL, "the job's supervisor ended without a result");
+	else {
+		char why[GF_ERR_MAX + 400], out[320] = "", path[GF_PATH_MAX + 16];
+		FILE *f;
+
+		/* What the runner said about it, if anything. */
+		if (!gf_pathf(path, sizeof path, "%s/runner.out", dir) && (f = fopen(path, "re"))) {
+			char line[320];
+
+			while (fgets(line, sizeof line, f))
+				if (line[0] != '\n')
+					snprintf(out, sizeof out, "%s", line);
+			fclose(f);
+			out[strcspn(out, "\n")] = '\0';
+		}
+		snprintf(why, sizeof why, "the job's supervisor ended without a result (%s)%s%s", e.msg,
+			 out[0] ? ": " : "", out);
+		jobs_ended(s, j, NULL, why);
+	}
 }
 
 static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
@@ -56,8 +73,18 @@ static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
 	struct pending *p = arg;	/* reused as a plain (server, id) pair */
 	struct job *j = jobs_get(p->s, p->id);
 
-	(void)fd;
+
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
 	(void)what;
+	/* Only believe the pidfd itself. epoll can report an event for a file
+	 * that had this fd number before: libevent closes a finished HTTP
+	 * connection before removing it from epoll, and a child forked at that
+	 * moment keeps the old file, and so its epoll entry, alive. */
+	if (j && j->active && j->pidfd == fd && poll(&pfd, 1, 0) == 0) {
+		event_add(j->pidfd_ev, NULL);
+		return;
+	}
 	if (j && j->active)
 		collect(p->s, j);
 	free(p);

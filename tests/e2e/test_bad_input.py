@@ -431,7 +431,7 @@ def test_stalled_and_abandoned_connections_do_not_block_the_daemon(d):
         s.close()
     t0 = time.time()
     st, body = d.api("GET", "/health", timeout=5)
-    assert st == 200 and time.time() - t0 < 2 * SLOW
+    assert st == 200 and time.time() - t0 < 5 * SLOW
     for s in stalled:
         s.close()
     assert d.proc.poll() is None

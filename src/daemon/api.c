@@ -1334,9 +1334,6 @@ int api_init(struct server *s, struct gf_err *e)
 	evhttp_set_max_headers_size(s->http_unix, 64 * 1024);
 	evhttp_set_timeout(s->http_unix, 60);
 	evhttp_set_gencb(s->http_unix, on_unix, s);
-	/* Read what is left of a refused (e.g. oversized) request, so that the
-	 * client sees the answer instead of a reset. */
-	evhttp_set_flags(s->http_unix, EVHTTP_SERVER_LINGERING_CLOSE);
 	evhttp_set_allowed_methods(s->http_unix, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
 	if (listen_unix(s, e))
 		return -1;
@@ -1348,7 +1345,6 @@ int api_init(struct server *s, struct gf_err *e)
 	evhttp_set_max_headers_size(s->http_tcp, 64 * 1024);
 	evhttp_set_timeout(s->http_tcp, 60);
 	evhttp_set_gencb(s->http_tcp, on_tcp, s);
-	evhttp_set_flags(s->http_tcp, EVHTTP_SERVER_LINGERING_CLOSE);
 	evhttp_set_allowed_methods(s->http_tcp, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
 	if (!evhttp_bind_socket_with_handle(s->http_tcp, s->cfg.host, (ev_uint16_t)s->cfg.port))
 		return gf_err_set(e, "cannot listen on %s:%d (is another gflowd or program using it? set "

@@ -43,6 +43,7 @@
 #define JOB_BUF_MAX (64u << 10)	/* typed input queued for a job not reading it */
 #define KILL_RESWEEP 0.1	/* seconds between SIGKILL sweeps at the end */
 #define DRAIN_SECS 2.0		/* how long to wait for the pty once all are gone */
+#define QUIET_SECS 0.05		/* ... and how long it must stay quiet before we stop */
 
 extern char **environ;
 
@@ -91,6 +92,8 @@ struct runner {
 	bool pane_in, pane_out;	/* stdin/stdout still usable */
 	struct outbuf to_pane, to_job;
 	double drain_deadline;
+	double quiet_until;	/* draining: close once the pty has been quiet until then */
+	int slave_keep;		/* our copy of the pty slave: see start_job */
 	struct termios pane_saved;
 	bool pane_restore;
 	int pane_flags[2];	/* fcntl flags of fds 0 and 1 to restore, -1: none */
@@ -690,7 +693,9 @@ static void close_master(struct runner *r)
 {
 	if (r->master >= 0)
 		close(r->master);
-	r->master = -1;
+	if (r->slave_keep >= 0)
+		close(r->slave_keep);
+	r->master = r->slave_keep = -1;
 	outbuf_free(&r->to_job);
 }
 
@@ -712,6 +717,8 @@ static void from_master(struct runner *r)
 		}
 		write_all(r->logfd, buf, (size_t)n);
 		pane_write(r, buf, (size_t)n);
+		if (r->gone)
+			r->quiet_until = now_mono() + QUIET_SECS;
 	}
 }
 
@@ -864,8 +871,10 @@ static int start_job(struct runner *r, struct gf_err *e)
 		close(errp[0]);
 		goto fail;
 	}
-	if (slave >= 0)
-		close(slave);
+	/* Keep a slave open: then the master never reports EIO while the
+	 * kernel may still be moving the job's last bytes across, and we stop
+	 * reading when the pty goes quiet after the job is gone instead. */
+	r->slave_keep = slave;
 	if (!r->o.pty)
 		setpgid(r->pid, r->pid);	/* also here, so it holds before we signal */
 	if (r->cgroup[0]) {
@@ -929,6 +938,8 @@ static int next_timeout(const struct runner *r, double now)
 		due = r->next_step;
 	if (r->drain_deadline && r->drain_deadline < due)
 		due = r->drain_deadline;
+	if (r->drain_deadline && r->quiet_until < due)
+		due = r->quiet_until;
 	if (due == INFINITY)
 		return -1;
 	if (due <= now)
@@ -953,9 +964,11 @@ static void supervise(struct runner *r)
 			start_ladder(r, leftover_ladder, 2, NULL);
 		if (r->ladder && !r->gone && now >= r->next_step)
 			ladder_step(r);
-		if (r->gone && r->master >= 0 && !r->drain_deadline)
+		if (r->gone && r->master >= 0 && !r->drain_deadline) {
 			r->drain_deadline = now + DRAIN_SECS;
-		if (r->drain_deadline && now >= r->drain_deadline)
+			r->quiet_until = now + QUIET_SECS;
+		}
+		if (r->drain_deadline && (now >= r->drain_deadline || now >= r->quiet_until))
 			close_master(r);
 		if (r->gone && r->master < 0 && r->errfd < 0)
 			return;
@@ -1063,7 +1076,8 @@ static void runner_free(struct runner *r)
 
 int main(int argc, char **argv)
 {
-	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .pane_flags = { -1, -1 },
+	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1,
+			    .pane_flags = { -1, -1 },
 			    .ended_by = "exit" };
 	struct job_result res = { 0 };
 	struct gf_err e;

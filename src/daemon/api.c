@@ -296,7 +296,7 @@ static int spec_deps(struct server *s, uid_t uid, json_t *spec, struct job *j, s
 
 		if (id < 0)
 			return gf_err_prefix(e, "dependency");
-		j->deps[j->ndeps++] = id;
+		j->deps[j->ndeps++] = jobs_latest_attempt(s, id);
 	}
 	return 0;
 }

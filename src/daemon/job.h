@@ -78,6 +78,7 @@ struct job {
 	int64_t run_seq;	/* distinguishes run directories of one job */
 
 	/* Runtime only. */
+	int64_t retried_by;	/* the next attempt, when this one was retried */
 	int pidfd;
 	struct event *pidfd_ev;
 	bool cancel_sent;

@@ -58,6 +58,12 @@ int jobs_load(struct server *s, struct gf_err *e)
 
 	if (store_load_jobs(s->store, load_one, s, e))
 		return -1;
+	for (int64_t i = 1; i <= s->max_id; i++) {
+		struct job *j = s->jobs[i], *prev;
+
+		if (j && j->retry_of && (prev = jobs_get(s, j->retry_of)))
+			prev->retried_by = j->id;
+	}
 	seq = store_max_job_id(s->store);
 	if (seq > s->max_id)
 		s->max_id = seq;
@@ -112,13 +118,23 @@ int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf
 
 /* ---- dependencies ------------------------------------------------------ */
 
+int64_t jobs_latest_attempt(struct server *s, int64_t id)
+{
+	struct job *j;
+
+	while ((j = jobs_get(s, id)) && j->retried_by)
+		id = j->retried_by;
+	return id;
+}
+
 /* 1: satisfied, 0: still possible, -1: can never be satisfied (*culprit). */
 static int deps_state(struct server *s, const struct job *j, int64_t *culprit)
 {
 	size_t done = 0, failed = 0;
 
 	for (size_t i = 0; i < j->ndeps; i++) {
-		struct job *p = jobs_get(s, j->deps[i]);
+		/* A retried parent counts by its newest attempt. */
+		struct job *p = jobs_get(s, jobs_latest_attempt(s, j->deps[i]));
 
 		if (p && p->state == JS_FINISHED)
 			done++;
@@ -420,8 +436,10 @@ void jobs_ended(struct server *s, struct job *j, const struct job_result *r, con
 		cascade(s, j->id, &also, &nalso);
 	if (jobs_save(s, j, &e) || save_ids(s, also, nalso, &e) || store_commit(s->store, &e))
 		goto fail;
-	if (retry)
+	if (retry) {
 		jobs_add(s, retry);
+		j->retried_by = retry->id;
+	}
 	free(also);
 	reap_forget(s, j);
 	server_schedule(s);

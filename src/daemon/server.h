@@ -133,6 +133,8 @@ void jobs_schedule_pass(struct server *s);
 /* Why a queued job may not start now (NULL: eligible). */
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);
 /* Can the machine ever run this request? NULL or a message. */
+/* The newest attempt of a job that was retried (the job itself otherwise). */
+int64_t jobs_latest_attempt(struct server *s, int64_t id);
 /* Would job `id` depending on deps[] close a cycle? */
 bool jobs_would_cycle(struct server *s, int64_t id, const int64_t *deps, size_t ndeps);
 int jobs_check_feasible(struct server *s, const struct job *j, struct gf_err *e);

@@ -321,3 +321,15 @@ def test_depending_on_an_already_failed_job_cancels(gflow):
     c = g.submit("--depends-on", str(a), "--no-auto-cancel", "true")
     time.sleep(0.2)
     assert g.job(c)["state"] == "Queued"
+
+
+def test_depending_on_a_retried_job_follows_its_newest_attempt(gflow):
+    g = gflow
+    g.start()
+    a = g.submit("--max-retries", "1", "sh", "-c", "exit 2")
+    g.wait_for(lambda: len(g.api("GET", "/jobs?users=all")[1]["jobs"]) == 2 and
+               all(j["state"] == "Failed" for j in g.api("GET", "/jobs?users=all")[1]["jobs"]),
+               what="both attempts failed")
+    d = g.submit("--depends-on", str(a), "true")
+    j = g.wait_state(d, "Cancelled")
+    assert j["depends_on"] == [a + 1] and j["reason"] == f"DependencyFailed:{a + 1}"

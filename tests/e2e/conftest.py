@@ -145,6 +145,10 @@ class Gflow:
     def cleanup(self):
         try:
             self.stop()
+            if SANITIZED:
+                log = self.daemon_log()
+                for word in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+                    assert word not in log, "the sanitizers reported a problem:\n" + log[-4000:]
         finally:
             subprocess.run(["tmux", "kill-server"], env=self.env, capture_output=True)
             for _ in range(3):

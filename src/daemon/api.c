@@ -747,6 +747,36 @@ static bool permitted(struct server *s, struct caller *c, struct job *j, json_t 
 	return false;
 }
 
+/* The jobs a change request names, and what became of each. */
+struct id_batch {
+	int64_t *ids;
+	size_t n;
+	json_t *done, *errs;
+};
+
+/* The start of every handler that acts on a list of jobs: `ok` says whether
+ * its own field checks passed (e says why not). The ids are resolved, those
+ * that name no job recorded as errors. Answers 400 and returns false when
+ * there is nothing to act on. */
+static bool id_batch_start(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
+			   bool ok, struct gf_err *e, struct id_batch *b)
+{
+	b->ids = NULL;
+	b->n = 0;
+	b->done = json_array();
+	b->errs = json_array();
+	if (ok) {
+		b->n = body_ids(s, c, body, &b->ids, b->errs, e);
+		if (b->n || json_array_size(b->errs))
+			return true;
+	}
+	json_decref(b->errs);
+	json_decref(b->done);
+	free(b->ids);
+	reply_err(req, 400, "%s", e->msg);
+	return false;
+}
+
 static void push_err(json_t *errs, int64_t id, const char *msg)
 {
 	json_array_append_new(errs, json_pack("{s:I,s:s}", "id", (json_int_t)id, "error", msg));
@@ -780,21 +810,19 @@ static void would_cascade(struct server *s, int64_t root, json_t *out, bool *see
 static void h_cancel(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
 {
 	static const char *const fields[] = { "ids", "dry_run", NULL };
-	json_t *errs = json_array(), *done = json_array(), *deps = json_array();
-	int64_t *ids = NULL, *also = NULL;
+	struct id_batch b;
+	json_t *deps, *errs, *done;
+	int64_t *ids, *also = NULL;
 	size_t n, nalso = 0;
 	bool dry = false;
 	struct gf_err e;
 
-	if (check_fields(body, fields, "request", &e) || get_bool(body, "dry_run", &dry, &e) ||
-	    (!(n = body_ids(s, c, body, &ids, errs, &e)) && !json_array_size(errs))) {
-		json_decref(errs);
-		json_decref(done);
-		json_decref(deps);
-		free(ids);
-		reply_err(req, 400, "%s", e.msg);
+	if (!id_batch_start(s, req, c, body,
+			    !check_fields(body, fields, "request", &e) && !get_bool(body, "dry_run", &dry, &e), &e,
+			    &b))
 		return;
-	}
+	ids = b.ids, n = b.n, errs = b.errs, done = b.done;
+	deps = json_array();
 	if (dry) {
 		bool *seen = calloc((size_t)s->max_id + 1, sizeof *seen);
 
@@ -833,20 +861,17 @@ static void h_hold_release(struct server *s, struct evhttp_request *req, struct 
 			   bool hold)
 {
 	static const char *const fields[] = { "ids", "at", NULL };
-	json_t *errs = json_array(), *done = json_array();
-	int64_t *ids = NULL;
+	struct id_batch b;
+	json_t *errs, *done;
+	int64_t *ids;
 	double at = 0;
 	size_t n;
 	struct gf_err e;
 
-	if (check_fields(body, fields, "request", &e) || get_time(body, "at", &at, &e) ||
-	    (!(n = body_ids(s, c, body, &ids, errs, &e)) && !json_array_size(errs))) {
-		json_decref(errs);
-		json_decref(done);
-		free(ids);
-		reply_err(req, 400, "%s", e.msg);
+	if (!id_batch_start(s, req, c, body,
+			    !check_fields(body, fields, "request", &e) && !get_time(body, "at", &at, &e), &e, &b))
 		return;
-	}
+	ids = b.ids, n = b.n, errs = b.errs, done = b.done;
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = jobs_get(s, ids[i]);
 
@@ -959,21 +984,19 @@ static void replace_job(struct job *j, struct job *n)
 static void h_update(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
 {
 	static const char *const fields[] = { "ids", "set", NULL };
-	json_t *errs = json_array(), *done = json_array(), *set = json_object_get(body, "set");
-	int64_t *ids = NULL;
+	json_t *set = json_object_get(body, "set"), *errs, *done;
+	struct id_batch b;
+	int64_t *ids;
 	size_t n;
 	struct gf_err e;
 
-	if (check_fields(body, fields, "request", &e) ||
-	    (!json_is_object(set) && gf_err_set(&e, "'set' must be an object of fields to change")) ||
-	    check_fields(set, update_fields, "'set'", &e) ||
-	    (!(n = body_ids(s, c, body, &ids, errs, &e)) && !json_array_size(errs))) {
-		json_decref(errs);
-		json_decref(done);
-		free(ids);
-		reply_err(req, 400, "%s", e.msg);
+	if (!id_batch_start(s, req, c, body,
+			    !check_fields(body, fields, "request", &e) &&
+				    (json_is_object(set) || !gf_err_set(&e, "'set' must be an object of fields to change")) &&
+				    !check_fields(set, update_fields, "'set'", &e),
+			    &e, &b))
 		return;
-	}
+	ids = b.ids, n = b.n, errs = b.errs, done = b.done;
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = jobs_get(s, ids[i]), *nj;
 

@@ -43,10 +43,15 @@ int64_t meminfo_total_mb(void)
 	return kb / 1024;
 }
 
+/* The pass runs once per loop turn however many events asked for it, and
+ * after the answers of this turn are on their way: a zero timer (it fires
+ * after the next poll) at the lowest priority. */
 void server_schedule(struct server *s)
 {
-	if (s->sched_ev)
-		event_active(s->sched_ev, 0, 0);
+	static const struct timeval now = { 0, 0 };
+
+	if (s->sched_ev && !evtimer_pending(s->sched_ev, NULL))
+		evtimer_add(s->sched_ev, &now);
 }
 
 static void on_sched(evutil_socket_t fd, short what, void *arg)
@@ -164,7 +169,9 @@ static int setup(struct server *s, struct gf_err *e)
 	s->base = event_base_new();
 	if (!s->base)
 		return gf_err_set(e, "cannot create the event loop");
-	s->sched_ev = event_new(s->base, -1, 0, on_sched, s);
+	event_base_priority_init(s->base, 3);	/* events default to the middle one */
+	s->sched_ev = evtimer_new(s->base, on_sched, s);
+	event_priority_set(s->sched_ev, 2);
 	s->begin_ev = event_new(s->base, -1, 0, on_sched, s);
 	s->sig_term = evsignal_new(s->base, SIGTERM, on_stop_signal, s);
 	s->sig_int = evsignal_new(s->base, SIGINT, on_stop_signal, s);

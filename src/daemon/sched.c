@@ -11,11 +11,12 @@
 struct groups {
 	int64_t *keys;
 	int *counts;
-	size_t cap;
+	size_t cap, used;
 };
 
 static void groups_init(struct groups *g, size_t n)
 {
+	g->used = 0;
 	g->cap = 16;
 	while (g->cap < n * 2)
 		g->cap *= 2;
@@ -25,14 +26,51 @@ static void groups_init(struct groups *g, size_t n)
 		abort();
 }
 
-static int *groups_slot(struct groups *g, int64_t key)
+static size_t groups_find(const struct groups *g, int64_t key)
 {
 	size_t i = (size_t)((uint64_t)key * 0x9E3779B97F4A7C15ULL) & (g->cap - 1);
 
 	while (g->keys[i] && g->keys[i] != key)
 		i = (i + 1) & (g->cap - 1);
-	g->keys[i] = key;
-	return &g->counts[i];
+	return i;
+}
+
+/* Running jobs of a group; 0 for a group not seen. */
+static int groups_count(const struct groups *g, int64_t key)
+{
+	return g->counts[groups_find(g, key)];
+}
+
+/* One more running job in a group. Grows the table at half full, so a
+ * probe always ends. */
+static void groups_add(struct groups *g, int64_t key)
+{
+	size_t i = groups_find(g, key);
+
+	if (!g->keys[i]) {
+		if (++g->used * 2 > g->cap) {
+			struct groups big = { .cap = g->cap * 2 };
+
+			big.keys = calloc(big.cap, sizeof *big.keys);
+			big.counts = calloc(big.cap, sizeof *big.counts);
+			if (!big.keys || !big.counts)
+				abort();
+			for (size_t k = 0; k < g->cap; k++)
+				if (g->keys[k]) {
+					size_t j = groups_find(&big, g->keys[k]);
+
+					big.keys[j] = g->keys[k];
+					big.counts[j] = g->counts[k];
+				}
+			big.used = g->used;
+			free(g->keys);
+			free(g->counts);
+			*g = big;
+			i = groups_find(g, key);
+		}
+		g->keys[i] = key;
+	}
+	g->counts[i]++;
 }
 
 struct state {
@@ -302,7 +340,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	for (size_t i = 0; i < in->nrunning; i++) {
 		st.mem_used += in->running[i].memory_mb;
 		if (in->running[i].group_id)
-			(*groups_slot(&groups, in->running[i].group_id))++;
+			groups_add(&groups, in->running[i].group_id);
 	}
 	for (size_t i = 0; i < in->njobs; i++)
 		order[i] = &in->jobs[i];
@@ -320,7 +358,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 			d->reason = j->blocked;
 			continue;
 		}
-		if (j->group_id && j->group_cap && *groups_slot(&groups, j->group_id) >= j->group_cap) {
+		if (j->group_id && j->group_cap && groups_count(&groups, j->group_id) >= j->group_cap) {
 			d->reason = "Resources";
 			continue;
 		}
@@ -348,7 +386,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 		}
 		take(&st, j, slots);
 		if (j->group_id)
-			(*groups_slot(&groups, j->group_id))++;
+			groups_add(&groups, j->group_id);
 		d->reason = NULL;
 		d->gpu_mask = slots_to_physical(&st, slots);
 		started++;

@@ -264,7 +264,6 @@ static void test_group_cap(void **state)
 	in.running = run;
 	in.nrunning = 1;
 	assert_int_equal(sched_pass(&in, d), 2);	/* group 9 has one of two running */
-	run[0].group_id = 9;
 	struct sched_running two[] = { { .group_id = 9 }, { .group_id = 9 } };
 	in.running = two;
 	in.nrunning = 2;
@@ -340,6 +339,27 @@ static void test_no_backfill_needed_when_nothing_blocks(void **state)
 	assert_int_equal(sched_pass(&in, d), 2);
 }
 
+/* More distinct groups than the group table starts with (a hang once). */
+static void test_many_groups(void **state)
+{
+	struct sched_job jobs[300];
+	struct sched_running run[40];
+	struct sched_decision d[300];
+	struct sched_input in;
+
+	(void)state;
+	for (int i = 0; i < 300; i++)
+		jobs[i] = (struct sched_job){ .id = i + 1, .group_id = 1000 + i / 2, .group_cap = 1 };
+	for (int i = 0; i < 40; i++)
+		run[i] = (struct sched_running){ .group_id = 5000 + i };
+	in = input(jobs, 300, NULL, 0);
+	in.running = run;
+	in.nrunning = 40;
+	assert_int_equal(sched_pass(&in, d), 150);	/* one of each pair */
+	assert_null(find(d, 300, 1)->reason);
+	assert_string_equal(find(d, 300, 2)->reason, "Resources");
+}
+
 static void test_large_queue(void **state)
 {
 	size_t n = 20000;
@@ -381,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_backfill),
 		cmocka_unit_test(test_backfill_unknown_end),
 		cmocka_unit_test(test_no_backfill_needed_when_nothing_blocks),
+		cmocka_unit_test(test_many_groups),
 		cmocka_unit_test(test_large_queue),
 	};
 

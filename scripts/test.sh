@@ -35,3 +35,6 @@ GFLOW_BUILD_DIR="$PWD/build" $PY -m pytest -q $XDIST tests/e2e
 
 echo "== end-to-end tests (ASan+UBSan build)"
 GFLOW_BUILD_DIR="$PWD/build-asan" GFLOW_SANITIZED=1 $PY -m pytest -q $XDIST tests/e2e
+
+echo "== fuzzing, short (each target ${FUZZ_SECS:-10} s; make fuzz runs 60 s)"
+scripts/fuzz.sh "${FUZZ_SECS:-10}"

@@ -732,6 +732,8 @@ int batch_script_interpreter(const char *path, char *interp[2],
 
 /* Split one CSV record starting at *pp into fields (RFC 4180 quoting).
  * Returns the number of fields, -1 on an unclosed quote. */
+static void free_fields(char **f, int n);
+
 static int csv_record(const char **pp, char ***fields)
 {
 	const char *p = *pp;
@@ -745,6 +747,8 @@ static int csv_record(const char **pp, char ***fields)
 			for (;;) {
 				if (!*p) {
 					sbuf_free(&b);
+					free_fields(*fields, n);
+					*fields = NULL;
 					return -1;
 				}
 				if (*p == '"' && p[1] == '"') {

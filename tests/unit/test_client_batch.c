@@ -516,6 +516,34 @@ static void test_directive_errors(void **state)
 	assert_non_null(strstr(e.msg, "unclosed quote"));
 }
 
+/* --param-file CSV: a header and rows; errors name file and line. The
+ * unclosed quote after a complete field leaked once (found by fuzzing). */
+static void test_param_csv(void **state)
+{
+	struct sweep_dim d;
+	struct gf_err e;
+
+	(void)state;
+	assert_int_equal(batch_param_csv("lr,bs\n0.1,32\n\"0,01\",64\n", "p.csv", &d, &e), 0);
+	assert_int_equal(d.nkeys, 2);
+	assert_int_equal(d.nrows, 2);
+	assert_string_equal(d.keys[1], "bs");
+	assert_string_equal(d.vals[2], "0,01");
+	assert_string_equal(d.vals[3], "64");
+	for (size_t i = 0; i < d.nkeys; i++)
+		free(d.keys[i]);
+	for (size_t i = 0; i < d.nkeys * d.nrows; i++)
+		free(d.vals[i]);
+	free(d.keys);
+	free(d.vals);
+	assert_int_equal(batch_param_csv("\x0e,\";", "p.csv", &d, &e), -1);
+	assert_string_equal(e.msg, "p.csv:1: unclosed quote");
+	assert_int_equal(batch_param_csv("lr\n1\n2,3\n", "p.csv", &d, &e), -1);
+	assert_string_equal(e.msg, "p.csv:3: expected 1 fields, found 2");
+	assert_int_equal(batch_param_csv("1bad\n1\n", "p.csv", &d, &e), -1);
+	assert_non_null(strstr(e.msg, "bad column name '1bad'"));
+}
+
 static void test_all_directive_flags(void **state)
 {
 	struct batch_ctx ctx = ctx_of(NULL);
@@ -906,6 +934,7 @@ int main(void)
 		cmocka_unit_test(test_script_detection),
 		cmocka_unit_test(test_directives_both_forms),
 		cmocka_unit_test(test_directive_errors),
+		cmocka_unit_test(test_param_csv),
 		cmocka_unit_test(test_all_directive_flags),
 		cmocka_unit_test(test_cli_wins_over_directives),
 		cmocka_unit_test(test_script_directive_errors_name_file_and_line),

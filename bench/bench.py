@@ -113,6 +113,15 @@ def proc_status(pid):
     return rss, ctx
 
 
+def proc_hwm(pid):
+    """Peak RSS (VmHWM, KiB) of pid."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
 def proc_cpu_secs(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -227,6 +236,18 @@ class Daemon:
         if r.returncode != 0:
             raise RuntimeError(f"{args} failed ({r.returncode}): {r.stderr.decode(errors='replace')}")
         return dt, r
+
+    def run_cli_rss(self, args, timeout=600):
+        """Runs a client with output to /dev/null; returns (seconds, peak RSS in MiB)."""
+        t0 = time.perf_counter()
+        p = subprocess.Popen([str(self.b.build / args[0]), *args[1:]], env=self.env, cwd=self.dir,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        dt = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise RuntimeError(f"{args} failed ({p.returncode})")
+        return dt, ru.ru_maxrss / 1024
 
     def job(self, jid):
         st, body = self.api("GET", f"/jobs/{jid}")
@@ -348,6 +369,7 @@ class Bench:
         self.build = Path(args.build).resolve()
         self.runs = args.runs
         self.quick = args.quick
+        self.tsp_big = args.tsp_10k
         self.tags = []
         self.rows = []		# dicts, see row()
         self.compare = {}	# key -> {"label", "unit", "gflow", "tsp", "slurm", "higher"}
@@ -355,6 +377,7 @@ class Bench:
         self.tsp_state = self.detect_tsp(args.no_tsp)
         self.slurm_state = self.detect_slurm(args.no_slurm)
         self.helpers = {}
+        self.load_start = loadavg()
 
     # -- tools around us
     @staticmethod
@@ -461,7 +484,8 @@ def shell_loop(n, argv, env, cwd):
 
 def case_submit(b):
     n = b.n(1000, 200)
-    held, running, floor, tsp, slurm = [], [], [], [], []
+    nrun = b.n(200, 50)		# jobs that run cost a runner each: fewer
+    held, running, floor, cancel, tsp, slurm = [], [], [], [], [], []
     for _ in range(b.runs):
         d = Daemon(b)
         try:
@@ -471,15 +495,18 @@ def case_submit(b):
             st, body = d.api("GET", "/jobs?users=all")
             if len(body["jobs"]) != n:
                 raise RuntimeError(f"{len(body['jobs'])} jobs stored, expected {n}")
-            t = shell_loop(n, [str(b.build / "gbatch"), "true"], d.env, d.dir)
-            running.append(n / t)
+            cancel.append(d.run_cli(["gcancel", "1-100"])[0])
+            t = shell_loop(nrun, [str(b.build / "gbatch"), "true"], d.env, d.dir)
+            running.append(nrun / t)
             d.wait_idle()
         finally:
             d.close()
     ms = 1000 / median(held)
     b.row("submit", f"{n} × `gbatch --hold true`, sequential, durable", "jobs/s", held,
           note=f"{ms:.2f} ms per submission", higher=True, target=(">=", 200))
-    b.row("submit", f"{n} × `gbatch true` (0-GPU jobs that run meanwhile)", "jobs/s", running,
+    b.row("submit", "`gcancel 1-100`: 100 held jobs in one call", "s", cancel,
+          note=f"{median(cancel) * 10:.2f} ms per job")
+    b.row("submit", f"{nrun} × `gbatch true` (0-GPU jobs that run meanwhile)", "jobs/s", running,
           note=f"{1000 / median(running):.2f} ms per submission", higher=True)
     b.row("submit", f"floor: {n} × `/bin/true` from the same shell loop", "procs/s", floor,
           note=f"{1000 / median(floor):.2f} ms per process", higher=True)
@@ -529,7 +556,7 @@ def latency_gflow(b, executor, njobs):
     lat, rtt = [], []
     for _ in range(b.runs):
         d = Daemon(b, executor)
-        run_lat = []
+        run_lat, run_rtt = [], []
         try:
             d.start()
             for i in range(-2, njobs):		# two warm-up jobs, not counted
@@ -541,10 +568,11 @@ def latency_gflow(b, executor, njobs):
                 d.wait_ended(jid)
                 if i >= 0:
                     run_lat.append(v - t0)
-                    rtt.append(dt)
+                    run_rtt.append(dt)
         finally:
             d.close()
         lat.append(run_lat)
+        rtt.append(run_rtt)
     return lat, rtt
 
 
@@ -561,8 +589,8 @@ def case_latency(b):
     n = b.n(50, 10)
     lat, rtt = latency_gflow(b, "process", n)
     meds = latency_rows(b, "submit → start, 0-GPU job, process executor", lat)
-    b.row("latency", "`gbatch` round trip of those submissions", "s", [median(rtt)] * 1,
-          note=f"median of {len(rtt)}; p95 {fmt(p95(rtt), 's')}")
+    b.row("latency", "`gbatch` round trip of those submissions (median)", "s",
+          [median(r) for r in rtt], note="from exec to exit of gbatch")
     b.comp("latency", "submit → start latency (median)", "s", "gflow", meds)
     if shutil.which("tmux"):
         lat, _ = latency_gflow(b, "tmux", b.n(20, 5))
@@ -620,31 +648,44 @@ def case_queue(b):
         have = 0
         for n in sizes:
             fill = d.fill(n - have)
-            have = n
             if n >= 10000:
-                b.row("queue", f"fill: POST /jobs with {n - (sizes[sizes.index(n) - 1]):,} held specs "
-                      f"in one request", "s", [fill], note="one sample")
+                b.row("queue", f"fill: POST /jobs with {n - have:,} held specs in one request", "s",
+                      [fill], note="one sample")
+            have = n
             _, r = d.run_cli(["gqueue"], stdout=subprocess.PIPE)
             lines = r.stdout.count(b"\n")
             if lines != n + 1:
                 raise RuntimeError(f"gqueue printed {lines} lines for {n} jobs")
-            runs = b.runs if n <= 10000 else max(3, b.runs)
+            runs = b.runs
             for args in (["gqueue"], ["gqueue", "-a"]):
-                t = [d.run_cli(args)[0] for _ in range(runs)]
+                res = [d.run_cli_rss(args) for _ in range(runs)]
+                t = [x[0] for x in res]
                 tgt = ("<=", 0.050) if n == 10000 else None
-                b.row("queue", f"`{' '.join(args)}` with {n:,} held jobs", "s", t, target=tgt)
+                b.row("queue", f"`{' '.join(args)}` with {n:,} held jobs", "s", t, target=tgt,
+                      note=f"client peak RSS {median([x[1] for x in res]):.0f} MiB")
                 if n == 1000 and args[-1] == "-a":
                     b.comp("list", "list 1,000 jobs (`gqueue -a`; tsp: `tsp -l`, finished)", "s",
                            "gflow", t)
                 if n == 10000 and args[-1] == "-a":
                     b.comp("list10k", "list 10,000 jobs (`gqueue -a`; tsp: `tsp -l`, finished)", "s",
                            "gflow", t)
+            b.row("queue", f"daemon peak RSS (VmHWM) after those listings, {n:,} jobs", "MiB",
+                  [proc_hwm(d.proc.pid) / 1024], note="one sample")
+            k = 100
+            t = [k / shell_loop(k, [str(b.build / "gbatch"), "--hold", "true"], d.env, d.dir)
+                 for _ in range(runs)]
+            have += k * runs
+            b.row("queue", f"{k} × `gbatch --hold true` with {n:,} jobs already stored", "jobs/s", t,
+                  higher=True, note=f"{1000 / median(t):.2f} ms per submission")
+            if n > 10000:
+                continue	# as slow as gqueue itself there; not worth the minutes
             t = []
             for _ in range(runs):
                 t0 = time.perf_counter()
                 st, body = d.api("GET", "/jobs?users=all")
                 t.append(time.perf_counter() - t0)
-            b.row("queue", f"daemon side: GET /jobs with {n:,} jobs (Python client)", "s", t)
+            b.row("queue", f"daemon side: GET /jobs?users=all with {n:,} jobs (Python client, "
+                  f"includes its JSON parse)", "s", t)
     finally:
         d.close()
     if b.tsp_ok():
@@ -652,7 +693,7 @@ def case_queue(b):
         try:
             q.run(["-l"])
             have = 0
-            for n in (1000, 10000) if not b.quick else (1000,):
+            for n in (1000, 10000) if b.tsp_big and not b.quick else (1000,):
                 t0 = time.perf_counter()
                 shell_loop(n - have, ["tsp", "true"], q.env, q.dir)
                 q.wait_idle()
@@ -745,9 +786,9 @@ def case_daemon(b):
             time.sleep(0.5)
             rss, c0 = proc_status(d.proc.pid)
             rssn.append(rss / 1024)
-            if i == 0:		# one short look at the idle daemon holding the jobs
-                time.sleep(window / 2)
-                wakeN.append((proc_status(d.proc.pid)[1] - c0) / (window / 2 + 0.0))
+            t0 = time.perf_counter()
+            time.sleep(window / 5)	# a short look at the idle daemon holding the jobs
+            wakeN.append((proc_status(d.proc.pid)[1] - c0) / (time.perf_counter() - t0))
             stopn.append(d.stop())
     finally:
         d.close()
@@ -762,7 +803,7 @@ def case_daemon(b):
           note=f"context switches (voluntary+nonvoluntary, all threads, /proc/PID/task/*/status) "
                f"per second over {window:.0f} s windows; CPU {median(cpu0):.2f}%")
     b.row("daemon", f"wakeups/s, idle, {njobs:,} jobs, no GPUs", "/s", wakeN,
-          note=f"one {window / 2:.0f} s window")
+          note=f"one {window / 5:.0f} s window after each start")
 
 
 # ---- report --------------------------------------------------------------------
@@ -780,11 +821,10 @@ def machine_info():
     for line in open("/proc/meminfo"):
         if line.startswith("MemTotal:"):
             mem = int(line.split()[1]) / 1024 / 1024
+    fs = sh_out(["df", "--output=fstype", tempfile.gettempdir()]).splitlines()
     return {"CPU": model, "cores": str(os.cpu_count()), "RAM": f"{mem:.1f} GiB",
             "kernel": f"{platform.system()} {platform.release()} {platform.machine()}",
-            "storage of /tmp": sh_out(["df", "-T", "--output=fstype", tempfile.gettempdir()])
-            .splitlines()[-1:][0] if sh_out(["df", "-T", "--output=fstype", tempfile.gettempdir()])
-            else "unknown"}
+            "file system of the temporary directories": fs[-1].strip() if len(fs) > 1 else "unknown"}
 
 
 def pkg_version(*names):
@@ -813,15 +853,34 @@ def apt_policy():
     out = sh_out(["apt-cache", "policy", "task-spooler", "slurm-wlm"])
     if not out:
         return "`apt-cache policy` gave nothing (not a Debian system?)."
-    res, cur = [], None
+    pk, res = {}, []
+    cur = None
     for line in out.splitlines():
         if not line.startswith(" "):
             cur = line.rstrip(":")
-        elif cur and line.strip().startswith("Candidate:"):
-            res.append(f"`{cur}` candidate {line.split(':', 1)[1].strip()}")
-        elif cur and line.strip().startswith("Installed:"):
-            res.append(f"`{cur}` installed {line.split(':', 1)[1].strip()}")
+            pk[cur] = {}
+        elif cur and ":" in line and line.strip().split(":")[0] in ("Installed", "Candidate"):
+            k, v = line.strip().split(":", 1)
+            pk[cur][k] = v.strip()
+    for name, v in pk.items():
+        res.append(f"`{name}` is packaged (candidate {v.get('Candidate', '?')}), installed here: "
+                   f"{v.get('Installed', '?')}")
     return "; ".join(res) + "."
+
+
+def buildtype(b):
+    try:
+        opts = json.loads((b.build / "meson-info" / "intro-buildoptions.json").read_text())
+        return next(o["value"] for o in opts if o["name"] == "buildtype")
+    except (OSError, ValueError, StopIteration, KeyError):
+        return "unknown"
+
+
+def loadavg():
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "unknown"
 
 
 def verdict(r):
@@ -853,19 +912,22 @@ def compare_text(b):
 
     def ratio(c, who):
         g, o = c.get("gflow"), c.get(who)
-        if g is None or o is None or not g or not o:
+        if not g or not o:
             return ""
-        # > 1 means gflow is better
-        x = g / o if c["higher"] else o / g
-        return f"{x:.2f}× {'faster' if x >= 1 else 'slower'}" if x >= 1 else \
-            f"{1 / x:.2f}× slower"
+        x = g / o if c["higher"] else o / g	# > 1: gflow is better
+        return f"{x:.2f}× faster" if x >= 1 else f"{1 / x:.2f}× slower"
 
     for key in ("submit", "latency", "list", "list10k"):
         c = b.compare.get(key)
-        if not c or c.get("gflow") is None:
+        if not c or c.get("gflow") is None or (key == "list10k" and not ("tsp" in c or "slurm" in c)):
             continue
-        tsp = fmt(c.get("tsp"), c["unit"]) if "tsp" in c else b.tsp_state.split(":")[0]
-        sl = fmt(c.get("slurm"), c["unit"]) if "slurm" in c else b.slurm_state.split(":")[0]
+        def other(who, state):
+            if who in c:
+                return fmt(c[who], c["unit"])
+            return "not measured" if state.startswith("ok") else state.split(":")[0]
+
+        tsp = other("tsp", b.tsp_state)
+        sl = other("slurm", b.slurm_state)
         lines.append(f"| {c['label']} | {fmt(c['gflow'], c['unit'])} | {tsp} | {ratio(c, 'tsp')} | "
                      f"{sl} | {ratio(c, 'slurm')} |")
     return "\n".join(lines)
@@ -879,9 +941,12 @@ def markdown(b, started, elapsed, cases):
            "run it again. What each case measures and how: [bench/README.md](../bench/README.md).", "",
            f"- date: {started.strftime('%Y-%m-%d %H:%M UTC')} (the run took {elapsed:.0f} s; "
            f"cases: {', '.join(cases)}; {b.runs} runs each{', QUICK mode' if b.quick else ''})",
-           "- setup: every gflowd in its own throwaway HOME/XDG tree, own Unix socket and TCP port, "
+           f"- setup: every gflowd in its own throwaway HOME/XDG tree, own Unix socket and TCP port, "
            "`GFLOW_EXECUTOR__TYPE=process` (unless the row says tmux), `LD_LIBRARY_PATH` at an empty "
-           "directory (NVML absent: 0 GPUs), release build from the build directory", "",
+           f"directory (NVML absent: 0 GPUs); binaries of `{b.build.name}/` (meson buildtype "
+           f"`{buildtype(b)}`)",
+           f"- load average (1/5/15 min) at the start: {b.load_start}, at the end: {loadavg()} — "
+           "other work on the machine during the run shows up as spread between min and max", "",
            "## Machine", ""]
     out += [f"- {k}: {val}" for k, val in m.items()]
     out += ["", "## Versions", ""]
@@ -892,6 +957,17 @@ def markdown(b, started, elapsed, cases):
             "Median of the runs, with the smallest and largest run; `n` is the number of runs "
             "(samples). `target` is the goal from the project brief, checked against the median.", "",
             table_text(b), "",
+            "Notes:",
+            "- submit: jobs/s = jobs ÷ wall time of a `/bin/sh` loop starting one `gbatch` per job; "
+            "the floor row is the same loop starting `/bin/true`.",
+            "- latency: the job `stamp FILE` reads CLOCK_REALTIME as its first act; latency = that − "
+            "the time just before `gbatch` was started; the daemon is idle at each submission.",
+            "- queue: all jobs are held (active), so `gqueue` and `gqueue -a` list the same rows, every "
+            "job of the store; output goes to /dev/null. Peak RSS of the client from wait4(), of the "
+            "daemon from VmHWM.",
+            "- sched: `bench/sched_bench.c` times `sched_pass()` in-process (no daemon, no I/O).",
+            "- daemon: wakeups are context switches counted in /proc (perf counts nothing in this VM).",
+            "",
             "## Compared with other schedulers", "",
             "Same machine, same run. Ratios are gflow against the other tool "
             "(\"faster\": gflow took less time or did more per second).", "",
@@ -913,6 +989,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smaller sizes, for trying the script")
     ap.add_argument("--no-tsp", action="store_true", help="do not compare with task-spooler")
     ap.add_argument("--no-slurm", action="store_true", help="do not compare with Slurm")
+    ap.add_argument("--tsp-10k", action="store_true",
+                    help="also list 10,000 tsp jobs (filling tsp takes 40-90 s: off by default)")
     args = ap.parse_args()
     if args.runs < 1:
         ap.error("--runs must be at least 1")
@@ -926,6 +1004,7 @@ def main():
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
     started = datetime.datetime.now(datetime.timezone.utc)
     t0 = time.perf_counter()
     rc = 0

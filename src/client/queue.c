@@ -649,6 +649,40 @@ struct queue_opts {
 	size_t nf;
 };
 
+/* The job fields each column reads (besides id, state and st). */
+static const char *const field_keys[QF_COUNT] = {
+	[QF_JOBID] = "", [QF_NAME] = "name", [QF_ST] = "", [QF_STATE] = "",
+	[QF_TIME] = "start_time,end_time", [QF_NODES] = "gpus",
+	[QF_NODELIST] = "reason,gpu_ids", [QF_TIMELIMIT] = "time_limit_secs",
+	[QF_MEMORY] = "memory_mb", [QF_GPUMEM] = "gpu_memory_mb",
+	[QF_USER] = "user,uid", [QF_PROJECT] = "project",
+	[QF_EXIT] = "exit_code,exit_signal", [QF_PRIORITY] = "priority",
+	[QF_SUBMIT] = "submit_time", [QF_START] = "start_time",
+	[QF_END] = "end_time", [QF_REASON] = "reason", [QF_GPUIDS] = "gpu_ids",
+};
+
+/* Ask the daemon for only the fields this listing shows: building and
+ * parsing the rest is most of the cost of a long list. Sorting and JSON
+ * output get everything. */
+static void add_fields_param(const struct queue_opts *q, struct sbuf *qs)
+{
+	struct sbuf f = { 0 };
+	size_t i;
+
+	if (q->sort || (q->fmt == TABLE_JSON && !q->fields_given))
+		return;
+	sbuf_adds(&f, "id,state,st");
+	for (i = 0; i < q->nf; i++)
+		if (field_keys[q->f[i]] && *field_keys[q->f[i]])
+			sbuf_addf(&f, ",%s", field_keys[q->f[i]]);
+	if (q->tree)
+		sbuf_adds(&f, ",name,depends_on,redo_of,retry_of");
+	if (q->tmux)
+		sbuf_adds(&f, ",tmux_session");
+	url_add_param(qs, "fields", sbuf_str(&f));
+	sbuf_free(&f);
+}
+
 static int build_query(const struct queue_opts *q, struct sbuf *path,
     struct gf_err *e)
 {
@@ -687,6 +721,7 @@ static int build_query(const struct queue_opts *q, struct sbuf *path,
 		snprintf(buf, sizeof buf, "%lld", (long long)since);
 		url_add_param(&qs, "since", buf);
 	}
+	add_fields_param(q, &qs);
 	sbuf_adds(path, "/jobs");
 	sbuf_adds(path, sbuf_str(&qs));
 	sbuf_free(&qs);

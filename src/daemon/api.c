@@ -31,17 +31,20 @@ struct caller {
 	bool may_write;		/* Unix socket, or TCP with the token */
 };
 
+static int to_evbuffer(const char *buf, size_t size, void *data)
+{
+	return evbuffer_add(data, buf, size);
+}
+
 static void reply(struct evhttp_request *req, int code, json_t *body)
 {
 	struct evbuffer *b = evbuffer_new();
-	char *text = json_dumps(body, JSON_COMPACT);
 
-	evbuffer_add(b, text, strlen(text));
+	json_dump_callback(body, to_evbuffer, b, JSON_COMPACT);
 	evbuffer_add(b, "\n", 1);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
 	evhttp_send_reply(req, code, code < 300 ? "OK" : code == 404 ? "Not Found" : "Error", b);
 	evbuffer_free(b);
-	free(text);
 	json_decref(body);
 }
 
@@ -540,6 +543,7 @@ struct filter {
 	char **names;
 	char *project;
 	double since;
+	char **fields;		/* only these job fields in the answer */
 };
 
 static char **split_csv(const char *s)
@@ -620,6 +624,12 @@ static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q,
 	}
 	if ((v = evhttp_find_header(q, "names")))
 		f->names = split_csv(v);
+	if ((v = evhttp_find_header(q, "fields"))) {
+		f->fields = split_csv(v);
+		for (char **p = f->fields; *p; p++)
+			if (!job_field_known(*p))
+				return gf_err_set(e, "unknown job field '%s' in 'fields'", *p);
+	}
 	if ((v = evhttp_find_header(q, "project")))
 		f->project = strdup(v);
 	if ((v = evhttp_find_header(q, "since"))) {
@@ -636,6 +646,7 @@ static void filter_free(struct filter *f)
 {
 	strv_free(f->users);
 	strv_free(f->names);
+	strv_free(f->fields);
 	free(f->project);
 	gf_jobref_list_free(&f->ids);
 }
@@ -661,12 +672,17 @@ static bool matches(const struct filter *f, const struct job *j)
 	return true;
 }
 
-static json_t *job_json(struct server *s, const struct job *j)
+static json_t *job_json_only(struct server *s, const struct job *j, char *const *only)
 {
 	char log[GF_PATH_MAX];
 
 	jobs_log_path(s, j->id, log, sizeof log);
-	return job_to_json(j, log);
+	return job_to_json_only(j, log, only);
+}
+
+static json_t *job_json(struct server *s, const struct job *j)
+{
+	return job_json_only(s, j, NULL);
 }
 
 static void h_list(struct server *s, struct evhttp_request *req, struct caller *c)
@@ -687,7 +703,7 @@ static void h_list(struct server *s, struct evhttp_request *req, struct caller *
 	a = json_array();
 	for (int64_t i = 1; i <= s->max_id; i++)
 		if (s->jobs[i] && matches(&f, s->jobs[i]))
-			json_array_append_new(a, job_json(s, s->jobs[i]));
+			json_array_append_new(a, job_json_only(s, s->jobs[i], f.fields));
 	filter_free(&f);
 	reply(req, 200, json_pack("{s:o}", "jobs", a));
 }

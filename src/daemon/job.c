@@ -152,64 +152,144 @@ static json_t *time_or_null(double t)
 	return t > 0 ? json_real(t) : json_null();
 }
 
+/* Is key among the requested fields (all when only is NULL)? */
+static bool want(char *const *only, const char *key)
+{
+	if (!only)
+		return true;
+	for (; *only; only++)
+		if (!strcmp(*only, key))
+			return true;
+	return false;
+}
+
+static const char *const job_fields[] = {
+	"id", "name", "user", "uid", "project", "state", "st", "reason", "command", "script", "cwd",
+	"env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs", "priority",
+	"conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
+	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "submit_time",
+	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
+	"tmux_session", "active", "runner_pid", "runner_ticks", "run_seq", "log_path", NULL,
+};
+
+bool job_field_known(const char *key)
+{
+	return want((char *const *)job_fields, key);
+}
+
 json_t *job_to_json(const struct job *j, const char *log_path)
 {
-	json_t *o = json_object(), *deps = json_array(), *gpus = json_array();
+	return job_to_json_only(j, log_path, NULL);
+}
 
-	for (size_t i = 0; i < j->ndeps; i++)
-		json_array_append_new(deps, json_integer(j->deps[i]));
-	for (int i = 0; i < 64; i++)
-		if (j->gpu_mask & (1ULL << i))
-			json_array_append_new(gpus, json_integer(i));
+json_t *job_to_json_only(const struct job *j, const char *log_path, char *const *only)
+{
+	json_t *o = json_object(), *deps = NULL, *gpus = NULL;
 
-	json_object_set_new(o, "id", json_integer(j->id));
-	json_object_set_new(o, "name", str_or_null(j->name));
-	json_object_set_new(o, "user", str_or_null(j->user));
-	json_object_set_new(o, "uid", json_integer(j->uid));
-	json_object_set_new(o, "project", str_or_null(j->project));
-	json_object_set_new(o, "state", json_string(job_state_name(j->state)));
-	json_object_set_new(o, "st", json_string(job_state_code(j->state)));
-	json_object_set_new(o, "reason", str_or_null(j->reason));
-	json_object_set_new(o, "command", strv_to_json(j->argv));
-	json_object_set_new(o, "script", str_or_null(j->script));
-	json_object_set_new(o, "cwd", str_or_null(j->cwd));
-	json_object_set_new(o, "env_id", json_integer(j->env_id));
-	json_object_set_new(o, "gpus", json_integer(j->gpus));
-	json_object_set_new(o, "shared", json_boolean(j->shared));
-	json_object_set_new(o, "gpu_memory_mb", pos_or_null(j->gpu_memory_mb));
-	json_object_set_new(o, "memory_mb", pos_or_null(j->memory_mb));
-	json_object_set_new(o, "time_limit_secs", pos_or_null(j->time_limit_secs));
-	json_object_set_new(o, "priority", json_integer(j->priority));
-	json_object_set_new(o, "conda_env", str_or_null(j->conda_env));
-	json_object_set_new(o, "depends_on", deps);
-	json_object_set_new(o, "dep_mode", json_string(j->dep_any ? "any" : "all"));
-	json_object_set_new(o, "auto_cancel", json_boolean(j->auto_cancel));
-	json_object_set_new(o, "begin_at", time_or_null(j->begin_at));
-	json_object_set_new(o, "array_task_id", json_integer(j->array_task_id));
-	json_object_set_new(o, "group_id", pos_or_null(j->group_id));
-	json_object_set_new(o, "max_concurrent", json_integer(j->max_concurrent));
-	json_object_set_new(o, "max_retries", json_integer(j->max_retries));
-	json_object_set_new(o, "attempt", json_integer(j->attempt));
-	json_object_set_new(o, "retry_of", pos_or_null(j->retry_of));
-	json_object_set_new(o, "redo_of", pos_or_null(j->redo_of));
-	json_object_set_new(o, "params", json_incref(j->params));
-	json_object_set_new(o, "submit_time", time_or_null(j->submit_time));
-	json_object_set_new(o, "start_time", time_or_null(j->start_time));
-	json_object_set_new(o, "end_time", time_or_null(j->end_time));
-	json_object_set_new(o, "exit_code",
-			    j->has_exit && !j->exit_signal ? json_integer(j->exit_code) : json_null());
-	json_object_set_new(o, "exit_signal",
-			    j->has_exit && j->exit_signal ? json_integer(j->exit_signal) : json_null());
-	json_object_set_new(o, "gpu_ids", gpus);
-	json_object_set_new(o, "memory_enforced",
-			    j->memory_enforced < 0 ? json_null() : json_boolean(j->memory_enforced));
-	json_object_set_new(o, "executor", json_string(j->executor == EXEC_TMUX ? "tmux" : "process"));
-	json_object_set_new(o, "tmux_session", str_or_null(j->tmux_session));
-	json_object_set_new(o, "active", json_boolean(j->active));
-	json_object_set_new(o, "runner_pid", json_integer(j->runner_pid));
-	json_object_set_new(o, "runner_ticks", json_integer((json_int_t)j->runner_ticks));
-	json_object_set_new(o, "run_seq", json_integer(j->run_seq));
-	if (log_path)
+	if (want(only, "depends_on")) {
+		deps = json_array();
+		for (size_t i = 0; i < j->ndeps; i++)
+			json_array_append_new(deps, json_integer(j->deps[i]));
+	}
+	if (want(only, "gpu_ids")) {
+		gpus = json_array();
+		for (int i = 0; i < 64; i++)
+			if (j->gpu_mask & (1ULL << i))
+				json_array_append_new(gpus, json_integer(i));
+	}
+
+	if (want(only, "id"))
+		json_object_set_new(o, "id", json_integer(j->id));
+	if (want(only, "name"))
+		json_object_set_new(o, "name", str_or_null(j->name));
+	if (want(only, "user"))
+		json_object_set_new(o, "user", str_or_null(j->user));
+	if (want(only, "uid"))
+		json_object_set_new(o, "uid", json_integer(j->uid));
+	if (want(only, "project"))
+		json_object_set_new(o, "project", str_or_null(j->project));
+	if (want(only, "state"))
+		json_object_set_new(o, "state", json_string(job_state_name(j->state)));
+	if (want(only, "st"))
+		json_object_set_new(o, "st", json_string(job_state_code(j->state)));
+	if (want(only, "reason"))
+		json_object_set_new(o, "reason", str_or_null(j->reason));
+	if (want(only, "command"))
+		json_object_set_new(o, "command", strv_to_json(j->argv));
+	if (want(only, "script"))
+		json_object_set_new(o, "script", str_or_null(j->script));
+	if (want(only, "cwd"))
+		json_object_set_new(o, "cwd", str_or_null(j->cwd));
+	if (want(only, "env_id"))
+		json_object_set_new(o, "env_id", json_integer(j->env_id));
+	if (want(only, "gpus"))
+		json_object_set_new(o, "gpus", json_integer(j->gpus));
+	if (want(only, "shared"))
+		json_object_set_new(o, "shared", json_boolean(j->shared));
+	if (want(only, "gpu_memory_mb"))
+		json_object_set_new(o, "gpu_memory_mb", pos_or_null(j->gpu_memory_mb));
+	if (want(only, "memory_mb"))
+		json_object_set_new(o, "memory_mb", pos_or_null(j->memory_mb));
+	if (want(only, "time_limit_secs"))
+		json_object_set_new(o, "time_limit_secs", pos_or_null(j->time_limit_secs));
+	if (want(only, "priority"))
+		json_object_set_new(o, "priority", json_integer(j->priority));
+	if (want(only, "conda_env"))
+		json_object_set_new(o, "conda_env", str_or_null(j->conda_env));
+	if (want(only, "depends_on"))
+		json_object_set_new(o, "depends_on", deps);
+	if (want(only, "dep_mode"))
+		json_object_set_new(o, "dep_mode", json_string(j->dep_any ? "any" : "all"));
+	if (want(only, "auto_cancel"))
+		json_object_set_new(o, "auto_cancel", json_boolean(j->auto_cancel));
+	if (want(only, "begin_at"))
+		json_object_set_new(o, "begin_at", time_or_null(j->begin_at));
+	if (want(only, "array_task_id"))
+		json_object_set_new(o, "array_task_id", json_integer(j->array_task_id));
+	if (want(only, "group_id"))
+		json_object_set_new(o, "group_id", pos_or_null(j->group_id));
+	if (want(only, "max_concurrent"))
+		json_object_set_new(o, "max_concurrent", json_integer(j->max_concurrent));
+	if (want(only, "max_retries"))
+		json_object_set_new(o, "max_retries", json_integer(j->max_retries));
+	if (want(only, "attempt"))
+		json_object_set_new(o, "attempt", json_integer(j->attempt));
+	if (want(only, "retry_of"))
+		json_object_set_new(o, "retry_of", pos_or_null(j->retry_of));
+	if (want(only, "redo_of"))
+		json_object_set_new(o, "redo_of", pos_or_null(j->redo_of));
+	if (want(only, "params"))
+		json_object_set_new(o, "params", json_incref(j->params));
+	if (want(only, "submit_time"))
+		json_object_set_new(o, "submit_time", time_or_null(j->submit_time));
+	if (want(only, "start_time"))
+		json_object_set_new(o, "start_time", time_or_null(j->start_time));
+	if (want(only, "end_time"))
+		json_object_set_new(o, "end_time", time_or_null(j->end_time));
+	if (want(only, "exit_code"))
+		json_object_set_new(o, "exit_code",
+				    j->has_exit && !j->exit_signal ? json_integer(j->exit_code) : json_null());
+	if (want(only, "exit_signal"))
+		json_object_set_new(o, "exit_signal",
+				    j->has_exit && j->exit_signal ? json_integer(j->exit_signal) : json_null());
+	if (want(only, "gpu_ids"))
+		json_object_set_new(o, "gpu_ids", gpus);
+	if (want(only, "memory_enforced"))
+		json_object_set_new(o, "memory_enforced",
+				    j->memory_enforced < 0 ? json_null() : json_boolean(j->memory_enforced));
+	if (want(only, "executor"))
+		json_object_set_new(o, "executor", json_string(j->executor == EXEC_TMUX ? "tmux" : "process"));
+	if (want(only, "tmux_session"))
+		json_object_set_new(o, "tmux_session", str_or_null(j->tmux_session));
+	if (want(only, "active"))
+		json_object_set_new(o, "active", json_boolean(j->active));
+	if (want(only, "runner_pid"))
+		json_object_set_new(o, "runner_pid", json_integer(j->runner_pid));
+	if (want(only, "runner_ticks"))
+		json_object_set_new(o, "runner_ticks", json_integer((json_int_t)j->runner_ticks));
+	if (want(only, "run_seq"))
+		json_object_set_new(o, "run_seq", json_integer(j->run_seq));
+	if (log_path && want(only, "log_path"))
 		json_object_set_new(o, "log_path", json_string(log_path));
 	return o;
 }

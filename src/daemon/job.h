@@ -100,6 +100,9 @@ void job_set_str(char **dst, const char *src);
 
 /* Full JSON form. `log_path` may be NULL. */
 json_t *job_to_json(const struct job *j, const char *log_path);
+/* Only the fields named in the NULL-terminated list `only` (all if NULL). */
+json_t *job_to_json_only(const struct job *j, const char *log_path, char *const *only);
+bool job_field_known(const char *key);
 /* Store row → job (id is set by the caller). */
 struct job *job_from_json(json_t *o, struct gf_err *e);
 

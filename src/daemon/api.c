@@ -10,6 +10,7 @@
 #include <event2/http.h>
 #include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <math.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -1374,9 +1375,11 @@ int api_init(struct server *s, struct gf_err *e)
 	evhttp_set_timeout(s->http_unix, 60);
 	evhttp_set_gencb(s->http_unix, on_unix, s);
 	evhttp_set_allowed_methods(s->http_unix, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
-	if (listen_unix(s, e))
+	if (s->inherited[0] >= 0)
+		s->unix_fd = s->inherited[0];	/* a reload: the same socket, nothing lost */
+	else if (listen_unix(s, e))
 		return -1;
-	if (!evhttp_accept_socket_with_handle(s->http_unix, s->unix_fd))
+	if (!(s->bound_unix = evhttp_accept_socket_with_handle(s->http_unix, s->unix_fd)))
 		return gf_err_set(e, "cannot serve on %s", s->paths.socket);
 
 	s->http_tcp = evhttp_new(s->base);
@@ -1385,9 +1388,30 @@ int api_init(struct server *s, struct gf_err *e)
 	evhttp_set_timeout(s->http_tcp, 60);
 	evhttp_set_gencb(s->http_tcp, on_tcp, s);
 	evhttp_set_allowed_methods(s->http_tcp, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
-	if (!evhttp_bind_socket_with_handle(s->http_tcp, s->cfg.host, (ev_uint16_t)s->cfg.port))
+	if (s->inherited[1] >= 0)
+		s->bound_tcp = evhttp_accept_socket_with_handle(s->http_tcp, s->inherited[1]);
+	else
+		s->bound_tcp = evhttp_bind_socket_with_handle(s->http_tcp, s->cfg.host, (ev_uint16_t)s->cfg.port);
+	if (!s->bound_tcp)
 		return gf_err_set(e, "cannot listen on %s:%d (is another gflowd or program using it? set "
 				     "[daemon] port)", s->cfg.host, s->cfg.port);
+	return 0;
+}
+
+void api_pause(struct server *s)
+{
+	if (s->bound_unix)
+		evconnlistener_disable(evhttp_bound_socket_get_listener(s->bound_unix));
+	if (s->bound_tcp)
+		evconnlistener_disable(evhttp_bound_socket_get_listener(s->bound_tcp));
+}
+
+int api_fds(struct server *s, int *unix_fd, int *tcp_fd)
+{
+	if (!s->bound_unix || !s->bound_tcp)
+		return -1;
+	*unix_fd = evhttp_bound_socket_get_fd(s->bound_unix);
+	*tcp_fd = evhttp_bound_socket_get_fd(s->bound_tcp);
 	return 0;
 }
 

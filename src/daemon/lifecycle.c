@@ -354,6 +354,61 @@ static int cmd_stop(struct lc *c, bool quiet)
 	return fail("%s", "the daemon did not stop within 15 s");
 }
 
+static double started_at(const struct gf_paths *p)
+{
+	char *body;
+	json_t *o;
+	double t = 0;
+
+	if (daemon_get(p->socket, "/info", &body) == 200 && (o = json_loads(body, 0, NULL))) {
+		t = json_number_value(json_object_get(o, "started_at"));
+		json_decref(o);
+	}
+	free(body);
+	return t;
+}
+
+/* Replace the running daemon by a new one with these options, on the same
+ * sockets: requests meanwhile wait instead of failing. */
+static int cmd_reload(struct lc *c)
+{
+	char exe[GF_PATH_MAX], num[16], *v[40], blob[8192];
+	pid_t pid = daemon_pid(&c->paths);
+	size_t len = 0;
+	double before;
+	struct gf_err e;
+	int n;
+
+	if (!pid)
+		return cmd_start(c);
+	before = started_at(&c->paths);
+	c->opts.hosting = "unchanged";
+	n = run_args(c, v, 0, exe, NULL, num);
+	/* v: exe run [options] --hosting X: the options alone are passed on */
+	for (int i = 2; i < n - 2; i++) {
+		size_t k = strlen(v[i]) + 1;
+
+		if (len + k > sizeof blob)
+			return fail("%s", "too many options");
+		memcpy(blob + len, v[i], k);
+		len += k;
+	}
+	if (write_file_atomic(c->paths.data_dir, "reload.args", blob, len, &e))
+		return fail("%s", e.msg);
+	if (kill(pid, SIGUSR2) < 0)
+		return fail("cannot signal the daemon: %s", strerror(errno));
+	for (int i = 0; i < 300; i++) {
+		double now = started_at(&c->paths);
+
+		if (now > 0 && now != before) {
+			printf("gflowd reloaded (pid %d; running jobs kept running)\n", (int)daemon_pid(&c->paths));
+			return 0;
+		}
+		sleep_ms(50);
+	}
+	return fail("%s", "the daemon did not come back within 15 s after reload (see gflowd status)");
+}
+
 static const char *fmt_uptime(double secs, char *buf, size_t size)
 {
 	long s = (long)secs;
@@ -590,6 +645,8 @@ int lifecycle_main(int argc, char **argv, const char *usage)
 			c.opts.config_path = val;
 		else if (!strcmp(a, "--env-file"))
 			envfile = val;
+		else if (!strcmp(a, "--inherit"))
+			c.opts.inherit = val;
 		else if (!strcmp(a, "--host"))
 			c.host = val;
 		else if (!strcmp(a, "--port"))
@@ -614,7 +671,9 @@ int lifecycle_main(int argc, char **argv, const char *usage)
 		return cmd_start(&c);
 	if (!strcmp(cmd, "stop") || !strcmp(cmd, "down"))
 		return cmd_stop(&c, false);
-	if (!strcmp(cmd, "restart") || !strcmp(cmd, "reload")) {
+	if (!strcmp(cmd, "reload"))
+		return cmd_reload(&c);
+	if (!strcmp(cmd, "restart")) {
 		if (cmd_stop(&c, true))
 			return 1;
 		return cmd_start(&c);

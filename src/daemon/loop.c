@@ -76,9 +76,11 @@ static int take_lock(struct server *s, struct gf_err *e)
 {
 	char buf[128];
 	unsigned long long ticks = 0;
-	int fd = open(s->paths.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	int fd = s->inherited[2] >= 0 ? s->inherited[2] : open(s->paths.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	int n;
 
+	if (s->inherited[2] >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);	/* the lock came with us across exec */
 	if (fd < 0)
 		return gf_err_set(e, "cannot open %s: %s", s->paths.lock, strerror(errno));
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -142,9 +144,125 @@ static int find_runner(struct server *s, struct gf_err *e)
 	return 0;
 }
 
+/* --inherit UNIX,TCP,LOCK: what the daemon we replace left open for us. */
+static int parse_inherit(struct server *s, struct gf_err *e)
+{
+	s->inherited[0] = s->inherited[1] = s->inherited[2] = -1;
+	if (!s->opts.inherit)
+		return 0;
+	if (sscanf(s->opts.inherit, "%d,%d,%d", &s->inherited[0], &s->inherited[1], &s->inherited[2]) != 3 ||
+	    s->inherited[0] < 3 || s->inherited[1] < 3 || s->inherited[2] < 3)
+		return gf_err_set(e, "--inherit '%s': expected three file descriptors", s->opts.inherit);
+	for (int i = 0; i < 2; i++)
+		fcntl(s->inherited[i], F_SETFD, FD_CLOEXEC);
+	return 0;
+}
+
+/* ---- reload: replace this process with a new gflowd, keeping the
+ * listening sockets (connections wait in their backlog, none is refused)
+ * and the lock. Running jobs are not ours to stop; the new process
+ * re-attaches to their runners like any start. */
+
+#define RELOAD_DRAIN_MS 300
+
+static char **reload_argv(struct server *s, char *fds)
+{
+	char path[GF_PATH_MAX + 32], *blob = NULL, **argv;
+	size_t len = 0, n = 0, cap = 16;
+	FILE *f;
+
+	argv = calloc(cap, sizeof *argv);
+	argv[n++] = strdup("gflowd");
+	argv[n++] = strdup("run");
+	/* The options of `gflowd reload`, NUL-separated; the same as this
+	 * run's when it left none. */
+	if (!gf_pathf(path, sizeof path, "%s/reload.args", s->paths.data_dir) && (f = fopen(path, "re"))) {
+		char buf[4096];
+		size_t k;
+
+		while ((k = fread(buf, 1, sizeof buf, f)) > 0) {
+			blob = realloc(blob, len + k + 1);
+			memcpy(blob + len, buf, k);
+			len += k;
+		}
+		fclose(f);
+		unlink(path);
+	}
+	for (size_t off = 0; blob && off < len; off += strlen(blob + off) + 1) {
+		blob[len] = '\0';
+		if (n + 4 >= cap)
+			argv = realloc(argv, (cap *= 2) * sizeof *argv);
+		argv[n++] = strdup(blob + off);
+	}
+	if (!blob && s->opts.config_path) {
+		argv[n++] = strdup("--config");
+		argv[n++] = strdup(s->opts.config_path);
+	}
+	free(blob);
+	if (n + 5 >= cap)
+		argv = realloc(argv, (cap += 8) * sizeof *argv);
+	argv[n++] = strdup("--hosting");
+	argv[n++] = strdup(s->opts.hosting ? s->opts.hosting : "foreground");
+	argv[n++] = strdup("--inherit");
+	argv[n++] = strdup(fds);
+	argv[n] = NULL;
+	return argv;
+}
+
+static void on_reexec(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	char exe[GF_PATH_MAX], fds[64], **argv;
+	int ufd, tfd;
+	ssize_t n;
+
+	(void)fd;
+	(void)what;
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n < 0 || api_fds(s, &ufd, &tfd)) {
+		fprintf(stderr, "gflowd: reload: cannot find my executable or sockets; going on as I am\n");
+		s->reloading = false;
+		return;
+	}
+	exe[n] = '\0';
+	snprintf(fds, sizeof fds, "%d,%d,%d", ufd, tfd, s->lock_fd);
+	argv = reload_argv(s, fds);
+	fprintf(stderr, "gflowd: reloading (jobs keep running)\n");
+	gpu_poller_stop(s->poller);
+	s->poller = NULL;
+	store_close(s->store);
+	s->store = NULL;
+	fcntl(ufd, F_SETFD, 0);
+	fcntl(tfd, F_SETFD, 0);
+	fcntl(s->lock_fd, F_SETFD, 0);
+	execv(exe, argv);
+	/* The store is closed: nothing sensible is left but to stop. The
+	 * sockets and lock go with us; `gflowd start` brings a new one. */
+	fprintf(stderr, "gflowd: reload: cannot run %s: %s\n", exe, strerror(errno));
+	_exit(1);
+}
+
+static void on_reload_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *s = arg;
+	struct timeval tv = { 0, RELOAD_DRAIN_MS * 1000 };
+
+	(void)sig;
+	(void)what;
+	if (s->reloading)
+		return;
+	s->reloading = true;
+	/* New connections wait in the backlog for the new process; the ones
+	 * already open get RELOAD_DRAIN_MS to finish. */
+	api_pause(s);
+	s->reload_ev = evtimer_new(s->base, on_reexec, s);
+	evtimer_add(s->reload_ev, &tv);
+}
+
 static int setup(struct server *s, struct gf_err *e)
 {
-	if (gf_paths_init(&s->paths, e) || gf_config_load(s->opts.config_path, environ, &s->cfg, e))
+	if (parse_inherit(s, e) || gf_paths_init(&s->paths, e) ||
+	    gf_config_load(s->opts.config_path, environ, &s->cfg, e))
 		return -1;
 	if (gf_paths_create(&s->paths, e) || take_lock(s, e) || find_runner(s, e) || load_token(s, e))
 		return -1;
@@ -175,10 +293,12 @@ static int setup(struct server *s, struct gf_err *e)
 	s->begin_ev = event_new(s->base, -1, 0, on_sched, s);
 	s->sig_term = evsignal_new(s->base, SIGTERM, on_stop_signal, s);
 	s->sig_int = evsignal_new(s->base, SIGINT, on_stop_signal, s);
+	s->sig_reload = evsignal_new(s->base, SIGUSR2, on_reload_signal, s);
 	event_add(s->sig_term, NULL);
 	event_add(s->sig_int, NULL);
+	event_add(s->sig_reload, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);	/* a closed tmux session must not stop us */
 	cgroup_setup(s);
 	if (reap_init(s, e) || gpustate_init(s, e))
 		return -1;
@@ -207,6 +327,10 @@ static void teardown(struct server *s)
 		event_free(s->sig_term);
 	if (s->sig_int)
 		event_free(s->sig_int);
+	if (s->sig_reload)
+		event_free(s->sig_reload);
+	if (s->reload_ev)
+		event_free(s->reload_ev);
 	if (s->inotify_ev)
 		event_free(s->inotify_ev);
 	if (s->inotify_fd > 0)
@@ -227,6 +351,7 @@ int server_run(const struct daemon_opts *opts)
 
 	s.opts = *opts;
 	s.lock_fd = s.inotify_fd = s.unix_fd = -1;
+	s.inherited[0] = s.inherited[1] = s.inherited[2] = -1;
 	if (setup(&s, &e)) {
 		fprintf(stderr, "gflowd: %s\n", e.msg);
 		teardown(&s);

@@ -33,6 +33,7 @@ struct daemon_opts {
 	const char *strategy;		/* --gpu-allocation-strategy */
 	int poll_interval;		/* --gpu-poll-interval-secs, 0 = config */
 	const char *hosting;		/* how it was started, for status */
+	const char *inherit;		/* --inherit UNIX,TCP,LOCK: fds of the daemon we replace */
 };
 
 /* What the daemon knows about one GPU right now (gpustate.c). */
@@ -72,7 +73,9 @@ struct server {
 
 	/* API */
 	struct evhttp *http_unix, *http_tcp;
+	struct evhttp_bound_socket *bound_unix, *bound_tcp;
 	int unix_fd;
+	int inherited[3];		/* unix, tcp, lock; -1 when not inherited */
 
 	/* Scheduling */
 	struct event *sched_ev;		/* coalesced pass, made active on events */
@@ -99,8 +102,8 @@ struct server {
 	int inotify_fd;
 	struct event *inotify_ev;
 
-	struct event *sig_term, *sig_int, *sig_hup;
-	bool reload_requested;
+	struct event *sig_term, *sig_int, *sig_reload, *reload_ev;
+	bool reloading;
 };
 
 /* loop.c */
@@ -110,6 +113,9 @@ void server_schedule(struct server *s);	/* ask for a pass this loop turn */
 /* api.c */
 int api_init(struct server *s, struct gf_err *e);
 void api_close(struct server *s);
+void api_pause(struct server *s);	/* stop accepting; queued connections wait */
+/* The listening fds, for a reload. */
+int api_fds(struct server *s, int *unix_fd, int *tcp_fd);
 
 /* jobs.c — the state machine */
 struct job *jobs_get(struct server *s, int64_t id);

@@ -242,3 +242,43 @@ def test_another_user_cannot_cancel(tmp_path):
         g.wait_state(jid, "Cancelled")
     finally:
         g.cleanup()
+
+
+def test_reload_replaces_the_daemon_without_refusing_a_request(gflow):
+    import threading
+    g = gflow
+    g.gpus(4)
+    g.start()
+    jid = g.submit("sleep", "30")
+    g.wait_state(jid, "Running")
+    old_pid = g.wait_for(lambda: g.job(jid)["runner_pid"], what="runner attached")
+    before = g.api("GET", "/info")[1]["started_at"]
+    failures, calls = [], []
+    stop = threading.Event()
+
+    def client():
+        while not stop.is_set():
+            r = g.cli("gqueue", "-a")
+            calls.append(r.returncode)
+            if r.returncode != 0:
+                failures.append(r.stderr)
+
+    threads = [threading.Thread(target=client) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    r = g.cli("gflowd", "reload", "--gpus", "0,1")
+    time.sleep(0.5)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert r.returncode == 0 and "reloaded" in r.stdout, r.stderr
+    assert not failures, failures[:3]
+    assert len(calls) > 5
+    info = g.api("GET", "/info")[1]
+    assert info["started_at"] != before and info["pid"] == g.proc.pid
+    assert g.api("GET", "/gpus")[1]["allowed"] == [0, 1]
+    j = g.job(jid)
+    assert j["state"] == "Running" and j["runner_pid"] == old_pid
+    g.cli("gcancel", str(jid), check=True)
+    g.wait_state(jid, "Cancelled")

@@ -856,17 +856,39 @@ static void h_cancel(struct server *s, struct evhttp_request *req, struct caller
 			}
 		}
 		free(seen);
-	} else
+	} else {
+		int64_t *ok = calloc(n + 1, sizeof *ok);
+		size_t nok = 0;
+
 		for (size_t i = 0; i < n; i++) {
 			struct job *j = jobs_get(s, ids[i]);
 
 			if (!permitted(s, c, j, errs))
 				continue;
-			if (jobs_cancel(s, j, "CancelledByUser", &also, &nalso, &e))
+			if (job_state_ended(j->state)) {
+				snprintf(e.msg, sizeof e.msg, "job %lld has already ended (%s)", (long long)j->id,
+					 job_state_name(j->state));
 				push_err(errs, j->id, e.msg);
-			else
-				json_array_append_new(done, json_integer(j->id));
+			} else
+				ok[nok++] = j->id;
 		}
+		if (nok && jobs_cancel_many(s, ok, nok, "CancelledByUser", &also, &nalso, &e)) {
+			free(ok);
+			free(also);
+			free(ids);
+			json_decref(errs);
+			json_decref(done);
+			json_decref(deps);
+			reply_err(req, 500, "%s", e.msg);
+			return;
+		}
+		/* One asked for and also cancelled as a dependent of an earlier
+		 * one is listed once, as the dependent it became. */
+		for (size_t i = 0; i < nok; i++)
+			if (!strcmp(jobs_get(s, ok[i])->reason, "CancelledByUser"))
+				json_array_append_new(done, json_integer(ok[i]));
+		free(ok);
+	}
 	for (size_t i = 0; i < nalso; i++)
 		json_array_append_new(deps, json_integer(also[i]));
 	free(also);

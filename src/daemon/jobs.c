@@ -229,30 +229,47 @@ static int save_ids(struct server *s, const int64_t *ids, size_t n, struct gf_er
 
 /* ---- user transitions -------------------------------------------------- */
 
-int jobs_cancel(struct server *s, struct job *j, const char *reason, int64_t **also, size_t *nalso,
-		struct gf_err *e)
+int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char *reason, int64_t **also,
+		     size_t *nalso, struct gf_err *e)
 {
 	size_t first = *nalso;
+	int64_t *mine = calloc(n + 1, sizeof *mine);
+	size_t nmine = 0;
 
-	if (job_state_ended(j->state))
-		return gf_err_set(e, "job %lld has already ended (%s)", (long long)j->id,
-				  job_state_name(j->state));
-	if (store_begin(s->store, e))
+	if (!mine)
+		abort();
+	if (store_begin(s->store, e)) {
+		free(mine);
 		return -1;
-	j->state = JS_CANCELLED;
-	job_set_reason(j, reason);
-	if (!j->active)
-		j->end_time = now_real();
-	cascade(s, j->id, also, nalso);
-	if (jobs_save(s, j, e) || save_ids(s, *also + first, *nalso - first, e) ||
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = jobs_get(s, ids[i]);
+
+		if (!j || job_state_ended(j->state))
+			continue;	/* ended already, or by an earlier one's cascade */
+		j->state = JS_CANCELLED;
+		job_set_reason(j, reason);
+		if (!j->active)
+			j->end_time = now_real();
+		mine[nmine++] = j->id;
+		cascade(s, j->id, also, nalso);
+	}
+	/* One commit for the whole request, however many jobs it touched. */
+	if (save_ids(s, mine, nmine, e) || save_ids(s, *also + first, *nalso - first, e) ||
 	    store_commit(s->store, e)) {
 		store_rollback(s->store);
-		return gf_err_prefix(e, "cancelling job %lld", (long long)j->id);
+		free(mine);
+		return gf_err_prefix(e, "cancelling");
 	}
-	/* Its resources stay booked until the runner reports that every
+	/* Their resources stay booked until each runner reports that every
 	 * process is gone. */
-	if (j->active)
-		reap_signal(s, j, SIGTERM);
+	for (size_t i = 0; i < nmine; i++) {
+		struct job *j = jobs_get(s, mine[i]);
+
+		if (j->active)
+			reap_signal(s, j, SIGTERM);
+	}
+	free(mine);
 	server_schedule(s);
 	return 0;
 }

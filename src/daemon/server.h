@@ -126,10 +126,11 @@ int jobs_save(struct server *s, struct job *j, struct gf_err *e);
 int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf_err *e);
 void jobs_log_path(struct server *s, int64_t id, char *buf, size_t size);
 bool jobs_may_change(struct server *s, const struct job *j, uid_t caller);
-/* Cancel one job (recorded at once; a running job is signalled).
- * Dependents cancelled with it are appended to *also. */
-int jobs_cancel(struct server *s, struct job *j, const char *reason, int64_t **also, size_t *nalso,
-		struct gf_err *e);
+/* Cancel these jobs (each Queued, Hold or Running) in one transaction:
+ * recorded at once, running ones signalled. Dependents cancelled with them
+ * are appended to *also. */
+int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char *reason, int64_t **also,
+		     size_t *nalso, struct gf_err *e);
 int jobs_hold(struct server *s, struct job *j, struct gf_err *e);
 int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e);
 /* A runner reported its result (or vanished: r == NULL, why set). */

@@ -282,3 +282,18 @@ def test_reload_replaces_the_daemon_without_refusing_a_request(gflow):
     assert j["state"] == "Running" and j["runner_pid"] == old_pid
     g.cli("gcancel", str(jid), check=True)
     g.wait_state(jid, "Cancelled")
+
+
+def test_cancel_many_at_once_with_dependents(gflow):
+    g = gflow
+    g.start()
+    ids = [g.submit("--hold", "true") for _ in range(20)]
+    dep = g.submit("--depends-on", str(ids[0]), "true")
+    r = g.cli("gcancel", f"{ids[0]}-{ids[-1]}", check=True)
+    assert r.stdout.count("Cancelled job") == 21
+    assert f"Cancelled job {dep} (dependency of {ids[0]})" in r.stdout
+    for jid in ids:
+        assert g.job(jid)["state"] == "Cancelled"
+    assert g.job(dep)["reason"] == f"DependencyFailed:{ids[0]}"
+    r = g.cli("gcancel", str(ids[0]))
+    assert r.returncode != 0 and "already ended" in r.stderr

@@ -75,10 +75,8 @@ static const char *user_name(uid_t uid, char *buf, size_t size)
 
 /* ---- decoding helpers -------------------------------------------------- */
 
-static json_t *read_body(struct evhttp_request *req, struct gf_err *e)
+static json_t *parse_body(const char *data, size_t len, struct gf_err *e)
 {
-	struct evbuffer *in = evhttp_request_get_input_buffer(req);
-	size_t len = evbuffer_get_length(in);
 	json_error_t jerr;
 	json_t *o;
 
@@ -86,7 +84,7 @@ static json_t *read_body(struct evhttp_request *req, struct gf_err *e)
 		gf_err_set(e, "the request has no body (expected a JSON object)");
 		return NULL;
 	}
-	o = json_loadb((const char *)evbuffer_pullup(in, -1), len, JSON_REJECT_DUPLICATES, &jerr);
+	o = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!o) {
 		if (strstr(jerr.text, "NUL"))
 			gf_err_set(e, "invalid JSON at line %d, column %d: NUL bytes (\\u0000) are not allowed in strings",
@@ -101,6 +99,14 @@ static json_t *read_body(struct evhttp_request *req, struct gf_err *e)
 		return NULL;
 	}
 	return o;
+}
+
+static json_t *read_body(struct evhttp_request *req, struct gf_err *e)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	size_t len = evbuffer_get_length(in);
+
+	return parse_body(len ? (const char *)evbuffer_pullup(in, -1) : "", len, e);
 }
 
 static int check_fields(json_t *o, const char *const *allowed, const char *what, struct gf_err *e)
@@ -442,94 +448,136 @@ static char *env_blob(json_t *env, size_t *len, struct gf_err *e)
 	return blob;
 }
 
-static void h_submit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+/* A POST /jobs body, checked and turned into jobs (not yet stored). */
+struct submission {
+	struct job **jobs;
+	size_t n;
+	char *env;
+	size_t envlen;
+	bool dry;
+};
+
+static void submission_free(struct submission *sub)
+{
+	for (size_t i = 0; i < sub->n; i++)
+		job_free(sub->jobs[i]);
+	free(sub->jobs);
+	free(sub->env);
+	memset(sub, 0, sizeof *sub);
+}
+
+/* All or nothing: on failure nothing is left in sub. */
+static int decode_submission(struct server *s, uid_t uid, json_t *body, struct submission *sub,
+			     struct gf_err *e)
 {
 	static const char *const fields[] = { "jobs", "env", "cwd", "dry_run", NULL };
-	json_t *specs = json_object_get(body, "jobs"), *out, *item;
-	struct job **jobs = NULL;
-	char *cwd = NULL, *env = NULL;
-	size_t n, i, envlen = 0, made = 0;
-	bool dry = false;
-	struct gf_err e;
-	int64_t env_id;
+	json_t *specs = json_object_get(body, "jobs"), *item;
+	char *cwd = NULL;
+	size_t n, i;
 
-	if (check_fields(body, fields, "request", &e) || get_bool(body, "dry_run", &dry, &e) ||
-	    get_str(body, "cwd", 4096, &cwd, &e))
+	memset(sub, 0, sizeof *sub);
+	if (check_fields(body, fields, "request", e) || get_bool(body, "dry_run", &sub->dry, e) ||
+	    get_str(body, "cwd", 4096, &cwd, e))
 		goto bad;
 	if (!cwd || cwd[0] != '/') {
-		gf_err_set(&e, "'cwd' must be an absolute directory path");
+		gf_err_set(e, "'cwd' must be an absolute directory path");
 		goto bad;
 	}
 	if (!json_is_array(specs) || !json_array_size(specs)) {
-		gf_err_set(&e, "'jobs' must be a non-empty array");
+		gf_err_set(e, "'jobs' must be a non-empty array");
 		goto bad;
 	}
 	n = json_array_size(specs);
 	if (n > MAX_BATCH) {
-		gf_err_set(&e, "a batch may hold at most %d jobs, this one has %zu", MAX_BATCH, n);
+		gf_err_set(e, "a batch may hold at most %d jobs, this one has %zu", MAX_BATCH, n);
 		goto bad;
 	}
-	if (!(env = env_blob(json_object_get(body, "env"), &envlen, &e)))
+	if (!(sub->env = env_blob(json_object_get(body, "env"), &sub->envlen, e)))
 		goto bad;
-	jobs = calloc(n, sizeof *jobs);
-	if (!jobs)
+	sub->jobs = calloc(n, sizeof *sub->jobs);
+	if (!sub->jobs)
 		abort();
 	json_array_foreach(specs, i, item) {
-		jobs[i] = spec_to_job(s, c->uid, item, cwd, &e);
-		if (!jobs[i]) {
+		sub->jobs[i] = spec_to_job(s, uid, item, cwd, e);
+		if (!sub->jobs[i]) {
 			if (n > 1)
-				gf_err_prefix(&e, "job %zu of %zu", i + 1, n);
+				gf_err_prefix(e, "job %zu of %zu", i + 1, n);
 			goto bad;
 		}
-		made = i + 1;
+		sub->n = i + 1;
+	}
+	free(cwd);
+	return 0;
+bad:
+	free(cwd);
+	submission_free(sub);
+	return -1;
+}
+
+int api_check_request(struct server *s, uid_t uid, const char *data, size_t len, struct gf_err *e)
+{
+	struct submission sub;
+	json_t *body = parse_body(data, len, e);
+	int rc;
+
+	if (!body)
+		return -1;
+	rc = decode_submission(s, uid, body, &sub, e);
+	submission_free(&sub);
+	json_decref(body);
+	return rc;
+}
+
+static void h_submit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+{
+	struct submission sub;
+	json_t *out;
+	struct gf_err e;
+	int64_t env_id;
+	size_t i;
+
+	if (decode_submission(s, c->uid, body, &sub, &e)) {
+		reply_err(req, 400, "%s", e.msg);
+		return;
 	}
 	out = json_array();
-	if (dry) {
-		for (i = 0; i < n; i++)
-			json_array_append_new(out, job_to_json(jobs[i], NULL));
-		goto done;
+	if (sub.dry) {
+		for (i = 0; i < sub.n; i++)
+			json_array_append_new(out, job_to_json(sub.jobs[i], NULL));
+		reply(req, 200, json_pack("{s:o}", "jobs", out));
+		submission_free(&sub);
+		return;
 	}
-	if (store_begin(s->store, &e) || (env_id = store_put_env(s->store, env, envlen, &e)) < 0)
+	if (store_begin(s->store, &e) || (env_id = store_put_env(s->store, sub.env, sub.envlen, &e)) < 0)
 		goto fail;
-	for (i = 0; i < n; i++) {
-		jobs[i]->env_id = env_id;
-		jobs[i]->group_id = n > 1 && i > 0 ? jobs[0]->id : 0;
-		if (store_insert_job(s->store, jobs[i], &e) < 0)
+	for (i = 0; i < sub.n; i++) {
+		sub.jobs[i]->env_id = env_id;
+		sub.jobs[i]->group_id = sub.n > 1 && i > 0 ? sub.jobs[0]->id : 0;
+		if (store_insert_job(s->store, sub.jobs[i], &e) < 0)
 			goto fail;
 	}
-	if (n > 1) {
-		jobs[0]->group_id = jobs[0]->id;
-		if (jobs_save(s, jobs[0], &e))
+	if (sub.n > 1) {
+		sub.jobs[0]->group_id = sub.jobs[0]->id;
+		if (jobs_save(s, sub.jobs[0], &e))
 			goto fail;
 	}
 	if (store_commit(s->store, &e))
 		goto fail;
-	for (i = 0; i < n; i++) {
-		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)jobs[i]->id, "name",
-						     jobs[i]->name));
-		jobs_add(s, jobs[i]);
-		jobs[i] = NULL;
+	for (i = 0; i < sub.n; i++) {
+		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)sub.jobs[i]->id, "name",
+						     sub.jobs[i]->name));
+		jobs_add(s, sub.jobs[i]);
+		sub.jobs[i] = NULL;
 	}
+	submission_free(&sub);
 	server_schedule(s);
-done:
-	reply(req, dry ? 200 : 201, json_pack("{s:o}", "jobs", out));
-	goto cleanup;
+	reply(req, 201, json_pack("{s:o}", "jobs", out));
+	return;
 fail:
 	json_decref(out);
 	store_rollback(s->store);
-	for (i = 0; i < n; i++)
-		if (jobs[i])
-			jobs[i]->id = 0;
+	submission_free(&sub);
 	reply_err(req, 500, "%s", e.msg);
-	goto cleanup;
-bad:
-	reply_err(req, 400, "%s", e.msg);
-cleanup:
-	for (i = 0; i < made; i++)
-		job_free(jobs[i]);
-	free(jobs);
-	free(env);
-	free(cwd);
 }
 
 /* ---- listing ----------------------------------------------------------- */
@@ -1271,7 +1319,7 @@ static void h_ignore(struct server *s, struct evhttp_request *req, struct caller
 
 static void h_info(struct server *s, struct evhttp_request *req)
 {
-	reply(req, 200,
+	json_t *o =
 	      json_pack("{s:s,s:i,s:f,s:s,s:s,s:s,s:i,s:s,s:I,s:o}", "version", GFLOW_VERSION, "pid",
 			(int)getpid(), "started_at", s->started_at, "executor",
 			s->executor == EXEC_TMUX ? "tmux" : "process", "hosting",
@@ -1279,7 +1327,11 @@ static void h_info(struct server *s, struct evhttp_request *req)
 			s->strategy == SCHED_RANDOM ? "random" : "sequential", "gpu_poll_interval_secs",
 			s->opts.poll_interval ? s->opts.poll_interval : s->cfg.gpu_poll_interval_secs,
 			"data_dir", s->paths.data_dir, "jobs", (json_int_t)s->max_id, "gpus",
-			gpustate_json(s)));
+			gpustate_json(s));
+
+	/* Where --memory limits are enforced (a cgroup v2 directory), or null. */
+	json_object_set_new(o, "memory_cgroup", s->cgroup_parent[0] ? json_string(s->cgroup_parent) : json_null());
+	reply(req, 200, o);
 }
 
 /* ---- routing ----------------------------------------------------------- */

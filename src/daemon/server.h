@@ -113,7 +113,10 @@ void server_schedule(struct server *s);	/* ask for a pass this loop turn */
 /* api.c */
 int api_init(struct server *s, struct gf_err *e);
 void api_close(struct server *s);
-void api_pause(struct server *s);	/* stop accepting; queued connections wait */
+void api_pause(struct server *s);
+/* Decode and check a POST /jobs body as the API would, storing nothing
+ * (the fuzz target's way in). */
+int api_check_request(struct server *s, uid_t uid, const char *data, size_t len, struct gf_err *e);	/* stop accepting; queued connections wait */
 /* The listening fds, for a reload. */
 int api_fds(struct server *s, int *unix_fd, int *tcp_fd);
 

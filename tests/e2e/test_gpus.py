@@ -238,3 +238,32 @@ def test_lost_gpu_is_down_and_gets_no_jobs(gflow):
     assert g.wait_state(b, "Finished")["gpu_ids"] == [0]
     g.set_scenario("gpu 0\ngpu 1\n")
     g.wait_for(lambda: "down" not in g.cli("ginfo").stdout, what="GPU 1 back")
+
+
+def test_ignoring_a_foreign_process_frees_its_gpu_until_restart(gflow):
+    g = gflow
+    foreign = subprocess.Popen(["sleep", "300"], env=g.env)
+    try:
+        g.set_scenario(f"gpu 0\nproc 0 pid={foreign.pid} used_mb=1000\n")
+        g.start()
+        a = g.submit("--gpus", "1", "true")
+        time.sleep(0.3)
+        assert g.job(a)["reason"] == "Resources"
+        r = g.cli("gctl", "gpu-process", "ignore", "--gpu", "0", "--pid", str(foreign.pid), check=True)
+        assert "warning" in (r.stdout + r.stderr).lower()
+        assert g.wait_state(a, "Finished")["gpu_ids"] == [0]
+        r = g.cli("gctl", "gpu-process", "list", check=True)
+        assert str(foreign.pid) in r.stdout
+        g.cli("gctl", "gpu-process", "unignore", "--gpu", "0", "--pid", str(foreign.pid), check=True)
+        b = g.submit("--gpus", "1", "true")
+        time.sleep(0.3)
+        assert g.job(b)["state"] == "Queued"
+        g.cli("gctl", "gpu-process", "ignore", "--gpu", "0", "--pid", str(foreign.pid), check=True)
+        g.wait_state(b, "Finished")
+        g.stop()                       # runtime only: forgotten on restart
+        g.start()
+        assert str(foreign.pid) not in g.cli("gctl", "gpu-process", "list", check=True).stdout
+        assert foreign.poll() is None  # never killed
+    finally:
+        foreign.kill()
+        foreign.wait()

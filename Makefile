@@ -40,4 +40,4 @@ install: deps
 	ninja -C build-install install
 
 clean:
-	rm -rf build build-clang build-asan build-fuzz build-install
+	rm -rf build build-clang build-asan build-release build-fuzz build-install

@@ -21,6 +21,9 @@ echo "== clang build + unit tests"
 setup build-clang clang ""
 meson test -C build-clang --print-errorlogs --suite unit
 
+echo "== release build (-O3 warnings differ; what make install builds)"
+setup build-release gcc "-Dbuildtype=release"
+
 echo "== ASan+UBSan build + unit tests"
 setup build-asan gcc "-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1

@@ -263,7 +263,7 @@ static int parse_gpu_spec(const char *spec, uint64_t *mask, struct gf_err *e)
 		return gf_err_set(e, "invalid GPU list '': expected e.g. 0, 0,2, 0-3 or all");
 	for (;;) {
 		size_t len = strcspn(p, ","), dash;
-		unsigned lo, hi, i;
+		unsigned lo = 0, hi = 0, i;
 
 		while (len && *p == ' ')
 			p++, len--;
@@ -336,7 +336,7 @@ static int get_int(struct src *s, int64_t min, int64_t max, const char *what, in
 		ok = toml_type(s->v) == TOML_INTEGER;
 		v = toml_integer(s->v);
 	} else {
-		ok = env_int(s->env, &v) == 0;
+		ok = s->env && env_int(s->env, &v) == 0;
 	}
 	if (!ok || v < min || v > max)
 		return expected(s, what, e);

@@ -1,0 +1,110 @@
+"""What users read: every program's --help/--version/completion, gqueue's
+views (-g, -t, -o json/csv, -T, -w), gjob log forms, attach and
+close-sessions under tmux, gstats."""
+import json
+import subprocess
+import time
+
+import pytest
+
+PROGRAMS = ["gbatch", "gqueue", "ginfo", "gjob", "gcancel", "gctl", "gstats", "gflowd"]
+
+
+@pytest.mark.parametrize("prog", PROGRAMS)
+def test_help_version_and_completion(gflow, prog):
+    r = gflow.cli(prog, "--help")
+    assert r.returncode == 0 and "usage" in r.stdout.lower()
+    r = gflow.cli(prog, "--version")
+    assert r.returncode == 0 and "0.1.0" in r.stdout
+    r = gflow.cli(prog, "completion", "bash")
+    assert r.returncode == 0 and "complete" in r.stdout
+    r = gflow.cli(prog, "--no-such-option")
+    assert r.returncode != 0 and r.stderr.strip()
+
+
+def test_queue_views(gflow):
+    g = gflow
+    g.start()
+    a = g.submit("--name", "first", "true")
+    g.wait_state(a, "Finished")
+    b = g.submit("--name", "second", "--hold", "--depends-on", str(a), "true")
+    c = g.submit("--name", "third", "--hold", "--depends-on", str(b), "true")
+    r = g.cli("gqueue", "-a", "-o", "json", check=True)
+    jobs = json.loads(r.stdout)
+    assert [j["id"] for j in jobs] == [a, b, c]
+    r = g.cli("gqueue", "-a", "-o", "csv", "-f", "JOBID,NAME,ST", check=True)
+    assert r.stdout.splitlines()[0] == "JOBID,NAME,ST"
+    assert f"{b},second,H" in r.stdout
+    r = g.cli("gqueue", "-a", "-g", check=True)
+    assert "Hold" in r.stdout and "Finished" in r.stdout
+    r = g.cli("gqueue", "-a", "-t", check=True)
+    assert "second" in r.stdout and ("└─" in r.stdout or "├─" in r.stdout)
+    r = g.cli("gqueue", "-c", check=True)
+    assert "first" in r.stdout and "second" not in r.stdout
+    r = g.cli("gqueue", "-s", "H", "-f", "JOBID", check=True)
+    assert r.stdout.split()[1:] == [str(b), str(c)]
+    r = g.cli("gqueue", "-a", "-r", "-id", "-f", "JOBID", check=True)
+    assert r.stdout.split()[1:] == [str(c), str(b), str(a)]
+    r = g.cli("gqueue", "-j", "@", "-f", "NAME", check=True)
+    assert r.stdout.split()[1:] == ["third"]
+    r = g.cli("gqueue", "-s", "nonsense")
+    assert r.returncode != 0 and "nonsense" in r.stderr
+
+
+def test_watch_redraws_until_stopped(gflow):
+    g = gflow
+    g.start()
+    g.submit("--hold", "--name", "watched", "true")
+    p = subprocess.Popen([str(g.build / "gqueue"), "-w", "--interval", "1"], env=g.env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    p.terminate()
+    out, _ = p.communicate(timeout=10)
+    assert out.count("watched") >= 2
+
+
+def test_job_log_forms(gflow):
+    g = gflow
+    g.start()
+    jid = g.submit("sh", "-c", "for i in 1 2 3 4 5; do echo line$i; done")
+    g.wait_state(jid, "Finished")
+    assert g.cli("gjob", "log", str(jid), check=True).stdout.split() == [f"line{i}" for i in range(1, 6)]
+    assert g.cli("gjob", "log", str(jid), "-f", "2", check=True).stdout.split() == ["line1", "line2"]
+    assert g.cli("gjob", "log", str(jid), "-l", "2", check=True).stdout.split() == ["line4", "line5"]
+    slow = g.submit("sh", "-c", "echo one; sleep 1; echo two")
+    r = g.cli("gjob", "log", str(slow), "--follow", check=True, timeout=30)
+    assert r.stdout.split() == ["one", "two"]
+    r = g.cli("gjob", "log", "999")
+    assert r.returncode != 0 and "999" in r.stderr
+
+
+def test_tmux_sessions_attach_and_close(gflow_exec):
+    g = gflow_exec
+    if g.env["GFLOW_EXECUTOR__TYPE"] != "tmux":
+        g.start()
+        jid = g.submit("sleep", "5")
+        g.wait_state(jid, "Running")
+        r = g.cli("gjob", "attach", str(jid))
+        assert r.returncode != 0 and "tmux" in r.stderr
+        return
+    g.start()
+    jid = g.submit("sleep", "30")
+    j = g.wait_state(jid, "Running")
+    assert j["tmux_session"] == f"gflow-{jid}"
+    r = g.cli("gqueue", "-T", "-f", "JOBID", check=True)
+    assert str(jid) in r.stdout.split()
+    assert subprocess.run(["tmux", "has-session", "-t", j["tmux_session"]], env=g.env).returncode == 0
+    g.cli("gcancel", str(jid), check=True)
+    g.wait_state(jid, "Cancelled")
+    g.cli("gjob", "close-sessions", check=True)
+    assert subprocess.run(["tmux", "has-session", "-t", j["tmux_session"]], env=g.env,
+                          capture_output=True).returncode != 0
+
+
+def test_gstats_summarises(gflow):
+    g = gflow
+    g.start()
+    g.wait_state(g.submit("true"), "Finished")
+    g.wait_state(g.submit("false"), "Failed")
+    r = g.cli("gstats", check=True)
+    assert r.stdout.strip()

@@ -850,8 +850,9 @@ static void push_err(json_t *errs, int64_t id, const char *msg)
 /* Jobs that cancelling `root` would cancel with it (for --dry-run). */
 static void would_cascade(struct server *s, int64_t root, json_t *out, bool *seen)
 {
-	for (int64_t i = 1; i <= s->max_id; i++) {
-		struct job *c = s->jobs[i];
+	for (size_t n = 0; n < s->nopen; n++) {
+		struct job *c = jobs_open_at(s, n);
+		int64_t i = c ? c->id : 0;
 		bool uses = false, all_bad = true;
 
 		if (!c || seen[i] || (c->state != JS_QUEUED && c->state != JS_HOLD) || !c->auto_cancel)

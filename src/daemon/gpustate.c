@@ -46,8 +46,8 @@ static bool pid_alive(pid_t pid)
 static struct job *owner_of(struct server *s, pid_t pid)
 {
 	for (int depth = 0; pid > 1 && depth < 128; depth++) {
-		for (int64_t i = 1; i <= s->max_id; i++) {
-			struct job *j = s->jobs[i];
+		for (size_t i = 0; i < s->nopen; i++) {
+			struct job *j = jobs_open_at(s, i);
 
 			if (j && j->active && j->runner_pid == pid)
 				return j;
@@ -97,8 +97,8 @@ void gpustate_refresh(struct server *s)
 		v->allowed = s->allowed_all || (s->allowed_mask & (1ULL << d->index));
 		v->down = d->down;
 	}
-	for (int64_t i = 1; i <= s->max_id; i++) {
-		struct job *j = s->jobs[i];
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct job *j = jobs_open_at(s, i);
 
 		if (!j || !j->active)
 			continue;
@@ -206,8 +206,8 @@ json_t *gpustate_json(struct server *s)
 		const struct gpu_dev *d = &s->snap.devs[g];
 		json_t *gj = json_object(), *jobs = json_array(), *ign = json_array(), *esc = json_array();
 
-		for (int64_t i = 1; i <= s->max_id; i++) {
-			struct job *j = s->jobs[i];
+		for (size_t i = 0; i < s->nopen; i++) {
+			struct job *j = jobs_open_at(s, i);
 
 			if (!j || !j->active || !(j->gpu_mask & (1ULL << v->index)))
 				continue;

@@ -35,7 +35,39 @@ int jobs_add(struct server *s, struct job *j)
 	s->jobs[j->id] = j;
 	if (j->id > s->max_id)
 		s->max_id = j->id;
+	if (!job_state_ended(j->state) || j->active) {
+		if (s->nopen == s->open_cap) {
+			s->open_cap = s->open_cap ? s->open_cap * 2 : 1024;
+			s->open = realloc(s->open, s->open_cap * sizeof *s->open);
+			if (!s->open)
+				abort();
+		}
+		s->open[s->nopen++] = j->id;	/* ids only grow: stays sorted */
+	}
 	return 0;
+}
+
+static bool is_open(const struct job *j)
+{
+	return j && (!job_state_ended(j->state) || j->active);
+}
+
+struct job *jobs_open_at(struct server *s, size_t i)
+{
+	struct job *j = s->jobs[s->open[i]];
+
+	return is_open(j) ? j : NULL;
+}
+
+/* A job that is over never opens again (ended states are final). */
+static void compact_open(struct server *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nopen; i++)
+		if (is_open(s->jobs[s->open[i]]))
+			s->open[k++] = s->open[i];
+	s->nopen = k;
 }
 
 static int load_one(void *arg, int64_t id, json_t *row)
@@ -197,11 +229,11 @@ static void append_id(int64_t **v, size_t *n, int64_t id)
 
 /* Cancel, in memory, every queued job whose dependencies can no longer be
  * met because `parent` ended badly; cascades. Caller saves them. Scans all
- * jobs: a retry has a higher id than the dependents moved onto it. */
+ * open jobs: a retry has a higher id than the dependents moved onto it. */
 static void cascade(struct server *s, int64_t parent, int64_t **out, size_t *nout)
 {
-	for (int64_t i = 1; i <= s->max_id; i++) {
-		struct job *c = s->jobs[i];
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct job *c = jobs_open_at(s, i);
 		int64_t culprit = 0;
 		char reason[64];
 		bool uses = false;
@@ -376,8 +408,8 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 /* Queued dependents of `old` now wait for `neu` instead. */
 static int move_dependents(struct server *s, int64_t old, int64_t neu, struct gf_err *e)
 {
-	for (int64_t i = 1; i <= s->max_id; i++) {
-		struct job *c = s->jobs[i];
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct job *c = jobs_open_at(s, i);
 		bool changed = false;
 
 		if (!c || (c->state != JS_QUEUED && c->state != JS_HOLD))
@@ -499,8 +531,8 @@ static void cancel_impossible(struct server *s)
 	size_t n = 0;
 	struct gf_err e;
 
-	for (int64_t i = 1; i <= s->max_id; i++) {
-		struct job *j = s->jobs[i];
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct job *j = jobs_open_at(s, i);
 		int64_t culprit = 0;
 		char reason[64];
 
@@ -530,10 +562,11 @@ void jobs_schedule_pass(struct server *s)
 	double now = now_real(), next_begin = INFINITY;
 	struct gf_err e;
 
+	compact_open(s);
 	cancel_impossible(s);
 	gpustate_refresh(s);
-	for (int64_t i = 1; i <= s->max_id; i++) {
-		struct job *j = s->jobs[i];
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct job *j = jobs_open_at(s, i);
 
 		if (j && j->state == JS_QUEUED)
 			nq++;
@@ -546,8 +579,8 @@ void jobs_schedule_pass(struct server *s)
 	if (!q || !r || !d)
 		abort();
 	nq = nr = 0;
-	for (int64_t i = 1; i <= s->max_id; i++) {
-		struct job *j = s->jobs[i];
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct job *j = jobs_open_at(s, i);
 
 		if (!j)
 			continue;

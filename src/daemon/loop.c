@@ -319,6 +319,7 @@ static void teardown(struct server *s)
 			job_free(s->jobs[i]);
 		}
 	free(s->jobs);
+	free(s->open);
 	if (s->sched_ev)
 		event_free(s->sched_ev);
 	if (s->begin_ev)

@@ -70,6 +70,12 @@ struct server {
 	struct job **jobs;
 	int64_t njobs_cap;
 	int64_t max_id;
+	/* Ids of the jobs that are not over (not ended, or still holding
+	 * resources), ascending: what the scheduler and GPU views walk, so their
+	 * cost follows the live jobs, not all jobs ever stored. Entries of jobs
+	 * that have since closed are dropped at each pass. */
+	int64_t *open;
+	size_t nopen, open_cap;
 
 	/* API */
 	struct evhttp *http_unix, *http_tcp;
@@ -123,6 +129,8 @@ int api_fds(struct server *s, int *unix_fd, int *tcp_fd);
 /* jobs.c — the state machine */
 struct job *jobs_get(struct server *s, int64_t id);
 int jobs_add(struct server *s, struct job *j);	/* takes ownership */
+/* The i-th entry of the open list, or NULL when that job has closed. */
+struct job *jobs_open_at(struct server *s, size_t i);
 int jobs_load(struct server *s, struct gf_err *e);
 int jobs_save(struct server *s, struct job *j, struct gf_err *e);
 /* Resolve "@"/"@~N"/"42" for uid. Returns id or -1 with e set. */

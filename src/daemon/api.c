@@ -734,12 +734,36 @@ static json_t *job_json(struct server *s, const struct job *j)
 	return job_json_only(s, j, NULL);
 }
 
+/* Does the filter ask only for jobs that are not over? Then the open list
+ * holds every one of them. */
+static bool only_live(const struct filter *f)
+{
+	if (f->any_state)
+		return false;
+	for (int st = 0; st < JS_NSTATES; st++)
+		if (f->states[st] && job_state_ended((enum job_state)st))
+			return false;
+	return true;
+}
+
+static void add_job(struct server *s, struct evbuffer *out, const struct job *j, char *const *only, bool *first)
+{
+	json_t *o = job_json_only(s, j, only);
+
+	if (!*first)
+		evbuffer_add(out, ",", 1);
+	*first = false;
+	json_dump_callback(o, to_evbuffer, out, JSON_COMPACT);
+	json_decref(o);
+}
+
 static void h_list(struct server *s, struct evhttp_request *req, struct caller *c)
 {
 	struct evkeyvalq q;
 	struct filter f;
 	struct gf_err e;
-	json_t *a;
+	struct evbuffer *out;
+	bool first = true;
 
 	evhttp_parse_query_str(evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)) ?: "", &q);
 	if (parse_filter(s, c, &q, &f, &e)) {
@@ -749,12 +773,26 @@ static void h_list(struct server *s, struct evhttp_request *req, struct caller *
 		return;
 	}
 	evhttp_clear_headers(&q);
-	a = json_array();
-	for (int64_t i = 1; i <= s->max_id; i++)
-		if (s->jobs[i] && matches(&f, s->jobs[i]))
-			json_array_append_new(a, job_json_only(s, s->jobs[i], f.fields));
+	/* Written job by job into the answer, never as one tree: a long list
+	 * costs its size in the output buffer, not several times that. */
+	out = evbuffer_new();
+	evbuffer_add(out, "{\"jobs\":[", 9);
+	if (only_live(&f)) {
+		for (size_t i = 0; i < s->nopen; i++) {
+			struct job *j = jobs_open_at(s, i);
+
+			if (j && matches(&f, j))
+				add_job(s, out, j, f.fields, &first);
+		}
+	} else
+		for (int64_t i = 1; i <= s->max_id; i++)
+			if (s->jobs[i] && matches(&f, s->jobs[i]))
+				add_job(s, out, s->jobs[i], f.fields, &first);
+	evbuffer_add(out, "]}\n", 3);
 	filter_free(&f);
-	reply(req, 200, json_pack("{s:o}", "jobs", a));
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+	evhttp_send_reply(req, 200, "OK", out);
+	evbuffer_free(out);
 }
 
 static void h_get(struct server *s, struct evhttp_request *req, const char *idstr)

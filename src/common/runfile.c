@@ -65,7 +65,7 @@ static int fsync_dir(const char *dir)
 /* Write dir/name.tmp and move it into place: with rename (replacing), or
  * with link (failing with EEXIST when dir/name exists). */
 static int write_file(const char *dir, const char *name, const void *data, size_t len,
-		      int exclusive, struct gf_err *e)
+		      int exclusive, int durable, struct gf_err *e)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	int fd, saved;
@@ -78,7 +78,7 @@ static int write_file(const char *dir, const char *name, const void *data, size_
 		saved = errno;
 		return fail(e, saved, "cannot create %s: %s", tmp, strerror(saved));
 	}
-	if (write_all(fd, data, len) || fsync(fd)) {
+	if (write_all(fd, data, len) || (durable && fsync(fd))) {
 		saved = errno;
 		close(fd);
 		unlink(tmp);
@@ -98,7 +98,7 @@ static int write_file(const char *dir, const char *name, const void *data, size_
 	}
 	if (exclusive)
 		unlink(tmp);
-	if (fsync_dir(dir)) {
+	if (durable && fsync_dir(dir)) {
 		saved = errno;
 		return fail(e, saved, "cannot sync %s: %s", dir, strerror(saved));
 	}
@@ -108,7 +108,12 @@ static int write_file(const char *dir, const char *name, const void *data, size_
 int write_file_atomic(const char *dir, const char *name, const void *data, size_t len,
 		      struct gf_err *e)
 {
-	return write_file(dir, name, data, len, 0, e);
+	return write_file(dir, name, data, len, 0, 1, e);
+}
+
+int write_file_replace(const char *dir, const char *name, const void *data, size_t len, struct gf_err *e)
+{
+	return write_file(dir, name, data, len, 0, 0, e);
 }
 
 /* Read dir/name whole into buf (NUL-terminated). */
@@ -222,7 +227,7 @@ int runfile_write_runner(const char *dir, const struct runner_info *ri, struct g
 	int n = snprintf(buf, sizeof buf, "pid=%lld\nstart_ticks=%llu\nstarted_at=%.6f\n",
 			 (long long)ri->pid, ri->start_ticks, ri->started_at);
 
-	return write_file(dir, "runner", buf, (size_t)n, 1, e);
+	return write_file(dir, "runner", buf, (size_t)n, 1, 1, e);
 }
 
 int runfile_read_runner(const char *dir, struct runner_info *ri, struct gf_err *e)
@@ -267,7 +272,7 @@ int runfile_write_result(const char *dir, const struct job_result *r, struct gf_
 	if (n < 0 || n >= (int)sizeof buf) {
 		return fail(e, EINVAL, "result for %s does not fit", dir);
 	}
-	return write_file(dir, "result", buf, (size_t)n, 0, e);
+	return write_file(dir, "result", buf, (size_t)n, 0, 1, e);	/* the exit status must survive */
 }
 
 int runfile_read_result(const char *dir, struct job_result *r, struct gf_err *e)

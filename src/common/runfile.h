@@ -56,5 +56,8 @@ int proc_start_ticks(pid_t pid, unsigned long long *ticks);
 /* dir/name.tmp, fsync, rename over dir/name, fsync dir. Mode 0600. */
 int write_file_atomic(const char *dir, const char *name, const void *data, size_t len,
 		      struct gf_err *e);
+/* The same without the fsyncs: readers see all of it or none of it, but a
+ * power cut may lose it. For files nobody needs after a reboot. */
+int write_file_replace(const char *dir, const char *name, const void *data, size_t len, struct gf_err *e);
 
 #endif

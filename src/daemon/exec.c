@@ -153,7 +153,8 @@ static int write_env(struct server *s, const struct job *j, const char *dir, str
 		snprintf(num, sizeof num, "%lld", (long long)j->gpu_memory_mb);
 		buf_var(&b, "GFLOW_GPU_MEMORY_MB", num);
 	}
-	rc = write_file_atomic(dir, "env", b.p, b.len, e);
+	/* Only a runner started from this boot reads it: no fsync needed. */
+	rc = write_file_replace(dir, "env", b.p, b.len, e);
 	free(b.p);
 	return rc;
 }

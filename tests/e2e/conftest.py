@@ -44,9 +44,9 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
-def tagged_pids(tag):
-    """Processes whose environment carries this test's tag."""
-    needle = ("GFLOW_E2E_TAG=" + tag).encode()
+def tagged_pids(tag, var="GFLOW_E2E_TAG"):
+    """Processes whose environment carries this test's tag (var=tag)."""
+    needle = f"{var}={tag}".encode()
     pids = []
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) == os.getpid():

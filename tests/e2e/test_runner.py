@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import tagged_pids
+
 SLOW = 3.0 if os.environ.get("GFLOW_SANITIZED") == "1" else 1.0
 TAG = "GFLOW_RUNNER_TEST_TAG"
 RESULT_KEYS = {"exited", "exit_code", "signal", "start", "end", "ended_by",
@@ -46,18 +48,7 @@ def parse_kv(path):
 
 
 def tagged(tag):
-    needle = f"{TAG}={tag}".encode()
-    pids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    pids.append(int(d))
-        except OSError:
-            pass
-    return pids
+    return tagged_pids(tag, TAG)
 
 
 def proc_stat(pid):

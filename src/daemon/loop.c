@@ -310,6 +310,7 @@ static void teardown(struct server *s)
 {
 	api_close(s);
 	gpustate_close(s);
+	reap_close(s);
 	for (int64_t i = 1; i <= s->max_id; i++)
 		if (s->jobs && s->jobs[i]) {
 			if (s->jobs[i]->pidfd_ev)

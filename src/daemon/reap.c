@@ -27,7 +27,6 @@ struct pending {
 	struct pending *next;
 };
 
-static struct pending *pending_list;	/* owned by the one server */
 
 static int pidfd_open_(pid_t pid)
 {
@@ -90,9 +89,9 @@ static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
 	free(p);
 }
 
-static struct pending *pending_take(int64_t id)
+static struct pending *pending_take(struct server *s, int64_t id)
 {
-	for (struct pending **pp = &pending_list; *pp; pp = &(*pp)->next)
+	for (struct pending **pp = &s->pending; *pp; pp = &(*pp)->next)
 		if ((*pp)->id == id) {
 			struct pending *p = *pp;
 
@@ -104,7 +103,7 @@ static struct pending *pending_take(int64_t id)
 
 static void pending_drop(struct server *s, int64_t id)
 {
-	struct pending *p = pending_take(id);
+	struct pending *p = pending_take(s, id);
 
 	if (!p)
 		return;
@@ -218,7 +217,7 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 			p += sizeof *ev + ev->len;
 			if (!ev->len || strcmp(ev->name, "runner"))
 				continue;
-			for (struct pending *q = pending_list; q; q = q->next)
+			for (struct pending *q = s->pending; q; q = q->next)
 				if (q->wd == ev->wd) {
 					struct job *j = jobs_get(s, q->id);
 
@@ -256,8 +255,8 @@ void reap_watch_start(struct server *s, struct job *j)
 	p->wd = inotify_add_watch(s->inotify_fd, dir, IN_MOVED_TO | IN_CREATE | IN_ONLYDIR);
 	p->timeout = event_new(s->base, -1, 0, on_start_timeout, p);
 	event_add(p->timeout, &tv);
-	p->next = pending_list;
-	pending_list = p;
+	p->next = s->pending;
+	s->pending = p;
 	/* The runner may have been quicker than the watch. */
 	attach(s, j);
 }
@@ -289,6 +288,12 @@ void reap_forget(struct server *s, struct job *j)
 		j->pidfd = -1;
 	}
 	exec_remove_run_dir(s, j);
+}
+
+void reap_close(struct server *s)
+{
+	while (s->pending)
+		pending_drop(s, s->pending->id);
 }
 
 void reap_recover(struct server *s)

@@ -104,6 +104,7 @@ struct server {
 	size_t nviews;
 
 	/* Runners */
+	struct pending *pending;		/* launched, not yet announced (reap.c) */
 	char cgroup_parent[GF_PATH_MAX];	/* "" when memory is not enforced */
 	int inotify_fd;
 	struct event *inotify_ev;
@@ -170,6 +171,7 @@ void reap_watch_start(struct server *s, struct job *j);	/* after exec */
 void reap_recover(struct server *s);			/* at daemon start */
 int reap_signal(struct server *s, struct job *j, int sig);
 void reap_forget(struct server *s, struct job *j);
+void reap_close(struct server *s);			/* at shutdown */
 
 /* gpustate.c — GPUs as the scheduler and ginfo see them */
 int gpustate_init(struct server *s, struct gf_err *e);

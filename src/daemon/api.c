@@ -1014,40 +1014,18 @@ static void h_hold_release(struct server *s, struct evhttp_request *req, struct 
 
 /* ---- update, redo, limits --------------------------------------------- */
 
-/* The submission spec that would make this job again. */
+/* The fields of a job's JSON form that are also submission fields: what
+ * would make this job again. Absent values come as null, which a spec reads
+ * as "not given". */
+static const char *const respec_fields[] = {
+	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
+	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at",
+	"array_task_id", "max_concurrent", "max_retries", "params", NULL,
+};
+
 static json_t *spec_of(const struct job *j)
 {
-	json_t *o = json_object(), *deps = json_array();
-
-	for (size_t i = 0; i < j->ndeps; i++)
-		json_array_append_new(deps, json_integer(j->deps[i]));
-	json_object_set_new(o, "name", json_string(j->name ? j->name : ""));
-	json_object_set_new(o, "command", strv_to_json(j->argv));
-	if (j->script)
-		json_object_set_new(o, "script", json_string(j->script));
-	json_object_set_new(o, "gpus", json_integer(j->gpus));
-	json_object_set_new(o, "shared", json_boolean(j->shared));
-	if (j->gpu_memory_mb)
-		json_object_set_new(o, "gpu_memory_mb", json_integer(j->gpu_memory_mb));
-	if (j->memory_mb)
-		json_object_set_new(o, "memory_mb", json_integer(j->memory_mb));
-	if (j->time_limit_secs)
-		json_object_set_new(o, "time_limit_secs", json_integer(j->time_limit_secs));
-	json_object_set_new(o, "priority", json_integer(j->priority));
-	if (j->project)
-		json_object_set_new(o, "project", json_string(j->project));
-	if (j->conda_env)
-		json_object_set_new(o, "conda_env", json_string(j->conda_env));
-	json_object_set_new(o, "depends_on", deps);
-	json_object_set_new(o, "dep_mode", json_string(j->dep_any ? "any" : "all"));
-	json_object_set_new(o, "auto_cancel", json_boolean(j->auto_cancel));
-	if (j->begin_at > 0)
-		json_object_set_new(o, "begin_at", json_real(j->begin_at));
-	json_object_set_new(o, "array_task_id", json_integer(j->array_task_id));
-	json_object_set_new(o, "max_concurrent", json_integer(j->max_concurrent));
-	json_object_set_new(o, "max_retries", json_integer(j->max_retries));
-	json_object_set_new(o, "params", json_incref(j->params));
-	return o;
+	return job_to_json_only(j, NULL, (char *const *)respec_fields);
 }
 
 static const char *const update_fields[] = {

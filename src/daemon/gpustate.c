@@ -18,23 +18,9 @@
 
 static pid_t proc_ppid(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, ppid;
+	unsigned long long ppid;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return -1;
-	return ppid;
+	return proc_stat_field(pid, 4, &ppid) ? -1 : (pid_t)ppid;
 }
 
 static bool pid_alive(pid_t pid)

@@ -48,87 +48,107 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc, saved;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	saved = errno;
-	close(fd);
-	errno = saved;
-	return rc;
-}
-
 /* Write dir/name.tmp and move it into place: with rename (replacing), or
- * with link (failing with EEXIST when dir/name exists). */
-static int write_file(const char *dir, const char *name, const void *data, size_t len,
+ * with link (failing with EEXIST when dir/name exists). Nothing is reached
+ * through a symbolic link: a link planted at name.tmp is removed, not
+ * followed, and one at name is replaced (or, exclusive, refused). `label`
+ * names the directory in messages. */
+static int write_file(int dfd, const char *label, const char *name, const void *data, size_t len,
 		      int exclusive, int durable, struct gf_err *e)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
+	char tmp[NAME_MAX + 1];
 	int fd, saved;
 
-	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
-	    snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, name) >= (int)sizeof tmp)
-		return fail(e, ENAMETOOLONG, "path too long: %s/%s", dir, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", name) >= (int)sizeof tmp)
+		return fail(e, ENAMETOOLONG, "name too long: %s/%s", label, name);
+	unlinkat(dfd, tmp, 0);	/* left by a crash, or planted */
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		saved = errno;
-		return fail(e, saved, "cannot create %s: %s", tmp, strerror(saved));
+		return fail(e, saved, "cannot create %s/%s: %s", label, tmp, strerror(saved));
 	}
 	if (write_all(fd, data, len) || (durable && fsync(fd))) {
 		saved = errno;
 		close(fd);
-		unlink(tmp);
-		return fail(e, saved, "cannot write %s: %s", tmp, strerror(saved));
+		unlinkat(dfd, tmp, 0);
+		return fail(e, saved, "cannot write %s/%s: %s", label, tmp, strerror(saved));
 	}
 	if (close(fd)) {
 		saved = errno;
-		unlink(tmp);
-		return fail(e, saved, "cannot write %s: %s", tmp, strerror(saved));
+		unlinkat(dfd, tmp, 0);
+		return fail(e, saved, "cannot write %s/%s: %s", label, tmp, strerror(saved));
 	}
-	if (exclusive ? link(tmp, path) : rename(tmp, path)) {
+	if (exclusive ? linkat(dfd, tmp, dfd, name, 0) : renameat(dfd, tmp, dfd, name)) {
 		saved = errno;
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 		if (saved == EEXIST)
-			return fail(e, saved, "%s exists already", path);
-		return fail(e, saved, "cannot create %s: %s", path, strerror(saved));
+			return fail(e, saved, "%s/%s exists already", label, name);
+		return fail(e, saved, "cannot create %s/%s: %s", label, name, strerror(saved));
 	}
 	if (exclusive)
-		unlink(tmp);
-	if (durable && fsync_dir(dir)) {
+		unlinkat(dfd, tmp, 0);
+	if (durable && fsync(dfd)) {
 		saved = errno;
-		return fail(e, saved, "cannot sync %s: %s", dir, strerror(saved));
+		return fail(e, saved, "cannot sync %s: %s", label, strerror(saved));
 	}
 	return 0;
+}
+
+int runfile_open_dir(const char *dir, int nofollow)
+{
+	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+}
+
+/* Run `op` on the directory at path: the data directory itself may be a
+ * link the user made (follow), a run directory may not (nofollow). */
+static int open_dir_for(const char *dir, int nofollow, struct gf_err *e)
+{
+	int fd = runfile_open_dir(dir, nofollow);
+
+	if (fd < 0) {
+		int saved = errno == ELOOP || errno == ENOTDIR ? ELOOP : errno;
+
+		if (saved == ELOOP)
+			return fail(e, saved, "%s is not a directory (a symbolic link?): not following it", dir);
+		return fail(e, saved, "cannot open %s: %s", dir, strerror(saved));
+	}
+	return fd;
+}
+
+int write_file_atomic_at(int dfd, const char *label, const char *name, const void *data, size_t len,
+			 struct gf_err *e)
+{
+	return write_file(dfd, label, name, data, len, 0, 1, e);
+}
+
+int write_file_replace_at(int dfd, const char *label, const char *name, const void *data, size_t len,
+			  struct gf_err *e)
+{
+	return write_file(dfd, label, name, data, len, 0, 0, e);
 }
 
 int write_file_atomic(const char *dir, const char *name, const void *data, size_t len,
 		      struct gf_err *e)
 {
-	return write_file(dir, name, data, len, 0, 1, e);
+	int dfd = open_dir_for(dir, 0, e), rc;
+
+	if (dfd < 0)
+		return -1;
+	rc = write_file(dfd, dir, name, data, len, 0, 1, e);
+	close(dfd);
+	return rc;
 }
 
-int write_file_replace(const char *dir, const char *name, const void *data, size_t len, struct gf_err *e)
+/* Read name (never through a link) whole into buf (NUL-terminated). */
+static int read_small(int dfd, const char *label, const char *name, char *buf, size_t size, struct gf_err *e)
 {
-	return write_file(dir, name, data, len, 0, 0, e);
-}
-
-/* Read dir/name whole into buf (NUL-terminated). */
-static int read_small(const char *dir, const char *name, char *buf, size_t size, struct gf_err *e)
-{
-	char path[PATH_MAX];
 	size_t len = 0;
 	int fd, saved;
 
-	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
-		return fail(e, ENAMETOOLONG, "path too long: %s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		saved = errno;
-		return fail(e, saved, "cannot open %s: %s", path, strerror(saved));
+		return fail(e, saved, "cannot open %s/%s: %s", label, name, strerror(saved));
 	}
 	for (;;) {
 		ssize_t n = read(fd, buf + len, size - 1 - len);
@@ -138,14 +158,14 @@ static int read_small(const char *dir, const char *name, char *buf, size_t size,
 		if (n < 0) {
 			saved = errno;
 			close(fd);
-			return fail(e, saved, "cannot read %s: %s", path, strerror(saved));
+			return fail(e, saved, "cannot read %s/%s: %s", label, name, strerror(saved));
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
 		if (len == size - 1) {
 			close(fd);
-			return fail(e, EFBIG, "%s is too big", path);
+			return fail(e, EFBIG, "%s/%s is too big", label, name);
 		}
 	}
 	close(fd);
@@ -216,27 +236,27 @@ static int parse_int(const char *s, int *v)
 	return 0;
 }
 
-static int bad_value(const char *dir, const char *name, const char *key, struct gf_err *e)
+static int bad_value(const char *label, const char *name, const char *key, struct gf_err *e)
 {
-	return fail(e, EINVAL, "%s/%s: bad value for '%s'", dir, name, key);
+	return fail(e, EINVAL, "%s/%s: bad value for '%s'", label, name, key);
 }
 
-int runfile_write_runner(const char *dir, const struct runner_info *ri, struct gf_err *e)
+int runfile_write_runner_at(int dfd, const char *dir, const struct runner_info *ri, struct gf_err *e)
 {
 	char buf[256];
 	int n = snprintf(buf, sizeof buf, "pid=%lld\nstart_ticks=%llu\nstarted_at=%.6f\n",
 			 (long long)ri->pid, ri->start_ticks, ri->started_at);
 
-	return write_file(dir, "runner", buf, (size_t)n, 1, 1, e);
+	return write_file(dfd, dir, "runner", buf, (size_t)n, 1, 1, e);
 }
 
-int runfile_read_runner(const char *dir, struct runner_info *ri, struct gf_err *e)
+int runfile_read_runner_at(int dfd, const char *dir, struct runner_info *ri, struct gf_err *e)
 {
 	char buf[RUNFILE_MAX], *p = buf, *key, *value;
 	long long pid;
 
 	memset(ri, 0, sizeof *ri);
-	if (read_small(dir, "runner", buf, sizeof buf, e))
+	if (read_small(dfd, dir, "runner", buf, sizeof buf, e))
 		return -1;
 	while (next_line(&p, &key, &value)) {
 		if (!strcmp(key, "pid")) {
@@ -254,7 +274,7 @@ int runfile_read_runner(const char *dir, struct runner_info *ri, struct gf_err *
 	return 0;
 }
 
-int runfile_write_result(const char *dir, const struct job_result *r, struct gf_err *e)
+int runfile_write_result_at(int dfd, const char *dir, const struct job_result *r, struct gf_err *e)
 {
 	char buf[1024], error[sizeof r->error];
 	int n;
@@ -272,17 +292,17 @@ int runfile_write_result(const char *dir, const struct job_result *r, struct gf_
 	if (n < 0 || n >= (int)sizeof buf) {
 		return fail(e, EINVAL, "result for %s does not fit", dir);
 	}
-	return write_file(dir, "result", buf, (size_t)n, 0, 1, e);	/* the exit status must survive */
+	return write_file(dfd, dir, "result", buf, (size_t)n, 0, 1, e);	/* the exit status must survive */
 }
 
-int runfile_read_result(const char *dir, struct job_result *r, struct gf_err *e)
+int runfile_read_result_at(int dfd, const char *dir, struct job_result *r, struct gf_err *e)
 {
 	char buf[RUNFILE_MAX], *p = buf, *key, *value;
 	int have_exited = 0;
 	long long ll;
 
 	memset(r, 0, sizeof *r);
-	if (read_small(dir, "result", buf, sizeof buf, e))
+	if (read_small(dfd, dir, "result", buf, sizeof buf, e))
 		return -1;
 	while (next_line(&p, &key, &value)) {
 		int bad = 0;
@@ -319,6 +339,53 @@ int runfile_read_result(const char *dir, struct job_result *r, struct gf_err *e)
 				  have_exited ? "ended_by" : "exited");
 	}
 	return 0;
+}
+
+/* The same, given the run directory's path (never followed as a link). */
+enum { W_RUNNER, R_RUNNER, W_RESULT, R_RESULT };
+
+static int on_dir(const char *dir, int op, void *arg, struct gf_err *e)
+{
+	int dfd = open_dir_for(dir, 1, e), rc = -1;
+
+	if (dfd < 0)
+		return -1;
+	switch (op) {
+	case W_RUNNER:
+		rc = runfile_write_runner_at(dfd, dir, arg, e);
+		break;
+	case R_RUNNER:
+		rc = runfile_read_runner_at(dfd, dir, arg, e);
+		break;
+	case W_RESULT:
+		rc = runfile_write_result_at(dfd, dir, arg, e);
+		break;
+	case R_RESULT:
+		rc = runfile_read_result_at(dfd, dir, arg, e);
+		break;
+	}
+	close(dfd);
+	return rc;
+}
+
+int runfile_write_runner(const char *dir, const struct runner_info *ri, struct gf_err *e)
+{
+	return on_dir(dir, W_RUNNER, (void *)ri, e);
+}
+
+int runfile_read_runner(const char *dir, struct runner_info *ri, struct gf_err *e)
+{
+	return on_dir(dir, R_RUNNER, ri, e);
+}
+
+int runfile_write_result(const char *dir, const struct job_result *r, struct gf_err *e)
+{
+	return on_dir(dir, W_RESULT, (void *)r, e);
+}
+
+int runfile_read_result(const char *dir, struct job_result *r, struct gf_err *e)
+{
+	return on_dir(dir, R_RESULT, r, e);
 }
 
 int proc_stat_field(pid_t pid, int field, unsigned long long *value)

@@ -5,7 +5,12 @@
  *   result   how the job ended, written when the job and all it started are gone
  *
  * Both are `key=value\n` lines; readers ignore keys they do not know. Also
- * here: writing any file atomically, and reading /proc/<pid>/stat fields. */
+ * here: writing any file atomically, and reading /proc/<pid>/stat fields.
+ *
+ * Nothing under a run directory is reached through a symbolic link: the
+ * directory itself and every file in it are opened with O_NOFOLLOW, so a
+ * link planted there makes the operation fail (ELOOP) instead of touching
+ * what it points to. The *_at forms work on an open directory. */
 #ifndef GF_RUNFILE_H
 #define GF_RUNFILE_H
 
@@ -36,16 +41,24 @@ struct job_result {
  * there already (the daemon claimed the directory for a start it gave up
  * on), so a runner never overwrites a claim. */
 int runfile_write_runner(const char *dir, const struct runner_info *ri, struct gf_err *e);
+int runfile_write_runner_at(int dirfd, const char *dir, const struct runner_info *ri, struct gf_err *e);
 
 /* A `runner` file with no pid line (a claim still being written) reads as
  * pid 0. */
 int runfile_read_runner(const char *dir, struct runner_info *ri, struct gf_err *e);
+int runfile_read_runner_at(int dirfd, const char *dir, struct runner_info *ri, struct gf_err *e);
 
 int runfile_write_result(const char *dir, const struct job_result *r, struct gf_err *e);
+int runfile_write_result_at(int dirfd, const char *dir, const struct job_result *r, struct gf_err *e);
 
 /* -1 with errno ENOENT when there is no result (yet); EINVAL when the file
  * does not parse. */
 int runfile_read_result(const char *dir, struct job_result *r, struct gf_err *e);
+int runfile_read_result_at(int dirfd, const char *dir, struct job_result *r, struct gf_err *e);
+
+/* Open a directory (O_DIRECTORY); nofollow refuses a symbolic link as its
+ * last component. Returns the fd or -1 (errno set). */
+int runfile_open_dir(const char *dir, int nofollow);
 
 /* Field `field` (numbered as in proc(5): 4 = ppid, 22 = starttime) of
  * /proc/<pid>/stat, robust to spaces and ')' in the command name. -1 with
@@ -53,11 +66,16 @@ int runfile_read_result(const char *dir, struct job_result *r, struct gf_err *e)
 int proc_stat_field(pid_t pid, int field, unsigned long long *value);
 int proc_start_ticks(pid_t pid, unsigned long long *ticks);
 
-/* dir/name.tmp, fsync, rename over dir/name, fsync dir. Mode 0600. */
+/* dir/name.tmp, fsync, rename over dir/name, fsync dir. Mode 0600. The
+ * directory itself may be a link (the data directory a user moved); name
+ * and name.tmp are never followed. */
 int write_file_atomic(const char *dir, const char *name, const void *data, size_t len,
 		      struct gf_err *e);
+int write_file_atomic_at(int dirfd, const char *dir, const char *name, const void *data, size_t len,
+			 struct gf_err *e);
 /* The same without the fsyncs: readers see all of it or none of it, but a
  * power cut may lose it. For files nobody needs after a reboot. */
-int write_file_replace(const char *dir, const char *name, const void *data, size_t len, struct gf_err *e);
+int write_file_replace_at(int dirfd, const char *dir, const char *name, const void *data, size_t len,
+			  struct gf_err *e);
 
 #endif

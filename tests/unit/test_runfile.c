@@ -195,7 +195,47 @@ static void atomic_write_into_missing_dir_fails(void **state)
 	snprintf(dir, sizeof dir, "%s/missing", (char *)*state);
 	assert_int_equal(write_file_atomic(dir, "f", "x", 1, &e), -1);
 	assert_int_equal(errno, ENOENT);
-	assert_non_null(strstr(e.msg, "missing/f.tmp"));
+	assert_non_null(strstr(e.msg, "missing"));
+}
+
+/* Links planted in a run directory are never followed: not at the file,
+ * not at its .tmp sibling, not at the directory itself. */
+static void links_are_never_followed(void **state)
+{
+	const char *dir = *state;
+	struct job_result r = { .exited = 1, .ended_by = "exit" }, out;
+	struct runner_info ri = { .pid = 7 };
+	char victim[256], link[256], sub[256];
+	struct stat st;
+	struct gf_err e;
+
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	put(dir, "victim", "precious\n");
+	/* result.tmp -> victim: the write replaces the link, the victim stays. */
+	snprintf(link, sizeof link, "%s/result.tmp", dir);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(runfile_write_result(dir, &r, &e), 0);
+	assert_int_equal(lstat(link, &st), -1);
+	/* result -> victim: reading refuses the link. */
+	snprintf(link, sizeof link, "%s/result", dir);
+	unlink(link);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(runfile_read_result(dir, &out, &e), -1);
+	assert_int_equal(errno, ELOOP);
+	/* runner -> victim: the exclusive write fails, the victim stays. */
+	snprintf(link, sizeof link, "%s/runner", dir);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(runfile_write_runner(dir, &ri, &e), -1);
+	assert_int_equal(errno, EEXIST);
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 9);
+	/* The run directory itself a link: refused. */
+	snprintf(sub, sizeof sub, "%s/run.1", dir);
+	assert_int_equal(symlink(dir, sub), 0);
+	assert_int_equal(runfile_read_result(sub, &out, &e), -1);
+	assert_int_equal(errno, ELOOP);
+	assert_non_null(strstr(e.msg, "symbolic link"));
+	assert_int_equal(runfile_write_runner(sub, &ri, &e), -1);
 }
 
 static void proc_fields(void **state)
@@ -234,6 +274,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(result_incomplete_or_bad_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(atomic_write_replaces_and_leaves_no_tmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(atomic_write_into_missing_dir_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(links_are_never_followed, setup, teardown),
 		cmocka_unit_test(proc_fields),
 	};
 

@@ -1,12 +1,16 @@
 /* runner.c — gflow-runner, the supervisor of one job.
  *
- * It announces itself in RUNDIR/runner, starts the job (its own process
- * group, the environment of RUNDIR/env, output to the log, under --pty
- * through a pseudo-terminal it also copies to its own stdout), enforces the
- * time limit, obeys SIGTERM/SIGINT as "cancel", cleans up whatever the job
- * left behind, and writes RUNDIR/result once the job and every descendant
- * are gone. It needs nothing from the daemon after it starts, so it outlives
- * daemon restarts. One poll() loop; signals arrive through a signalfd. */
+ * It announces itself in RUNDIR/runner, joins the job's cgroups (--cgroup,
+ * made by the daemon, which tracks the job's processes through them), starts
+ * the job (its own process group, the command of RUNDIR/argv or after `--`,
+ * the environment of RUNDIR/env, output to the log, under --pty through a
+ * pseudo-terminal it also copies to its own stdout), enforces the time
+ * limit, obeys SIGTERM/SIGINT as "cancel", cleans up whatever the job left
+ * behind, and writes RUNDIR/result once the job and every descendant are
+ * gone (retrying until it can: the exit status is never given up). It needs
+ * nothing from the daemon after it starts, so it outlives daemon restarts.
+ * One poll() loop; signals arrive through a signalfd. Nothing in RUNDIR or
+ * the log is reached through a symbolic link. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,7 +29,6 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -34,11 +37,8 @@
 #include "err.h"
 #include "runfile.h"
 
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
-
-#define ENV_MAX (64u << 20)	/* refuse an env file bigger than this */
+#define LIST_MAX (64u << 20)	/* refuse an env or argv file bigger than this */
+#define MAX_CGROUPS 4
 #define PANE_BUF_MAX (4u << 20)	/* output queued for a slow pane; beyond it, dropped */
 #define JOB_BUF_MAX (64u << 10)	/* typed input queued for a job not reading it */
 #define KILL_RESWEEP 0.1	/* seconds between SIGKILL sweeps at the end */
@@ -48,11 +48,12 @@
 extern char **environ;
 
 struct opts {
-	const char *job, *dir, *log, *cwd, *cgroup_parent;
+	const char *job, *dir, *log, *cwd;
+	const char *cgroups[MAX_CGROUPS];	/* to join before the job starts */
+	int ncgroups;
 	double time_limit, grace;	/* seconds; time_limit 0: none */
-	unsigned long long memory_max;	/* bytes; 0: none */
 	bool pty;
-	char **argv;
+	char **argv;			/* NULL: read RUNDIR/argv */
 };
 
 /* Bytes waiting for a non-blocking fd: a ring of max bytes, allocated
@@ -73,6 +74,9 @@ struct runner {
 	struct opts o;
 	char *env_blob;		/* the env file, NUL-separated */
 	char **envp;		/* points into env_blob */
+	char *argv_blob;	/* the argv file, when the command was not given */
+	char **argv;		/* the job's command */
+	int dirfd;		/* RUNDIR, opened without following links */
 	int sigfd, logfd;
 
 	pid_t pid;		/* the job's main process (and its process group) */
@@ -98,8 +102,7 @@ struct runner {
 	bool pane_restore;
 	int pane_flags[2];	/* fcntl flags of fds 0 and 1 to restore, -1: none */
 
-	char cgroup[PATH_MAX];	/* the job's cgroup directory, "" when none */
-	bool enforced;
+	bool enforced;		/* a joined cgroup limits memory */
 };
 
 static const int cancel_ladder[] = { SIGINT, SIGTERM, SIGKILL };
@@ -150,7 +153,7 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 
 static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
-	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_MEM, O_CGROUP, O_PTY };
+	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -158,12 +161,10 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "cwd", required_argument, NULL, O_CWD },
 		{ "time-limit", required_argument, NULL, O_TIME },
 		{ "grace", required_argument, NULL, O_GRACE },
-		{ "memory-max", required_argument, NULL, O_MEM },
-		{ "cgroup-parent", required_argument, NULL, O_CGROUP },
+		{ "cgroup", required_argument, NULL, O_CGROUP },
 		{ "pty", no_argument, NULL, O_PTY },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof *o);
@@ -193,14 +194,12 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 			if (parse_secs("--grace", optarg, true, &o->grace, e))
 				return -1;
 			break;
-		case O_MEM:
-			errno = 0;
-			o->memory_max = strtoull(optarg, &end, 10);
-			if (!*optarg || *optarg == '-' || *end || errno || !o->memory_max)
-				return gf_err_set(e, "invalid --memory-max '%s': expected bytes", optarg);
-			break;
 		case O_CGROUP:
-			o->cgroup_parent = optarg;
+			if (o->ncgroups == MAX_CGROUPS)
+				return gf_err_set(e, "at most %d --cgroup options", MAX_CGROUPS);
+			if (optarg[0] != '/')
+				return gf_err_set(e, "invalid --cgroup '%s': expected an absolute path", optarg);
+			o->cgroups[o->ncgroups++] = optarg;
 			break;
 		case O_PTY:
 			o->pty = true;
@@ -219,26 +218,24 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		return gf_err_set(e, "missing --log");
 	if (!o->cwd)
 		return gf_err_set(e, "missing --cwd");
-	if (optind >= argc)
-		return gf_err_set(e, "missing the job's command after '--'");
-	o->argv = argv + optind;
+	o->argv = optind < argc ? argv + optind : NULL;
 	return 0;
 }
 
-/* --- environment ------------------------------------------------------- */
+/* --- the environment and the command ---------------------------------- */
 
-/* RUNDIR/env: NUL-separated KEY=VALUE entries, the job's whole environment. */
-static int read_env(struct runner *r, struct gf_err *e)
+/* RUNDIR/name: NUL-separated entries (the last may lack its NUL). *blob
+ * owns the text, *vec (NULL-terminated) points into it. */
+static int read_list(struct runner *r, const char *name, const char *what, char **blob_out, char ***vec_out,
+		     size_t *count, struct gf_err *e)
 {
-	char path[PATH_MAX];
 	size_t len = 0, cap = 0, n = 0;
-	char *blob = NULL, **envp;
+	char *blob = NULL, **vec;
 	int fd;
 
-	snprintf(path, sizeof path, "%s/env", r->o.dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(r->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return gf_err_set(e, "cannot read the job's environment %s: %s", path, strerror(errno));
+		return gf_err_set(e, "cannot read %s %s/%s: %s", what, r->o.dir, name, strerror(errno));
 	for (;;) {
 		ssize_t got;
 
@@ -246,10 +243,10 @@ static int read_env(struct runner *r, struct gf_err *e)
 			char *p;
 
 			cap = cap ? cap * 2 : 65536;
-			if (cap > ENV_MAX + 1 || !(p = realloc(blob, cap))) {
+			if (cap > LIST_MAX + 1 || !(p = realloc(blob, cap))) {
 				free(blob);
 				close(fd);
-				return gf_err_set(e, "the job's environment %s is too big", path);
+				return gf_err_set(e, "%s %s/%s is too big", what, r->o.dir, name);
 			}
 			blob = p;
 		}
@@ -261,27 +258,69 @@ static int read_env(struct runner *r, struct gf_err *e)
 
 			free(blob);
 			close(fd);
-			return gf_err_set(e, "cannot read the job's environment %s: %s", path, strerror(err));
+			return gf_err_set(e, "cannot read %s %s/%s: %s", what, r->o.dir, name, strerror(err));
 		}
 		if (got == 0)
 			break;
 		len += (size_t)got;
 	}
 	close(fd);
-	blob[len] = '\0';	/* the last entry may lack its NUL */
+	blob[len] = '\0';
 	for (size_t off = 0; off < len; off += strlen(blob + off) + 1)
 		n++;
-	envp = calloc(n + 1, sizeof *envp);
-	if (!envp) {
+	vec = calloc(n + 1, sizeof *vec);
+	if (!vec) {
 		free(blob);
 		return gf_err_set(e, "out of memory");
 	}
 	n = 0;
 	for (size_t off = 0; off < len; off += strlen(blob + off) + 1)
-		if (strchr(blob + off, '=') && blob[off] != '=')
-			envp[n++] = blob + off;
-	r->env_blob = blob;
-	r->envp = envp;
+		vec[n++] = blob + off;
+	*blob_out = blob;
+	*vec_out = vec;
+	*count = n;
+	return 0;
+}
+
+/* RUNDIR/env is the job's whole environment; entries without '=' are
+ * dropped. */
+static int read_env(struct runner *r, struct gf_err *e)
+{
+	size_t n, k = 0;
+
+	if (read_list(r, "env", "the job's environment", &r->env_blob, &r->envp, &n, e))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (strchr(r->envp[i], '=') && r->envp[i][0] != '=')
+			r->envp[k++] = r->envp[i];
+	r->envp[k] = NULL;
+	return 0;
+}
+
+/* The command: after `--`, else RUNDIR/argv (the daemon's way: no length
+ * limit of tmux's or our own command line applies to it). */
+static int read_argv(struct runner *r, struct gf_err *e)
+{
+	size_t n;
+
+	if (r->o.argv) {
+		r->argv = r->o.argv;
+		return 0;
+	}
+	if (read_list(r, "argv", "the job's command", &r->argv_blob, &r->argv, &n, e))
+		return -1;
+	if (!n || !r->argv[0][0])
+		return gf_err_set(e, "%s/argv holds no command", r->o.dir);
+	return 0;
+}
+
+static int open_run_dir(struct runner *r, struct gf_err *e)
+{
+	r->dirfd = runfile_open_dir(r->o.dir, 1);
+	if (r->dirfd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		return gf_err_set(e, "%s is not a directory (a symbolic link?): not following it", r->o.dir);
+	if (r->dirfd < 0)
+		return gf_err_set(e, "cannot open %s: %s", r->o.dir, strerror(errno));
 	return 0;
 }
 
@@ -335,7 +374,7 @@ static int announce(const struct runner *r, struct gf_err *e)
 
 	if (proc_start_ticks(ri.pid, &ri.start_ticks))
 		return gf_err_set(e, "cannot read /proc/self/stat: %s", strerror(errno));
-	if (runfile_write_runner(r->o.dir, &ri, e)) {
+	if (runfile_write_runner_at(r->dirfd, r->o.dir, &ri, e)) {
 		if (errno == EEXIST)
 			return gf_err_set(e, "%s/runner exists: the daemon gave up on this start", r->o.dir);
 		return -1;
@@ -343,83 +382,72 @@ static int announce(const struct runner *r, struct gf_err *e)
 	return 0;
 }
 
-/* --- cgroup (memory limit) --------------------------------------------- */
+/* --- cgroups ------------------------------------------------------------ */
 
-static int cg_write(const char *cg, const char *file, const char *value)
+/* The daemon made the job's cgroups (v2, or v1 hierarchies) and tracks the
+ * job through them; the runner moves itself in before the job exists, so
+ * every process of the job is born inside. */
+static int read_text(const char *dir, const char *file, char *buf, size_t size)
 {
-	char path[PATH_MAX + 32];
-	int fd, rc;
-
-	snprintf(path, sizeof path, "%s/%s", cg, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	rc = write_all(fd, value, strlen(value));
-	if (close(fd))
-		rc = -1;
-	return rc;
-}
-
-static void cg_remove(struct runner *r)
-{
-	if (!r->cgroup[0])
-		return;
-	/* A cgroup empties a moment after its last process is reaped. */
-	for (int i = 0; i < 50 && rmdir(r->cgroup) && errno == EBUSY; i++)
-		usleep(10000);
-	r->cgroup[0] = '\0';
-}
-
-/* Make DIR/gflow-job-ID with memory.max set, when DIR is a cgroup v2
- * directory we may write. Leaves r->cgroup empty when it cannot. */
-static void cg_create(struct runner *r)
-{
-	char value[32], path[PATH_MAX + 32];
-	struct statfs sf;
-
-	if (!r->o.memory_max || !r->o.cgroup_parent)
-		return;
-	if (statfs(r->o.cgroup_parent, &sf) || sf.f_type != CGROUP2_SUPER_MAGIC)
-		return;
-	if (snprintf(path, sizeof path, "%s/gflow-job-%s", r->o.cgroup_parent, r->o.job) >= (int)sizeof r->cgroup)
-		return;
-	/* One left by an earlier run of this job is reused only when empty. */
-	if (mkdir(path, 0755) && (errno != EEXIST || rmdir(path) || mkdir(path, 0755)))
-		return;
-	strcpy(r->cgroup, path);
-	snprintf(value, sizeof value, "%llu", r->o.memory_max);
-	if (cg_write(path, "memory.max", value)) {
-		cg_remove(r);
-		return;
-	}
-	/* No swapping past the limit; an OOM kill takes the whole job. */
-	snprintf(path, sizeof path, "%s/memory.swap.max", r->cgroup);
-	if (access(path, F_OK) == 0)
-		cg_write(r->cgroup, "memory.swap.max", "0");
-	cg_write(r->cgroup, "memory.oom.group", "1");
-}
-
-/* The kernel's count of OOM kills in the job's cgroup. */
-static bool cg_oom(const struct runner *r)
-{
-	char path[PATH_MAX + 32], buf[4096], *p;
+	char path[PATH_MAX + 64];
 	ssize_t n;
 	int fd;
 
-	if (!r->enforced)
-		return false;
-	snprintf(path, sizeof path, "%s/memory.events", r->cgroup);
+	snprintf(path, sizeof path, "%s/%s", dir, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof buf - 1);
+		return -1;
+	n = read(fd, buf, size - 1);
 	close(fd);
-	if (n <= 0)
-		return false;
+	if (n < 0)
+		return -1;
 	buf[n] = '\0';
-	for (p = buf; (p = strstr(p, "oom_kill ")); p++)
-		if (p == buf || p[-1] == '\n')
-			return strtoll(p + 9, NULL, 10) > 0;
+	return 0;
+}
+
+static int join_cgroups(struct runner *r, struct gf_err *e)
+{
+	char path[PATH_MAX + 32], pid[32], buf[64];
+	int n = snprintf(pid, sizeof pid, "%lld", (long long)getpid());
+
+	for (int i = 0; i < r->o.ncgroups; i++) {
+		const char *cg = r->o.cgroups[i];
+		int fd, err = 0;
+
+		snprintf(path, sizeof path, "%s/cgroup.procs", cg);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write_all(fd, pid, (size_t)n))
+			err = errno;
+		if (fd >= 0 && close(fd) && !err)
+			err = errno;
+		if (err)
+			return gf_err_set(e, "cannot join the job's cgroup %s: %s", cg, strerror(err));
+		/* A limit below "max" (v2) or below the v1 default means enforced. */
+		if (read_text(cg, "memory.max", buf, sizeof buf) == 0)
+			r->enforced |= strncmp(buf, "max", 3) != 0;
+		else if (read_text(cg, "memory.limit_in_bytes", buf, sizeof buf) == 0)
+			r->enforced |= strtoull(buf, NULL, 10) < (1ULL << 62);
+	}
+	return 0;
+}
+
+/* The kernel's count of OOM kills in the job's memory cgroup: v2's
+ * memory.events or v1's memory.oom_control, each a line "oom_kill N". */
+static bool cg_oom(const struct runner *r)
+{
+	static const char *const files[] = { "memory.events", "memory.oom_control" };
+	char buf[4096], *p;
+
+	if (!r->enforced)
+		return false;
+	for (int i = 0; i < r->o.ncgroups; i++)
+		for (size_t f = 0; f < 2; f++) {
+			if (read_text(r->o.cgroups[i], files[f], buf, sizeof buf))
+				continue;
+			for (p = buf; (p = strstr(p, "oom_kill ")); p++)
+				if ((p == buf || p[-1] == '\n') && strtoll(p + 9, NULL, 10) > 0)
+					return true;
+		}
 	return false;
 }
 
@@ -796,11 +824,9 @@ static void reset_reserved_signal(int sig)
 }
 
 /* In the forked child: become the job. Never returns. */
-static void child_run(const struct runner *r, int slave, int go, int errw)
+static void child_run(const struct runner *r, int slave, int errw)
 {
 	sigset_t none;
-	ssize_t n;
-	char c;
 	int fd;
 
 	for (int sig = 1; sig < NSIG; sig++)
@@ -822,52 +848,51 @@ static void child_run(const struct runner *r, int slave, int go, int errw)
 		dup2(r->logfd, 1);
 		dup2(r->logfd, 2);
 	}
-	/* Wait until the parent has set us up (cgroup); EOF: it died, give up. */
-	while ((n = read(go, &c, 1)) < 0 && errno == EINTR)
-		;
-	if (n != 1)
-		_exit(1);
 	if (chdir(r->o.cwd))
 		child_fail(errw, STAGE_CWD, errno);
 	cloexec_from(3);
 	environ = r->envp;	/* execvp searches the job's own PATH */
-	execvp(r->o.argv[0], r->o.argv);
+	execvp(r->argv[0], r->argv);
 	child_fail(errw, STAGE_EXEC, errno);
+}
+
+/* The log, appended to; a symbolic link or anything but a plain file
+ * there is refused, not followed. */
+static int open_log(struct runner *r, struct gf_err *e)
+{
+	struct stat st;
+
+	r->logfd = open(r->o.log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (r->logfd < 0 && errno == ELOOP)
+		return gf_err_set(e, "the log %s is a symbolic link: not following it", r->o.log);
+	if (r->logfd < 0)
+		return gf_err_set(e, "cannot open the log %s: %s", r->o.log, strerror(errno));
+	if (fstat(r->logfd, &st) || !S_ISREG(st.st_mode))
+		return gf_err_set(e, "the log %s is not a regular file", r->o.log);
+	return 0;
 }
 
 /* Fork the job. Returns -1 (e set) when it could not be started at all. */
 static int start_job(struct runner *r, struct gf_err *e)
 {
-	int go[2], errp[2], slave = -1;
-	char pid[32];
-	char c = 1;
+	int errp[2], slave = -1;
 
-	r->logfd = open(r->o.log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC, 0600);
-	if (r->logfd < 0)
-		return gf_err_set(e, "cannot open the log %s: %s", r->o.log, strerror(errno));
+	if (open_log(r, e) || read_argv(r, e) || join_cgroups(r, e))
+		return -1;
 	if (r->o.pty && open_pty(r, &slave, e))
 		return -1;
-	if (pipe2(go, O_CLOEXEC)) {
-		gf_err_set(e, "pipe: %s", strerror(errno));
-		goto fail;
-	}
 	if (pipe2(errp, O_CLOEXEC)) {
 		gf_err_set(e, "pipe: %s", strerror(errno));
-		close(go[0]);
-		close(go[1]);
 		goto fail;
 	}
-	cg_create(r);
 	r->start_real = clock_secs(CLOCK_REALTIME);
 	r->start_mono = now_mono();
 	r->pid = fork();
 	if (r->pid == 0)
-		child_run(r, slave, go[0], errp[1]);
-	close(go[0]);
+		child_run(r, slave, errp[1]);
 	close(errp[1]);
 	if (r->pid < 0) {
 		gf_err_set(e, "cannot start the job: fork: %s", strerror(errno));
-		close(go[1]);
 		close(errp[0]);
 		goto fail;
 	}
@@ -877,14 +902,6 @@ static int start_job(struct runner *r, struct gf_err *e)
 	r->slave_keep = slave;
 	if (!r->o.pty)
 		setpgid(r->pid, r->pid);	/* also here, so it holds before we signal */
-	if (r->cgroup[0]) {
-		snprintf(pid, sizeof pid, "%lld", (long long)r->pid);
-		r->enforced = cg_write(r->cgroup, "cgroup.procs", pid) == 0;
-		if (!r->enforced)
-			cg_remove(r);
-	}
-	write_all(go[1], &c, 1);
-	close(go[1]);
 	r->errfd = errp[0];
 	fcntl(r->errfd, F_SETFL, O_NONBLOCK);
 	if (r->o.time_limit > 0)
@@ -894,7 +911,6 @@ fail:
 	if (slave >= 0)
 		close(slave);
 	close_master(r);
-	cg_remove(r);
 	return -1;
 }
 
@@ -1023,7 +1039,7 @@ static void child_error_text(const struct runner *r, char *buf, size_t size)
 	if (r->cerr.stage == STAGE_CWD)
 		snprintf(buf, size, "cannot change directory to '%s': %s", r->o.cwd, strerror(r->cerr.err));
 	else
-		snprintf(buf, size, "cannot run '%s': %s", r->o.argv[0], strerror(r->cerr.err));
+		snprintf(buf, size, "cannot run '%s': %s", r->argv[0], strerror(r->cerr.err));
 }
 
 /* An error the job's log should show too. */
@@ -1070,22 +1086,84 @@ static void runner_free(struct runner *r)
 		close(r->logfd);
 	if (r->sigfd >= 0)
 		close(r->sigfd);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
 	free(r->envp);
 	free(r->env_blob);
+	if (r->argv_blob)
+		free(r->argv);
+	free(r->argv_blob);
+}
+
+/* The run directory is gone (removed under us): make it again, so the
+ * result still reaches the daemon. Only the last component is made; a
+ * link planted in its place is not followed. */
+static int remake_run_dir(struct runner *r)
+{
+	char parent[PATH_MAX], *slash;
+	int pfd, fd;
+
+	snprintf(parent, sizeof parent, "%s", r->o.dir);
+	slash = strrchr(parent, '/');
+	if (!slash || !slash[1])
+		return -1;
+	*slash = '\0';
+	pfd = runfile_open_dir(parent[0] ? parent : "/", 0);
+	if (pfd < 0)
+		return -1;
+	if (mkdirat(pfd, slash + 1, 0700) && errno != EEXIST) {
+		close(pfd);
+		return -1;
+	}
+	close(pfd);
+	fd = runfile_open_dir(r->o.dir, 1);
+	if (fd < 0)
+		return -1;
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	r->dirfd = fd;
+	return 0;
+}
+
+/* The exit status is never given up: a result that cannot be written (a
+ * full disk, the directory removed) is tried again, every few seconds,
+ * until it can be. */
+static void write_result(struct runner *r, const struct job_result *res)
+{
+	double wait = 0.1;
+	int said = 0;
+	struct gf_err e;
+
+	for (;;) {
+		struct stat st;
+
+		/* A directory removed under us still has our fd: check the name. */
+		if ((fstat(r->dirfd, &st) || st.st_nlink == 0) && remake_run_dir(r) == 0)
+			continue;
+		if (runfile_write_result_at(r->dirfd, r->o.dir, res, &e) == 0)
+			return;
+		if (errno == ENOENT && remake_run_dir(r) == 0)
+			continue;
+		if (!said++)
+			fprintf(stderr, "gflow-runner: job %s: %s (trying again until it can be written)\n",
+				r->o.job, e.msg);
+		usleep((useconds_t)(wait * 1e6));
+		if (wait < 5)
+			wait *= 2;
+	}
 }
 
 int main(int argc, char **argv)
 {
-	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1,
+	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1, .dirfd = -1,
 			    .pane_flags = { -1, -1 },
 			    .ended_by = "exit" };
 	struct job_result res = { 0 };
 	struct gf_err e;
-	int rc = 0;
 
 	ensure_std_fds();
-	if (parse_opts(argc, argv, &r.o, &e) || read_env(&r, &e) || setup_signals(&r, &e) ||
-	    become_subreaper(&e)) {
+	if (parse_opts(argc, argv, &r.o, &e) || open_run_dir(&r, &e) || read_env(&r, &e) ||
+	    setup_signals(&r, &e) || become_subreaper(&e)) {
 		fprintf(stderr, "gflow-runner: %s\n", e.msg);
 		runner_free(&r);
 		return 2;
@@ -1105,7 +1183,6 @@ int main(int argc, char **argv)
 		fill_result(&r, &res);
 		pane_flush_final(&r);
 		pane_restore(&r);
-		cg_remove(&r);
 	} else {
 		res.start = res.end = clock_secs(CLOCK_REALTIME);
 		res.exited = 1;
@@ -1115,10 +1192,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gflow-runner: job %s: %s\n", r.o.job, res.error);
 		log_error(&r, res.error);
 	}
-	if (runfile_write_result(r.o.dir, &res, &e)) {
-		fprintf(stderr, "gflow-runner: job %s: %s\n", r.o.job, e.msg);
-		rc = 1;
-	}
+	write_result(&r, &res);
 	runner_free(&r);
-	return rc;
+	return 0;
 }

@@ -8,6 +8,7 @@ process outlives the runner, and teardown kills any that did.
 import fcntl
 import os
 import pty
+import shutil
 import signal
 import struct
 import subprocess
@@ -116,6 +117,13 @@ class Run:
 
     def log_bytes(self):
         return self.log.read_bytes() if self.log.exists() else b""
+
+    def wait_file(self, name, timeout=10):
+        deadline = time.monotonic() + timeout * SLOW
+        while not (self.dir / name).exists():
+            if time.monotonic() > deadline:
+                pytest.fail(f"{name} never appeared in {self.dir}")
+            time.sleep(0.01)
 
     def wait_log(self, text, timeout=10):
         deadline = time.monotonic() + timeout * SLOW
@@ -292,7 +300,7 @@ def test_unopenable_log_is_an_error_result(runs, tmp_path):
 
 @pytest.mark.parametrize("args, words", [
     (["--dir", "x", "--log", "y", "--cwd", "/", "--", "true"], "missing --job"),
-    (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/"], "missing the job's command"),
+    (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--", "true"], "cannot open x"),
     (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--grace", "soon", "--", "true"], "--grace 'soon'"),
     (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--frobnicate", "--", "true"], "'--frobnicate'"),
     (["--job", "../1", "--dir", "x", "--log", "y", "--cwd", "/", "--", "true"], "--job '../1'"),
@@ -408,44 +416,139 @@ def test_leftovers_ignoring_term_get_sigkill_after_grace(runs, tmp_path):
     assert r.log_bytes() == b"spawned\n"
 
 
-# --- memory ----------------------------------------------------------------------
+# --- cgroups and memory -------------------------------------------------------------
 
-def test_memory_limit_without_a_cgroup_is_not_enforced(runs, tmp_path):
-    r = runs(tmp_path, ["echo", "ran"], args=["--memory-max", str(100 * MIB), "--cgroup-parent", str(tmp_path)])
+def test_cgroup_that_cannot_be_joined_is_an_error_result(runs, tmp_path):
+    notgroup = tmp_path / "not-a-cgroup"
+    notgroup.mkdir()
+    r = runs(tmp_path, ["sh", "-c", "touch ran"], args=["--cgroup", str(notgroup)])
     res = r.finish()
-    assert res["memory_enforced"] == "0" and res["oom"] == "0" and res["exit_code"] == "0"
-    assert r.log_bytes() == b"ran\n"
-    assert not (tmp_path / "gflow-job-7").exists()
+    assert res["ended_by"] == "error" and res["exit_code"] == "1"
+    assert res["error"].startswith(f"cannot join the job's cgroup {notgroup}")
+    assert not (tmp_path / "ran").exists()
 
 
-def cgroup_parent():
+def memory_group(limit):
+    """A fresh cgroup limited to `limit` bytes that the runner can join: under
+    GFLOW_TEST_CGROUP_PARENT (cgroup v2 with the memory controller), else in the
+    v1 memory hierarchy when this machine has one we may write."""
+    name = f"gflow-test-{uuid.uuid4().hex[:12]}"
     parent = os.environ.get("GFLOW_TEST_CGROUP_PARENT")
-    if not parent:
-        pytest.skip("GFLOW_TEST_CGROUP_PARENT is not set (a writable cgroup v2 directory "
-                    "with the memory controller enabled for its children)")
-    return parent
+    if parent:
+        group = Path(parent) / name
+        group.mkdir()
+        (group / "memory.max").write_text(str(limit))
+        return group
+    mount = own = None
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        pre, _, post = line.partition(" - ")
+        fields, sfields = pre.split(), post.split()
+        if sfields and sfields[0] == "cgroup" and "memory" in sfields[-1].split(","):
+            mount = fields[4]
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        hid, ctls, path = line.split(":", 2)
+        if "memory" in ctls.split(","):
+            own = path
+    if not mount or own is None:
+        pytest.skip("no cgroup with the memory controller here (set GFLOW_TEST_CGROUP_PARENT)")
+    group = Path(mount + own) / name
+    try:
+        group.mkdir()
+    except OSError as e:
+        pytest.skip(f"cannot make a memory cgroup here: {e}")
+    (group / "memory.limit_in_bytes").write_text(str(limit))
+    return group
 
 
-def test_memory_limit_enforced_in_cgroup(runs, tmp_path):
-    parent = cgroup_parent()
-    r = runs(tmp_path, ["sh", "-c", "cat /proc/self/cgroup; cat $(dirname /sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup))/"
-                                    "$(basename $(cut -d: -f3 /proc/self/cgroup))/memory.max"],
-             args=["--memory-max", str(64 * MIB), "--cgroup-parent", parent])
+@pytest.fixture
+def memgroup():
+    made = []
+
+    def make(limit):
+        g = memory_group(limit)
+        made.append(g)
+        return g
+
+    yield make
+    for g in made:
+        for _ in range(50):
+            try:
+                g.rmdir()
+                break
+            except OSError:
+                time.sleep(0.02)
+
+
+def test_memory_limit_enforced_in_cgroup(runs, tmp_path, memgroup):
+    group = memgroup(64 * MIB)
+    r = runs(tmp_path, ["cat", "/proc/self/cgroup"], args=["--cgroup", str(group)])
     res = r.finish()
     assert res["memory_enforced"] == "1" and res["oom"] == "0" and res["exit_code"] == "0"
-    out = r.log_bytes().decode()
-    assert "gflow-job-7" in out and str(64 * MIB) in out
-    assert not Path(parent, "gflow-job-7").exists()
+    assert group.name in r.log_bytes().decode()
 
 
-def test_memory_limit_oom_recorded(runs, tmp_path):
-    parent = cgroup_parent()
+def test_memory_limit_oom_recorded(runs, tmp_path, memgroup):
+    group = memgroup(64 * MIB)
     r = runs(tmp_path, ["python3", "-c", "b = b'x' * (512 << 20); print('survived')"],
-             args=["--memory-max", str(64 * MIB), "--cgroup-parent", parent])
+             args=["--cgroup", str(group)])
     res = r.finish()
     assert res["memory_enforced"] == "1" and res["oom"] == "1"
     assert res["signal"] == str(int(signal.SIGKILL))
     assert b"survived" not in r.log_bytes()
+
+
+# --- the command from RUNDIR/argv, links, a removed run directory ---------------------
+
+def test_command_read_from_the_argv_file_byte_for_byte(runs, tmp_path):
+    words = [b"python3", b"-c", b"import sys; sys.stdout.buffer.write(repr(sys.argv[1:]).encode())",
+             b"\xff\xfe", b"a b", b"", b";", b"$(x)"] + [str(i).encode() for i in range(5000)]
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "argv").write_bytes(b"\0".join(words) + b"\0")
+    r = runs(tmp_path, [])
+    res = r.finish()
+    assert res["exit_code"] == "0", r.log_bytes()[-300:]
+    expect = repr([w.decode("utf-8", "surrogateescape") for w in words[3:]])
+    assert r.log_bytes().decode("utf-8", "surrogateescape") == expect
+
+
+def test_missing_argv_file_is_an_error_result(runs, tmp_path):
+    r = runs(tmp_path, [])
+    res = r.finish()
+    assert res["ended_by"] == "error" and "the job's command" in res["error"]
+
+
+def test_log_that_is_a_link_is_not_followed(runs, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    log = tmp_path / "job.log"
+    log.symlink_to(victim)
+    r = runs(tmp_path, ["sh", "-c", "echo written; touch ran"], log=log)
+    res = r.finish()
+    assert res["ended_by"] == "error" and "symbolic link" in res["error"]
+    assert victim.read_bytes() == b"precious\n"
+    assert not (tmp_path / "ran").exists()
+
+
+def test_run_directory_that_is_a_link_is_not_used(tmp_path):
+    real = tmp_path / "elsewhere"
+    real.mkdir()
+    (real / "env").write_bytes(b"PATH=/usr/bin:/bin\0")
+    (tmp_path / "run").symlink_to(real)
+    proc = subprocess.run([str(runner_path()), "--job", "7", "--dir", str(tmp_path / "run"), "--log",
+                           str(tmp_path / "job.log"), "--cwd", "/", "--", "touch", str(tmp_path / "ran")],
+                          capture_output=True, start_new_session=True, timeout=10 * SLOW)
+    assert proc.returncode == 2 and b"symbolic link" in proc.stderr
+    assert sorted(p.name for p in real.iterdir()) == ["env"]
+    assert not (tmp_path / "ran").exists()
+
+
+def test_result_written_even_when_the_run_directory_is_removed(runs, tmp_path):
+    r = runs(tmp_path, ["sh", "-c", "while [ ! -e go ]; do sleep 0.02; done; exit 0"])
+    r.wait_file("runner")
+    shutil.rmtree(r.dir)
+    (tmp_path / "go").touch()
+    res = r.finish()
+    assert res["ended_by"] == "exit" and res["exit_code"] == "0"
 
 
 # --- big output -------------------------------------------------------------------

@@ -7,13 +7,16 @@
  * inode, size or mtime changes, so a test can swap it with rename(2) while
  * the daemon runs. All state is library-global, as in the real NVML, and
  * guarded by one mutex; a "hang" sleeps with the mutex released. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- NVML's public types (nvml.h) --------------------------------------- */
 
@@ -146,6 +149,8 @@ struct fake_machine {
 	unsigned char topo[FAKE_MAX_GPUS][FAKE_MAX_GPUS];
 	struct fake_proc *procs;
 	size_t nprocs, procs_cap;
+	size_t nfile_procs;	/* the first procs come from `proc` lines */
+	char env_var[FAKE_FIELD];	/* `env_procs VAR`: live processes carrying VAR */
 	struct fake_fail fails[FAKE_MAX_FAILS];
 	int nfails;
 };
@@ -411,6 +416,11 @@ static void parse_line(struct fake_machine *m, char *line, const char *path, int
 	else if (!strcmp(kw, "driver")) {
 		if ((tok = next_token(&rest)))
 			snprintf(m->driver, sizeof m->driver, "%s", tok);
+	} else if (!strcmp(kw, "env_procs")) {
+		tok = next_token(&rest);
+		if (!tok || strchr(tok, '='))
+			return warn(path, ln, "env_procs needs a variable name", tok ? tok : "");
+		snprintf(m->env_var, sizeof m->env_var, "%s", tok);
 	} else if (!strcmp(kw, "init_fail")) {
 		tok = next_token(&rest);
 		if (!tok || parse_num(tok, 1, 999, &v))
@@ -432,6 +442,58 @@ static void machine_load(struct fake_machine *m, const char *path)
 	while (fgets(line, sizeof line, f))
 		parse_line(m, line, path, ++ln);
 	fclose(f);
+	m->nfile_procs = m->nprocs;
+}
+
+/* `env_procs VAR`: like a real driver, report the processes that use the
+ * GPUs now — here every live process whose environment holds VAR=MB, on
+ * each GPU of its CUDA_VISIBLE_DEVICES. Rescanned on every call. */
+static void scan_env_procs(struct fake_machine *m)
+{
+	size_t want = strlen(m->env_var);
+	struct dirent *d;
+	DIR *dp;
+
+	m->nprocs = m->nfile_procs;
+	if (!want || !(dp = opendir("/proc")))
+		return;
+	while ((d = readdir(dp))) {
+		char path[64], buf[65536], *vis = NULL;
+		long long used = -1;
+		unsigned int pid = (unsigned int)strtoul(d->d_name, NULL, 10);
+		ssize_t n;
+		int fd;
+
+		if (!pid)
+			continue;
+		snprintf(path, sizeof path, "/proc/%u/environ", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		for (char *e = buf; e < buf + n; e += strlen(e) + 1) {
+			if (!strncmp(e, m->env_var, want) && e[want] == '=')
+				used = strtoll(e + want + 1, NULL, 10);
+			else if (!strncmp(e, "CUDA_VISIBLE_DEVICES=", 21))
+				vis = e + 21;
+		}
+		if (used < 0 || !vis)
+			continue;
+		for (char *p = vis; *p;) {
+			char *end;
+			long g = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (g >= 0 && g < m->ngpus)
+				add_proc(m, (int)g, pid, (unsigned long long)used);
+			p = *end == ',' ? end + 1 : end;
+		}
+	}
+	closedir(dp);
 }
 
 /* Re-read the scenario when the file is not the one last read. Lock held. */
@@ -613,6 +675,7 @@ static unsigned long long used_mb(const struct fake_gpu *g)
 
 	if (g->used_set)
 		return g->used_mb;
+	scan_env_procs(&machine);
 	for (size_t i = 0; i < machine.nprocs; i++)
 		if (machine.procs[i].gpu == index)
 			sum += machine.procs[i].used_mb;
@@ -812,6 +875,7 @@ static nvmlReturn_t list_procs(const char *symbol, nvmlDevice_t device, unsigned
 		return NVML_ERROR_INVALID_ARGUMENT;
 	}
 	index = (int)(g - machine.gpus);
+	scan_env_procs(&machine);
 	for (size_t i = 0; i < machine.nprocs; i++)
 		n += machine.procs[i].gpu == index;
 	if (n > *infoCount) {

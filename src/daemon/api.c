@@ -1346,8 +1346,10 @@ static void h_info(struct server *s, struct evhttp_request *req)
 			"data_dir", s->paths.data_dir, "jobs", (json_int_t)s->max_id, "gpus",
 			gpustate_json(s));
 
-	/* Where --memory limits are enforced (a cgroup v2 directory), or null. */
-	json_object_set_new(o, "memory_cgroup", s->cgroup_parent[0] ? json_string(s->cgroup_parent) : json_null());
+	/* Where --memory limits are enforced (a cgroup directory), or null;
+	 * how each job's processes are tracked. */
+	json_object_set_new(o, "memory_cgroup", s->track.mem[0] ? json_string(s->track.mem) : json_null());
+	json_object_set_new(o, "tracking", track_json(s));
 	reply(req, 200, o);
 }
 

@@ -1,13 +1,19 @@
 /* exec.c — starting processes: the only file in the daemon that forks.
  *
- * A job is started by writing its run directory (the environment it will
- * run with) and launching `gflow-runner` for it, either as the command of a
- * new detached tmux session or as a detached process of its own. */
+ * A job is started by making its run directory (its environment and its
+ * command, as files), its log and its cgroups (track.c), and launching
+ * `gflow-runner` for it, either as the command of a new detached session
+ * on gflow's own tmux server or as a detached process of its own. Nothing
+ * under the data directory is reached through a symbolic link: the run and
+ * log directories are opened once, and everything in them is made with
+ * openat(O_EXCL | O_NOFOLLOW) or mkdirat, so a link planted there fails
+ * the job and touches nothing outside. */
 #include "server.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +25,20 @@
 
 extern char **environ;
 
-static void child_exec(char *const argv[], const char *out_path)
+/* In the child: stdin from /dev/null, stdout and stderr to out_fd (-1:
+ * /dev/null), nothing else open, then exec. */
+static void child_exec(char *const argv[], int out_fd)
 {
-	int fd = open("/dev/null", O_RDONLY);
+	int fd = open("/dev/null", O_RDWR);
 
 	if (fd >= 0 && fd != 0) {
 		dup2(fd, 0);
-		close(fd);
+		if (out_fd < 0)
+			out_fd = fd;
 	}
-	fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
+	if (out_fd >= 0) {
+		dup2(out_fd, 1);
+		dup2(out_fd, 2);
 	}
 	for (int i = 3; i < 1024; i++)
 		close(i);
@@ -42,8 +50,9 @@ static void child_exec(char *const argv[], const char *out_path)
 	_exit(127);
 }
 
-int exec_spawn(char *const argv[], const char *out_path, bool wait_for_exit, int *status,
-	       struct gf_err *e)
+/* Start argv in a session of its own. With wait_for_exit, wait for it;
+ * else detach it fully (a grandchild, never our zombie). */
+static int spawn(char *const argv[], int out_fd, bool wait_for_exit, int *status, struct gf_err *e)
 {
 	pid_t pid = fork();
 	int st;
@@ -53,14 +62,12 @@ int exec_spawn(char *const argv[], const char *out_path, bool wait_for_exit, int
 	if (pid == 0) {
 		setsid();
 		if (!wait_for_exit) {
-			/* Detach fully: the grandchild is not our child, so it
-			 * outlives us and never becomes our zombie. */
 			pid_t g = fork();
 
 			if (g != 0)
 				_exit(g < 0 ? 1 : 0);
 		}
-		child_exec(argv, out_path);
+		child_exec(argv, out_fd);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
@@ -70,6 +77,82 @@ int exec_spawn(char *const argv[], const char *out_path, bool wait_for_exit, int
 	if (!wait_for_exit && (!WIFEXITED(st) || WEXITSTATUS(st)))
 		return gf_err_set(e, "could not start %s", argv[0]);
 	return 0;
+}
+
+int exec_spawn(char *const argv[], const char *out_path, bool wait_for_exit, int *status,
+	       struct gf_err *e)
+{
+	int fd = -1, rc;
+
+	if (out_path && (fd = open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		return gf_err_set(e, "cannot open %s: %s", out_path, strerror(errno));
+	rc = spawn(argv, fd, wait_for_exit, status, e);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Run argv to its end; what it printed (stdout and stderr, the last
+ * size-1 bytes) lands in out. */
+static int run_capture(char *const argv[], char *out, size_t size, int *status, struct gf_err *e)
+{
+	int p[2], rc;
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (pipe2(p, O_CLOEXEC))
+		return gf_err_set(e, "pipe: %s", strerror(errno));
+	/* The child's copy is dup'ed onto 1 and 2 before exec; ours reads. */
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	rc = spawn(argv, p[1], true, status, e);
+	close(p[1]);
+	for (;;) {
+		char buf[512];
+		ssize_t n = read(p[0], buf, sizeof buf);
+
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			if (len + 1 == size) {
+				memmove(out, out + 1, len - 1);
+				len--;
+			}
+			out[len++] = buf[i];
+		}
+	}
+	close(p[0]);
+	out[len] = '\0';
+	return rc;
+}
+
+int exec_init(struct server *s, struct gf_err *e)
+{
+	const char *grace = getenv("GFLOW_KILL_GRACE_SECS");
+
+	s->grace_secs = grace && atoi(grace) > 0 ? atoi(grace) : 10;
+	/* The directories themselves are ours (gf_paths_create made them);
+	 * from here on everything in them is reached through these fds. */
+	s->run_dfd = runfile_open_dir(s->paths.run_dir, 1);
+	if (s->run_dfd < 0)
+		return gf_err_set(e, "cannot open %s: %s", s->paths.run_dir, strerror(errno));
+	s->log_dfd = runfile_open_dir(s->paths.log_dir, 1);
+	if (s->log_dfd < 0)
+		return gf_err_set(e, "cannot open %s: %s", s->paths.log_dir, strerror(errno));
+	return 0;
+}
+
+void exec_close(struct server *s)
+{
+	if (s->run_dfd >= 0)
+		close(s->run_dfd);
+	if (s->log_dfd >= 0)
+		close(s->log_dfd);
+	s->run_dfd = s->log_dfd = -1;
+}
+
+static void run_dir_name(const struct job *j, char *buf, size_t size)
+{
+	snprintf(buf, size, "%lld.%lld", (long long)j->id, (long long)j->run_seq);
 }
 
 void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size)
@@ -82,7 +165,7 @@ static bool ours(const char *kv)
 {
 	static const char *const names[] = { "CUDA_VISIBLE_DEVICES=", "CUDA_DEVICE_ORDER=", "GFLOW_JOB_ID=",
 					     "GFLOW_JOB_NAME=", "GFLOW_ARRAY_TASK_ID=", "GFLOW_GPU_IDS=",
-					     "GFLOW_GPU_MEMORY_MB=", "TMUX=", "TMUX_PANE=" };
+					     "GFLOW_GPU_MEMORY_MB=", "GFLOW_JOB_MARK=", "TMUX=", "TMUX_PANE=" };
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strncmp(kv, names[i], strlen(names[i])))
@@ -115,10 +198,10 @@ static void buf_var(struct buf *b, const char *name, const char *value)
 	buf_add(b, "", 1);
 }
 
-static int write_env(struct server *s, const struct job *j, const char *dir, struct gf_err *e)
+static int write_env(struct server *s, const struct job *j, int dfd, const char *dir, struct gf_err *e)
 {
 	struct buf b = { 0 };
-	char *env = NULL, ids[256] = "", num[32];
+	char *env = NULL, ids[256] = "", num[32], mark[128];
 	size_t len = 0;
 	int rc;
 
@@ -153,34 +236,125 @@ static int write_env(struct server *s, const struct job *j, const char *dir, str
 		snprintf(num, sizeof num, "%lld", (long long)j->gpu_memory_mb);
 		buf_var(&b, "GFLOW_GPU_MEMORY_MB", num);
 	}
+	/* How the daemon knows the job's processes when no cgroup can. */
+	track_marker(s, j, mark, sizeof mark);
+	buf_add(&b, mark, strlen(mark) + 1);
 	/* Only a runner started from this boot reads it: no fsync needed. */
-	rc = write_file_replace(dir, "env", b.p, b.len, e);
+	rc = write_file_replace_at(dfd, dir, "env", b.p, b.len, e);
 	free(b.p);
 	return rc;
 }
 
-/* A run directory holds only plain files (env, runner, result, their .tmp
- * siblings after a crash, runner.out): remove them and it. */
+/* Conda: activation happens in bash through conda's own hook (conda from
+ * $CONDA_EXE, else the PATH); the job's argv follows as "$@", so no word
+ * of it is parsed by the shell. */
+static const char conda_wrapper[] =
+	"eval \"$(\"${CONDA_EXE:-conda}\" shell.bash hook)\" && conda activate \"$0\" && exec \"$@\"";
+
+/* The job's command, NUL-separated: the runner reads it from here, so no
+ * command line (tmux's, the runner's) limits its length. */
+static int write_argv(const struct job *j, int dfd, const char *dir, struct gf_err *e)
+{
+	struct buf b = { 0 };
+	int rc;
+
+	if (j->conda_env) {
+		buf_add(&b, "/bin/bash", sizeof "/bin/bash");
+		buf_add(&b, "-c", sizeof "-c");
+		buf_add(&b, conda_wrapper, sizeof conda_wrapper);
+		buf_add(&b, j->conda_env, strlen(j->conda_env) + 1);
+	}
+	for (char **a = j->argv; *a; a++)
+		buf_add(&b, *a, strlen(*a) + 1);
+	rc = write_file_replace_at(dfd, dir, "argv", b.p, b.len, e);
+	free(b.p);
+	return rc;
+}
+
+/* A run directory holds only plain files (env, argv, runner, result, their
+ * .tmp siblings after a crash, runner.out): remove them and it. A link in
+ * its place is removed itself, never followed. */
 void exec_remove_run_dir(struct server *s, const struct job *j)
 {
-	char dir[GF_PATH_MAX], path[GF_PATH_MAX + 300];
+	char name[64];
 	struct dirent *d;
 	DIR *dp;
+	int dfd;
 
-	exec_run_dir(s, j, dir, sizeof dir);
-	if (!(dp = opendir(dir)))
+	run_dir_name(j, name, sizeof name);
+	dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			unlinkat(s->run_dfd, name, 0);
 		return;
+	}
+	if (!(dp = fdopendir(dfd))) {
+		close(dfd);
+		return;
+	}
 	while ((d = readdir(dp)))
-		if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") &&
-		    !gf_pathf(path, sizeof path, "%s/%s", dir, d->d_name))
-			unlink(path);
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+			unlinkat(dfd, d->d_name, 0);
 	closedir(dp);
-	rmdir(dir);
+	unlinkat(s->run_dfd, name, AT_REMOVEDIR);
+}
+
+/* What is at dir/name that made an exclusive create fail. */
+static const char *what_is_there(int dfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return "something";
+	return S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "a file";
+}
+
+/* The run directory, new: nothing already there is reused or followed. */
+static int make_run_dir(struct server *s, const struct job *j, char *dir, size_t size, struct gf_err *e)
+{
+	char name[64];
+	int dfd;
+
+	run_dir_name(j, name, sizeof name);
+	exec_run_dir(s, j, dir, size);
+	if (mkdirat(s->run_dfd, name, 0700)) {
+		if (errno == EEXIST)
+			return gf_err_set(e, "the run directory %s exists already (%s): not using it", dir,
+					  what_is_there(s->run_dfd, name));
+		return gf_err_set(e, "cannot create %s: %s", dir, strerror(errno));
+	}
+	dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return gf_err_set(e, "cannot open %s: %s", dir, strerror(errno));
+	return dfd;
+}
+
+/* The log, new: a job never writes into a log that is there already (an
+ * older job's, from a store that lost its ids), nor through a link. Only a
+ * job whose earlier start never ran may find its own. */
+static int make_log(struct server *s, const struct job *j, struct gf_err *e)
+{
+	char name[64], path[GF_PATH_MAX];
+	struct stat st;
+	int fd;
+
+	snprintf(name, sizeof name, "%lld.log", (long long)j->id);
+	jobs_log_path(s, j->id, path, sizeof path);
+	fd = openat(s->log_dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return close(fd);
+	if (errno != EEXIST)
+		return gf_err_set(e, "cannot create the log %s: %s", path, strerror(errno));
+	if (j->run_seq > 1 && fstatat(s->log_dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid())
+		return 0;
+	return gf_err_set(e, "the log %s exists already (%s): not writing into it", path,
+			  what_is_there(s->log_dfd, name));
 }
 
 struct argv {
 	char *v[64];
-	char *own[16];
+	char own[16][32];
 	int n, nown;
 };
 
@@ -193,54 +367,84 @@ static void arg(struct argv *a, const char *s)
 
 static void argf(struct argv *a, const char *fmt, long long v)
 {
-	char tmp[32];
-
-	snprintf(tmp, sizeof tmp, fmt, v);
-	a->own[a->nown] = strdup(tmp);
+	snprintf(a->own[a->nown], sizeof a->own[0], fmt, v);
 	arg(a, a->own[a->nown++]);
 }
 
-/* Conda: activation happens in bash through conda's own hook; the job's
- * argv follows as "$@", so no word of it is parsed by the shell. */
-static const char conda_wrapper[] =
-	"eval \"$(conda shell.bash hook)\" && conda activate \"$0\" && exec \"$@\"";
+/* Start the runner in a new session of gflow's own tmux server (its own
+ * socket, so no other tmux server's life or settings matter; it never
+ * exits when its last session ends, so a start never races its exit). A
+ * start that failed is tried again once the session is known not to exist
+ * (a runner started twice would find the first one's claim and stop). */
+static int start_in_tmux(struct server *s, struct job *j, const struct argv *runner, struct gf_err *e)
+{
+	char session[64], target[80], sock[GF_PATH_MAX + 16], out[1024];
+	char *has[] = { "/usr/bin/env", "tmux", "-S", sock, "has-session", "-t", target, NULL };
+	struct argv a = { .n = 0 };
+	int status = 0, rc = -1;
 
+	snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
+	snprintf(target, sizeof target, "=%s", session);
+	if (gf_pathf(sock, sizeof sock, "%s/tmux.sock", s->paths.runtime_dir))
+		return gf_err_set(e, "the tmux socket path is too long");
+	job_set_str(&j->tmux_session, session);
+	job_set_str(&j->tmux_socket, sock);
+	arg(&a, "/usr/bin/env");
+	arg(&a, "tmux");
+	arg(&a, "-f");
+	arg(&a, "/dev/null");
+	arg(&a, "-S");
+	arg(&a, sock);
+	arg(&a, "new-session");
+	arg(&a, "-d");
+	arg(&a, "-s");
+	arg(&a, session);
+	arg(&a, "-x");
+	arg(&a, "200");
+	arg(&a, "-y");
+	arg(&a, "50");
+	arg(&a, "--");
+	for (int i = 0; i < runner->n; i++)
+		arg(&a, runner->v[i]);
+	arg(&a, ";");
+	arg(&a, "set-option");
+	arg(&a, "-s");
+	arg(&a, "exit-empty");
+	arg(&a, "off");
+	for (int attempt = 0; attempt < 3 && rc; attempt++) {
+		if (run_capture(a.v, out, sizeof out, &status, e))
+			return -1;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			rc = 0;
+		else if (spawn(has, -1, true, &status, e) == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			rc = 0;	/* it was made, whatever the client said */
+		else
+			usleep(20000);
+	}
+	if (rc) {
+		out[strcspn(out, "\n")] = '\0';
+		return gf_err_set(e, "tmux new-session failed: %s", out[0] ? out : "(it said nothing)");
+	}
+	return 0;
+}
+
+/* Launch gflow-runner for a job already recorded Running: its run
+ * directory, log, cgroups, and the runner under tmux or on its own. */
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 {
-	char dir[GF_PATH_MAX], log[GF_PATH_MAX], out[GF_PATH_MAX + 16], *full[4096 + 64];
+	char dir[GF_PATH_MAX], log[GF_PATH_MAX], cgroups[4][GF_PATH_MAX];
 	struct argv a = { .n = 0 };
-	const char *grace = getenv("GFLOW_KILL_GRACE_SECS");
-	size_t n = 0, argc = strv_len(j->argv);
-	int status, rc;
+	size_t ncg;
+	int dfd, out, rc;
 
-	exec_remove_run_dir(s, j);
-	exec_run_dir(s, j, dir, sizeof dir);
-	if (mkdir(dir, 0700) < 0)
-		return gf_err_set(e, "cannot create %s: %s", dir, strerror(errno));
-	if (write_env(s, j, dir, e))
+	if ((dfd = make_run_dir(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
-	jobs_log_path(s, j->id, log, sizeof log);
-	snprintf(out, sizeof out, "%s/runner.out", dir);
-	if (argc > 4096)
-		return gf_err_set(e, "command has too many arguments");
-
-	if (j->executor == EXEC_TMUX) {
-		char session[64];
-
-		snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
-		job_set_str(&j->tmux_session, session);
-		full[n++] = "/usr/bin/env";
-		full[n++] = "tmux";
-		full[n++] = "new-session";
-		full[n++] = "-d";
-		full[n++] = "-s";
-		full[n++] = j->tmux_session;
-		full[n++] = "-x";
-		full[n++] = "200";
-		full[n++] = "-y";
-		full[n++] = "50";
-		full[n++] = "--";
+	if (make_log(s, j, e) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e) ||
+	    (ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1) {
+		close(dfd);
+		return -1;
 	}
+	jobs_log_path(s, j->id, log, sizeof log);
 	arg(&a, s->runner_path);
 	arg(&a, "--job");
 	argf(&a, "%lld", (long long)j->id);
@@ -254,36 +458,23 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		arg(&a, "--time-limit");
 		argf(&a, "%lld", (long long)j->time_limit_secs);
 	}
-	if (j->memory_mb && s->cgroup_parent[0]) {
-		arg(&a, "--memory-max");
-		argf(&a, "%lld", (long long)j->memory_mb * 1024 * 1024);
-		arg(&a, "--cgroup-parent");
-		arg(&a, s->cgroup_parent);
+	for (size_t i = 0; i < ncg; i++) {
+		arg(&a, "--cgroup");
+		arg(&a, cgroups[i]);
 	}
 	arg(&a, "--grace");
-	argf(&a, "%lld", grace && atoi(grace) > 0 ? (long long)atoi(grace) : 10LL);
-	if (j->executor == EXEC_TMUX)
-		arg(&a, "--pty");
-	arg(&a, "--");
-	for (int i = 0; i < a.n; i++)
-		full[n++] = a.v[i];
-	if (j->conda_env) {
-		full[n++] = "/bin/bash";
-		full[n++] = "-c";
-		full[n++] = (char *)conda_wrapper;
-		full[n++] = j->conda_env;
-	}
-	for (size_t i = 0; i < argc; i++)
-		full[n++] = j->argv[i];
-	full[n] = NULL;
-
+	argf(&a, "%lld", (long long)s->grace_secs);
 	if (j->executor == EXEC_TMUX) {
-		rc = exec_spawn(full, out, true, &status, e);
-		if (!rc && (!WIFEXITED(status) || WEXITSTATUS(status)))
-			rc = gf_err_set(e, "tmux new-session failed (see %s)", out);
-	} else
-		rc = exec_spawn(full, out, false, NULL, e);
-	for (int i = 0; i < a.nown; i++)
-		free(a.own[i]);
+		arg(&a, "--pty");
+		close(dfd);
+		return start_in_tmux(s, j, &a, e);
+	}
+	/* What the runner says before it has a log goes to runner.out. */
+	out = openat(dfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	close(dfd);
+	if (out < 0)
+		return gf_err_set(e, "cannot create %s/runner.out: %s", dir, strerror(errno));
+	rc = spawn(a.v, out, false, NULL, e);
+	close(out);
 	return rc;
 }

@@ -1,8 +1,9 @@
 /* gpustate.c — GPUs as the daemon sees them: the newest NVML snapshot
  * (from the poller thread in gpu.c) joined with what the jobs hold, the
  * allowed set (restriction), and ignored processes. It decides which GPUs
- * are unmanaged: a compute process that does not descend from the runner
- * of a job is foreign, and makes its GPU unavailable. */
+ * are unmanaged: a compute process that belongs to no job (track.c says
+ * which job a process belongs to) is foreign, and makes its GPU
+ * unavailable. */
 #include "server.h"
 
 #include <errno.h>
@@ -16,31 +17,9 @@
 
 #include "parse.h"
 
-static pid_t proc_ppid(pid_t pid)
-{
-	unsigned long long ppid;
-
-	return proc_stat_field(pid, 4, &ppid) ? -1 : (pid_t)ppid;
-}
-
 static bool pid_alive(pid_t pid)
 {
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
-}
-
-/* The active job whose runner `pid` descends from, or NULL. */
-static struct job *owner_of(struct server *s, pid_t pid)
-{
-	for (int depth = 0; pid > 1 && depth < 128; depth++) {
-		for (size_t i = 0; i < s->nopen; i++) {
-			struct job *j = jobs_open_at(s, i);
-
-			if (j && j->active && j->runner_pid == pid)
-				return j;
-		}
-		pid = proc_ppid(pid);
-	}
-	return NULL;
 }
 
 static bool is_ignored(struct server *s, int gpu, pid_t pid)
@@ -110,7 +89,7 @@ void gpustate_refresh(struct server *s)
 
 			if (!pid_alive(pid))
 				continue;	/* gone since the poll */
-			owner = owner_of(s, pid);
+			owner = track_owner(s, pid);
 			if (owner) {
 				if (!(owner->gpu_mask & (1ULL << v->index)) && v->nescaped < 16) {
 					v->escaped[v->nescaped] = pid;

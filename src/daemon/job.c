@@ -79,6 +79,7 @@ void job_free(struct job *j)
 	free(j->deps);
 	json_decref(j->params);
 	free(j->tmux_session);
+	free(j->tmux_socket);
 	free(j);
 }
 
@@ -169,7 +170,7 @@ static const char *const job_fields[] = {
 	"conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
 	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "submit_time",
 	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
-	"tmux_session", "active", "runner_pid", "runner_ticks", "run_seq", "log_path", NULL,
+	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "log_path", NULL,
 };
 
 bool job_field_known(const char *key)
@@ -281,6 +282,8 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "executor", json_string(j->executor == EXEC_TMUX ? "tmux" : "process"));
 	if (want(only, "tmux_session"))
 		json_object_set_new(o, "tmux_session", str_or_null(j->tmux_session));
+	if (want(only, "tmux_socket"))
+		json_object_set_new(o, "tmux_socket", str_or_null(j->tmux_socket));
 	if (want(only, "active"))
 		json_object_set_new(o, "active", json_boolean(j->active));
 	if (want(only, "runner_pid"))
@@ -398,6 +401,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->executor = json_is_string(v) && !strcmp(json_string_value(v), "process") ? EXEC_PROCESS
 										     : EXEC_TMUX;
 	j->tmux_session = get_str(o, "tmux_session");
+	j->tmux_socket = get_str(o, "tmux_socket");
 	j->active = json_is_true(json_object_get(o, "active"));
 	j->runner_pid = (pid_t)get_int(o, "runner_pid");
 	j->runner_ticks = (unsigned long long)get_int(o, "runner_ticks");

@@ -69,6 +69,7 @@ struct job {
 	int memory_enforced;	/* -1 unknown, 0 no, 1 yes */
 	enum job_executor executor;
 	char *tmux_session;
+	char *tmux_socket;	/* the tmux server's socket (tmux executor) */
 
 	/* Supervision: a job holds its resources while `active` (its runner is
 	 * starting or alive), whatever its state says. Persisted. */
@@ -82,6 +83,12 @@ struct job {
 	int pidfd;
 	struct event *pidfd_ev;
 	bool cancel_sent;
+	/* Supervision by the daemon (reap.c): the runner is gone but processes
+	 * of the job are left and being killed; the end is still to be
+	 * recorded (the store refused it); why the daemon ended the runner. */
+	bool draining, end_pending;
+	const char *backstop;
+	int stopped_ticks;
 };
 
 const char *job_state_name(enum job_state s);

@@ -398,6 +398,7 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	n->runner_ticks = 0;
 	n->run_seq = 0;
 	job_set_str(&n->tmux_session, NULL);
+	job_set_str(&n->tmux_socket, NULL);
 	if (store_insert_job(s->store, n, e) < 0) {
 		job_free(n);
 		return NULL;
@@ -445,8 +446,10 @@ static void apply_result(struct job *j, const struct job_result *r, const char *
 	if (cancelled)
 		return;	/* state and reason were recorded when it was cancelled */
 	if (!strcmp(r->ended_by, "timeout")) {
+		/* The daemon's backstop says why it had to enforce the limit. */
+		snprintf(reason, sizeof reason, "SystemError:%s", r->error);
 		j->state = JS_TIMEOUT;
-		job_set_reason(j, NULL);
+		job_set_reason(j, r->error[0] ? reason : NULL);
 	} else if (!strcmp(r->ended_by, "cancel")) {
 		j->state = JS_CANCELLED;
 		job_set_reason(j, "CancelledByUser");
@@ -466,14 +469,27 @@ static void apply_result(struct job *j, const struct job_result *r, const char *
 	}
 }
 
-void jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why)
+/* What apply_result and jobs_ended change, to put back when the store
+ * refuses the change. */
+struct end_undo {
+	enum job_state state;
+	char *reason;
+	double start_time, end_time;
+	bool has_exit, active;
+	int exit_code, exit_signal, memory_enforced;
+};
+
+int jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why)
 {
+	struct end_undo u = { j->state, j->reason ? strdup(j->reason) : NULL, j->start_time, j->end_time,
+			      j->has_exit, j->active, j->exit_code, j->exit_signal, j->memory_enforced };
 	struct gf_err e;
 	int64_t *also = NULL;
 	size_t nalso = 0;
 	struct job *retry = NULL;
 
-	j->active = false;
+	/* A job whose processes are still being killed keeps what it holds. */
+	j->active = j->draining;
 	apply_result(j, r, why);
 	if (store_begin(s->store, &e))
 		goto fail;
@@ -490,17 +506,45 @@ void jobs_ended(struct server *s, struct job *j, const struct job_result *r, con
 		j->retried_by = retry->id;
 	}
 	free(also);
-	reap_forget(s, j);
+	free(u.reason);
+	if (!j->draining)
+		reap_forget(s, j);
 	server_schedule(s);
-	return;
+	return 0;
 fail:
-	/* The runner's result file stays; the next daemon start collects it. */
+	/* The runner's result file stays; the caller tries again later. */
 	fprintf(stderr, "gflowd: recording the end of job %lld: %s\n", (long long)j->id, e.msg);
 	store_rollback(s->store);
 	if (retry)
 		job_free(retry);
 	free(also);
+	j->state = u.state;
+	free(j->reason);
+	j->reason = u.reason;
+	j->start_time = u.start_time;
+	j->end_time = u.end_time;
+	j->has_exit = u.has_exit;
+	j->active = u.active;
+	j->exit_code = u.exit_code;
+	j->exit_signal = u.exit_signal;
+	j->memory_enforced = u.memory_enforced;
+	return -1;
+}
+
+int jobs_freed(struct server *s, struct job *j)
+{
+	struct gf_err e;
+
+	j->active = false;
+	if (jobs_save(s, j, &e)) {
+		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		j->active = true;
+		return -1;
+	}
+	j->draining = false;
+	reap_forget(s, j);
 	server_schedule(s);
+	return 0;
 }
 
 /* ---- the pass ---------------------------------------------------------- */
@@ -644,7 +688,10 @@ void jobs_schedule_pass(struct server *s)
 		}
 		if (exec_start_job(s, j, &e)) {
 			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
-			jobs_ended(s, j, NULL, e.msg);
+			if (jobs_ended(s, j, NULL, e.msg)) {
+				j->backstop = "the job could not be started";
+				j->end_pending = true;	/* reap.c tries again */
+			}
 			continue;
 		}
 		reap_watch_start(s, j);

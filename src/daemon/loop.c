@@ -299,8 +299,7 @@ static int setup(struct server *s, struct gf_err *e)
 	event_add(s->sig_reload, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);	/* a closed tmux session must not stop us */
-	cgroup_setup(s);
-	if (reap_init(s, e) || gpustate_init(s, e))
+	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e) || gpustate_init(s, e))
 		return -1;
 	reap_recover(s);
 	return api_init(s, e);
@@ -311,6 +310,8 @@ static void teardown(struct server *s)
 	api_close(s);
 	gpustate_close(s);
 	reap_close(s);
+	exec_close(s);
+	track_close(s);
 	for (int64_t i = 1; i <= s->max_id; i++)
 		if (s->jobs && s->jobs[i]) {
 			if (s->jobs[i]->pidfd_ev)
@@ -352,7 +353,7 @@ int server_run(const struct daemon_opts *opts)
 	int rc = 0;
 
 	s.opts = *opts;
-	s.lock_fd = s.inotify_fd = s.unix_fd = -1;
+	s.lock_fd = s.inotify_fd = s.unix_fd = s.run_dfd = s.log_dfd = -1;
 	s.inherited[0] = s.inherited[1] = s.inherited[2] = -1;
 	if (setup(&s, &e)) {
 		fprintf(stderr, "gflowd: %s\n", e.msg);

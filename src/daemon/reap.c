@@ -1,6 +1,14 @@
-/* reap.c — watching runners: noticing that a started runner is up (its
- * `runner` file appears; inotify), watching it through a pidfd, collecting
- * its result when it exits, and re-attaching to runners after a restart. */
+/* reap.c — watching runners, and being their backstop.
+ *
+ * A started runner announces itself (its `runner` file appears; inotify);
+ * the daemon then watches it through a pidfd and collects its result when
+ * it exits, and re-attaches to runners after a restart. Independently of
+ * any runner it checks, every second, that each running job is still
+ * supervised: a runner that is stopped, or that lets its job run past
+ * limit + 2 × grace + a margin, is ended by the daemon with everything of
+ * its job. When a runner is gone, whatever is left of its job (track.c
+ * knows) is killed, and the job's GPUs and memory go back only once no
+ * process of it is left. An end the store could not record is tried again. */
 #include "server.h"
 
 #include <errno.h>
@@ -11,12 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runfile.h"
 
 #define START_TIMEOUT_SECS 30
+#define WATCH_SECS 1.0		/* how often every running job is checked */
+#define DRAIN_SECS 0.1		/* ... and while leftovers are being killed */
+#define STOPPED_CHECKS 2	/* a runner seen stopped this many times in a row is ended */
+#define LIMIT_MARGIN_SECS 5	/* past limit + 2 × grace, the daemon enforces the limit */
 
 /* A job whose runner has been launched but has not written `runner` yet. */
 struct pending {
@@ -26,7 +39,6 @@ struct pending {
 	struct event *timeout;
 	struct pending *next;
 };
-
 
 static int pidfd_open_(pid_t pid)
 {
@@ -38,41 +50,115 @@ static int pidfd_send_signal_(int fd, int sig)
 	return (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
 }
 
-static void collect(struct server *s, struct job *j)
+/* Stop watching the runner's pidfd (it exited, or we forget the job). */
+static void unwatch(struct job *j)
 {
-	char dir[GF_PATH_MAX];
-	struct job_result r;
-	struct gf_err e;
+	if (j->pidfd_ev) {
+		/* on_runner_exit's argument is freed by the callback only when
+		 * it fires; free it here when it will not. */
+		void *arg = event_get_callback_arg(j->pidfd_ev);
+
+		if (event_pending(j->pidfd_ev, EV_READ, NULL))
+			free(arg);
+		event_free(j->pidfd_ev);
+		j->pidfd_ev = NULL;
+	}
+	if (j->pidfd >= 0) {
+		close(j->pidfd);
+		j->pidfd = -1;
+	}
+}
+
+/* Why a runner left no result, in the words the job's reason will use.
+ * `left`: processes of the job outlived it (a runner never leaves them
+ * unless it was killed). */
+static void why_no_result(struct server *s, struct job *j, bool left, char *why, size_t size)
+{
+	char dir[GF_PATH_MAX], path[GF_PATH_MAX + 16], out[320] = "";
+	struct stat st;
+	FILE *f;
 
 	exec_run_dir(s, j, dir, sizeof dir);
-	if (runfile_read_result(dir, &r, &e) == 0)
-		jobs_ended(s, j, &r, NULL);
-	else {
-		char why[GF_ERR_MAX + 400], out[320] = "", path[GF_PATH_MAX + 16];
-		FILE *f;
-
-		/* What the runner said about it, if anything. */
-		if (!gf_pathf(path, sizeof path, "%s/runner.out", dir) && (f = fopen(path, "re"))) {
-			char line[320];
-
-			while (fgets(line, sizeof line, f))
-				if (line[0] != '\n')
-					snprintf(out, sizeof out, "%s", line);
-			fclose(f);
-			out[strcspn(out, "\n")] = '\0';
-		}
-		snprintf(why, sizeof why, "the job's supervisor ended without a result (%s)%s%s", e.msg,
-			 out[0] ? ": " : "", out);
-		jobs_ended(s, j, NULL, why);
+	if (j->backstop) {
+		snprintf(why, size, "%s", j->backstop);
+		return;
 	}
+	if (left) {
+		snprintf(why, size, "supervisor killed");
+		return;
+	}
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, size, "result lost: the run directory %s was removed", dir);
+		return;
+	}
+	/* What the runner said about it, if anything (process executor). */
+	if (!gf_pathf(path, sizeof path, "%s/runner.out", dir) && (f = fopen(path, "re"))) {
+		char line[320];
+
+		while (fgets(line, sizeof line, f))
+			if (line[0] != '\n')
+				snprintf(out, sizeof out, "%s", line);
+		fclose(f);
+		out[strcspn(out, "\n")] = '\0';
+	}
+	if (out[0])
+		snprintf(why, size, "supervisor failed: %s", out);
+	else
+		snprintf(why, size, "supervisor killed");
+}
+
+/* The runner is gone: record how the job ended (its result, or why there
+ * is none), and kill what is left of the job. */
+static void runner_gone(struct server *s, struct job *j)
+{
+	char dir[GF_PATH_MAX], why[GF_PATH_MAX + 400];
+	struct job_result r, *rp = &r;
+	struct gf_err e;
+	bool left;
+
+	unwatch(j);
+	if (job_state_ended(j->state) && j->state != JS_CANCELLED) {
+		/* Its end was recorded before (a restart found it draining):
+		 * only what is left of it remains to go. */
+		if (track_empty(s, j))
+			jobs_freed(s, j);
+		else {
+			track_kill(s, j);
+			j->draining = true;
+		}
+		return;
+	}
+	left = !j->draining && !track_empty(s, j);
+	exec_run_dir(s, j, dir, sizeof dir);
+	if (runfile_read_result(dir, &r, &e)) {
+		why_no_result(s, j, left, why, sizeof why);
+		rp = NULL;
+		if (j->backstop && !strcmp(j->backstop, "timeout")) {
+			/* The daemon enforced the time limit itself. */
+			memset(&r, 0, sizeof r);
+			r.signal = SIGKILL;
+			r.start = j->start_time;
+			r.end = now_real();
+			snprintf(r.ended_by, sizeof r.ended_by, "timeout");
+			snprintf(r.error, sizeof r.error, "supervisor did not enforce the time limit; gflowd did");
+			rp = &r;
+		}
+	}
+	if (left) {
+		fprintf(stderr, "gflowd: job %lld: its supervisor is gone and processes of it are left: "
+				"killing them\n", (long long)j->id);
+		track_kill(s, j);
+		j->draining = true;
+	}
+	j->end_pending = jobs_ended(s, j, rp, why) != 0;
+	if (j->end_pending)
+		event_active(s->watch_ev, 0, 0);
 }
 
 static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
 {
 	struct pending *p = arg;	/* reused as a plain (server, id) pair */
 	struct job *j = jobs_get(p->s, p->id);
-
-
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
 	(void)what;
@@ -84,8 +170,12 @@ static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
 		event_add(j->pidfd_ev, NULL);
 		return;
 	}
-	if (j && j->active)
-		collect(p->s, j);
+	if (j && j->pidfd == fd) {
+		event_free(j->pidfd_ev);	/* its argument, p, is ours to free */
+		j->pidfd_ev = NULL;
+		if (j->active && !j->draining)
+			runner_gone(p->s, j);
+	}
 	free(p);
 }
 
@@ -114,38 +204,24 @@ static void pending_drop(struct server *s, int64_t id)
 	free(p);
 }
 
-/* The runner's file is there: watch its pid. Returns 0 when attached (or
- * the job was collected), -1 when there is no runner file yet. */
-static int attach(struct server *s, struct job *j)
+/* Watch a live runner through a pidfd. -1 when it is gone already (or the
+ * pid is someone else's now). */
+static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long long start_ticks)
 {
-	char dir[GF_PATH_MAX];
-	struct runner_info ri;
 	unsigned long long ticks = 0;
 	struct pending *p;
 	struct gf_err e;
-	int fd;
+	int fd = pidfd_open_(pid);
 
-	exec_run_dir(s, j, dir, sizeof dir);
-	if (runfile_read_runner(dir, &ri, &e))
-		return -1;
-	pending_drop(s, j->id);
-	if (ri.pid <= 0) {
-		/* Claimed by an earlier daemon that gave up on this start. */
-		jobs_ended(s, j, NULL, "the job's supervisor did not start");
-		return 0;
-	}
-	fd = pidfd_open_(ri.pid);
-	if (fd < 0 || proc_start_ticks(ri.pid, &ticks) || ticks != ri.start_ticks ||
-	    (j->runner_ticks && j->runner_ticks != ri.start_ticks)) {
-		/* Gone already (or the pid is someone else's now). */
+	if (fd < 0 || proc_start_ticks(pid, &ticks) || ticks != start_ticks ||
+	    (j->runner_ticks && j->runner_ticks != start_ticks)) {
 		if (fd >= 0)
 			close(fd);
-		collect(s, j);
-		return 0;
+		return -1;
 	}
-	if (j->runner_pid != ri.pid || j->runner_ticks != ri.start_ticks) {
-		j->runner_pid = ri.pid;
-		j->runner_ticks = ri.start_ticks;
+	if (j->runner_pid != pid || j->runner_ticks != start_ticks) {
+		j->runner_pid = pid;
+		j->runner_ticks = start_ticks;
 		if (jobs_save(s, j, &e))
 			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
 	}
@@ -162,22 +238,41 @@ static int attach(struct server *s, struct job *j)
 	return 0;
 }
 
+/* The runner's file is there: watch its pid. Returns 0 when attached (or
+ * the job was collected), -1 when there is no runner file yet. */
+static int attach(struct server *s, struct job *j)
+{
+	char dir[GF_PATH_MAX];
+	struct runner_info ri;
+	struct gf_err e;
+
+	exec_run_dir(s, j, dir, sizeof dir);
+	if (runfile_read_runner(dir, &ri, &e))
+		return -1;
+	pending_drop(s, j->id);
+	if (ri.pid <= 0) {
+		/* Claimed by an earlier daemon that gave up on this start. */
+		j->backstop = "the job's supervisor did not start";
+		runner_gone(s, j);
+		return 0;
+	}
+	if (watch_pid(s, j, ri.pid, ri.start_ticks))
+		runner_gone(s, j);
+	return 0;
+}
+
 /* Mark a run directory as abandoned, unless its runner got there first.
  * Returns 1 when we claimed it (the runner will refuse to run). */
-static int claim(const char *dir)
+static int claim(struct server *s, const struct job *j)
 {
-	char path[GF_PATH_MAX + 16];
-	int fd;
+	char dir[GF_PATH_MAX];
+	struct runner_info none = { 0 };
+	struct gf_err e;
 
-	snprintf(path, sizeof path, "%s/runner", dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return errno == ENOENT ? 1 : 0;	/* no directory: it never started */
-	if (write(fd, "pid=0\n", 6) != 6 || fsync(fd) < 0) {
-		/* Still a claim: the file exists and holds no live pid. */
-	}
-	close(fd);
-	return 1;
+	exec_run_dir(s, j, dir, sizeof dir);
+	if (runfile_write_runner(dir, &none, &e) == 0)
+		return 1;
+	return errno == EEXIST ? 0 : 1;	/* no directory: nothing can start in it */
 }
 
 static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
@@ -185,7 +280,6 @@ static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 	struct pending *p = arg;
 	struct server *s = p->s;
 	struct job *j = jobs_get(s, p->id);
-	char dir[GF_PATH_MAX];
 
 	(void)fd;
 	(void)what;
@@ -193,12 +287,12 @@ static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 		pending_drop(s, p->id);
 		return;
 	}
-	exec_run_dir(s, j, dir, sizeof dir);
 	if (attach(s, j) == 0)
 		return;
-	if (claim(dir)) {
+	if (claim(s, j)) {
 		pending_drop(s, j->id);
-		jobs_ended(s, j, NULL, "the job's supervisor did not start within 30 s");
+		j->backstop = "the job's supervisor did not start within 30 s";
+		runner_gone(s, j);
 	} else
 		attach(s, j);
 }
@@ -231,6 +325,106 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* ---- the backstop -------------------------------------------------------- */
+
+/* The state letter of /proc/<pid>/stat ('T' stopped), or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Does the job have a process besides its runner? */
+static bool job_has_work(struct server *s, const struct job *j)
+{
+	pid_t *v;
+	size_t n = track_pids(s, j, &v), others = 0;
+
+	for (size_t i = 0; i < n; i++)
+		others += v[i] != j->runner_pid;
+	free(v);
+	return others > 0;
+}
+
+/* End a runner that no longer supervises, and everything of its job. Its
+ * pidfd then reports the exit and runner_gone records `why`. */
+static void backstop(struct server *s, struct job *j, const char *why, const char *what)
+{
+	fprintf(stderr, "gflowd: job %lld: its supervisor (pid %d) %s: ending the job\n", (long long)j->id,
+		(int)j->runner_pid, what);
+	j->backstop = why;
+	pidfd_send_signal_(j->pidfd, SIGKILL);
+	track_kill(s, j);
+}
+
+static void check_runner(struct server *s, struct job *j, double now)
+{
+	double limit_end = j->start_time + (double)j->time_limit_secs + 2.0 * s->grace_secs + LIMIT_MARGIN_SECS;
+
+	if (j->backstop)
+		return;	/* ended already; its exit is on the way */
+	if (proc_state(j->runner_pid) == 'T') {
+		if (++j->stopped_ticks >= STOPPED_CHECKS)
+			backstop(s, j,
+				 j->time_limit_secs && now > j->start_time + (double)j->time_limit_secs ? "timeout"
+													  : "supervisor stopped",
+				 "is stopped");
+		return;
+	}
+	j->stopped_ticks = 0;
+	if (j->time_limit_secs && now > limit_end && job_has_work(s, j))
+		backstop(s, j, "timeout", "let the job run past its time limit");
+}
+
+static void arm_watch(struct server *s, double secs)
+{
+	struct timeval tv = { (time_t)secs, (suseconds_t)((secs - (double)(time_t)secs) * 1e6) };
+
+	event_add(s->watch_ev, &tv);
+}
+
+static void on_watch(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	double now = now_real(), next = WATCH_SECS;
+
+	(void)fd;
+	(void)what;
+	track_observe(s);
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct job *j = jobs_open_at(s, i);
+
+		if (!j || !j->active)
+			continue;
+		if (j->end_pending) {
+			runner_gone(s, j);
+			next = DRAIN_SECS * 10;
+		} else if (j->draining) {
+			if (track_empty(s, j))
+				jobs_freed(s, j);
+			else {
+				track_kill(s, j);
+				next = DRAIN_SECS;
+			}
+		} else if (j->pidfd >= 0)
+			check_runner(s, j, now);
+	}
+	arm_watch(s, next);
+}
+
 int reap_init(struct server *s, struct gf_err *e)
 {
 	s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -238,6 +432,8 @@ int reap_init(struct server *s, struct gf_err *e)
 		return gf_err_set(e, "inotify: %s", strerror(errno));
 	s->inotify_ev = event_new(s->base, s->inotify_fd, EV_READ | EV_PERSIST, on_inotify, s);
 	event_add(s->inotify_ev, NULL);
+	s->watch_ev = evtimer_new(s->base, on_watch, s);
+	arm_watch(s, WATCH_SECS);
 	return 0;
 }
 
@@ -252,7 +448,7 @@ void reap_watch_start(struct server *s, struct job *j)
 	exec_run_dir(s, j, dir, sizeof dir);
 	p->s = s;
 	p->id = j->id;
-	p->wd = inotify_add_watch(s->inotify_fd, dir, IN_MOVED_TO | IN_CREATE | IN_ONLYDIR);
+	p->wd = inotify_add_watch(s->inotify_fd, dir, IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW);
 	p->timeout = event_new(s->base, -1, 0, on_start_timeout, p);
 	event_add(p->timeout, &tv);
 	p->next = s->pending;
@@ -273,59 +469,79 @@ int reap_signal(struct server *s, struct job *j, int sig)
 void reap_forget(struct server *s, struct job *j)
 {
 	pending_drop(s, j->id);
-	if (j->pidfd_ev) {
-		/* on_runner_exit's argument is freed by the callback only when it
-		 * fires; free it here when it will not. */
-		void *arg = event_get_callback_arg(j->pidfd_ev);
-
-		if (event_pending(j->pidfd_ev, EV_READ, NULL))
-			free(arg);
-		event_free(j->pidfd_ev);
-		j->pidfd_ev = NULL;
-	}
-	if (j->pidfd >= 0) {
-		close(j->pidfd);
-		j->pidfd = -1;
-	}
+	unwatch(j);
 	exec_remove_run_dir(s, j);
+	track_release(s, j);
+	j->backstop = NULL;
+	j->draining = j->end_pending = false;
+	j->stopped_ticks = 0;
 }
 
 void reap_close(struct server *s)
 {
 	while (s->pending)
 		pending_drop(s, s->pending->id);
+	if (s->watch_ev)
+		event_free(s->watch_ev);
+	s->watch_ev = NULL;
+}
+
+/* A job the store says was started, found at daemon start. It is started
+ * again only when no process of it can be alive: it never ran (no runner
+ * was ever seen), its run directory is claimed against a late runner, and
+ * the daemon finds none of its processes. */
+static void recover(struct server *s, struct job *j)
+{
+	char dir[GF_PATH_MAX];
+	struct job_result r;
+	struct gf_err e;
+
+	exec_run_dir(s, j, dir, sizeof dir);
+	if (runfile_read_result(dir, &r, &e) == 0) {
+		runner_gone(s, j);
+		return;
+	}
+	if (attach(s, j) == 0)
+		return;
+	/* No runner file: the directory may have been removed under a job
+	 * whose runner still runs. */
+	if (j->runner_pid > 0 && watch_pid(s, j, j->runner_pid, j->runner_ticks) == 0)
+		return;
+	if (job_state_ended(j->state) && j->state != JS_CANCELLED) {
+		runner_gone(s, j);	/* recorded already: what is left goes */
+		return;
+	}
+	if (!track_empty(s, j)) {
+		j->backstop = "supervisor lost: processes of the job ran on without it";
+		runner_gone(s, j);
+		return;
+	}
+	if (j->runner_pid > 0) {
+		runner_gone(s, j);	/* it ran, and its result is gone */
+		return;
+	}
+	if (claim(s, j)) {
+		/* The runner never started: nothing ran, so it queues again. */
+		j->state = j->state == JS_CANCELLED ? JS_CANCELLED : JS_QUEUED;
+		j->active = false;
+		j->gpu_mask = 0;
+		j->start_time = 0;
+		if (j->state == JS_CANCELLED)
+			j->end_time = now_real();
+		if (jobs_save(s, j, &e))
+			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		exec_remove_run_dir(s, j);
+		track_release(s, j);
+	} else
+		attach(s, j);
 }
 
 void reap_recover(struct server *s)
 {
-	struct gf_err e;
-
 	for (int64_t i = 1; i <= s->max_id; i++) {
 		struct job *j = s->jobs[i];
-		char dir[GF_PATH_MAX];
-		struct job_result r;
 
-		if (!j || !j->active)
-			continue;
-		exec_run_dir(s, j, dir, sizeof dir);
-		if (runfile_read_result(dir, &r, &e) == 0) {
-			jobs_ended(s, j, &r, NULL);
-			continue;
-		}
-		if (attach(s, j) == 0)
-			continue;
-		if (claim(dir)) {
-			/* The runner never started: nothing ran, so it queues again. */
-			j->state = j->state == JS_CANCELLED ? JS_CANCELLED : JS_QUEUED;
-			j->active = false;
-			j->gpu_mask = 0;
-			j->start_time = 0;
-			if (j->state == JS_CANCELLED)
-				j->end_time = now_real();
-			if (jobs_save(s, j, &e))
-				fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
-			exec_remove_run_dir(s, j);
-		} else
-			attach(s, j);
+		if (j && j->active)
+			recover(s, j);
 	}
 }

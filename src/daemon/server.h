@@ -51,6 +51,34 @@ struct gpu_view {
 	int nescaped;
 };
 
+/* How the daemon knows a job's processes (track.c). */
+enum track_method { TRACK_SESSION, TRACK_CGROUP2, TRACK_CGROUP1 };
+
+struct seen_pid {
+	pid_t pid;
+	unsigned long long ticks;
+	int64_t job;
+};
+
+/* A cgroup hierarchy: its mount point and mount root, and the daemon's
+ * own group in it (as /proc/self/cgroup says). */
+struct cg_hier {
+	char mnt[GF_PATH_MAX], root[GF_PATH_MAX], own[GF_PATH_MAX];
+};
+
+struct tracker {
+	enum track_method method;
+	struct cg_hier h;		/* the tracking hierarchy */
+	char ctl[16];			/* its v1 controller ("pids", "freezer") */
+	char cg[GF_PATH_MAX];		/* this daemon's jobs directory in it */
+	char freezer[GF_PATH_MAX];	/* v1 freezer jobs directory, "" none */
+	char mem[GF_PATH_MAX];		/* where --memory is enforced, "" nowhere */
+	bool mem_v1;
+	uint8_t key[16];		/* of the session way's marker */
+	struct seen_pid *seen;		/* session way: processes seen as a job's */
+	size_t nseen, seen_cap;
+};
+
 struct server {
 	struct event_base *base;
 	struct gf_paths paths;
@@ -105,7 +133,10 @@ struct server {
 
 	/* Runners */
 	struct pending *pending;		/* launched, not yet announced (reap.c) */
-	char cgroup_parent[GF_PATH_MAX];	/* "" when memory is not enforced */
+	struct tracker track;			/* each job's processes (track.c) */
+	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
+	int run_dfd, log_dfd;			/* <data>/run and <data>/logs, opened once */
+	int grace_secs;				/* between the signals of a cancel */
 	int inotify_fd;
 	struct event *inotify_ev;
 
@@ -145,8 +176,12 @@ int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char 
 		     size_t *nalso, struct gf_err *e);
 int jobs_hold(struct server *s, struct job *j, struct gf_err *e);
 int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e);
-/* A runner reported its result (or vanished: r == NULL, why set). */
-void jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why);
+/* A runner reported its result (or vanished: r == NULL, why set). The job
+ * keeps its resources while j->draining (processes of it are left). 0 when
+ * recorded; -1 when the store refused it (memory as before: try again). */
+int jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why);
+/* The last process of an ended job is gone: its resources go back. */
+int jobs_freed(struct server *s, struct job *j);
 /* The scheduler pass: build input, run sched_pass, start jobs. */
 void jobs_schedule_pass(struct server *s);
 /* Why a queued job may not start now (NULL: eligible). */
@@ -159,13 +194,15 @@ bool jobs_would_cycle(struct server *s, int64_t id, const int64_t *deps, size_t 
 int jobs_check_feasible(struct server *s, const struct job *j, struct gf_err *e);
 
 /* exec.c — the one place that starts processes */
+int exec_init(struct server *s, struct gf_err *e);	/* opens the run and log directories */
+void exec_close(struct server *s);
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
 int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
 	       struct gf_err *e);
 void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size);
 void exec_remove_run_dir(struct server *s, const struct job *j);
 
-/* reap.c — watching runners */
+/* reap.c — watching runners, and the backstop when one dies or stops */
 int reap_init(struct server *s, struct gf_err *e);
 void reap_watch_start(struct server *s, struct job *j);	/* after exec */
 void reap_recover(struct server *s);			/* at daemon start */
@@ -184,8 +221,22 @@ int gpustate_set_allowed(struct server *s, const char *spec, struct gf_err *e);
 int gpustate_ignore(struct server *s, int gpu, pid_t pid, bool ignore, struct gf_err *e);
 json_t *gpustate_ignored_json(struct server *s);
 
-/* cgroup.c — finds s->cgroup_parent; call before any thread starts */
-void cgroup_setup(struct server *s);
+/* track.c — each job's processes, known to the daemon itself */
+int track_setup(struct server *s, struct gf_err *e);	/* before any thread starts */
+void track_close(struct server *s);
+const char *track_method_name(const struct server *s);
+json_t *track_json(struct server *s);
+/* "GFLOW_JOB_MARK=…" for this start: put in the job's environment. */
+void track_marker(struct server *s, const struct job *j, char *buf, size_t size);
+/* Make this start's groups; fills paths (the runner joins them). Returns
+ * their count, or (size_t)-1 with e set. */
+size_t track_prepare(struct server *s, const struct job *j, char paths[][GF_PATH_MAX], struct gf_err *e);
+size_t track_pids(struct server *s, const struct job *j, pid_t **out);	/* malloc'd */
+bool track_empty(struct server *s, const struct job *j);
+void track_kill(struct server *s, const struct job *j);	/* SIGKILL all that is left */
+void track_release(struct server *s, const struct job *j);	/* remove its groups */
+struct job *track_owner(struct server *s, pid_t pid);	/* the active job of a process */
+void track_observe(struct server *s);	/* session way: remember what is seen */
 
 /* util */
 double now_real(void);

@@ -44,20 +44,29 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
-def tagged_pids(tag, var="GFLOW_E2E_TAG"):
-    """Processes whose environment carries this test's tag (var=tag)."""
-    needle = f"{var}={tag}".encode()
+def pids_with(*entries):
+    """Processes whose environment holds every one of these VAR=VALUE entries."""
+    needles = [e.encode() for e in entries]
     pids = []
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) == os.getpid():
             continue
         try:
             with open(f"/proc/{d}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    pids.append(int(d))
+                env = f.read().split(b"\0")
+            with open(f"/proc/{d}/stat", "rb") as f:
+                if f.read().rpartition(b")")[2].split()[0] == b"Z":
+                    continue    # a zombie is gone, only not yet waited for
         except OSError:
-            pass
+            continue
+        if all(n in env for n in needles):
+            pids.append(int(d))
     return pids
+
+
+def tagged_pids(tag, var="GFLOW_E2E_TAG"):
+    """Processes whose environment carries this test's tag (var=tag)."""
+    return pids_with(f"{var}={tag}")
 
 
 class Gflow:
@@ -75,6 +84,7 @@ class Gflow:
         self.scenario = tmp / "nvml-scenario"
         self.scenario.write_text("")
         self.proc = None
+        self.cgroups = set()    # groups the daemon made, removed at cleanup
         self.log = tmp / "gflowd.out"
         self.env = {
             "PATH": f"{self.build}:/usr/local/bin:/usr/bin:/bin",
@@ -116,6 +126,10 @@ class Gflow:
                 raise AssertionError(f"gflowd exited with {self.proc.returncode}:\n{self.daemon_log()}")
             try:
                 if self.api("GET", "/health")[0] == 200:
+                    info = self.api("GET", "/info")[1]
+                    for d in (info.get("tracking", {}).get("cgroup"), info.get("memory_cgroup")):
+                        if d:
+                            self.cgroups.add(d)
                     return
             except OSError:
                 pass
@@ -151,6 +165,8 @@ class Gflow:
                     assert word not in log, "the sanitizers reported a problem:\n" + log[-4000:]
         finally:
             subprocess.run(["tmux", "kill-server"], env=self.env, capture_output=True)
+            subprocess.run(["tmux", "-S", str(self.runtime / "gflow" / "tmux.sock"), "kill-server"],
+                           env=self.env, capture_output=True)
             for _ in range(3):
                 pids = tagged_pids(self.tag)
                 if not pids:
@@ -161,6 +177,7 @@ class Gflow:
                     except OSError:
                         pass
                 time.sleep(0.05)
+            self.remove_cgroups()
 
     # ---- the CLI and the API ---------------------------------------------
     def cli(self, *args, check=False, cwd=None, env=None, input=None, timeout=60):
@@ -228,6 +245,23 @@ class Gflow:
     def gpus(self, n, total_mb=81920):
         self.set_scenario("".join(
             f'gpu {i} name="Fake H100" total_mb={total_mb}\n' for i in range(n)))
+
+    def job_pids(self, jid):
+        """The live processes of job jid (they carry its GFLOW_JOB_ID)."""
+        return pids_with(f"GFLOW_E2E_TAG={self.tag}", f"GFLOW_JOB_ID={jid}")
+
+    def remove_cgroups(self):
+        for top in self.cgroups:
+            for root, dirs, _ in os.walk(top, topdown=False):
+                for d in dirs:
+                    try:
+                        os.rmdir(os.path.join(root, d))
+                    except OSError:
+                        pass
+            try:
+                os.rmdir(top)
+            except OSError:
+                pass
 
     def log_of(self, jid):
         return (self.data / "logs" / f"{jid}.log").read_text(errors="replace")

@@ -564,8 +564,8 @@ static const char attach_help[] =
 
 static int job_attach(int argc, char **argv)
 {
-	char **pos, target[300];
-	const char *state, *session, *exec_kind;
+	char **pos, target[300], sockbuf[4200];
+	const char *state, *session, *exec_kind, *sock;
 	int npos, rc = EXIT_OK;
 	struct gf_err e;
 	json_t *job;
@@ -584,6 +584,7 @@ static int job_attach(int argc, char **argv)
 	id = (long long)jint(job, "id", 0);
 	state = jstr(job, "state");
 	session = jstr(job, "tmux_session");
+	sock = jstr(job, "tmux_socket");
 	exec_kind = jstr(job, "executor");
 	if (state && (strcmp(state, "Queued") == 0 || strcmp(state, "Hold") == 0))
 		fprintf(stderr, "%s: job %lld has not started yet (%s)\n", PROG,
@@ -601,10 +602,15 @@ static int job_attach(int argc, char **argv)
 	json_decref(job);
 	return EXIT_FAIL;
 attach:
+	/* The job's session lives on gflow's own tmux server (-S socket). */
 	snprintf(target, sizeof target, "=%s", session);
+	snprintf(sockbuf, sizeof sockbuf, "%s", sock ? sock : "");
 	json_decref(job);
 	fflush(stdout);
-	if (getenv("TMUX") && *getenv("TMUX"))
+	if (sockbuf[0])
+		execlp("tmux", "tmux", "-S", sockbuf, "attach-session", "-t",
+		    target, (char *)NULL);
+	else if (getenv("TMUX") && *getenv("TMUX"))
 		execlp("tmux", "tmux", "switch-client", "-t", target, (char *)NULL);
 	else
 		execlp("tmux", "tmux", "attach-session", "-t", target,
@@ -654,19 +660,27 @@ static int job_close_sessions(int argc, char **argv)
 	if (!resp)
 		return cmd_fail(PROG, &e);
 	jobs = json_object_get(resp, "jobs");
-	live = tmux_session_names(&nlive);
 	for (i = 0; i < json_array_size(jobs); i++) {
 		const json_t *j = json_array_get(jobs, i);
 		const char *s = jstr(j, "tmux_session");
+		const char *sock = jstr(j, "tmux_socket");
 		char target[300], *out;
 		char *kill[] = { "tmux", "kill-session", "-t", target, NULL };
+		char *kill_on[] = { "tmux", "-S", (char *)sock, "kill-session",
+			"-t", target, NULL };
 		int status;
 
-		if (!s || !state_is_ended(jstr(j, "state")) ||
-		    !strv_contains(live, nlive, s))
+		if (!s || !state_is_ended(jstr(j, "state")))
 			continue;
+		live = tmux_session_names(sock, &nlive);
+		if (!strv_contains(live, nlive, s)) {
+			strv_free(live, nlive);
+			continue;
+		}
+		strv_free(live, nlive);
 		snprintf(target, sizeof target, "=%s", s);
-		if (run_capture(kill, &out, &status, &e) < 0 || status != 0) {
+		if (run_capture(sock ? kill_on : kill, &out, &status, &e) < 0 ||
+		    status != 0) {
 			fprintf(stderr, "%s: cannot close session %s of job "
 			    "%lld\n", PROG, s, (long long)jint(j, "id", 0));
 			rc = EXIT_FAIL;
@@ -679,7 +693,6 @@ static int job_close_sessions(int argc, char **argv)
 	}
 	if (!closed && rc == EXIT_OK)
 		printf("No sessions of ended jobs to close\n");
-	strv_free(live, nlive);
 	json_decref(resp);
 	return rc;
 }

@@ -678,7 +678,7 @@ static void add_fields_param(const struct queue_opts *q, struct sbuf *qs)
 	if (q->tree)
 		sbuf_adds(&f, ",name,depends_on,redo_of,retry_of");
 	if (q->tmux)
-		sbuf_adds(&f, ",tmux_session");
+		sbuf_adds(&f, ",tmux_session,tmux_socket");
 	url_add_param(qs, "fields", sbuf_str(&f));
 	sbuf_free(&f);
 }
@@ -728,21 +728,32 @@ static int build_query(const struct queue_opts *q, struct sbuf *path,
 	return 0;
 }
 
-/* Keep only jobs whose tmux session is alive. */
+/* Keep only jobs whose tmux session is alive (on its job's tmux server;
+ * listed again only when the server changes from one job to the next). */
 static void filter_tmux(json_t *jobs)
 {
-	size_t n, i = 0;
-	char **live = tmux_session_names(&n);
+	size_t n = 0, i = 0;
+	char **live = NULL, *listed = NULL;
+	int have = 0;
 
 	while (i < json_array_size(jobs)) {
-		const char *s = jstr(json_array_get(jobs, i), "tmux_session");
+		const json_t *j = json_array_get(jobs, i);
+		const char *s = jstr(j, "tmux_session"), *sock = jstr(j, "tmux_socket");
 
+		if (s && (!have || (sock ? !listed || strcmp(sock, listed) : listed != NULL))) {
+			strv_free(live, n);
+			free(listed);
+			listed = sock ? xstrdup(sock) : NULL;
+			live = tmux_session_names(sock, &n);
+			have = 1;
+		}
 		if (s && strv_contains(live, n, s))
 			i++;
 		else
 			json_array_remove(jobs, i);
 	}
 	strv_free(live, n);
+	free(listed);
 }
 
 /* One screen: the whole output as text. */

@@ -285,10 +285,13 @@ int run_capture(char *const argv[], char **out, int *status,
 	return 0;
 }
 
-char **tmux_session_names(size_t *n)
+char **tmux_session_names(const char *socket, size_t *n)
 {
-	char *argv[] = { "tmux", "list-sessions", "-F", "#{session_name}",
+	char *with[] = { "tmux", "-S", (char *)socket, "list-sessions", "-F",
+		"#{session_name}", NULL };
+	char *without[] = { "tmux", "list-sessions", "-F", "#{session_name}",
 		NULL };
+	char **argv = socket ? with : without;
 	char **v = NULL, *out = NULL, *line, *save = NULL;
 	size_t cap = 0;
 	int status;

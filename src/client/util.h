@@ -64,7 +64,8 @@ int run_capture(char *const argv[], char **out, int *status,
 /* Names of the live tmux sessions of the calling user's tmux server;
  * an empty list when tmux is missing or no server runs. Free with
  * strv_free(). */
-char **tmux_session_names(size_t *n);
+/* Sessions alive on the tmux server of `socket` (NULL: the default one). */
+char **tmux_session_names(const char *socket, size_t *n);
 int strv_contains(char *const *v, size_t n, const char *s);
 void strv_free(char **v, size_t n);
 

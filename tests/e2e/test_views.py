@@ -93,11 +93,15 @@ def test_tmux_sessions_attach_and_close(gflow_exec):
     assert j["tmux_session"] == f"gflow-{jid}"
     r = g.cli("gqueue", "-T", "-f", "JOBID", check=True)
     assert str(jid) in r.stdout.split()
-    assert subprocess.run(["tmux", "has-session", "-t", j["tmux_session"]], env=g.env).returncode == 0
+    # gflow's own tmux server, on a socket in the daemon's runtime directory
+    sock = j["tmux_socket"]
+    assert sock == str(g.runtime / "gflow" / "tmux.sock")
+    assert subprocess.run(["tmux", "-S", sock, "has-session", "-t", j["tmux_session"]],
+                          env=g.env).returncode == 0
     g.cli("gcancel", str(jid), check=True)
     g.wait_state(jid, "Cancelled")
     g.cli("gjob", "close-sessions", check=True)
-    assert subprocess.run(["tmux", "has-session", "-t", j["tmux_session"]], env=g.env,
+    assert subprocess.run(["tmux", "-S", sock, "has-session", "-t", j["tmux_session"]], env=g.env,
                           capture_output=True).returncode != 0
 
 

@@ -968,13 +968,10 @@ static int decide_conda(struct batch_opts *o, const struct batch_ctx *ctx,
 		return batch_check_conda(o, ctx, e);
 	if (o->script || !dflt || !*dflt)
 		return 0;
-	if (ctx->no_conda)
-		o->conda_default = -1;
-	else if (check_text(dflt, "conda environment ($CONDA_DEFAULT_ENV)",
-	    e) < 0)
+	if (!ctx->no_conda && check_text(dflt,
+	    "conda environment ($CONDA_DEFAULT_ENV)", e) < 0)
 		return -1;
-	else
-		o->conda_default = 1;
+	o->conda_default = ctx->no_conda ? -1 : 1;
 	return 0;
 }
 
@@ -1128,12 +1125,12 @@ static json_t *command_json(const struct batch_opts *o,
 	struct gf_execsize size = *env;
 	int i;
 
-	for (i = 0; i < 2 && o->script && o->interp[i]; i++)
+	for (i = 0; i < 2 && o->script && o->interp[i]; i++) {
 		if (gf_execsize_arg(&size, o->interp[i], json_array_size(a),
 		    e) < 0)
 			goto fail;
-		else
-			json_array_append_new(a, gf_cstr_json(o->interp[i]));
+		json_array_append_new(a, gf_cstr_json(o->interp[i]));
+	}
 	for (i = 0; i < o->argc; i++) {
 		const char *word = i == 0 && o->script ? o->script : o->argv[i];
 		char *filled = NULL;
@@ -1312,13 +1309,11 @@ json_t *batch_request(const struct batch_opts *o, const struct batch_ctx *ctx,
 		rc = gf_execsize_env(&envsize, ctx->env[i], e);
 		json_array_append_new(env, gf_cstr_json(ctx->env[i]));
 	}
-	if (rc < 0)
-		;
-	else if (o->has_array)
+	if (rc == 0 && o->has_array)
 		rc = expand_array(o, ctx, &envsize, common, jobs, e);
-	else if (o->ndims)
+	else if (rc == 0 && o->ndims)
 		rc = expand_sweep(o, ctx, &envsize, common, jobs, e);
-	else
+	else if (rc == 0)
 		rc = add_job(jobs, common, job_name(o, NULL, NULL, NULL, 0, e),
 		    command_json(o, ctx, &envsize, NULL, NULL, 0, e), NULL);
 	json_decref(common);
@@ -1525,11 +1520,14 @@ static int batch_exec(int argc, char **argv)
 	    getenv("CONDA_EXE"));
 	ctx.arg_max = gf_arg_max();
 	rc = batch_parse(argc, argv, &ctx, &o, &e);
-	if (rc == 0 && o.conda_default < 0)
+	if (rc == 0 && o.conda_default < 0) {
+		char *env = fmt_escaped(ctx.conda_env);
+
 		fprintf(stderr, "%s: warning: conda is not available here, so "
 		    "the job runs without activating $CONDA_DEFAULT_ENV "
-		    "(%s); give --conda-env to require it\n", PROG,
-		    ctx.conda_env);
+		    "(%s); give --conda-env to require it\n", PROG, env);
+		free(env);
+	}
 	if (rc == EXIT_USAGE)
 		rc = cmd_usage_error(PROG, &e);
 	else if (rc != 0)

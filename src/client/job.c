@@ -1013,7 +1013,6 @@ static int job_redo(int argc, char **argv)
 	jobs = json_object_get(resp, "jobs");
 	for (i = 0; i < json_array_size(jobs); i++) {
 		json_t *j = json_array_get(jobs, i);
-
 		char *name = fmt_escaped(jstr(j, "name"));
 
 		printf("Submitted batch job %lld (%s)\n",

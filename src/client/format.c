@@ -209,13 +209,13 @@ char *fmt_bytes_field(const json_t *o, const char *key)
 	return s;
 }
 
-/* Does msg say "job <id>" (not followed by a digit)? */
+/* Does msg say "job <id>" (any case; not followed by a digit)? */
 static int names_job(const char *msg, const char *id)
 {
 	const char *p = msg;
 	size_t n = strlen(id);
 
-	while ((p = strstr(p, "job ")) != NULL) {
+	while ((p = strcasestr(p, "job ")) != NULL) {
 		p += 4;
 		if (strncmp(p, id, n) == 0 && (p[n] < '0' || p[n] > '9'))
 			return 1;

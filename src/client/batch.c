@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "command.h"
+#include "execlimit.h"
 #include "format.h"
 #include "http.h"
 #include "util.h"
@@ -100,8 +102,10 @@ static const char batch_help[] =
 "  --hold                       submit held (release with gjob release)\n"
 "  --max-retries N              resubmit a failed job up to N times\n"
 "Environment:\n"
-"  --conda-env ENV              conda environment (default for commands:\n"
-"                               $CONDA_DEFAULT_ENV)\n"
+"  --conda-env ENV              conda environment to activate; needs conda\n"
+"                               here (on PATH or $CONDA_EXE). Default for\n"
+"                               commands: $CONDA_DEFAULT_ENV, skipped with a\n"
+"                               warning when conda is not available\n"
 "Many jobs at once (all accepted or none):\n"
 "  --array SPEC                 tasks 1-10, 1,3,5, 0-20:2, with %K for at\n"
 "                               most K at once; names <name>-<task>\n"
@@ -208,17 +212,18 @@ static void set_str(char **dst, const char *val)
 	*dst = xstrdup(val);
 }
 
-/* A name-like value: not empty, no control characters. */
+/* A name-like value: not empty, UTF-8 text without control characters
+ * (names are text; unlike arguments they are never bytes). */
 static int check_text(const char *val, const char *what, struct gf_err *e)
 {
-	const unsigned char *p;
-
 	if (!*val)
 		return gf_err_set(e, "invalid %s '': must not be empty", what);
-	for (p = (const unsigned char *)val; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return gf_err_set(e, "invalid %s '%s': must not contain "
-			    "control characters", what, val);
+	if (!gf_utf8_valid(val, strlen(val)))
+		return gf_err_set(e, "invalid %s '%s': not UTF-8 text", what,
+		    val);
+	if (!gf_text_printable(val, strlen(val)))
+		return gf_err_set(e, "invalid %s '%s': must not contain "
+		    "control characters", what, val);
 	return 0;
 }
 
@@ -272,12 +277,20 @@ static int key_in_dims(const struct batch_opts *o, const char *key)
 	return 0;
 }
 
-/* Take ownership of d as a new sweep dimension; its keys must be new. */
+/* Take ownership of d as a new sweep dimension; its keys must be new and
+ * its values text (they are shown as the job's params). */
 static int add_dim(struct batch_opts *o, struct sweep_dim *d,
     struct gf_err *e)
 {
 	size_t j;
 
+	for (j = 0; j < d->nkeys * d->nrows; j++)
+		if (!gf_utf8_valid(d->vals[j], strlen(d->vals[j]))) {
+			gf_err_set(e, "sweep value '%s' of '%s' is not UTF-8 "
+			    "text", d->vals[j], d->keys[j % d->nkeys]);
+			sweep_dim_free(d);
+			return -1;
+		}
 	for (j = 0; j < d->nkeys; j++)
 		if (key_in_dims(o, d->keys[j])) {
 			gf_err_set(e, "sweep parameter '%s' is given twice",
@@ -447,7 +460,8 @@ int batch_apply(struct batch_opts *o, int id, const char *val,
 		o->hold = 1;
 		return 0;
 	case BO_NOTIFY_EMAIL:
-		if (!strchr(val, '@') || strpbrk(val, " \t\r\n"))
+		if (!strchr(val, '@') || strpbrk(val, " \t\r\n") ||
+		    !gf_text_printable(val, strlen(val)))
 			return gf_err_set(e, "invalid email address '%s'", val);
 		set_str(&o->notify_email, val);
 		return 0;
@@ -906,6 +920,61 @@ static int validate(const struct batch_opts *o, struct gf_err *e)
 	return 0;
 }
 
+int batch_conda_available(const char *path, const char *conda_exe)
+{
+	struct sbuf b = { 0 };
+	struct stat st;
+	const char *p = path;
+	int found = 0;
+
+	if (conda_exe && *conda_exe && access(conda_exe, X_OK) == 0)
+		return 1;
+	while (p && !found) {
+		size_t n = strcspn(p, ":");
+
+		b.len = 0;
+		if (n)
+			sbuf_add(&b, p, n);
+		else
+			sbuf_addc(&b, '.');	/* an empty entry is "." */
+		sbuf_adds(&b, "/conda");
+		found = stat(b.p, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(b.p, X_OK) == 0;
+		p = p[n] ? p + n + 1 : NULL;
+	}
+	sbuf_free(&b);
+	return found;
+}
+
+int batch_check_conda(const struct batch_opts *o, const struct batch_ctx *ctx,
+    struct gf_err *e)
+{
+	if (o->conda_env && ctx->no_conda)
+		return gf_err_set(e, "conda not found for --conda-env %s (no "
+		    "conda on PATH and no $CONDA_EXE): the job could not "
+		    "activate it", o->conda_env);
+	return 0;
+}
+
+/* The conda environment of a job: an explicit one (flag or directive)
+ * needs conda; the implicit $CONDA_DEFAULT_ENV of a command job is used
+ * only when conda is there, else skipped (main warns). */
+static int decide_conda(struct batch_opts *o, const struct batch_ctx *ctx,
+    struct gf_err *e)
+{
+	const char *dflt = ctx->conda_env;
+
+	if (o->conda_env)
+		return batch_check_conda(o, ctx, e);
+	if (o->script || !dflt || !*dflt)
+		return 0;
+	if (!ctx->no_conda && check_text(dflt,
+	    "conda environment ($CONDA_DEFAULT_ENV)", e) < 0)
+		return -1;
+	o->conda_default = ctx->no_conda ? -1 : 1;
+	return 0;
+}
+
 int batch_parse(int argc, char **argv, const struct batch_ctx *ctx,
     struct batch_opts *o, struct gf_err *e)
 {
@@ -968,6 +1037,8 @@ int batch_parse(int argc, char **argv, const struct batch_ctx *ctx,
 		}
 	if (validate(o, e) < 0)
 		rc = EXIT_USAGE;
+	else if (decide_conda(o, ctx, e) < 0)
+		rc = EXIT_FAIL;
 out:
 	free(cli);
 	return rc;
@@ -1030,8 +1101,8 @@ static json_t *common_spec(const struct batch_opts *o,
 
 	json_object_del(s, "name");
 	if (o->script)
-		json_object_set_new(s, "script", json_string(o->script));
-	if (!o->conda_env && !o->script && ctx->conda_env && *ctx->conda_env)
+		json_object_set_new(s, "script", gf_cstr_json(o->script));
+	if (!o->conda_env && o->conda_default > 0)
 		json_object_set_new(s, "conda_env", json_string(ctx->conda_env));
 	if (o->hold)
 		json_object_set_new(s, "hold", json_true());
@@ -1043,37 +1114,49 @@ static json_t *common_spec(const struct batch_opts *o,
 }
 
 /* The job's argv; with keys, every word but a script's path has its
- * {key} placeholders filled. */
+ * {key} placeholders filled. Each word is counted (after env) against the
+ * execve limits of ctx. */
 static json_t *command_json(const struct batch_opts *o,
+    const struct batch_ctx *ctx, const struct gf_execsize *env,
     const char *const *keys, const char *const *vals, size_t nkeys,
     struct gf_err *e)
 {
 	json_t *a = json_array();
+	struct gf_execsize size = *env;
 	int i;
 
-	for (i = 0; i < 2 && o->script && o->interp[i]; i++)
-		json_array_append_new(a, json_string(o->interp[i]));
-	for (i = 0; i < o->argc; i++) {
-		char *w;
-
-		if (i == 0 && o->script) {
-			json_array_append_new(a, json_string(o->script));
-			continue;
-		}
-		if (!keys) {
-			json_array_append_new(a, json_string(o->argv[i]));
-			continue;
-		}
-		w = gf_fill_template(o->argv[i], keys, vals, nkeys, e);
-		if (!w) {
-			gf_err_prefix(e, "argument %d", i + 1);
-			json_decref(a);
-			return NULL;
-		}
-		json_array_append_new(a, json_string(w));
-		free(w);
+	for (i = 0; i < 2 && o->script && o->interp[i]; i++) {
+		if (gf_execsize_arg(&size, o->interp[i], json_array_size(a),
+		    e) < 0)
+			goto fail;
+		json_array_append_new(a, gf_cstr_json(o->interp[i]));
 	}
+	for (i = 0; i < o->argc; i++) {
+		const char *word = i == 0 && o->script ? o->script : o->argv[i];
+		char *filled = NULL;
+
+		if (keys && !(i == 0 && o->script)) {
+			filled = gf_fill_template(o->argv[i], keys, vals, nkeys,
+			    e);
+			if (!filled) {
+				gf_err_prefix(e, "argument %d", i + 1);
+				goto fail;
+			}
+			word = filled;
+		}
+		if (gf_execsize_arg(&size, word, json_array_size(a), e) < 0) {
+			free(filled);
+			goto fail;
+		}
+		json_array_append_new(a, gf_cstr_json(word));
+		free(filled);
+	}
+	if (gf_execsize_check(&size, ctx->arg_max, e) < 0)
+		goto fail;
 	return a;
+fail:
+	json_decref(a);
+	return NULL;
 }
 
 static const char *base_name(const struct batch_opts *o)
@@ -1100,7 +1183,19 @@ static char *job_name(const struct batch_opts *o, const char *label,
 			gf_err_prefix(e, "--name-template");
 		return n;
 	}
-	sbuf_adds(&b, base_name(o));
+	if (o->name) {
+		sbuf_adds(&b, o->name);
+	} else {
+		/* a program's name need not be text: escape it, and keep
+		 * the whole name within the daemon's 200 bytes */
+		const char *base = base_name(o);
+		size_t room = 200 - (label ? strlen(label) + 1 : 0);
+		char *cut = xmalloc(room + 1);
+
+		gf_escape(cut, room + 1, base, strlen(base), 0);
+		sbuf_adds(&b, cut);
+		free(cut);
+	}
 	if (label) {
 		sbuf_addc(&b, '-');
 		sbuf_adds(&b, label);
@@ -1131,8 +1226,9 @@ static int add_job(json_t *jobs, const json_t *common, char *name,
 	return 0;
 }
 
-static int expand_array(const struct batch_opts *o, const json_t *common,
-    json_t *jobs, struct gf_err *e)
+static int expand_array(const struct batch_opts *o,
+    const struct batch_ctx *ctx, const struct gf_execsize *env,
+    const json_t *common, json_t *jobs, struct gf_err *e)
 {
 	const char *key = "array_task_id";
 	size_t i;
@@ -1146,14 +1242,15 @@ static int expand_array(const struct batch_opts *o, const json_t *common,
 		json_object_set_new(extra, "array_task_id",
 		    json_integer(o->array.ids[i]));
 		if (add_job(jobs, common, job_name(o, label, &key, &lp, 1, e),
-		    command_json(o, NULL, NULL, 0, e), extra) < 0)
+		    command_json(o, ctx, env, NULL, NULL, 0, e), extra) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int expand_sweep(const struct batch_opts *o, const json_t *common,
-    json_t *jobs, struct gf_err *e)
+static int expand_sweep(const struct batch_opts *o,
+    const struct batch_ctx *ctx, const struct gf_execsize *env,
+    const json_t *common, json_t *jobs, struct gf_err *e)
 {
 	size_t nkeys = 0, total = 1, i, d, k, at;
 	const char **keys, **vals;
@@ -1192,7 +1289,7 @@ static int expand_sweep(const struct batch_opts *o, const json_t *common,
 		json_object_set_new(extra, "params", params);
 		snprintf(label, sizeof label, "%zu", i);
 		rc = add_job(jobs, common, job_name(o, label, keys, vals, nkeys,
-		    e), command_json(o, keys, vals, nkeys, e), extra);
+		    e), command_json(o, ctx, env, keys, vals, nkeys, e), extra);
 	}
 	free(keys);
 	free(vals);
@@ -1204,16 +1301,21 @@ json_t *batch_request(const struct batch_opts *o, const struct batch_ctx *ctx,
 {
 	json_t *body = json_object(), *jobs = json_array(), *env = json_array();
 	json_t *common = common_spec(o, ctx);
-	int rc;
+	struct gf_execsize envsize = { 0 };
+	int rc = 0;
 	size_t i;
 
-	if (o->has_array)
-		rc = expand_array(o, common, jobs, e);
-	else if (o->ndims)
-		rc = expand_sweep(o, common, jobs, e);
-	else
+	for (i = 0; ctx->env && ctx->env[i] && rc == 0; i++) {
+		rc = gf_execsize_env(&envsize, ctx->env[i], e);
+		json_array_append_new(env, gf_cstr_json(ctx->env[i]));
+	}
+	if (rc == 0 && o->has_array)
+		rc = expand_array(o, ctx, &envsize, common, jobs, e);
+	else if (rc == 0 && o->ndims)
+		rc = expand_sweep(o, ctx, &envsize, common, jobs, e);
+	else if (rc == 0)
 		rc = add_job(jobs, common, job_name(o, NULL, NULL, NULL, 0, e),
-		    command_json(o, NULL, NULL, 0, e), NULL);
+		    command_json(o, ctx, &envsize, NULL, NULL, 0, e), NULL);
 	json_decref(common);
 	if (rc < 0) {
 		json_decref(jobs);
@@ -1221,11 +1323,9 @@ json_t *batch_request(const struct batch_opts *o, const struct batch_ctx *ctx,
 		json_decref(body);
 		return NULL;
 	}
-	for (i = 0; ctx->env && ctx->env[i]; i++)
-		json_array_append_new(env, json_string(ctx->env[i]));
 	json_object_set_new(body, "jobs", jobs);
 	json_object_set_new(body, "env", env);
-	json_object_set_new(body, "cwd", json_string(ctx->cwd ? ctx->cwd : "/"));
+	json_object_set_new(body, "cwd", gf_cstr_json(ctx->cwd ? ctx->cwd : "/"));
 	json_object_set_new(body, "dry_run", json_boolean(o->dry_run));
 	return body;
 }
@@ -1276,9 +1376,10 @@ static void dry_run_details(struct sbuf *b, const json_t *j)
 	if (jint(j, "array_task_id", 0))
 		sbuf_addf(b, ", task: %lld",
 		    (long long)jint(j, "array_task_id", 0));
-	json_object_foreach(params, k, v)
-		sbuf_addf(b, ", %s=%s", k, json_string_value(v) ?
-		    json_string_value(v) : "");
+	json_object_foreach(params, k, v) {
+		sbuf_addf(b, ", %s=", k);
+		fmt_text(b, json_string_value(v) ? json_string_value(v) : "");
+	}
 	sbuf_addc(b, ')');
 }
 
@@ -1293,8 +1394,9 @@ char *batch_dry_run_text(const json_t *jobs)
 		const json_t *j = json_array_get(jobs, i);
 		char *line = fmt_argv_line(json_object_get(j, "command"));
 
-		sbuf_addf(&b, "  [%zu] %s: %s", i + 1,
-		    jstr(j, "name") ? jstr(j, "name") : "?", line);
+		sbuf_addf(&b, "  [%zu] ", i + 1);
+		fmt_text(&b, jstr(j, "name") ? jstr(j, "name") : "?");
+		sbuf_addf(&b, ": %s", line);
 		free(line);
 		dry_run_details(&b, j);
 		sbuf_addc(&b, '\n');
@@ -1351,10 +1453,11 @@ static void print_submitted(const json_t *resp)
 
 	for (i = 0; i < json_array_size(jobs); i++) {
 		json_t *j = json_array_get(jobs, i);
+		char *name = fmt_escaped(jstr(j, "name"));
 
 		printf("Submitted batch job %lld (%s)\n",
-		    (long long)jint(j, "id", 0),
-		    jstr(j, "name") ? jstr(j, "name") : "");
+		    (long long)jint(j, "id", 0), name);
+		free(name);
 	}
 }
 
@@ -1413,7 +1516,18 @@ static int batch_exec(int argc, char **argv)
 	ctx.cwd = cwd;
 	ctx.conda_env = getenv("CONDA_DEFAULT_ENV");
 	ctx.env = environ;
+	ctx.no_conda = !batch_conda_available(getenv("PATH"),
+	    getenv("CONDA_EXE"));
+	ctx.arg_max = gf_arg_max();
 	rc = batch_parse(argc, argv, &ctx, &o, &e);
+	if (rc == 0 && o.conda_default < 0) {
+		char *env = fmt_escaped(ctx.conda_env);
+
+		fprintf(stderr, "%s: warning: conda is not available here, so "
+		    "the job runs without activating $CONDA_DEFAULT_ENV "
+		    "(%s); give --conda-env to require it\n", PROG, env);
+		free(env);
+	}
 	if (rc == EXIT_USAGE)
 		rc = cmd_usage_error(PROG, &e);
 	else if (rc != 0)

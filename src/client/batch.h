@@ -40,6 +40,9 @@ struct batch_ctx {
 	const char *cwd;        /* absolute */
 	const char *conda_env;  /* $CONDA_DEFAULT_ENV, or NULL */
 	char *const *env;       /* NULL-terminated "K=V" list, or NULL */
+	int no_conda;           /* the submitter has no conda (see
+				 * batch_conda_available) */
+	long arg_max;           /* execve's limit here; 0: not checked */
 };
 
 /* One sweep dimension: nrows rows of nkeys values. A --param is one key;
@@ -74,6 +77,9 @@ struct batch_opts {
 	/* a script without the execute bit runs through its "#!" line (or
 	 * /bin/sh): these words go before it in the command */
 	char *interp[2];
+	/* $CONDA_DEFAULT_ENV for a command job: 1 used, -1 skipped because
+	 * the submitter has no conda (main warns), 0 not set */
+	int conda_default;
 };
 
 void batch_opts_init(struct batch_opts *o);
@@ -115,6 +121,15 @@ int batch_detect_script(const char *word, const char *cwd, char **abs,
 int batch_script_interpreter(const char *path, char *interp[2],
     struct gf_err *e);
 
+/* Can the submitter run conda: an executable $CONDA_EXE, or `conda` in a
+ * directory of `path` (a $PATH value)? Either may be NULL. */
+int batch_conda_available(const char *path, const char *conda_exe);
+
+/* An explicit conda environment needs conda: "conda not found for
+ * --conda-env ENV" when ctx says the submitter has none. */
+int batch_check_conda(const struct batch_opts *o, const struct batch_ctx *ctx,
+    struct gf_err *e);
+
 /* Parse a whole gbatch command line (argv[0] is the program). Returns 0,
  * EXIT_USAGE for a bad command line or EXIT_FAIL for anything else (a
  * script that cannot be read, a bad directive), with e set. On success
@@ -123,8 +138,10 @@ int batch_parse(int argc, char **argv, const struct batch_ctx *ctx,
     struct batch_opts *o, struct gf_err *e);
 
 /* The body of POST /jobs: {"jobs":[spec,...], "env":[...], "cwd":...,
- * "dry_run":bool}; arrays and sweeps expanded. NULL with e set when a
- * template cannot be filled. */
+ * "dry_run":bool}; arrays and sweeps expanded. Words of the command, the
+ * script, the environment and cwd are byte strings (bytes.h): exact also
+ * when they are not UTF-8. NULL with e set when a template cannot be
+ * filled or a job would pass the kernel's execve limits (execlimit.h). */
 json_t *batch_request(const struct batch_opts *o, const struct batch_ctx *ctx,
     struct gf_err *e);
 

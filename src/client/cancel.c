@@ -188,11 +188,11 @@ static int cancel_exec(int argc, char **argv)
 	}
 	json_decref(lookup);
 	for (i = 0; i < json_array_size(errs); i++) {
-		json_t *x = json_array_get(errs, i);
+		struct sbuf line = { 0 };
 
-		fprintf(stderr, "%s: job %lld: %s\n", PROG,
-		    (long long)jint(x, "id", 0),
-		    jstr(x, "error") ? jstr(x, "error") : "cannot cancel");
+		fmt_job_error(&line, json_array_get(errs, i), "cannot cancel");
+		fprintf(stderr, "%s: %s\n", PROG, sbuf_str(&line));
+		sbuf_free(&line);
 		rc = EXIT_FAIL;
 	}
 	json_decref(resp);

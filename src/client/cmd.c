@@ -4,20 +4,29 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "util.h"
 
+/* Messages quote what the user or the daemon gave: escaped, one line. */
 int cmd_fail(const char *prog, const struct gf_err *e)
 {
-	fprintf(stderr, "%s: %s\n", prog, e->msg);
+	char *msg = fmt_escaped(e->msg);
+
+	fprintf(stderr, "%s: %s\n", prog, msg);
+	free(msg);
 	return EXIT_FAIL;
 }
 
 int cmd_usage_error(const char *prog, const struct gf_err *e)
 {
-	fprintf(stderr, "%s: %s (see: %s --help)\n", prog, e->msg, prog);
+	char *msg = fmt_escaped(e->msg);
+
+	fprintf(stderr, "%s: %s (see: %s --help)\n", prog, msg, prog);
+	free(msg);
 	return EXIT_USAGE;
 }
 

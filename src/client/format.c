@@ -4,9 +4,12 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+#include "bytes.h"
 
 void fmt_duration(int64_t secs, char *buf, size_t size)
 {
@@ -121,10 +124,30 @@ void fmt_exit(const json_t *job, int compact, char *buf, size_t size)
 		snprintf(buf, size, "signal %d", sig);
 }
 
+void fmt_text(struct sbuf *b, const char *s)
+{
+	size_t n = strlen(s), need = gf_escape(NULL, 0, s, n, 0);
+	char *tmp = xmalloc(need + 1);
+
+	gf_escape(tmp, need + 1, s, n, 0);
+	sbuf_add(b, tmp, need);
+	free(tmp);
+}
+
+char *fmt_escaped(const char *s)
+{
+	struct sbuf b = { 0 };
+
+	fmt_text(&b, s ? s : "");
+	return sbuf_take(&b);
+}
+
 void fmt_shell_word(struct sbuf *b, const char *w)
 {
 	const char *p;
+	size_t n = strlen(w), need;
 	int safe = *w != '\0';
+	char *tmp;
 
 	for (p = w; *p && safe; p++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -132,6 +155,16 @@ void fmt_shell_word(struct sbuf *b, const char *w)
 			safe = 0;
 	if (safe) {
 		sbuf_adds(b, w);
+		return;
+	}
+	if (gf_needs_escape(w, n)) {
+		need = gf_escape(NULL, 0, w, n, GF_ESC_SHELL);
+		tmp = xmalloc(need + 1);
+		gf_escape(tmp, need + 1, w, n, GF_ESC_SHELL);
+		sbuf_adds(b, "$'");
+		sbuf_add(b, tmp, need);
+		sbuf_addc(b, '\'');
+		free(tmp);
 		return;
 	}
 	sbuf_addc(b, '\'');
@@ -150,13 +183,70 @@ char *fmt_argv_line(const json_t *argv)
 	size_t i;
 
 	for (i = 0; i < json_array_size(argv); i++) {
-		const char *w = json_string_value(json_array_get(argv, i));
+		char *w = gf_cstr_from_json(json_array_get(argv, i), "word",
+		    NULL);
 
 		if (i)
 			sbuf_addc(&b, ' ');
 		fmt_shell_word(&b, w ? w : "");
+		free(w);
 	}
 	return sbuf_take(&b);
+}
+
+char *fmt_bytes_field(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	char *raw, *s;
+
+	if (!v || json_is_null(v))
+		return NULL;
+	raw = gf_cstr_from_json(v, key, NULL);
+	if (!raw)
+		return NULL;
+	s = fmt_escaped(raw);
+	free(raw);
+	return s;
+}
+
+/* Does msg say "job <id>" (any case; not followed by a digit)? */
+static int names_job(const char *msg, const char *id)
+{
+	const char *p = msg;
+	size_t n = strlen(id);
+
+	while ((p = strcasestr(p, "job ")) != NULL) {
+		p += 4;
+		if (strncmp(p, id, n) == 0 && (p[n] < '0' || p[n] > '9'))
+			return 1;
+	}
+	return 0;
+}
+
+void fmt_job_error(struct sbuf *b, const json_t *err, const char *fallback)
+{
+	json_t *id = json_object_get(err, "id");
+	const char *msg = jstr(err, "error");
+	char label[64] = "";
+	int named = 0;
+
+	if (!msg)
+		msg = fallback;
+	if (json_is_integer(id)) {
+		snprintf(label, sizeof label, "%lld",
+		    (long long)json_integer_value(id));
+		named = names_job(msg, label);
+	} else if (json_is_string(id)) {
+		/* a reference the daemon could not resolve ("@~9") */
+		snprintf(label, sizeof label, "%s", json_string_value(id));
+		named = names_job(msg, label) || strstr(msg, label) != NULL;
+	}
+	if (*label && !named) {
+		sbuf_adds(b, "job ");
+		fmt_text(b, label);
+		sbuf_adds(b, ": ");
+	}
+	fmt_text(b, msg);
 }
 
 static const struct {

@@ -33,10 +33,28 @@ const char *fmt_signal_name(int sig);
  * when it has none. `compact` gives "SIGKILL" instead of the long form. */
 void fmt_exit(const json_t *job, int compact, char *buf, size_t size);
 
-/* Quote one word for display the way a POSIX shell would read it back. */
+/* User-controlled text made safe for a terminal: control characters and
+ * bytes that are not UTF-8 shown as C escapes (\e, \x07, \xff; bytes.h's
+ * gf_escape). Every human-readable output passes such text through here. */
+void fmt_text(struct sbuf *b, const char *s);
+/* The same, as a new string. */
+char *fmt_escaped(const char *s);
+
+/* Quote one word for display the way bash would read it back: bare when
+ * safe, '...' otherwise, $'...' with escapes when it holds control
+ * characters or bytes that are not UTF-8. */
 void fmt_shell_word(struct sbuf *b, const char *w);
-/* A JSON array of strings as one shell-quoted line (malloc'd). */
+/* A JSON array of byte strings (strings or {"base64"}) as one
+ * shell-quoted line (malloc'd). */
 char *fmt_argv_line(const json_t *argv);
+/* A byte string (path) of a job object, escaped for display; NULL when
+ * absent (malloc'd). */
+char *fmt_bytes_field(const json_t *o, const char *key);
+
+/* One error of an answer's "errors" list ({"id", "error"}) as a line
+ * naming the job once: "job 3: <error>", or the error alone when it
+ * already says "job 3". Escaped; no newline. */
+void fmt_job_error(struct sbuf *b, const json_t *err, const char *fallback);
 
 /* Canonical state name ("Running") for a name or short code in any case
  * ("running", "R", "pd"); NULL when unknown. Also accepts "pending",

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "bytes.h"
 #include "command.h"
 #include "format.h"
 #include "http.h"
@@ -24,9 +25,12 @@
 
 /* ---------- show ---------- */
 
+/* Values are escaped: names, commands and paths are the user's. */
 static void kv(struct sbuf *b, const char *key, const char *val)
 {
-	sbuf_addf(b, "%s=%s\n", key, val && *val ? val : "-");
+	sbuf_addf(b, "%s=", key);
+	fmt_text(b, val && *val ? val : "-");
+	sbuf_addc(b, '\n');
 }
 
 static void kv_time(struct sbuf *b, const char *key, const json_t *j,
@@ -80,9 +84,11 @@ char *job_show_text(const json_t *j)
 	fmt_exit(j, 0, buf, sizeof buf);
 	kv(&b, "ExitCode", buf);
 	s = fmt_argv_line(json_object_get(j, "command"));
-	kv(&b, jstr(j, "script") ? "Script" : "Command", s);
+	kv(&b, jhas(j, "script") ? "Script" : "Command", s);
 	free(s);
-	kv(&b, "WorkDir", jstr(j, "cwd"));
+	s = fmt_bytes_field(j, "cwd");
+	kv(&b, "WorkDir", s);
+	free(s);
 	if (jstr(j, "conda_env"))
 		kv(&b, "CondaEnv", jstr(j, "conda_env"));
 	kv_time(&b, "SubmitTime", j, "submit_time");
@@ -201,11 +207,11 @@ static int report_done(const json_t *resp, const char *verb)
 		printf("%s job %lld\n", verb,
 		    (long long)json_integer_value(json_array_get(done, i)));
 	for (i = 0; i < json_array_size(errs); i++) {
-		json_t *x = json_array_get(errs, i);
+		struct sbuf line = { 0 };
 
-		fprintf(stderr, "%s: job %lld: %s\n", PROG,
-		    (long long)jint(x, "id", 0),
-		    jstr(x, "error") ? jstr(x, "error") : "failed");
+		fmt_job_error(&line, json_array_get(errs, i), "failed");
+		fprintf(stderr, "%s: %s\n", PROG, sbuf_str(&line));
+		sbuf_free(&line);
 	}
 	return json_array_size(errs) ? EXIT_FAIL : EXIT_OK;
 }
@@ -881,7 +887,7 @@ static int parse_change(int argc, char **argv, int allow_cascade,
     struct change *c, int *rc)
 {
 	struct batch_opts o;
-	struct batch_ctx ctx = { time(NULL), NULL, NULL, NULL };
+	struct batch_ctx ctx = { .now = time(NULL) };
 	json_t *command = NULL;
 	struct opt_parser p;
 	struct gf_err e;
@@ -898,7 +904,7 @@ static int parse_change(int argc, char **argv, int allow_cascade,
 		if (id == OPT_POSITIONAL && p.dashdash) {
 			if (!command)
 				command = json_array();
-			json_array_append_new(command, json_string(val));
+			json_array_append_new(command, gf_cstr_json(val));
 		} else if (id == OPT_POSITIONAL) {
 			sbuf_addf(&c->ids, "%s%s", c->ids.len ? "," : "", val);
 		} else if (id == OPT_ERROR || id == J_HELP) {
@@ -925,6 +931,12 @@ static int parse_change(int argc, char **argv, int allow_cascade,
 			*rc = cmd_usage_error(PROG, &e);
 			goto fail;
 		}
+	}
+	ctx.no_conda = !batch_conda_available(getenv("PATH"),
+	    getenv("CONDA_EXE"));
+	if (batch_check_conda(&o, &ctx, &e) < 0) {
+		*rc = cmd_fail(PROG, &e);
+		goto fail;
 	}
 	{
 		json_t *given = batch_set_fields(&o);
@@ -1014,10 +1026,11 @@ static int job_redo(int argc, char **argv)
 	jobs = json_object_get(resp, "jobs");
 	for (i = 0; i < json_array_size(jobs); i++) {
 		json_t *j = json_array_get(jobs, i);
+		char *name = fmt_escaped(jstr(j, "name"));
 
 		printf("Submitted batch job %lld (%s)\n",
-		    (long long)jint(j, "id", 0),
-		    jstr(j, "name") ? jstr(j, "name") : "");
+		    (long long)jint(j, "id", 0), name);
+		free(name);
 	}
 	json_decref(resp);
 out:

@@ -816,10 +816,12 @@ static int watch(const struct queue_opts *q)
 		strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
 		printf("\033[H\033[2JEvery %llds: gqueue    %s\n\n",
 		    (long long)q->interval, stamp);
-		if (text)
+		if (text) {
 			fputs(text, stdout);
-		else
-			printf("%s: %s\n", PROG, e.msg);
+		} else {
+			text = fmt_escaped(e.msg);
+			printf("%s: %s\n", PROG, text);
+		}
 		fflush(stdout);
 		free(text);
 		sleep((unsigned)q->interval);

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "format.h"
 #include "util.h"
 
 struct row {
@@ -110,6 +111,27 @@ size_t utf8_width(const char *s)
 	return n;
 }
 
+/* Escaped copies of a row's cells (text and CSV are read on terminals;
+ * JSON stays exact). */
+static char **escaped_row(char *const *cells, size_t ncols)
+{
+	char **v = xcalloc(ncols, sizeof *v);
+	size_t j;
+
+	for (j = 0; j < ncols; j++)
+		v[j] = fmt_escaped(cells[j]);
+	return v;
+}
+
+static void free_row(char **v, size_t ncols)
+{
+	size_t j;
+
+	for (j = 0; j < ncols; j++)
+		free(v[j]);
+	free(v);
+}
+
 /* One text line: cells padded to widths, two spaces apart, no trailing
  * blanks. */
 static void text_line(struct sbuf *b, char *const *cells, size_t ncols,
@@ -133,27 +155,34 @@ static void text_line(struct sbuf *b, char *const *cells, size_t ncols,
 static char *render_text(const struct table *t)
 {
 	size_t *width = xcalloc(t->ncols, sizeof *width);
+	char ***esc = xcalloc(t->nrows + 1, sizeof *esc);
 	struct sbuf b = { 0 };
 	size_t i, j;
 
 	for (j = 0; j < t->ncols; j++)
 		width[j] = utf8_width(t->headers[j]);
-	for (i = 0; i < t->nrows; i++)
-		for (j = 0; t->rows[i].cells && j < t->ncols; j++) {
-			size_t w = utf8_width(t->rows[i].cells[j]);
+	for (i = 0; i < t->nrows; i++) {
+		if (!t->rows[i].cells)
+			continue;
+		esc[i] = escaped_row(t->rows[i].cells, t->ncols);
+		for (j = 0; j < t->ncols; j++) {
+			size_t w = utf8_width(esc[i][j]);
 
 			if (w > width[j])
 				width[j] = w;
 		}
+	}
 	text_line(&b, t->headers, t->ncols, width);
 	for (i = 0; i < t->nrows; i++) {
-		if (t->rows[i].cells) {
-			text_line(&b, t->rows[i].cells, t->ncols, width);
+		if (esc[i]) {
+			text_line(&b, esc[i], t->ncols, width);
+			free_row(esc[i], t->ncols);
 		} else {
-			sbuf_adds(&b, t->rows[i].title);
+			fmt_text(&b, t->rows[i].title);
 			sbuf_addc(&b, '\n');
 		}
 	}
+	free(esc);
 	free(width);
 	return sbuf_take(&b);
 }
@@ -192,8 +221,12 @@ static char *render_csv(const struct table *t)
 
 	csv_line(&b, t->headers, t->ncols);
 	for (i = 0; i < t->nrows; i++)
-		if (t->rows[i].cells)
-			csv_line(&b, t->rows[i].cells, t->ncols);
+		if (t->rows[i].cells) {
+			char **esc = escaped_row(t->rows[i].cells, t->ncols);
+
+			csv_line(&b, esc, t->ncols);
+			free_row(esc, t->ncols);
+		}
 	return sbuf_take(&b);
 }
 

@@ -22,6 +22,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "bytes.h"
+#include "execlimit.h"
 #include "parse.h"
 
 #define MAX_BODY (8 * 1024 * 1024)
@@ -153,7 +155,8 @@ static int get_bool(json_t *o, const char *k, bool *out, struct gf_err *e)
 	return 0;
 }
 
-/* String field without NUL bytes or control characters, at most max bytes. */
+/* Text field (UTF-8, as all JSON strings) without NUL bytes or control
+ * characters (C0, DEL, C1), at most max bytes. */
 static int get_str(json_t *o, const char *k, size_t max, char **out, struct gf_err *e)
 {
 	json_t *v = json_object_get(o, k);
@@ -168,10 +171,30 @@ static int get_str(json_t *o, const char *k, size_t max, char **out, struct gf_e
 		return gf_err_set(e, "'%s' contains a NUL byte", k);
 	if (json_string_length(v) > max)
 		return gf_err_set(e, "'%s' is longer than %zu bytes", k, max);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return gf_err_set(e, "'%s' contains a control character", k);
+	if (!gf_text_printable(s, json_string_length(v)))
+		return gf_err_set(e, "'%s' contains a control character", k);
 	job_set_str(out, s);
+	return 0;
+}
+
+/* Byte-string field (a path): a string or {"base64": ...} (docs/api.md),
+ * without NUL bytes, at most max bytes. */
+static int get_bytes(json_t *o, const char *k, size_t max, char **out, struct gf_err *e)
+{
+	json_t *v = json_object_get(o, k);
+	char what[64], *s;
+
+	if (!v || json_is_null(v))
+		return 0;
+	snprintf(what, sizeof what, "'%s'", k);
+	if (!(s = gf_cstr_from_json(v, what, e)))
+		return -1;
+	if (strlen(s) > max) {
+		free(s);
+		return gf_err_set(e, "'%s' is longer than %zu bytes", k, max);
+	}
+	free(*out);
+	*out = s;
 	return 0;
 }
 
@@ -311,8 +334,34 @@ static int spec_deps(struct server *s, uid_t uid, json_t *spec, struct job *j, s
 	return 0;
 }
 
+/* The job's final execve carries its argv and environment: refuse now what
+ * the kernel would refuse at start (execlimit.h). `env` is what the
+ * environment alone counts. */
+static int check_exec_size(const struct job *j, const struct gf_execsize *env, struct gf_err *e)
+{
+	struct gf_execsize x = *env;
+
+	for (size_t i = 0; j->argv[i]; i++)
+		if (gf_execsize_arg(&x, j->argv[i], i, e))
+			return -1;
+	return gf_execsize_check(&x, gf_arg_max(), e);
+}
+
+/* The name of a job submitted without one: the base name of its script or
+ * program, escaped where it is not printable text, cut to fit. */
+static void default_name(struct job *j)
+{
+	const char *w = j->script ? j->script : j->argv[0], *slash = strrchr(w, '/');
+	char name[201];
+
+	if (slash && slash[1])
+		w = slash + 1;
+	gf_escape(name, sizeof name, w, strlen(w), 0);
+	job_set_str(&j->name, name);
+}
+
 static struct job *spec_to_job(struct server *s, uid_t uid, json_t *spec, const char *cwd,
-			       struct gf_err *e)
+			       const struct gf_execsize *env, struct gf_err *e)
 {
 	struct job *j = job_new();
 	int64_t v;
@@ -333,7 +382,7 @@ static struct job *spec_to_job(struct server *s, uid_t uid, json_t *spec, const 
 		gf_err_set(e, "'command' is empty: nothing to run");
 		goto fail;
 	}
-	if (get_str(spec, "name", 200, &j->name, e) || get_str(spec, "script", 4096, &j->script, e) ||
+	if (get_str(spec, "name", 200, &j->name, e) || get_bytes(spec, "script", 4096, &j->script, e) ||
 	    get_str(spec, "project", 1024, &j->project, e) ||
 	    get_str(spec, "conda_env", 256, &j->conda_env, e) || get_bool(spec, "shared", &j->shared, e) ||
 	    get_bool(spec, "auto_cancel", &j->auto_cancel, e) || get_bool(spec, "hold", &hold, e) ||
@@ -347,7 +396,10 @@ static struct job *spec_to_job(struct server *s, uid_t uid, json_t *spec, const 
 		goto fail;
 	}
 	if (j->script && j->script[0] != '/') {
-		gf_err_set(e, "'script' must be an absolute path, got '%s'", j->script);
+		char shown[128];
+
+		gf_escape(shown, sizeof shown, j->script, strlen(j->script), 0);
+		gf_err_set(e, "'script' must be an absolute path, got '%s'", shown);
 		goto fail;
 	}
 	v = 0;
@@ -396,13 +448,11 @@ static struct job *spec_to_job(struct server *s, uid_t uid, json_t *spec, const 
 		gf_err_set(e, "--shared needs --gpus 1 or more");
 		goto fail;
 	}
-	if (spec_deps(s, uid, spec, j, e) || check_project(s, j, e) || jobs_check_feasible(s, j, e))
+	if (spec_deps(s, uid, spec, j, e) || check_project(s, j, e) || jobs_check_feasible(s, j, e) ||
+	    check_exec_size(j, env, e))
 		goto fail;
-	if (!j->name) {
-		const char *base = strrchr(j->script ? j->script : j->argv[0], '/');
-
-		job_set_str(&j->name, base ? base + 1 : (j->script ? j->script : j->argv[0]));
-	}
+	if (!j->name)
+		default_name(j);
 	j->uid = uid;
 	job_set_str(&j->user, user_name(uid, user, sizeof user));
 	job_set_str(&j->cwd, cwd);
@@ -418,34 +468,51 @@ fail:
 	return NULL;
 }
 
-/* NUL-separated blob of the "env" array. */
-static char *env_blob(json_t *env, size_t *len, struct gf_err *e)
+/* NUL-separated blob of the "env" array (each item a byte string, see
+ * bytes.h), and what it counts towards the execve limits. */
+static char *env_blob(json_t *env, size_t *len, struct gf_execsize *size, struct gf_err *e)
 {
 	size_t total = 0, i;
 	json_t *item;
-	char *blob, *p;
+	char *blob, *p, what[48];
+	char **kv;
 
 	if (env && !json_is_array(env)) {
 		gf_err_set(e, "'env' must be an array of \"KEY=VALUE\" strings");
 		return NULL;
 	}
+	kv = calloc(json_array_size(env) + 1, sizeof *kv);
+	if (!kv)
+		abort();
 	json_array_foreach(env, i, item) {
-		if (!json_is_string(item) || !strchr(json_string_value(item), '=') ||
-		    strlen(json_string_value(item)) != json_string_length(item)) {
+		snprintf(what, sizeof what, "'env' item %zu", i);
+		kv[i] = gf_cstr_from_json(item, what, e);
+		if (!kv[i])
+			goto fail;
+		if (!strchr(kv[i], '=')) {
 			gf_err_set(e, "'env' item %zu is not a \"KEY=VALUE\" string", i);
-			return NULL;
+			goto fail;
 		}
-		total += json_string_length(item) + 1;
+		if (gf_execsize_env(size, kv[i], e))
+			goto fail;
+		total += strlen(kv[i]) + 1;
 	}
 	p = blob = malloc(total + 1);
 	if (!blob)
 		abort();
-	json_array_foreach(env, i, item) {
-		memcpy(p, json_string_value(item), json_string_length(item) + 1);
-		p += json_string_length(item) + 1;
+	for (i = 0; kv[i]; i++) {
+		memcpy(p, kv[i], strlen(kv[i]) + 1);
+		p += strlen(kv[i]) + 1;
+		free(kv[i]);
 	}
+	free(kv);
 	*len = total;
 	return blob;
+fail:
+	for (i = 0; kv[i]; i++)
+		free(kv[i]);
+	free(kv);
+	return NULL;
 }
 
 /* A POST /jobs body, checked and turned into jobs (not yet stored). */
@@ -472,12 +539,13 @@ static int decode_submission(struct server *s, uid_t uid, json_t *body, struct s
 {
 	static const char *const fields[] = { "jobs", "env", "cwd", "dry_run", NULL };
 	json_t *specs = json_object_get(body, "jobs"), *item;
+	struct gf_execsize envsize = { 0 };
 	char *cwd = NULL;
 	size_t n, i;
 
 	memset(sub, 0, sizeof *sub);
 	if (check_fields(body, fields, "request", e) || get_bool(body, "dry_run", &sub->dry, e) ||
-	    get_str(body, "cwd", 4096, &cwd, e))
+	    get_bytes(body, "cwd", 4096, &cwd, e))
 		goto bad;
 	if (!cwd || cwd[0] != '/') {
 		gf_err_set(e, "'cwd' must be an absolute directory path");
@@ -492,13 +560,13 @@ static int decode_submission(struct server *s, uid_t uid, json_t *body, struct s
 		gf_err_set(e, "a batch may hold at most %d jobs, this one has %zu", MAX_BATCH, n);
 		goto bad;
 	}
-	if (!(sub->env = env_blob(json_object_get(body, "env"), &sub->envlen, e)))
+	if (!(sub->env = env_blob(json_object_get(body, "env"), &sub->envlen, &envsize, e)))
 		goto bad;
 	sub->jobs = calloc(n, sizeof *sub->jobs);
 	if (!sub->jobs)
 		abort();
 	json_array_foreach(specs, i, item) {
-		sub->jobs[i] = spec_to_job(s, uid, item, cwd, e);
+		sub->jobs[i] = spec_to_job(s, uid, item, cwd, &envsize, e);
 		if (!sub->jobs[i]) {
 			if (n > 1)
 				gf_err_prefix(e, "job %zu of %zu", i + 1, n);
@@ -1039,18 +1107,30 @@ static const char *const update_fields[] = {
 static struct job *edited(struct server *s, uid_t uid, const struct job *old, json_t *set,
 			  struct gf_err *e)
 {
-	json_t *spec = spec_of(old);
+	json_t *spec;
 	const char *k;
 	json_t *v;
 	struct job *n;
+	struct gf_execsize envsize = { 0 };
+	char *env;
+	size_t len;
 
+	/* the job keeps its environment: count it for the execve limits (one
+	 * that cannot be read is reported when the job starts) */
+	if (!store_get_env(s->store, old->env_id, &env, &len, NULL)) {
+		for (size_t off = 0, l; off < len; off += l + 1)
+			if ((l = strnlen(env + off, len - off)) < len - off)
+				gf_execsize_env(&envsize, env + off, NULL);
+		free(env);
+	}
+	spec = spec_of(old);
 	json_object_foreach(set, k, v) {
 		if (json_is_null(v))
 			json_object_del(spec, k);
 		else
 			json_object_set(spec, k, v);
 	}
-	n = spec_to_job(s, uid, spec, old->cwd, e);
+	n = spec_to_job(s, uid, spec, old->cwd, &envsize, e);
 	json_decref(spec);
 	if (!n)
 		return NULL;

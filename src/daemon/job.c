@@ -1,9 +1,12 @@
 /* job.c — job records: allocation, state names, JSON conversion. */
 #include "job.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "bytes.h"
 
 static const char *const state_names[JS_NSTATES] = {
 	"Queued", "Hold", "Running", "Finished", "Failed", "Cancelled", "Timeout",
@@ -103,14 +106,14 @@ json_t *strv_to_json(char *const *v)
 	json_t *a = json_array();
 
 	for (size_t i = 0; v && v[i]; i++)
-		json_array_append_new(a, json_string(v[i]));
+		json_array_append_new(a, gf_cstr_json(v[i]));
 	return a;
 }
 
 char **strv_from_json(json_t *a, struct gf_err *e, const char *what)
 {
 	size_t n, i;
-	char **v;
+	char **v, item[64];
 
 	if (!json_is_array(a)) {
 		gf_err_set(e, "'%s' must be an array of strings", what);
@@ -121,26 +124,42 @@ char **strv_from_json(json_t *a, struct gf_err *e, const char *what)
 	if (!v)
 		abort();
 	for (i = 0; i < n; i++) {
-		json_t *s = json_array_get(a, i);
-
-		if (!json_is_string(s)) {
+		snprintf(item, sizeof item, "'%s' item %zu", what, i);
+		v[i] = gf_cstr_from_json(json_array_get(a, i), item, e);
+		if (!v[i]) {
 			strv_free(v);
-			gf_err_set(e, "'%s' item %zu must be a string", what, i);
 			return NULL;
 		}
-		if (strlen(json_string_value(s)) != json_string_length(s)) {
-			strv_free(v);
-			gf_err_set(e, "'%s' item %zu contains a NUL byte", what, i);
-			return NULL;
-		}
-		v[i] = strdup(json_string_value(s));
 	}
 	return v;
 }
 
+/* Text (names, reasons): a string; bytes that are not UTF-8, which only
+ * a message quoting a path can hold, are shown escaped. */
 static json_t *str_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	char *esc;
+	size_t n;
+	json_t *v;
+
+	if (!s)
+		return json_null();
+	if (gf_utf8_valid(s, strlen(s)))
+		return json_string(s);
+	n = gf_escape(NULL, 0, s, strlen(s), 0) + 1;
+	esc = malloc(n);
+	if (!esc)
+		abort();
+	gf_escape(esc, n, s, strlen(s), 0);
+	v = json_string(esc);
+	free(esc);
+	return v;
+}
+
+/* A byte string (path): exact, in the form of bytes.h. */
+static json_t *bytes_or_null(const char *s)
+{
+	return s ? gf_cstr_json(s) : json_null();
 }
 
 static json_t *pos_or_null(int64_t v)
@@ -218,9 +237,9 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "command"))
 		json_object_set_new(o, "command", strv_to_json(j->argv));
 	if (want(only, "script"))
-		json_object_set_new(o, "script", str_or_null(j->script));
+		json_object_set_new(o, "script", bytes_or_null(j->script));
 	if (want(only, "cwd"))
-		json_object_set_new(o, "cwd", str_or_null(j->cwd));
+		json_object_set_new(o, "cwd", bytes_or_null(j->cwd));
 	if (want(only, "env_id"))
 		json_object_set_new(o, "env_id", json_integer(j->env_id));
 	if (want(only, "gpus"))
@@ -304,6 +323,15 @@ static char *get_str(json_t *o, const char *k)
 	return json_is_string(v) ? strdup(json_string_value(v)) : NULL;
 }
 
+/* A byte string in either form (old rows hold plain strings); NULL when
+ * absent or unreadable. */
+static char *get_bytes(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return v && !json_is_null(v) ? gf_cstr_from_json(v, k, NULL) : NULL;
+}
+
 static int64_t get_int(json_t *o, const char *k)
 {
 	json_t *v = json_object_get(o, k);
@@ -346,8 +374,8 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->uid = (uid_t)get_int(o, "uid");
 	j->project = get_str(o, "project");
 	j->reason = get_str(o, "reason");
-	j->script = get_str(o, "script");
-	j->cwd = get_str(o, "cwd");
+	j->script = get_bytes(o, "script");
+	j->cwd = get_bytes(o, "cwd");
 	j->env_id = get_int(o, "env_id");
 	j->gpus = (int)get_int(o, "gpus");
 	j->shared = json_is_true(json_object_get(o, "shared"));

@@ -15,6 +15,7 @@
 
 #include "batch.h"
 #include "command.h"
+#include "execlimit.h"
 
 #define NOW ((time_t)1700000000)
 
@@ -52,7 +53,7 @@ static void write_file(const char *name, const char *text, int mode)
 static struct batch_ctx ctx_of(const char *conda)
 {
 	static char *env[] = { "HOME=/home/alice", "PATH=/usr/bin", NULL };
-	struct batch_ctx c = { NOW, NULL, NULL, env };
+	struct batch_ctx c = { NOW, NULL, NULL, env, 0, 0 };
 
 	c.cwd = tmpdir;
 	c.conda_env = conda;
@@ -918,6 +919,151 @@ static void test_set_fields_and_dry_run_text(void **state)
 	batch_opts_free(&o);
 }
 
+/* ---------- bytes, limits, conda ---------- */
+
+static const char *b64_of(json_t *v)
+{
+	assert_true(json_is_object(v));
+	return json_string_value(json_object_get(v, "base64"));
+}
+
+static void test_bytes_are_sent_exactly(void **state)
+{
+	static char *env[] = { "FOO=\xe9t\xe9", "PATH=/usr/bin", NULL };
+	struct batch_ctx ctx = ctx_of(NULL);
+	struct batch_opts o;
+	struct gf_err e;
+	json_t *body, *cmd;
+
+	(void)state;
+	ctx.env = env;
+	ctx.cwd = "/w/\xff";
+	assert_int_equal(PARSE(&o, &e, "--", "printf", "[%s]\\n", "\xff\xfe",
+	    "second"), 0);
+	body = batch_request(&o, &ctx, &e);
+	assert_non_null(body);
+	cmd = json_object_get(only_spec(body), "command");
+	assert_int_equal(json_array_size(cmd), 4);
+	assert_string_equal(json_string_value(json_array_get(cmd, 1)), "[%s]\\n");
+	assert_string_equal(b64_of(json_array_get(cmd, 2)), "//4=");
+	assert_string_equal(json_string_value(json_array_get(cmd, 3)), "second");
+	assert_string_equal(b64_of(json_array_get(json_object_get(body, "env"),
+	    0)), "Rk9PPel06Q==");
+	assert_string_equal(json_string_value(json_array_get(
+	    json_object_get(body, "env"), 1)), "PATH=/usr/bin");
+	assert_string_equal(b64_of(json_object_get(body, "cwd")), "L3cv/w==");
+	json_decref(body);
+	batch_opts_free(&o);
+
+	/* a program name that is not text: an escaped default name */
+	assert_int_equal(PARSE(&o, &e, "/opt/\x1b[2Jrun\xff"), 0);
+	body = batch_request(&o, &ctx, &e);
+	assert_string_equal(spec_str(only_spec(body), "name"), "\\e[2Jrun\\xff");
+	json_decref(body);
+	batch_opts_free(&o);
+
+	/* names, projects and sweep values are text */
+	assert_int_equal(PARSE(&o, &e, "-J", "n\xff", "x"), EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "not UTF-8"));
+	batch_opts_free(&o);
+	assert_int_equal(PARSE(&o, &e, "-P", "p\xc2\x9b", "x"), EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "control characters"));
+	batch_opts_free(&o);
+	assert_int_equal(PARSE(&o, &e, "--param", "k=a,\xff", "x"), EXIT_USAGE);
+	assert_non_null(strstr(e.msg, "sweep value '\xff' of 'k' is not UTF-8"));
+	batch_opts_free(&o);
+}
+
+static void test_exec_limits_checked_before_sending(void **state)
+{
+	struct batch_ctx ctx = ctx_of(NULL);
+	struct batch_opts o;
+	struct gf_err e;
+	json_t *body;
+	char *big = malloc(200000), *args[5001];
+	int i;
+
+	(void)state;
+	memset(big, 'x', 199999);
+	big[199999] = '\0';
+	ctx.arg_max = 2 * 1024 * 1024;
+	assert_int_equal(PARSE(&o, &e, "echo", "ok", big), 0);
+	assert_null(batch_request(&o, &ctx, &e));
+	assert_non_null(strstr(e.msg, "argument 2 ('xxxx"));
+	assert_non_null(strstr(e.msg, "199999 bytes"));
+	assert_non_null(strstr(e.msg, "MAX_ARG_STRLEN"));
+	batch_opts_free(&o);
+	/* a sweep value can make one job too big */
+	big[16] = '\0';
+	ctx.arg_max = 20000;
+	assert_int_equal(PARSE(&o, &e, "--param", "k=a,aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	    "echo", "{k}{k}"), 0);
+	body = batch_request(&o, &ctx, &e);
+	assert_non_null(body);
+	json_decref(body);
+	ctx.arg_max = GF_EXEC_RESERVE + 100;
+	body = batch_request(&o, &ctx, &e);
+	assert_null(body);
+	assert_non_null(strstr(e.msg, "ARG_MAX"));
+	batch_opts_free(&o);
+	/* 5000 small arguments are fine */
+	ctx.arg_max = 2 * 1024 * 1024;
+	args[0] = "gbatch";
+	args[1] = "true";
+	for (i = 2; i < 5001; i++)
+		args[i] = "12345";
+	assert_int_equal(batch_parse(5001, args, &ctx, &o, &e), 0);
+	body = batch_request(&o, &ctx, &e);
+	assert_non_null(body);
+	assert_int_equal(json_array_size(json_object_get(only_spec(body),
+	    "command")), 5000);
+	json_decref(body);
+	batch_opts_free(&o);
+	free(big);
+}
+
+static void test_conda_needs_conda(void **state)
+{
+	struct batch_ctx ctx = ctx_of("myenv");
+	struct batch_opts o;
+	struct gf_err e;
+	json_t *body;
+	char path[600], bin[300];
+
+	(void)state;
+	ctx.no_conda = 1;
+	/* explicit: refused at submission */
+	assert_int_equal(PARSE(&o, &e, "--conda-env", "other", "python"),
+	    EXIT_FAIL);
+	assert_non_null(strstr(e.msg, "conda not found for --conda-env other"));
+	batch_opts_free(&o);
+	write_file("cd.sh", "#!/bin/sh\n# GFLOW --conda-env envd\necho\n",
+	    0755);
+	assert_int_equal(PARSE(&o, &e, "cd.sh"), EXIT_FAIL);
+	assert_non_null(strstr(e.msg, "conda not found for --conda-env envd"));
+	batch_opts_free(&o);
+	/* implicit $CONDA_DEFAULT_ENV: skipped, and said so */
+	assert_int_equal(PARSE(&o, &e, "python", "x.py"), 0);
+	assert_int_equal(o.conda_default, -1);
+	body = batch_request(&o, &ctx, &e);
+	assert_null(json_object_get(only_spec(body), "conda_env"));
+	json_decref(body);
+	batch_opts_free(&o);
+
+	/* where conda is found */
+	assert_false(batch_conda_available(NULL, NULL));
+	snprintf(bin, sizeof bin, "%s/bin", tmpdir);
+	mkdir(bin, 0755);
+	snprintf(path, sizeof path, "/nonexistent::%s", bin);
+	assert_false(batch_conda_available(path, "/nonexistent/conda"));
+	write_file("bin/conda", "#!/bin/sh\n", 0644);	/* not executable */
+	assert_false(batch_conda_available(path, NULL));
+	write_file("bin/conda", "#!/bin/sh\n", 0755);
+	assert_true(batch_conda_available(path, NULL));
+	snprintf(path, sizeof path, "%s/bin/conda", tmpdir);
+	assert_true(batch_conda_available("/nonexistent", path));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -931,6 +1077,9 @@ int main(void)
 		cmocka_unit_test(test_options_stop_at_command),
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_conda_default),
+		cmocka_unit_test(test_bytes_are_sent_exactly),
+		cmocka_unit_test(test_exec_limits_checked_before_sending),
+		cmocka_unit_test(test_conda_needs_conda),
 		cmocka_unit_test(test_script_detection),
 		cmocka_unit_test(test_directives_both_forms),
 		cmocka_unit_test(test_directive_errors),

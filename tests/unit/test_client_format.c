@@ -630,6 +630,101 @@ static void test_table_formats(void **state)
 	assert_int_equal(utf8_width("├─2"), 3);
 }
 
+/* ---------- user text on terminals ---------- */
+
+static void test_escaped_output(void **state)
+{
+	const char *h[] = { "NAME", "REASON" };
+	const char *r1[] = { "a\x1b]0;X\x07", "(SystemError: cannot run 'x\x1b[2J')" };
+	struct table *t = table_new(2, h);
+	struct sbuf b = { 0 };
+	json_t *j, *err;
+	char *s;
+
+	(void)state;
+	/* the one escape: C0, DEL, C1 and invalid bytes; backslash kept */
+	s = fmt_escaped("t\x1b[2J\x07\x7f\xc2\x9b\xff\\ \xc3\xa9");
+	assert_string_equal(s, "t\\e[2J\\a\\x7f\\xc2\\x9b\\xff\\ \xc3\xa9");
+	free(s);
+	s = fmt_escaped(NULL);
+	assert_string_equal(s, "");
+	free(s);
+	/* shell words: exact for bash when they need escapes */
+	fmt_shell_word(&b, "\xff\xfe");
+	sbuf_addc(&b, ' ');
+	fmt_shell_word(&b, "it's\n");
+	sbuf_addc(&b, ' ');
+	fmt_shell_word(&b, "a\\b c");
+	assert_string_equal(sbuf_str(&b), "$'\\xff\\xfe' $'it\\'s\\n' 'a\\b c'");
+	sbuf_free(&b);
+	/* argv lines decode {"base64"} words */
+	j = J("[\"printf\",\"[%s]\\\\n\",{\"base64\":\"//4=\"},\"second\"]");
+	s = fmt_argv_line(j);
+	assert_string_equal(s, "printf '[%s]\\n' $'\\xff\\xfe' second");
+	free(s);
+	json_decref(j);
+	j = J("{\"cwd\":{\"base64\":\"L3f/\"},\"script\":null}");
+	s = fmt_bytes_field(j, "cwd");
+	assert_string_equal(s, "/w\\xff");
+	free(s);
+	assert_null(fmt_bytes_field(j, "script"));
+	json_decref(j);
+	/* tables: text and CSV escaped, JSON exact */
+	table_add_row(t, r1);
+	s = table_render(t, TABLE_TEXT);
+	assert_null(strchr(s, '\x1b'));
+	assert_non_null(strstr(s, "a\\e]0;X\\a  (SystemError: cannot run 'x\\e[2J')"));
+	free(s);
+	s = table_render(t, TABLE_CSV);
+	assert_null(strchr(s, '\x1b'));
+	assert_non_null(strstr(s, "a\\e]0;X\\a,"));
+	free(s);
+	s = table_render(t, TABLE_JSON);
+	assert_non_null(strstr(s, "a\\u001B]0;X\\u0007"));
+	free(s);
+	table_free(t);
+	/* gjob show */
+	j = J("{\"id\":3,\"name\":\"n\\u001b[2J\",\"command\":[\"echo\","
+	    "\"\\u001b]0;X\\u0007\"],\"cwd\":\"/w\"}");
+	s = job_show_text(j);
+	assert_null(strchr(s, '\x1b'));
+	assert_non_null(strstr(s, "Name=n\\e[2J\n"));
+	assert_non_null(strstr(s, "Command=echo $'\\e]0;X\\a'\n"));
+	free(s);
+	json_decref(j);
+	/* errors of a change request name the job once */
+	err = J("{\"id\":1,\"error\":\"job 1 has already ended (Finished)\"}");
+	fmt_job_error(&b, err, "failed");
+	assert_string_equal(sbuf_str(&b), "job 1 has already ended (Finished)");
+	sbuf_free(&b);
+	json_decref(err);
+	err = J("{\"id\":12,\"error\":\"job 1 is a parent\"}");
+	fmt_job_error(&b, err, "failed");
+	assert_string_equal(sbuf_str(&b), "job 12: job 1 is a parent");
+	sbuf_free(&b);
+	json_decref(err);
+	err = J("{\"id\":5,\"error\":\"already ended\"}");
+	fmt_job_error(&b, err, "failed");
+	assert_string_equal(sbuf_str(&b), "job 5: already ended");
+	sbuf_free(&b);
+	json_decref(err);
+	err = J("{\"id\":5}");
+	fmt_job_error(&b, err, "cannot cancel");
+	assert_string_equal(sbuf_str(&b), "job 5: cannot cancel");
+	sbuf_free(&b);
+	json_decref(err);
+	err = J("{\"id\":\"@~9\",\"error\":\"'@~9' names no job: you have 2\"}");
+	fmt_job_error(&b, err, "failed");
+	assert_string_equal(sbuf_str(&b), "'@~9' names no job: you have 2");
+	sbuf_free(&b);
+	json_decref(err);
+	err = J("{\"id\":3,\"error\":\"--gpus 3: \\u001b only 2\"}");
+	fmt_job_error(&b, err, "failed");
+	assert_string_equal(sbuf_str(&b), "job 3: --gpus 3: \\e only 2");
+	sbuf_free(&b);
+	json_decref(err);
+}
+
 /* ---------- option scanner ---------- */
 
 static void test_opt_scanner(void **state)
@@ -929,6 +1024,7 @@ int main(void)
 		cmocka_unit_test(test_job_show),
 		cmocka_unit_test(test_last_lines),
 		cmocka_unit_test(test_table_formats),
+		cmocka_unit_test(test_escaped_output),
 		cmocka_unit_test(test_opt_scanner),
 		cmocka_unit_test(test_http_parse),
 		cmocka_unit_test(test_http_socket_path_and_not_running),

@@ -67,16 +67,12 @@ def test_too_much_in_total_is_refused(gflow):
 
 
 def test_accepted_jobs_also_start(gflow_exec):
-    """Needs the runner change that passes argv through the run directory;
-    until it lands, the old failures at start are reported as xfail."""
+    """The runner reads the job's argv from its run directory: no command
+    line of tmux's or the runner's limits what was accepted."""
     g = gflow_exec
     g.start()
     many = g.submit("--", "sh", "-c", 'test "$#" = 5000', "sh", *[str(i) for i in range(1, 5001)])
     long = g.submit("--", "sh", "-c", 'test "${#1}" = 16384', "sh", "x" * 16384)
     for jid in (many, long):
         j = g.wait_state(jid, {"Finished", "Failed"})
-        old = ("too many arguments" in (j["reason"] or "") or "tmux new-session failed"
-               in (j["reason"] or ""))
-        if j["state"] != "Finished" and old:
-            pytest.xfail(f"job {jid} failed at start as before the runner change: {j['reason']}")
         assert j["state"] == "Finished", j

@@ -9,7 +9,6 @@ through its run directory instead of the runner's and tmux's command
 lines); these tests assert acceptance only."""
 import os
 
-import pytest
 
 
 def submission(g, command, env=None):

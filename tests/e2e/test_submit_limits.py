@@ -4,11 +4,10 @@ argument or variable over MAX_ARG_STRLEN, or argv + environment over ARG_MAX
 message naming the problem; what fits is accepted, 5000 small arguments
 and a 16 KB one included.
 
-That accepted jobs also *start* is the runner's side (the job's argv goes
+That accepted jobs also *start* is the runner's side: the job's argv goes
 through its run directory instead of the runner's and tmux's command
-lines); these tests assert acceptance only."""
+lines."""
 import os
-
 
 
 def submission(g, command, env=None):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-O2"]
-CASES = ["submit", "latency", "queue", "sched", "array", "daemon"]
+CASES = ["submit", "latency", "tmux", "queue", "sched", "array", "daemon"]
 
 
 # ---- small helpers ---------------------------------------------------------
@@ -291,7 +291,8 @@ class Daemon:
             self.stop()
         finally:
             if self.executor == "tmux":
-                subprocess.run(["tmux", "kill-server"], env=self.env, capture_output=True)
+                subprocess.run(["tmux", "-S", str(self.runtime / "gflow" / "tmux.sock"), "kill-server"],
+                               env=self.env, capture_output=True)
             kill_tagged(self.tag)
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -639,6 +640,32 @@ def case_latency(b):
 
 
 # ---- case 3: listing --------------------------------------------------------
+
+def case_tmux(b):
+    """Back-to-back short jobs under the tmux executor: none may fail (issue 9
+    fault 3: the tmux server's exit raced the next job's start)."""
+    if not shutil.which("tmux"):
+        b.rows.append({"case": "tmux", "label": "short jobs under tmux", "samples": None,
+                       "note": "tmux not installed"})
+        return
+    n = b.n(1000, 100)
+    failed, rates = [], []
+    for _ in range(max(1, b.runs // 5)):
+        d = Daemon(b, "tmux")
+        try:
+            d.start()
+            t0 = time.perf_counter()
+            shell_loop(n, [str(b.build / "gbatch"), "--", "sh", "-c", "sleep 0.05"], d.env, d.dir)
+            d.wait_idle(timeout=900)
+            rates.append(n / (time.perf_counter() - t0))
+            st, body = d.api("GET", "/jobs?users=all")
+            failed.append(sum(1 for j in body["jobs"] if j["state"] != "Finished"))
+        finally:
+            d.close()
+    b.row("tmux", f"{n} back-to-back `gbatch -- sh -c 'sleep 0.05'`, tmux executor: jobs not Finished",
+          "jobs", failed, target=("<=", 0))
+    b.row("tmux", "the same: jobs run per second (submit to all ended)", "jobs/s", rates, higher=True)
+
 
 def case_queue(b):
     sizes = [1000, 10000, 100000] if not b.quick else [1000, 10000]

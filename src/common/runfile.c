@@ -444,3 +444,22 @@ int proc_start_ticks(pid_t pid, unsigned long long *ticks)
 {
 	return proc_stat_field(pid, 22, ticks);
 }
+
+char proc_state(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}

@@ -65,6 +65,10 @@ int runfile_open_dir(const char *dir, int nofollow);
  * errno set when the process is gone or the field is not a number. */
 int proc_stat_field(pid_t pid, int field, unsigned long long *value);
 int proc_start_ticks(pid_t pid, unsigned long long *ticks);
+/* The state letter of /proc/<pid>/stat ('R', 'S', 'T' stopped, 'Z' a
+ * zombie: gone, only not yet waited for), or 0 when there is no such
+ * process. */
+char proc_state(pid_t pid);
 
 /* dir/name.tmp, fsync, rename over dir/name, fsync dir. Mode 0600. The
  * directory itself may be a link (the data directory a user moved); name

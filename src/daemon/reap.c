@@ -327,26 +327,6 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 
 /* ---- the backstop -------------------------------------------------------- */
 
-/* The state letter of /proc/<pid>/stat ('T' stopped), or 0. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 /* Does the job have a process besides its runner? */
 static bool job_has_work(struct server *s, const struct job *j)
 {

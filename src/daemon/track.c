@@ -522,13 +522,19 @@ static struct job *marked_job(struct server *s, pid_t pid)
 	return found;
 }
 
+/* The process is the one that had these start ticks, and not a zombie. */
+static bool still(pid_t pid, unsigned long long ticks)
+{
+	unsigned long long now;
+
+	return proc_start_ticks(pid, &now) == 0 && now == ticks && proc_state(pid) != 'Z';
+}
+
 static bool seen_has(const struct tracker *t, const struct job *j, pid_t pid)
 {
-	unsigned long long ticks;
-
 	for (size_t i = 0; i < t->nseen; i++)
 		if (t->seen[i].pid == pid && t->seen[i].job == j->id)
-			return proc_start_ticks(pid, &ticks) == 0 && ticks == t->seen[i].ticks;
+			return still(pid, t->seen[i].ticks);
 	return false;
 }
 
@@ -552,7 +558,7 @@ static bool runner_alive(const struct job *j)
 	unsigned long long ticks;
 
 	return j->runner_pid > 0 && proc_start_ticks(j->runner_pid, &ticks) == 0 &&
-	       (!j->runner_ticks || ticks == j->runner_ticks);
+	       (!j->runner_ticks || ticks == j->runner_ticks) && proc_state(j->runner_pid) != 'Z';
 }
 
 /* Session way: the runner (while alive), its descendants, its session
@@ -574,7 +580,7 @@ static void session_pids(struct server *s, const struct job *j, struct pids *out
 		unsigned long long sid;
 		pid_t pid = (pid_t)atoi(d->d_name);
 
-		if (pid <= 0 || pid == getpid() || pid == j->runner_pid)
+		if (pid <= 0 || pid == getpid() || pid == j->runner_pid || proc_state(pid) == 'Z')
 			continue;
 		if (seen_has(&s->track, j, pid) || marked_job(s, pid) == j ||
 		    (alive && j->executor == EXEC_PROCESS && proc_stat_field(pid, 6, &sid) == 0 &&
@@ -790,12 +796,9 @@ void track_observe(struct server *s)
 	if (s->track.method != TRACK_SESSION || !(dp = opendir("/proc")))
 		return;
 	/* Entries of processes that are gone go first. */
-	for (size_t i = 0; i < s->track.nseen; i++) {
-		unsigned long long ticks;
-
-		if (proc_start_ticks(s->track.seen[i].pid, &ticks) == 0 && ticks == s->track.seen[i].ticks)
+	for (size_t i = 0; i < s->track.nseen; i++)
+		if (still(s->track.seen[i].pid, s->track.seen[i].ticks))
 			s->track.seen[k++] = s->track.seen[i];
-	}
 	s->track.nseen = k;
 	while ((d = readdir(dp))) {
 		pid_t pid = (pid_t)atoi(d->d_name);

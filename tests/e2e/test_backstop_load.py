@@ -1,54 +1,23 @@
 """Runners killed and stopped at random under load (issue 9): never two
 exclusive jobs on one GPU, and no process left once every job has ended.
 
-The judge is the fake NVML itself, loaded into this test process: with
-`env_procs` it lists, like a real driver, every live process using a GPU
-(here: every process whose environment holds FAKE_GPU_MB, on the GPUs of its
-CUDA_VISIBLE_DEVICES). A sampler asks it over and over which processes are on
-each GPU and maps them to their jobs; a second thread kills (SIGKILL) or stops
-(SIGSTOP) the runners of running jobs at random.
+The judge is the fake NVML itself: with `env_procs` it lists, like a real
+driver, every live process using a GPU (here: every process whose environment
+holds FAKE_GPU_MB_<test tag>, on the GPUs of its CUDA_VISIBLE_DEVICES). `nvml_watch`
+(tests/fake-nvml) loads it the way gflowd does and prints which processes are
+on each GPU, over and over; the test maps them to their jobs. A second thread
+kills (SIGKILL) or stops (SIGSTOP) the runners of running jobs at random.
 """
-import ctypes
 import os
 import random
 import signal
+import subprocess
 import threading
 import time
 
 import pytest
 
 from conftest import SLOW, pids_with
-
-
-class ProcInfo(ctypes.Structure):
-    _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong),
-                ("gpuInstanceId", ctypes.c_uint), ("computeInstanceId", ctypes.c_uint)]
-
-
-class Nvml:
-    """The fake driver, called the way gflowd calls it."""
-
-    def __init__(self, build):
-        self.lib = ctypes.CDLL(str(build / "tests/fake-nvml/libnvidia-ml.so.1"))
-        assert self.lib.nvmlInit_v2() == 0
-        self.lock = threading.Lock()
-
-    def pids_on(self, gpu):
-        with self.lock:
-            handle = ctypes.c_void_p()
-            assert self.lib.nvmlDeviceGetHandleByIndex_v2(gpu, ctypes.byref(handle)) == 0
-            for _ in range(5):
-                count = ctypes.c_uint(0)
-                self.lib.nvmlDeviceGetComputeRunningProcesses_v3(handle, ctypes.byref(count), None)
-                infos = (ProcInfo * max(count.value, 1))()
-                count = ctypes.c_uint(len(infos))
-                rc = self.lib.nvmlDeviceGetComputeRunningProcesses_v3(handle, ctypes.byref(count), infos)
-                if rc == 0:
-                    return [infos[i].pid for i in range(count.value)]
-            return []
-
-    def close(self):
-        self.lib.nvmlShutdown()
 
 
 def job_of(pid):
@@ -63,32 +32,35 @@ def job_of(pid):
 
 
 @pytest.mark.parametrize("executor", ["process", "tmux"])
-def test_random_runner_kills_and_stops_never_share_a_gpu_nor_leave_a_process(gflow, monkeypatch, executor):
+def test_random_runner_kills_and_stops_never_share_a_gpu_nor_leave_a_process(gflow, executor):
     g = gflow
     ngpus, njobs = 2, 16
-    g.set_scenario("".join(f"gpu {i}\n" for i in range(ngpus)) + "env_procs FAKE_GPU_MB\n")
+    # The variable is this test's own: a test beside it must not see our
+    # processes on its GPUs (nor we its).
+    var = f"FAKE_GPU_MB_{g.tag}"
+    g.set_scenario("".join(f"gpu {i}\n" for i in range(ngpus)) + f"env_procs {var}\n")
     g.env["GFLOW_EXECUTOR__TYPE"] = executor
     g.env["GFLOW_DAEMON__GPU_POLL_INTERVAL_SECS"] = "1"
-    monkeypatch.setenv("FAKE_NVML_SCENARIO", str(g.scenario))
-    nvml = Nvml(g.build)
     g.start()
+    watch = subprocess.Popen([str(g.build / "tests/fake-nvml/nvml_watch"), "10"], env=g.env,
+                             stdout=subprocess.PIPE, text=True)
     # Each job: a process on its GPU that ignores SIGTERM, and one that left
     # its session; some end by themselves, some are cut short below.
     job = ("trap '' TERM; setsid sh -c 'trap \"\" TERM; sleep 2' & "
            "sleep $(( ($GFLOW_JOB_ID % 3) + 1 )); wait")
-    ids = [g.submit("--gpus", "1", "--", "sh", "-c", job, env={"FAKE_GPU_MB": "100"})
+    ids = [g.submit("--gpus", "1", "--", "sh", "-c", job, env={var: "100"})
            for _ in range(njobs)]
 
     violations, seen, stop = [], set(), threading.Event()
 
     def sample():
-        while not stop.is_set():
-            for gpu in range(ngpus):
-                owners = {job_of(p) for p in nvml.pids_on(gpu)} - {None}
+        for line in watch.stdout:
+            for field in line.split():
+                gpu, _, pids = field.partition(":")
+                owners = {job_of(int(p)) for p in pids.split(",") if p} - {None}
                 seen.update(owners)
                 if len(owners) > 1:
                     violations.append((time.time(), gpu, sorted(owners)))
-            time.sleep(0.01)
 
     def chaos():
         rng = random.Random(9)
@@ -116,12 +88,13 @@ def test_random_runner_kills_and_stops_never_share_a_gpu_nor_leave_a_process(gfl
             time.sleep(0.1)
     finally:
         stop.set()
+        watch.kill()
+        watch.wait()
         for t in threads:
             t.join()
-        nvml.close()
     assert not violations, violations[:5]
     assert len(seen) >= njobs // 2, seen      # the judge did see the jobs on their GPUs
-    assert not pids_with(f"GFLOW_E2E_TAG={g.tag}", "FAKE_GPU_MB=100")
+    assert not pids_with(f"GFLOW_E2E_TAG={g.tag}", f"{var}=100")
     for j in jobs:
         assert j["state"] == "Finished" or (j["reason"] or "").startswith("SystemError:") \
             or j["state"] == "Timeout", j

@@ -2,12 +2,13 @@
  * --config and completion scripts. */
 #include "command.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "config.h"
 #include "util.h"
+
+extern char **environ;
 
 int cmd_fail(const char *prog, const struct gf_err *e)
 {
@@ -40,9 +41,12 @@ int cmd_version(void)
 
 int cmd_check_config(const char *path, struct gf_err *e)
 {
-	if (access(path, R_OK) < 0)
-		return gf_err_set(e, "cannot read config file '%s': %s", path,
-		    strerror(errno));
+	struct gf_config cfg;
+
+	/* Read as the daemon reads it: a typo is reported, not ignored. */
+	if (gf_config_load(path, environ, &cfg, e) < 0)
+		return -1;
+	gf_config_free(&cfg);
 	return 0;
 }
 

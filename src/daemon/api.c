@@ -1434,6 +1434,9 @@ static void on_tcp(struct evhttp_request *req, void *arg)
 	route(req, arg, false);
 }
 
+/* The Unix socket belongs to the daemon that holds the socket lock
+ * (loop.c takes it before this runs): only that daemon binds or removes
+ * the socket file. */
 static int listen_unix(struct server *s, struct gf_err *e)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -1441,11 +1444,13 @@ static int listen_unix(struct server *s, struct gf_err *e)
 
 	if (strlen(s->paths.socket) >= sizeof sa.sun_path)
 		return gf_err_set(e, "socket path too long: %s", s->paths.socket);
+	if (s->sock_lock_fd < 0)
+		return gf_err_set(e, "%s is not ours to bind (no socket lock)", s->paths.socket);
 	strcpy(sa.sun_path, s->paths.socket);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return gf_err_set(e, "socket: %s", strerror(errno));
-	unlink(s->paths.socket);	/* stale: we hold the daemon lock */
+	unlink(s->paths.socket);	/* stale: we hold the socket lock */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 512) < 0) {
 		gf_err_set(e, "cannot listen on %s: %s", s->paths.socket, strerror(errno));
 		close(fd);
@@ -1512,5 +1517,8 @@ void api_close(struct server *s)
 		evhttp_free(s->http_unix);
 	if (s->http_tcp)
 		evhttp_free(s->http_tcp);
-	unlink(s->paths.socket);
+	/* Only the owner removes the socket: a daemon refused at start must
+	 * not take it from the one that serves it. */
+	if (s->sock_lock_fd >= 0)
+		unlink(s->paths.socket);
 }

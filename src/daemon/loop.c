@@ -70,32 +70,56 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(s->base, NULL);
 }
 
-/* The lock file: flock'ed for the daemon's whole life, holding its pid and
- * start time so that clients can tell a live daemon from a stale file. */
-static int take_lock(struct server *s, struct gf_err *e)
-{
-	char buf[128];
-	unsigned long long ticks = 0;
-	int fd = s->inherited[2] >= 0 ? s->inherited[2] : open(s->paths.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	int n;
+/* ---- locks --------------------------------------------------------------
+ *
+ * Two flock'ed files, held for the daemon's whole life and carried across a
+ * reload: the data lock (one daemon per data directory; it holds our pid
+ * and start time, which is how clients tell a live daemon from a stale
+ * file) and the socket lock beside the socket (one daemon per socket: only
+ * its holder binds or removes the socket file). */
 
-	if (s->inherited[2] >= 0)
-		fcntl(fd, F_SETFD, FD_CLOEXEC);	/* the lock came with us across exec */
+static int hold_lock(const char *path, int inherited, const char *text, int *out, int *holder, struct gf_err *e)
+{
+	char buf[GF_PATH_MAX + 64];
+	int fd = inherited >= 0 ? inherited : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	int n = (int)strlen(text);
+
 	if (fd < 0)
-		return gf_err_set(e, "cannot open %s: %s", s->paths.lock, strerror(errno));
+		return gf_err_set(e, "cannot open %s: %s", path, strerror(errno));
+	fcntl(fd, F_SETFD, FD_CLOEXEC);	/* an inherited one came with us across exec */
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		n = (int)pread(fd, buf, sizeof buf - 1, 0);
-		buf[n > 0 ? n : 0] = '\0';
+		int k = (int)pread(fd, buf, sizeof buf - 1, 0);
+
+		buf[k > 0 ? k : 0] = '\0';
+		*holder = atoi(buf);
 		close(fd);
-		return gf_err_set(e, "gflowd is already running (pid %d)", atoi(buf));
+		return -1;
 	}
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)n, 0) != n || fsync(fd) < 0) {
+		close(fd);
+		return gf_err_set(e, "cannot write %s: %s", path, strerror(errno));
+	}
+	*out = fd;
+	return 0;
+}
+
+static int take_locks(struct server *s, struct gf_err *e)
+{
+	char text[GF_PATH_MAX + 64];
+	unsigned long long ticks = 0;
+	int holder = 0;
+
+	e->msg[0] = '\0';
 	proc_start_ticks(getpid(), &ticks);
-	n = snprintf(buf, sizeof buf, "%d %llu\n", (int)getpid(), ticks);
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n || fsync(fd) < 0) {
-		close(fd);
-		return gf_err_set(e, "cannot write %s: %s", s->paths.lock, strerror(errno));
-	}
-	s->lock_fd = fd;
+	snprintf(text, sizeof text, "%d %llu\n", (int)getpid(), ticks);
+	if (hold_lock(s->paths.lock, s->inherited[2], text, &s->lock_fd, &holder, e))
+		return e->msg[0] ? -1 : gf_err_set(e, "gflowd is already running (pid %d)", holder);
+	snprintf(text, sizeof text, "%d %s\n", (int)getpid(), s->paths.data_dir);
+	if (hold_lock(s->paths.socket_lock, s->inherited[3], text, &s->sock_lock_fd, &holder, e))
+		return e->msg[0] ? -1
+				 : gf_err_set(e, "another gflowd (pid %d) serves %s: stop it first, or give this "
+						 "one its own runtime directory (XDG_RUNTIME_DIR or GFLOW_SOCKET)",
+					      holder, s->paths.socket);
 	return 0;
 }
 
@@ -144,17 +168,23 @@ static int find_runner(struct server *s, struct gf_err *e)
 	return 0;
 }
 
-/* --inherit UNIX,TCP,LOCK: what the daemon we replace left open for us. */
+/* --inherit UNIX,TCP,LOCK[,SOCKLOCK]: what the daemon we replace left
+ * open for us. */
 static int parse_inherit(struct server *s, struct gf_err *e)
 {
-	s->inherited[0] = s->inherited[1] = s->inherited[2] = -1;
+	int *in = s->inherited, n;
+
+	in[0] = in[1] = in[2] = in[3] = -1;
 	if (!s->opts.inherit)
 		return 0;
-	if (sscanf(s->opts.inherit, "%d,%d,%d", &s->inherited[0], &s->inherited[1], &s->inherited[2]) != 3 ||
-	    s->inherited[0] < 3 || s->inherited[1] < 3 || s->inherited[2] < 3)
-		return gf_err_set(e, "--inherit '%s': expected three file descriptors", s->opts.inherit);
+	n = sscanf(s->opts.inherit, "%d,%d,%d,%d", &in[0], &in[1], &in[2], &in[3]);
+	if (n < 3 || in[0] < 3 || in[1] < 3 || in[2] < 3 || (n == 4 && in[3] < 3)) {
+		in[0] = in[1] = in[2] = in[3] = -1;
+		return gf_err_set(e, "--inherit '%s': expected the file descriptors UNIX,TCP,LOCK,SOCKLOCK",
+				  s->opts.inherit);
+	}
 	for (int i = 0; i < 2; i++)
-		fcntl(s->inherited[i], F_SETFD, FD_CLOEXEC);
+		fcntl(in[i], F_SETFD, FD_CLOEXEC);
 	return 0;
 }
 
@@ -225,7 +255,7 @@ static void on_reexec(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	exe[n] = '\0';
-	snprintf(fds, sizeof fds, "%d,%d,%d", ufd, tfd, s->lock_fd);
+	snprintf(fds, sizeof fds, "%d,%d,%d,%d", ufd, tfd, s->lock_fd, s->sock_lock_fd);
 	argv = reload_argv(s, fds);
 	fprintf(stderr, "gflowd: reloading (jobs keep running)\n");
 	gpu_poller_stop(s->poller);
@@ -235,9 +265,10 @@ static void on_reexec(evutil_socket_t fd, short what, void *arg)
 	fcntl(ufd, F_SETFD, 0);
 	fcntl(tfd, F_SETFD, 0);
 	fcntl(s->lock_fd, F_SETFD, 0);
+	fcntl(s->sock_lock_fd, F_SETFD, 0);
 	execv(exe, argv);
 	/* The store is closed: nothing sensible is left but to stop. The
-	 * sockets and lock go with us; `gflowd start` brings a new one. */
+	 * sockets and locks go with us; `gflowd start` brings a new one. */
 	fprintf(stderr, "gflowd: reload: cannot run %s: %s\n", exe, strerror(errno));
 	_exit(1);
 }
@@ -264,7 +295,7 @@ static int setup(struct server *s, struct gf_err *e)
 	if (parse_inherit(s, e) || gf_paths_init(&s->paths, e) ||
 	    gf_config_load(s->opts.config_path, environ, &s->cfg, e))
 		return -1;
-	if (gf_paths_create(&s->paths, e) || take_lock(s, e) || find_runner(s, e) || load_token(s, e))
+	if (gf_paths_create(&s->paths, e) || take_locks(s, e) || find_runner(s, e) || load_token(s, e))
 		return -1;
 	umask(077);
 	s->uid = getuid();
@@ -341,7 +372,10 @@ static void teardown(struct server *s)
 		event_base_free(s->base);
 	store_close(s->store);
 	gf_config_free(&s->cfg);
-	if (s->lock_fd > 0)
+	/* The socket file is gone (api_close) before its lock is let go. */
+	if (s->sock_lock_fd >= 0)
+		close(s->sock_lock_fd);
+	if (s->lock_fd >= 0)
 		close(s->lock_fd);	/* releases the flock */
 }
 
@@ -352,8 +386,8 @@ int server_run(const struct daemon_opts *opts)
 	int rc = 0;
 
 	s.opts = *opts;
-	s.lock_fd = s.inotify_fd = s.unix_fd = -1;
-	s.inherited[0] = s.inherited[1] = s.inherited[2] = -1;
+	s.lock_fd = s.sock_lock_fd = s.inotify_fd = s.unix_fd = -1;
+	s.inherited[0] = s.inherited[1] = s.inherited[2] = s.inherited[3] = -1;
 	if (setup(&s, &e)) {
 		fprintf(stderr, "gflowd: %s\n", e.msg);
 		teardown(&s);

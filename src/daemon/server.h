@@ -33,7 +33,7 @@ struct daemon_opts {
 	const char *strategy;		/* --gpu-allocation-strategy */
 	int poll_interval;		/* --gpu-poll-interval-secs, 0 = config */
 	const char *hosting;		/* how it was started, for status */
-	const char *inherit;		/* --inherit UNIX,TCP,LOCK: fds of the daemon we replace */
+	const char *inherit;		/* --inherit UNIX,TCP,LOCK,SOCKLOCK: fds of the daemon we replace */
 };
 
 /* What the daemon knows about one GPU right now (gpustate.c). */
@@ -81,7 +81,8 @@ struct server {
 	struct evhttp *http_unix, *http_tcp;
 	struct evhttp_bound_socket *bound_unix, *bound_tcp;
 	int unix_fd;
-	int inherited[3];		/* unix, tcp, lock; -1 when not inherited */
+	int sock_lock_fd;		/* flock on paths.socket_lock: the socket is ours */
+	int inherited[4];		/* unix, tcp, lock, socket lock; -1 when not inherited */
 
 	/* Scheduling */
 	struct event *sched_ev;		/* coalesced pass, made active on events */

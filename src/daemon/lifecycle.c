@@ -16,10 +16,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "parse.h"
 #include "paths.h"
 #include "runfile.h"
 #include "server.h"
@@ -194,17 +196,21 @@ static const char *unit_path(const struct gf_paths *p, char *buf, size_t size)
 	return buf;
 }
 
-static bool systemd_usable(const struct gf_paths *p)
+/* Is there a systemd user manager we can talk to? */
+static bool user_manager(void)
 {
-	char unit[GF_PATH_MAX];
-	char *const argv[] = { "/usr/bin/env", "systemctl", "--user", "--quiet", "is-system-running", NULL };
+	char *const argv[] = { "/usr/bin/env", "systemctl", "--user", "show-environment", NULL };
 	struct gf_err e;
 	int st;
 
-	if (access(unit_path(p, unit, sizeof unit), R_OK) < 0)
-		return false;
-	return exec_spawn(argv, NULL, true, &st, &e) == 0 && WIFEXITED(st) &&
-	       (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 1);
+	return exec_spawn(argv, NULL, true, &st, &e) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static bool systemd_usable(const struct gf_paths *p)
+{
+	char unit[GF_PATH_MAX];
+
+	return access(unit_path(p, unit, sizeof unit), R_OK) == 0 && user_manager();
 }
 
 static bool have_tmux(void)
@@ -497,17 +503,44 @@ static void ask(const char *what, const char *def, char *out, size_t size, bool 
 	}
 }
 
+/* s as a TOML basic string, quotes included. */
+static void toml_quote(const char *s, char *out, size_t size)
+{
+	size_t n = 0;
+
+	out[n++] = '"';
+	for (; *s && n + 8 < size; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			n += (size_t)snprintf(out + n, size - n, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			n += (size_t)snprintf(out + n, size - n, "\\u%04x", ch);
+		else
+			out[n++] = (char)ch;
+	}
+	out[n++] = '"';
+	out[n] = '\0';
+}
+
 static int cmd_init(struct lc *c)
 {
-	char path[GF_PATH_MAX + 16], host[256], port[16], gpus[256], ex[32], strat[32], text[2048];
+	char def[GF_PATH_MAX + 16], dir[GF_PATH_MAX + 16], host[256], port[16], gpus[256], ex[32], strat[32];
+	char poll[16], poll_def[16], qhost[1600], qgpus[1600], text[4096], *slash, *end;
+	const char *path = c->opts.config_path;
 	struct stat st;
 	struct gf_err e;
-	struct gf_config check;
-	int n;
+	uint64_t mask;
+	long v;
+	int n, all;
 
-	snprintf(path, sizeof path, "%s/gflow.toml", c->paths.config_dir);
+	if (!path) {
+		snprintf(def, sizeof def, "%s/gflow.toml", c->paths.config_dir);
+		path = def;
+	}
 	if (!c->force && stat(path, &st) == 0)
 		return fail("%s exists already; use --force to overwrite it", path);
+	snprintf(poll_def, sizeof poll_def, "%d", c->opts.poll_interval ? c->opts.poll_interval : 10);
 	ask("host", c->host ? c->host : "localhost", host, sizeof host, c->yes);
 	ask("port", c->port ? c->port : "59000", port, sizeof port, c->yes);
 	ask("GPUs gflow may use (all, or e.g. 0,2 or 0-3)", c->opts.gpus ? c->opts.gpus : "all", gpus,
@@ -515,22 +548,47 @@ static int cmd_init(struct lc *c)
 	ask("executor (tmux or process)", c->executor ? c->executor : "tmux", ex, sizeof ex, c->yes);
 	ask("GPU allocation strategy (sequential or random)", c->opts.strategy ? c->opts.strategy : "sequential",
 	    strat, sizeof strat, c->yes);
+	ask("GPU poll interval in seconds", poll_def, poll, sizeof poll, c->yes);
+	/* Each answer checked on its own, so that the message names it. */
+	if (!*host)
+		return fail("%s", "--host: must not be empty");
+	v = strtol(port, &end, 10);
+	if (!*port || *end || v < 1 || v > 65535)
+		return fail("--port '%s': expected a port number, 1 to 65535", port);
+	if (gf_parse_gpu_spec(gpus, &mask, &all, &e))
+		return fail("--gpus: %s", e.msg);
+	if (strcmp(ex, "tmux") && strcmp(ex, "process"))
+		return fail("--executor '%s': expected tmux or process", ex);
+	if (strcmp(strat, "sequential") && strcmp(strat, "random"))
+		return fail("--gpu-allocation-strategy '%s': expected sequential or random", strat);
+	v = strtol(poll, &end, 10);
+	if (!*poll || *end || v < 1 || v > 3600)
+		return fail("--gpu-poll-interval-secs '%s': expected whole seconds, 1 or more", poll);
+	toml_quote(host, qhost, sizeof qhost);
+	toml_quote(gpus, qgpus, sizeof qgpus);
 	n = snprintf(text, sizeof text,
 		     "# gflow configuration (written by gflowd init)\n\n"
-		     "[daemon]\nhost = \"%s\"\nport = %s\n%s%s%s"
-		     "gpu_allocation_strategy = \"%s\"\ngpu_poll_interval_secs = 10\n\n"
+		     "[daemon]\nhost = %s\nport = %s\n%s%s%s"
+		     "gpu_allocation_strategy = \"%s\"\ngpu_poll_interval_secs = %ld\n\n"
 		     "[executor]\ntype = \"%s\"\n",
-		     host, port, strcmp(gpus, "all") ? "gpus = \"" : "# gpus = [0, 1]\n",
-		     strcmp(gpus, "all") ? gpus : "", strcmp(gpus, "all") ? "\"\n" : "", strat, ex);
-	if (gf_mkdir_p(c->paths.config_dir, 0700, &e) ||
-	    write_file_atomic(c->paths.config_dir, "gflow.toml", text, (size_t)n, &e))
+		     qhost, port, all ? "# gpus = [0, 1]\n" : "gpus = ", all ? "" : qgpus, all ? "" : "\n", strat,
+		     v, ex);
+	if (n < 0 || n >= (int)sizeof text)
+		return fail("%s", "the configuration is too long");
+	/* Check what we write the way the daemon will read it, before writing. */
+	if (gf_config_check_text(path, text, (size_t)n, &e))
 		return fail("%s", e.msg);
-	/* Check what we wrote the way the daemon will read it. */
-	if (gf_config_load(path, environ, &check, &e)) {
-		unlink(path);
+	snprintf(dir, sizeof dir, "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof dir, ".");
+	if (gf_mkdir_p(dir, 0700, &e) ||
+	    write_file_atomic(dir, slash ? path + (slash - dir) + 1 : path, text, (size_t)n, &e))
 		return fail("%s", e.msg);
-	}
-	gf_config_free(&check);
 	printf("Wrote %s\n", path);
 	return 0;
 }
@@ -546,12 +604,17 @@ static int cmd_service(struct lc *c, const char *what)
 	if (what && !strcmp(what, "uninstall")) {
 		if (unlink(unit) < 0 && errno != ENOENT)
 			return fail("cannot remove the unit: %s", strerror(errno));
-		exec_spawn(reload, NULL, true, &st, &e);
+		if (user_manager())
+			exec_spawn(reload, NULL, true, &st, &e);
 		printf("Removed %s\n", unit);
 		return 0;
 	}
 	if (!what || strcmp(what, "install"))
 		return fail("%s", "usage: gflowd service install|uninstall"), 2;
+	if (!user_manager())
+		return fail("%s", "there is no systemd user manager for this user ('systemctl --user' cannot reach "
+				  "one), so nothing was installed; start the daemon with 'gflowd up' (tmux or a "
+				  "detached process) instead");
 	if (self_exe(exe, sizeof exe))
 		return fail("%s", "cannot find my own executable");
 	snprintf(dir, sizeof dir, "%s", unit);
@@ -567,7 +630,10 @@ static int cmd_service(struct lc *c, const char *what)
 		     c->paths.data_dir, exe, exe);
 	if (gf_mkdir_p(dir, 0755, &e) || write_file_atomic(dir, "gflowd.service", text, (size_t)n, &e))
 		return fail("%s", e.msg);
-	exec_spawn(reload, NULL, true, &st, &e);
+	if (exec_spawn(reload, NULL, true, &st, &e) || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		unlink(unit);
+		return fail("%s", "systemctl --user daemon-reload failed, so the unit was removed again");
+	}
 	printf("Wrote %s\n(enable it at login with: systemctl --user enable gflowd)\n", unit);
 	return 0;
 }

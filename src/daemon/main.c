@@ -31,7 +31,8 @@ static const char usage[] =
 	"\n"
 	"options for init:\n"
 	"  --yes --force --host H --port P --gpus SPEC --executor tmux|process\n"
-	"  --gpu-allocation-strategy S\n";
+	"  --gpu-allocation-strategy S --gpu-poll-interval-secs N\n"
+	"  --config PATH                     the file to write (default as above)\n";
 
 int main(int argc, char **argv)
 {

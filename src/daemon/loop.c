@@ -1,6 +1,7 @@
-/* loop.c — the daemon's life: taking the lock, opening the store, loading
- * jobs, starting the GPU poller and the API, the one event loop, and a clean
- * shutdown. Running jobs are never stopped by any of this. */
+/* loop.c — the daemon's life: checking its config and options, taking the
+ * locks, opening the store, loading jobs, starting the GPU poller and the
+ * API, the one event loop, reload, and a clean shutdown. Running jobs are
+ * never stopped by any of this. */
 #include "server.h"
 
 #include <errno.h>

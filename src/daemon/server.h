@@ -136,8 +136,8 @@ void api_close(struct server *s);
 /* Decode and check a POST /jobs body as the API would, storing nothing
  * (the fuzz target's way in). */
 int api_check_request(struct server *s, uid_t uid, const char *data, size_t len, struct gf_err *e);
-/* Stop accepting (new connections wait in the backlog), and ask the open
- * ones to close after their answer; api_resume undoes it. */
+/* Stop accepting (new connections wait in the backlog); api_resume undoes
+ * it. While s->reloading, every answer says "Connection: close". */
 void api_pause(struct server *s);
 void api_resume(struct server *s);
 /* Connections accepted and not yet closed. */

@@ -4,6 +4,7 @@
  * change is committed to the store. */
 #include "server.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -11,9 +12,9 @@
 #include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
-#include <dirent.h>
 #include <math.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1558,8 +1559,19 @@ void api_resume(struct server *s)
 	set_listening(s, true);
 }
 
-/* Does fd hold a connection accepted on one of the listeners (same local
- * address, not itself listening)? */
+/* The local port of an INET or INET6 address, 0 for others. */
+static int local_port(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)a)->sin_port);
+	if (a->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+	return 0;
+}
+
+/* Does fd hold a connection accepted on one of the listeners: not itself
+ * listening, and the same local path (Unix) or port (TCP: a listener on a
+ * wildcard address accepts on the address the client reached)? */
 static bool accepted_on(int fd, const struct sockaddr_storage *ls, const socklen_t *llen, int n)
 {
 	struct sockaddr_storage a;
@@ -1569,11 +1581,16 @@ static bool accepted_on(int fd, const struct sockaddr_storage *ls, const socklen
 
 	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ilen) < 0 || listening)
 		return false;
+	memset(&a, 0, sizeof a);
 	if (getsockname(fd, (struct sockaddr *)&a, &alen) < 0)
 		return false;
-	for (int i = 0; i < n; i++)
-		if (alen == llen[i] && !memcmp(&a, &ls[i], alen))
+	for (int i = 0; i < n; i++) {
+		if (a.ss_family != ls[i].ss_family)
+			continue;
+		if (a.ss_family == AF_UNIX ? alen == llen[i] && !memcmp(&a, &ls[i], alen)
+					   : local_port(&a) == local_port(&ls[i]))
 			return true;
+	}
 	return false;
 }
 

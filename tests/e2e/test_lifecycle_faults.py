@@ -197,7 +197,8 @@ def slow_request(g, method, path, body=b"", pause=0.5):
         s.close()
 
 
-def test_reload_waits_for_a_request_in_flight(gflow):
+@pytest.mark.parametrize("over", ["unix", "tcp"])
+def test_reload_waits_for_a_request_in_flight(gflow, over):
     g = gflow
     g.start()
     out = {}
@@ -205,9 +206,12 @@ def test_reload_waits_for_a_request_in_flight(gflow):
     def reload():
         out["r"] = gflowd(g, "reload", timeout=60)
 
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(60)
-    s.connect(str(g.socket))
+    if over == "unix":
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(60)
+        s.connect(str(g.socket))
+    else:
+        s = socket.create_connection(("127.0.0.1", g.port), timeout=60)
     s.sendall(b"GET /health HTTP/1.1\r\nHost: gflowd\r\n")    # accepted, not yet whole
     t = threading.Thread(target=reload)
     t.start()

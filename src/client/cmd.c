@@ -2,14 +2,15 @@
  * --config and completion scripts. */
 #include "command.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "config.h"
 #include "format.h"
 #include "util.h"
+
+extern char **environ;
 
 /* Messages quote what the user or the daemon gave: escaped, one line. */
 int cmd_fail(const char *prog, const struct gf_err *e)
@@ -49,9 +50,12 @@ int cmd_version(void)
 
 int cmd_check_config(const char *path, struct gf_err *e)
 {
-	if (access(path, R_OK) < 0)
-		return gf_err_set(e, "cannot read config file '%s': %s", path,
-		    strerror(errno));
+	struct gf_config cfg;
+
+	/* Read as the daemon reads it: a typo is reported, not ignored. */
+	if (gf_config_load(path, environ, &cfg, e) < 0)
+		return -1;
+	gf_config_free(&cfg);
 	return 0;
 }
 

@@ -46,7 +46,9 @@ int cmd_usagef(const char *prog, const char *fmt, ...)
 int cmd_version(void);
 
 /* --config: the clients talk to the daemon's socket and need no setting
- * from the file, but a path that cannot be read is an error. */
+ * from the file, but it is read and checked like the daemon's (with the
+ * GFLOW_* variables): a file that cannot be read or holds a mistake is an
+ * error that names the file, line and key. */
 int cmd_check_config(const char *path, struct gf_err *e);
 
 /* gjob/gctl: a "--config PATH" or "--config=PATH" before the command is

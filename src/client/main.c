@@ -73,6 +73,18 @@ int main(int argc, char **argv)
 	c = find_command(base);
 	if (c && strcmp(base, c->alias) == 0)
 		return c->exec(argc, argv);
+	if (argc > 1 && (strcmp(argv[1], "--config") == 0 ||
+	    strncmp(argv[1], "--config=", 9) == 0)) {
+		/* `gflow --config PATH queue ...` */
+		int skip = cmd_leading_config(argc, argv, "gflow");
+
+		if (skip < 0)
+			return EXIT_FAIL;
+		if (skip == 0)
+			return cmd_usagef("gflow", "option --config needs a value");
+		argc -= skip;
+		argv += skip;
+	}
 	if (argc < 2)
 		return cmd_usagef("gflow", "missing command (commands: batch, "
 		    "queue, info, job, cancel, ctl, stats)");

@@ -942,20 +942,13 @@ static int read_file(const char *path, int must_exist, char **text, size_t *len,
 	return 0;
 }
 
-static int load_file(struct gf_config *c, const char *path, int must_exist, struct gf_err *e)
+/* The text of a file called path: parsed and walked into c. */
+static int load_text(struct gf_config *c, const char *path, const char *text, size_t len, struct gf_err *e)
 {
 	struct loader L = { c, path, e };
-	struct toml_value *root;
-	char *text = NULL;
-	size_t len = 0;
-	int missing, rc;
+	struct toml_value *root = toml_parse(text, len, e);
+	int rc;
 
-	if (read_file(path, must_exist, &text, &len, &missing, e))
-		return -1;
-	if (missing)
-		return 0;
-	root = toml_parse(text, len, e);
-	free(text);
 	if (!root)
 		return gf_err_prefix(e, "%s", path);
 	if (!(c->path = xstrdup(path, e))) {
@@ -964,6 +957,21 @@ static int load_file(struct gf_config *c, const char *path, int must_exist, stru
 	}
 	rc = walk(&L, "", root);
 	toml_free(root);
+	return rc;
+}
+
+static int load_file(struct gf_config *c, const char *path, int must_exist, struct gf_err *e)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int missing, rc;
+
+	if (read_file(path, must_exist, &text, &len, &missing, e))
+		return -1;
+	if (missing)
+		return 0;
+	rc = load_text(c, path, text, len, e);
+	free(text);
 	return rc;
 }
 
@@ -1165,6 +1173,17 @@ int gf_config_load(const char *explicit_path, char *const *envp, struct gf_confi
 fail:
 	gf_config_free(c);
 	return -1;
+}
+
+int gf_config_check_text(const char *path, const char *text, size_t len, struct gf_err *e)
+{
+	struct gf_config c;
+	int rc;
+
+	gf_config_defaults(&c);
+	rc = c.host ? load_text(&c, path, text, len, e) : gf_err_set(e, "out of memory");
+	gf_config_free(&c);
+	return rc;
 }
 
 void gf_config_free(struct gf_config *c)

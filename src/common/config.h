@@ -81,6 +81,10 @@ void gf_config_defaults(struct gf_config *c);
 int gf_config_load(const char *explicit_path, char *const *envp, struct gf_config *c,
     struct gf_err *e);
 
+/* Check text as the contents of the file at path (which it names in its
+ * messages), without reading the file or the environment. */
+int gf_config_check_text(const char *path, const char *text, size_t len, struct gf_err *e);
+
 void gf_config_free(struct gf_config *c);
 
 /* The quota for a user / project: its own entry, else the default. */

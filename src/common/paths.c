@@ -68,6 +68,8 @@ int gf_paths_init(struct gf_paths *p, struct gf_err *e)
 		snprintf(p->socket, sizeof p->socket, "%s", v);
 	} else if (join(p->socket, p->runtime_dir, "gflowd.sock", e))
 		return -1;
+	if (gf_pathf(p->socket_lock, sizeof p->socket_lock, "%s.lock", p->socket))
+		return gf_err_set(e, "socket path too long: %s", p->socket);
 
 	if (join(p->db, p->data_dir, "gflow.db", e) || join(p->lock, p->data_dir, "gflowd.lock", e) ||
 	    join(p->token, p->data_dir, "token", e) || join(p->log_dir, p->data_dir, "logs", e) ||

@@ -4,8 +4,10 @@
  *   data     $XDG_DATA_HOME/gflow/               (~/.local/share/gflow)
  *            gflow.db, token, gflowd.lock, logs/<id>.log, run/<id>/
  *   runtime  $XDG_RUNTIME_DIR/gflow/gflowd.sock  (/tmp/gflow-<uid>/ when unset)
+ *            gflowd.sock.lock: flock'ed by the daemon that owns the socket
  *
- * GFLOW_SOCKET overrides the socket path (tests use it). */
+ * GFLOW_SOCKET overrides the socket path (tests use it); the lock is always
+ * the socket's path plus ".lock". */
 #ifndef GF_PATHS_H
 #define GF_PATHS_H
 
@@ -21,6 +23,7 @@ struct gf_paths {
 	char data_dir[GF_PATH_MAX];
 	char runtime_dir[GF_PATH_MAX];
 	char socket[GF_PATH_MAX];
+	char socket_lock[GF_PATH_MAX];
 	char db[GF_PATH_MAX];
 	char lock[GF_PATH_MAX];
 	char token[GF_PATH_MAX];

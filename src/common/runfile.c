@@ -127,16 +127,28 @@ int write_file_replace_at(int dfd, const char *label, const char *name, const vo
 	return write_file(dfd, label, name, data, len, 0, 0, e);
 }
 
-int write_file_atomic(const char *dir, const char *name, const void *data, size_t len,
-		      struct gf_err *e)
+/* The path forms: the directory may be a link (see runfile.h). */
+static int write_in(const char *dir, const char *name, const void *data, size_t len, int durable,
+		    struct gf_err *e)
 {
 	int dfd = open_dir_for(dir, 0, e), rc;
 
 	if (dfd < 0)
 		return -1;
-	rc = write_file(dfd, dir, name, data, len, 0, 1, e);
+	rc = write_file(dfd, dir, name, data, len, 0, durable, e);
 	close(dfd);
 	return rc;
+}
+
+int write_file_atomic(const char *dir, const char *name, const void *data, size_t len,
+		      struct gf_err *e)
+{
+	return write_in(dir, name, data, len, 1, e);
+}
+
+int write_file_replace(const char *dir, const char *name, const void *data, size_t len, struct gf_err *e)
+{
+	return write_in(dir, name, data, len, 0, e);
 }
 
 /* Read name (never through a link) whole into buf (NUL-terminated). */

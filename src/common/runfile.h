@@ -79,6 +79,7 @@ int write_file_atomic_at(int dirfd, const char *dir, const char *name, const voi
 			 struct gf_err *e);
 /* The same without the fsyncs: readers see all of it or none of it, but a
  * power cut may lose it. For files nobody needs after a reboot. */
+int write_file_replace(const char *dir, const char *name, const void *data, size_t len, struct gf_err *e);
 int write_file_replace_at(int dirfd, const char *dir, const char *name, const void *data, size_t len,
 			  struct gf_err *e);
 

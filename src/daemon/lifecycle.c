@@ -1,7 +1,10 @@
 /* lifecycle.c — managing the daemon: start (hosted by a systemd user
- * service, tmux or a detached process), stop, restart, status, init, the
- * systemd unit, and the token. Liveness is the flock on the lock file, never
- * a bare pid. */
+ * service, tmux or a detached process), stop, restart, reload, status,
+ * init, the systemd unit, and the token. Liveness is the flock on the lock
+ * file, never a bare pid. A start or reload checks the config and options
+ * first (server_check), then waits on the report the daemon writes
+ * (--report: its pid, then "ready" or why not), so that what went wrong is
+ * shown at once. */
 #include "lifecycle.h"
 
 #include <errno.h>
@@ -16,10 +19,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "parse.h"
 #include "paths.h"
 #include "runfile.h"
 #include "server.h"
@@ -30,6 +35,11 @@ struct lc {
 	struct daemon_opts opts;
 	struct gf_paths paths;
 	const char *hosting_req;	/* --hosting */
+	const char *log;		/* run --log: stdout and stderr go there */
+	const char *envfile;		/* run --env-file */
+	char *config_abs;		/* --config made absolute (the daemon's cwd is not ours) */
+	char *args_blob;		/* options read from gflowd.args (systemd hosting) */
+	bool help;
 	/* init */
 	bool yes, force;
 	const char *host, *port, *executor;
@@ -111,15 +121,6 @@ static int daemon_get(const char *sock, const char *path, char **body)
 	return status;
 }
 
-static bool answers(const struct gf_paths *p)
-{
-	char *body;
-	int st = daemon_get(p->socket, "/health", &body);
-
-	free(body);
-	return st == 200;
-}
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -194,17 +195,21 @@ static const char *unit_path(const struct gf_paths *p, char *buf, size_t size)
 	return buf;
 }
 
-static bool systemd_usable(const struct gf_paths *p)
+/* Is there a systemd user manager we can talk to? */
+static bool user_manager(void)
 {
-	char unit[GF_PATH_MAX];
-	char *const argv[] = { "/usr/bin/env", "systemctl", "--user", "--quiet", "is-system-running", NULL };
+	char *const argv[] = { "/usr/bin/env", "systemctl", "--user", "show-environment", NULL };
 	struct gf_err e;
 	int st;
 
-	if (access(unit_path(p, unit, sizeof unit), R_OK) < 0)
-		return false;
-	return exec_spawn(argv, NULL, true, &st, &e) == 0 && WIFEXITED(st) &&
-	       (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 1);
+	return exec_spawn(argv, NULL, true, &st, &e) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static bool systemd_usable(const struct gf_paths *p)
+{
+	char unit[GF_PATH_MAX];
+
+	return access(unit_path(p, unit, sizeof unit), R_OK) == 0 && user_manager();
 }
 
 static bool have_tmux(void)
@@ -216,15 +221,9 @@ static bool have_tmux(void)
 	return exec_spawn(argv, NULL, true, &st, &e) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-/* The `gflowd run` arguments that carry start's options. */
-static int run_args(struct lc *c, char **v, int n, char *exe, char *envfile, char *num)
+/* The options of a start or reload, as `gflowd run` words (from v[n]). */
+static int opt_args(struct lc *c, char **v, int n, char *num)
 {
-	v[n++] = exe;
-	v[n++] = "run";
-	if (envfile) {
-		v[n++] = "--env-file";
-		v[n++] = envfile;
-	}
 	if (c->opts.config_path) {
 		v[n++] = "--config";
 		v[n++] = (char *)c->opts.config_path;
@@ -242,10 +241,49 @@ static int run_args(struct lc *c, char **v, int n, char *exe, char *envfile, cha
 		v[n++] = "--gpu-poll-interval-secs";
 		v[n++] = num;
 	}
+	if (c->opts.report) {
+		v[n++] = "--report";
+		v[n++] = (char *)c->opts.report;
+	}
+	v[n] = NULL;
+	return n;
+}
+
+/* The whole `gflowd run` command that start hosts. */
+static int run_args(struct lc *c, char **v, int n, char *exe, char *envfile, char *num)
+{
+	v[n++] = exe;
+	v[n++] = "run";
+	if (envfile) {
+		v[n++] = "--env-file";
+		v[n++] = envfile;
+	}
+	if (c->log) {
+		v[n++] = "--log";
+		v[n++] = (char *)c->log;
+	}
+	n = opt_args(c, v, n, num);
 	v[n++] = "--hosting";
 	v[n++] = (char *)c->opts.hosting;
 	v[n] = NULL;
 	return n;
+}
+
+/* words[0..n) NUL-separated into dir/name. */
+static int write_words(const char *dir, const char *name, char **words, int n, struct gf_err *e)
+{
+	char blob[16384];
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++) {
+		size_t k = strlen(words[i]) + 1;
+
+		if (len + k > sizeof blob)
+			return gf_err_set(e, "the options are too long");
+		memcpy(blob + len, words[i], k);
+		len += k;
+	}
+	return write_file_atomic(dir, name, blob, len, e);
 }
 
 static void print_log_tail(const char *path)
@@ -267,9 +305,177 @@ static void print_log_tail(const char *path)
 	}
 }
 
+/* Is pid a live process (not a zombie)? */
+static bool alive(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	FILE *f;
+	bool live = false;
+
+	if (kill(pid, 0) < 0 && errno != EPERM)
+		return false;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	if (fgets(buf, sizeof buf, f) && (rp = strrchr(buf, ')')))
+		live = rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+	fclose(f);
+	return live;
+}
+
+/* ---- checking before anything is started or replaced ------------------ */
+
+/* environ without the GFLOW_<SECTION>__<KEY> overrides: a reload keeps the
+ * daemon's own environment, so ours must not judge it. */
+static char **env_without_overrides(void)
+{
+	size_t n = 0, k = 0;
+	char **v;
+
+	while (environ[n])
+		n++;
+	v = calloc(n + 1, sizeof *v);
+	if (!v)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(environ[i], '=');
+
+		if (!strncmp(environ[i], "GFLOW_", 6) && eq && memmem(environ[i], (size_t)(eq - environ[i]), "__", 2))
+			continue;
+		v[k++] = environ[i];
+	}
+	return v;
+}
+
+/* The --config of a running daemon (from its command line), made absolute. */
+static bool daemon_config(pid_t pid, char *buf, size_t size)
+{
+	char path[64], cmd[8192], cwd[GF_PATH_MAX];
+	const char *val = NULL;
+	ssize_t n = -1, k;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, cmd, sizeof cmd - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return false;
+	cmd[n] = '\0';
+	for (ssize_t off = 0; off < n; off += (ssize_t)strlen(cmd + off) + 1)
+		if (!strcmp(cmd + off, "--config") && off + (ssize_t)strlen(cmd + off) + 1 < n)
+			val = cmd + off + strlen(cmd + off) + 1;
+	if (!val)
+		return false;
+	if (val[0] == '/')
+		return gf_pathf(buf, size, "%s", val) == 0;
+	snprintf(path, sizeof path, "/proc/%d/cwd", (int)pid);
+	if ((k = readlink(path, cwd, sizeof cwd - 1)) < 0)
+		return false;
+	cwd[k] = '\0';
+	return gf_pathf(buf, size, "%s/%s", cwd, val) == 0;
+}
+
+/* The config and options as the daemon will see them. Prints the error. */
+static int check_opts(const struct daemon_opts *o, char *const *envp, const char *doing)
+{
+	struct gf_config cfg;
+	struct gf_err e;
+
+	if (server_check(o, envp, &cfg, &e)) {
+		fprintf(stderr, "gflowd: %s%s\n", doing, e.msg);
+		return 1;
+	}
+	gf_config_free(&cfg);
+	return 0;
+}
+
+/* ---- the report of a starting daemon (loop.c writes it) ---------------- */
+
+enum rstate { R_NONE, R_STARTING, R_READY, R_ERROR };
+
+struct rep {
+	pid_t pid;
+	enum rstate state;
+	char msg[1200];
+};
+
+static void read_report(const char *path, struct rep *r)
+{
+	char line[1200];
+	FILE *f = fopen(path, "re");
+
+	memset(r, 0, sizeof *r);
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "pid ", 4))
+			r->pid = atoi(line + 4);
+		else if (!strcmp(line, "starting"))
+			r->state = R_STARTING;
+		else if (!strcmp(line, "ready"))
+			r->state = R_READY;
+		else if (!strncmp(line, "error ", 6)) {
+			r->state = R_ERROR;
+			snprintf(r->msg, sizeof r->msg, "%s", line + 6);
+		}
+	}
+	fclose(f);
+}
+
+static bool tmux_session_gone(void)
+{
+	char *const argv[] = { "/usr/bin/env", "tmux", "has-session", "-t", "=gflowd", NULL };
+	struct gf_err e;
+	int st;
+
+	return exec_spawn(argv, NULL, true, &st, &e) == 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0;
+}
+
+/* Wait until the daemon says it is ready or why not, or it is gone.
+ * Returns 0 with *pid set, or 1 after saying what happened. */
+static int wait_report(const char *report, const char *log, const char *hosting, double secs, pid_t *pid)
+{
+	struct rep r;
+
+	for (int i = 0; i < (int)(secs * 20); i++) {
+		read_report(report, &r);
+		if (r.state == R_READY) {
+			*pid = r.pid;
+			return 0;
+		}
+		if (r.state == R_ERROR) {
+			fprintf(stderr, "gflowd: %s\n", r.msg);
+			return 1;
+		}
+		if ((r.pid > 0 && !alive(r.pid)) ||
+		    (r.pid <= 0 && hosting && !strcmp(hosting, "tmux") && i % 10 == 9 && tmux_session_gone())) {
+			read_report(report, &r);	/* it may have said why just now */
+			if (r.state == R_ERROR) {
+				fprintf(stderr, "gflowd: %s\n", r.msg);
+				return 1;
+			}
+			if (r.pid > 0)
+				fprintf(stderr, "gflowd: the daemon (pid %d) exited while starting; its log (%s) ends "
+						"with:\n", (int)r.pid, log);
+			else
+				fprintf(stderr, "gflowd: the daemon exited while starting; its log (%s) ends with:\n", log);
+			print_log_tail(log);
+			return 1;
+		}
+		sleep_ms(50);
+	}
+	fprintf(stderr, "gflowd: the daemon did not answer within %.0f s; its log (%s) ends with:\n", secs, log);
+	print_log_tail(log);
+	return 1;
+}
+
 static int cmd_start(struct lc *c)
 {
-	char exe[GF_PATH_MAX], envfile[GF_PATH_MAX], log[GF_PATH_MAX], num[16], *v[40];
+	char exe[GF_PATH_MAX], envfile[GF_PATH_MAX], log[GF_PATH_MAX], report[GF_PATH_MAX + 32], num[16], *v[48];
+	char args[GF_PATH_MAX + 16];
 	struct gf_err e;
 	pid_t pid = daemon_pid(&c->paths);
 	const char *h = c->hosting_req ? c->hosting_req : "auto";
@@ -278,6 +484,11 @@ static int cmd_start(struct lc *c)
 	if (pid)
 		return fail("gflowd is already running (pid %s); use 'gflowd restart' to replace it",
 			    (snprintf(num, sizeof num, "%d", (int)pid), num));
+	if (strcmp(h, "auto") && strcmp(h, "systemd") && strcmp(h, "tmux") && strcmp(h, "process"))
+		return fail("--hosting '%s': expected auto, systemd, tmux or process", h);
+	/* The daemon gets our environment (directly or through the env file). */
+	if (check_opts(&c->opts, environ, ""))
+		return 1;
 	if (gf_paths_create(&c->paths, &e))
 		return fail("%s", e.msg);
 	if (self_exe(exe, sizeof exe))
@@ -286,15 +497,24 @@ static int cmd_start(struct lc *c)
 		h = systemd_usable(&c->paths) ? "systemd" : have_tmux() ? "tmux" : "process";
 	c->opts.hosting = h;
 	gf_pathf(log, sizeof log, "%s/gflowd.log", c->paths.data_dir);
+	if (gf_pathf(report, sizeof report, "%s/start.%d.report", c->paths.data_dir, (int)getpid()))
+		return fail("%s", "data directory path too long");
+	unlink(report);
+	c->opts.report = report;
+	if (gf_pathf(args, sizeof args, "%s/gflowd.args", c->paths.data_dir) == 0)
+		unlink(args);	/* none left from a systemd start that failed */
 
 	if (!strcmp(h, "systemd")) {
 		char *const sv[] = { "/usr/bin/env", "systemctl", "--user", "start", "gflowd.service", NULL };
 
-		if (write_env_file(&c->paths, envfile, sizeof envfile))
-			return 1;
+		/* The unit runs `gflowd run --env-file`; our options follow in gflowd.args. */
+		n = opt_args(c, v, 0, num);
+		if (write_env_file(&c->paths, envfile, sizeof envfile) ||
+		    write_words(c->paths.data_dir, "gflowd.args", v, n, &e))
+			return fail("%s", e.msg);
 		rc = exec_spawn(sv, log, true, &st, &e);
 		if (rc || !WIFEXITED(st) || WEXITSTATUS(st))
-			return fail("%s", "systemctl --user start gflowd.service failed");
+			rc = fail("%s", "systemctl --user start gflowd.service failed");
 	} else if (!strcmp(h, "tmux")) {
 		char *const kill[] = { "/usr/bin/env", "tmux", "kill-session", "-t", "=gflowd", NULL };
 
@@ -309,27 +529,22 @@ static int cmd_start(struct lc *c)
 		v[n++] = "-s";
 		v[n++] = "gflowd";
 		v[n++] = "--";
+		c->log = log;	/* the pane closes with the daemon: its words go to the log */
 		run_args(c, v, n, exe, envfile, num);
 		rc = exec_spawn(v, log, true, &st, &e);
 		if (rc || !WIFEXITED(st) || WEXITSTATUS(st))
-			return fail("%s", "tmux new-session failed");
-	} else if (!strcmp(h, "process")) {
+			rc = fail("%s", "tmux new-session failed");
+	} else {
 		run_args(c, v, 0, exe, NULL, num);
 		if (exec_spawn(v, log, false, NULL, &e))
-			return fail("%s", e.msg);
-	} else
-		return fail("--hosting '%s': expected auto, systemd, tmux or process", h);
-
-	for (int i = 0; i < 300; i++) {
-		if (answers(&c->paths)) {
-			printf("gflowd started (%s, pid %d)\n", h, (int)daemon_pid(&c->paths));
-			return 0;
-		}
-		sleep_ms(50);
+			rc = fail("%s", e.msg);
 	}
-	fprintf(stderr, "gflowd: the daemon did not answer within 15 s; its log (%s) ends with:\n", log);
-	print_log_tail(log);
-	return 1;
+	if (!rc)
+		rc = wait_report(report, log, h, 15, &pid);
+	if (!rc)
+		printf("gflowd started (%s, pid %d)\n", h, (int)pid);
+	unlink(report);
+	return rc;
 }
 
 static int cmd_stop(struct lc *c, bool quiet)
@@ -354,59 +569,74 @@ static int cmd_stop(struct lc *c, bool quiet)
 	return fail("%s", "the daemon did not stop within 15 s");
 }
 
-static double started_at(const struct gf_paths *p)
-{
-	char *body;
-	json_t *o;
-	double t = 0;
-
-	if (daemon_get(p->socket, "/info", &body) == 200 && (o = json_loads(body, 0, NULL))) {
-		t = json_number_value(json_object_get(o, "started_at"));
-		json_decref(o);
-	}
-	free(body);
-	return t;
-}
-
 /* Replace the running daemon by a new one with these options, on the same
- * sockets: requests meanwhile wait instead of failing. */
+ * sockets: requests meanwhile wait instead of failing. What is wrong with
+ * the new config or options is found before anything is replaced (here,
+ * then by the daemon with the new binary), and the daemon goes on as it was. */
 static int cmd_reload(struct lc *c)
 {
-	char exe[GF_PATH_MAX], num[16], *v[40], blob[8192];
-	pid_t pid = daemon_pid(&c->paths);
-	size_t len = 0;
-	double before;
+	char exe[GF_PATH_MAX], num[16], dconf[GF_PATH_MAX], report[GF_PATH_MAX + 32], log[GF_PATH_MAX], *v[40];
+	const char *refused = "cannot reload, the daemon goes on as it was: ";
+	pid_t pid = daemon_pid(&c->paths), now;
+	struct daemon_opts o = c->opts;
 	struct gf_err e;
-	int n;
+	char **envp;
+	int n, rc, lock;
 
 	if (!pid)
 		return cmd_start(c);
-	before = started_at(&c->paths);
-	c->opts.hosting = "unchanged";
-	n = run_args(c, v, 0, exe, NULL, num);
-	/* v: exe run [options] --hosting X: the options alone are passed on */
-	for (int i = 2; i < n - 2; i++) {
-		size_t k = strlen(v[i]) + 1;
-
-		if (len + k > sizeof blob)
-			return fail("%s", "too many options");
-		memcpy(blob + len, v[i], k);
-		len += k;
-	}
-	if (write_file_atomic(c->paths.data_dir, "reload.args", blob, len, &e))
+	if (!o.config_path && daemon_config(pid, dconf, sizeof dconf))
+		o.config_path = dconf;	/* the file it reads, not ours */
+	envp = env_without_overrides();
+	rc = check_opts(&o, envp, refused);
+	free(envp);
+	if (rc)
+		return 1;
+	if (self_exe(exe, sizeof exe))
+		return fail("%s", "cannot find my own executable");
+	if (gf_pathf(report, sizeof report, "%s/reload.%d.report", c->paths.data_dir, (int)getpid()) ||
+	    gf_pathf(log, sizeof log, "%s/reload.lock", c->paths.data_dir))
+		return fail("%s", "data directory path too long");
+	/* One reload at a time: reload.args is the daemon's one mailbox. The
+	 * lock goes with our exit. */
+	if ((lock = open(log, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0 || flock(lock, LOCK_EX) < 0)
+		return fail("cannot lock %s", log);
+	unlink(report);
+	c->opts.report = report;
+	/* reload.args: the executable, then the new `gflowd run` options. */
+	v[0] = exe;
+	n = opt_args(c, v, 1, num);
+	if (write_words(c->paths.data_dir, "reload.args", v, n, &e))
 		return fail("%s", e.msg);
 	if (kill(pid, SIGUSR2) < 0)
 		return fail("cannot signal the daemon: %s", strerror(errno));
-	for (int i = 0; i < 300; i++) {
-		double now = started_at(&c->paths);
+	gf_pathf(log, sizeof log, "%s/gflowd.log", c->paths.data_dir);
+	for (int i = 0; i < 600; i++) {	/* 30 s: a drain may take 10 */
+		struct rep r;
 
-		if (now > 0 && now != before) {
-			printf("gflowd reloaded (pid %d; running jobs kept running)\n", (int)daemon_pid(&c->paths));
+		read_report(report, &r);
+		if (r.state == R_READY) {
+			unlink(report);
+			printf("gflowd reloaded (pid %d; running jobs kept running)\n", (int)r.pid);
 			return 0;
+		}
+		now = daemon_pid(&c->paths);
+		if (r.state == R_ERROR && now) {
+			unlink(report);
+			fprintf(stderr, "gflowd: %s%s\n", refused, r.msg);
+			return 1;
+		}
+		if (!now) {
+			unlink(report);
+			fprintf(stderr, "gflowd: the daemon stopped while reloading%s%s; its log (%s) ends with:\n",
+				r.state == R_ERROR ? ": " : "", r.state == R_ERROR ? r.msg : "", log);
+			print_log_tail(log);
+			return 1;
 		}
 		sleep_ms(50);
 	}
-	return fail("%s", "the daemon did not come back within 15 s after reload (see gflowd status)");
+	unlink(report);
+	return fail("%s", "the daemon did not come back within 30 s after reload (see gflowd status)");
 }
 
 static const char *fmt_uptime(double secs, char *buf, size_t size)
@@ -497,17 +727,44 @@ static void ask(const char *what, const char *def, char *out, size_t size, bool 
 	}
 }
 
+/* s as a TOML basic string, quotes included. */
+static void toml_quote(const char *s, char *out, size_t size)
+{
+	size_t n = 0;
+
+	out[n++] = '"';
+	for (; *s && n + 8 < size; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			n += (size_t)snprintf(out + n, size - n, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			n += (size_t)snprintf(out + n, size - n, "\\u%04x", ch);
+		else
+			out[n++] = (char)ch;
+	}
+	out[n++] = '"';
+	out[n] = '\0';
+}
+
 static int cmd_init(struct lc *c)
 {
-	char path[GF_PATH_MAX + 16], host[256], port[16], gpus[256], ex[32], strat[32], text[2048];
+	char def[GF_PATH_MAX + 16], dir[GF_PATH_MAX + 16], host[256], port[16], gpus[256], ex[32], strat[32];
+	char poll[16], poll_def[16], qhost[1600], qgpus[1600], text[4096], *slash, *end;
+	const char *path = c->opts.config_path;
 	struct stat st;
 	struct gf_err e;
-	struct gf_config check;
-	int n;
+	uint64_t mask;
+	long v;
+	int n, all;
 
-	snprintf(path, sizeof path, "%s/gflow.toml", c->paths.config_dir);
+	if (!path) {
+		snprintf(def, sizeof def, "%s/gflow.toml", c->paths.config_dir);
+		path = def;
+	}
 	if (!c->force && stat(path, &st) == 0)
 		return fail("%s exists already; use --force to overwrite it", path);
+	snprintf(poll_def, sizeof poll_def, "%d", c->opts.poll_interval ? c->opts.poll_interval : 10);
 	ask("host", c->host ? c->host : "localhost", host, sizeof host, c->yes);
 	ask("port", c->port ? c->port : "59000", port, sizeof port, c->yes);
 	ask("GPUs gflow may use (all, or e.g. 0,2 or 0-3)", c->opts.gpus ? c->opts.gpus : "all", gpus,
@@ -515,22 +772,47 @@ static int cmd_init(struct lc *c)
 	ask("executor (tmux or process)", c->executor ? c->executor : "tmux", ex, sizeof ex, c->yes);
 	ask("GPU allocation strategy (sequential or random)", c->opts.strategy ? c->opts.strategy : "sequential",
 	    strat, sizeof strat, c->yes);
+	ask("GPU poll interval in seconds", poll_def, poll, sizeof poll, c->yes);
+	/* Each answer checked on its own, so that the message names it. */
+	if (!*host)
+		return fail("%s", "--host: must not be empty");
+	v = strtol(port, &end, 10);
+	if (!*port || *end || v < 1 || v > 65535)
+		return fail("--port '%s': expected a port number, 1 to 65535", port);
+	if (gf_parse_gpu_spec(gpus, &mask, &all, &e))
+		return fail("--gpus: %s", e.msg);
+	if (strcmp(ex, "tmux") && strcmp(ex, "process"))
+		return fail("--executor '%s': expected tmux or process", ex);
+	if (strcmp(strat, "sequential") && strcmp(strat, "random"))
+		return fail("--gpu-allocation-strategy '%s': expected sequential or random", strat);
+	v = strtol(poll, &end, 10);
+	if (!*poll || *end || v < 1 || v > 3600)
+		return fail("--gpu-poll-interval-secs '%s': expected whole seconds, 1 or more", poll);
+	toml_quote(host, qhost, sizeof qhost);
+	toml_quote(gpus, qgpus, sizeof qgpus);
 	n = snprintf(text, sizeof text,
 		     "# gflow configuration (written by gflowd init)\n\n"
-		     "[daemon]\nhost = \"%s\"\nport = %s\n%s%s%s"
-		     "gpu_allocation_strategy = \"%s\"\ngpu_poll_interval_secs = 10\n\n"
+		     "[daemon]\nhost = %s\nport = %s\n%s%s%s"
+		     "gpu_allocation_strategy = \"%s\"\ngpu_poll_interval_secs = %ld\n\n"
 		     "[executor]\ntype = \"%s\"\n",
-		     host, port, strcmp(gpus, "all") ? "gpus = \"" : "# gpus = [0, 1]\n",
-		     strcmp(gpus, "all") ? gpus : "", strcmp(gpus, "all") ? "\"\n" : "", strat, ex);
-	if (gf_mkdir_p(c->paths.config_dir, 0700, &e) ||
-	    write_file_atomic(c->paths.config_dir, "gflow.toml", text, (size_t)n, &e))
+		     qhost, port, all ? "# gpus = [0, 1]\n" : "gpus = ", all ? "" : qgpus, all ? "" : "\n", strat,
+		     v, ex);
+	if (n < 0 || n >= (int)sizeof text)
+		return fail("%s", "the configuration is too long");
+	/* Check what we write the way the daemon will read it, before writing. */
+	if (gf_config_check_text(path, text, (size_t)n, &e))
 		return fail("%s", e.msg);
-	/* Check what we wrote the way the daemon will read it. */
-	if (gf_config_load(path, environ, &check, &e)) {
-		unlink(path);
+	snprintf(dir, sizeof dir, "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof dir, ".");
+	if (gf_mkdir_p(dir, 0700, &e) ||
+	    write_file_atomic(dir, slash ? path + (slash - dir) + 1 : path, text, (size_t)n, &e))
 		return fail("%s", e.msg);
-	}
-	gf_config_free(&check);
 	printf("Wrote %s\n", path);
 	return 0;
 }
@@ -546,12 +828,17 @@ static int cmd_service(struct lc *c, const char *what)
 	if (what && !strcmp(what, "uninstall")) {
 		if (unlink(unit) < 0 && errno != ENOENT)
 			return fail("cannot remove the unit: %s", strerror(errno));
-		exec_spawn(reload, NULL, true, &st, &e);
+		if (user_manager())
+			exec_spawn(reload, NULL, true, &st, &e);
 		printf("Removed %s\n", unit);
 		return 0;
 	}
 	if (!what || strcmp(what, "install"))
 		return fail("%s", "usage: gflowd service install|uninstall"), 2;
+	if (!user_manager())
+		return fail("%s", "there is no systemd user manager for this user ('systemctl --user' cannot reach "
+				  "one), so nothing was installed; start the daemon with 'gflowd up' (tmux or a "
+				  "detached process) instead");
 	if (self_exe(exe, sizeof exe))
 		return fail("%s", "cannot find my own executable");
 	snprintf(dir, sizeof dir, "%s", unit);
@@ -567,7 +854,10 @@ static int cmd_service(struct lc *c, const char *what)
 		     c->paths.data_dir, exe, exe);
 	if (gf_mkdir_p(dir, 0755, &e) || write_file_atomic(dir, "gflowd.service", text, (size_t)n, &e))
 		return fail("%s", e.msg);
-	exec_spawn(reload, NULL, true, &st, &e);
+	if (exec_spawn(reload, NULL, true, &st, &e) || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		unlink(unit);
+		return fail("%s", "systemctl --user daemon-reload failed, so the unit was removed again");
+	}
 	printf("Wrote %s\n(enable it at login with: systemctl --user enable gflowd)\n", unit);
 	return 0;
 }
@@ -600,93 +890,186 @@ static int cmd_completion(const char *shell)
 	return 0;
 }
 
-int lifecycle_main(int argc, char **argv, const char *usage)
+/* Options from argv[first..argc). Returns 0, or an exit status after
+ * saying what is wrong. */
+static int parse_opts(struct lc *c, int argc, char **argv, int first, const char **sub)
 {
-	const char *cmd = argv[0], *envfile = NULL, *sub = NULL;
-	struct lc c;
-	struct gf_err e;
-
-	memset(&c, 0, sizeof c);
-	for (int i = 1; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 		bool takes = true;
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
+			c->help = true;
 			return 0;
 		} else if (!strcmp(a, "--yes") || !strcmp(a, "-y")) {
-			c.yes = true;
+			c->yes = true;
 			takes = false;
 		} else if (!strcmp(a, "--force")) {
-			c.force = true;
+			c->force = true;
+			takes = false;
+		} else if (!strcmp(a, "--check")) {
+			c->opts.check = true;
 			takes = false;
 		} else if (a[0] != '-') {
-			if (sub)
+			if (*sub)
 				return fail("unexpected argument '%s'", a), 2;
-			sub = a;
+			*sub = a;
 			takes = false;
 		} else if (!val)
 			return fail("option %s needs a value", a), 2;
 		else if (!strcmp(a, "--gpus"))
-			c.opts.gpus = val;
+			c->opts.gpus = val;
 		else if (!strcmp(a, "--gpu-allocation-strategy"))
-			c.opts.strategy = val;
+			c->opts.strategy = val;
 		else if (!strcmp(a, "--gpu-poll-interval-secs")) {
 			char *end;
 			long v = strtol(val, &end, 10);
 
-			if (*end || v < 1 || v > 3600)
+			if (!*val || *end || v < 1 || v > 3600)
 				return fail("--gpu-poll-interval-secs '%s': expected whole seconds, 1 or more",
 					    val), 2;
-			c.opts.poll_interval = (int)v;
+			c->opts.poll_interval = (int)v;
 		} else if (!strcmp(a, "--hosting"))
-			c.hosting_req = val;
+			c->hosting_req = val;
 		else if (!strcmp(a, "--config"))
-			c.opts.config_path = val;
+			c->opts.config_path = val;
 		else if (!strcmp(a, "--env-file"))
-			envfile = val;
+			c->envfile = val;
 		else if (!strcmp(a, "--inherit"))
-			c.opts.inherit = val;
+			c->opts.inherit = val;
+		else if (!strcmp(a, "--report"))
+			c->opts.report = val;
+		else if (!strcmp(a, "--rollback"))
+			c->opts.rollback = val;
+		else if (!strcmp(a, "--log"))
+			c->log = val;
 		else if (!strcmp(a, "--host"))
-			c.host = val;
+			c->host = val;
 		else if (!strcmp(a, "--port"))
-			c.port = val;
+			c->port = val;
 		else if (!strcmp(a, "--executor"))
-			c.executor = val;
+			c->executor = val;
 		else
 			return fail("unknown option '%s' (see gflowd --help)", a), 2;
 		if (takes)
 			i++;
 	}
-	if (envfile && load_env_file(envfile))
-		return 1;
-	if (gf_paths_init(&c.paths, &e))
-		return fail("%s", e.msg);
+	return 0;
+}
 
+/* `gflowd run` under systemd: the options `gflowd up` left beside the
+ * environment file (the unit's command line is fixed). */
+static int parse_args_file(struct lc *c, const char **sub)
+{
+	char path[GF_PATH_MAX + 16], *slash, *words[64];
+	size_t len = 0, cap = 0, k;
+	int n = 0, fd;
+	ssize_t r;
+
+	snprintf(path, sizeof path, "%s", c->envfile);
+	if (!(slash = strrchr(path, '/')))
+		return 0;
+	snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "gflowd.args");
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	do {
+		if (len + 4097 > cap && !(c->args_blob = realloc(c->args_blob, cap = (len + 4097) * 2)))
+			abort();
+		r = read(fd, c->args_blob + len, cap - len - 1);
+		len += r > 0 ? (size_t)r : 0;
+	} while (r > 0);
+	close(fd);
+	unlink(path);
+	c->args_blob[len] = '\0';
+	words[n++] = "gflowd";
+	for (size_t off = 0; off < len && n < 63; off += k + 1) {
+		k = strlen(c->args_blob + off);
+		words[n++] = c->args_blob + off;
+	}
+	words[n] = NULL;
+	return parse_opts(c, n, words, 1, sub);
+}
+
+/* run --log: our stdout and stderr go to the log from the first word on. */
+static int to_log(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return fail("cannot open the log %s", path);
+	fflush(NULL);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	close(fd);
+	return 0;
+}
+
+static int dispatch(struct lc *c, const char *cmd, const char *sub, const char *usage)
+{
+	struct gf_err e;
+	int rc;
+
+	if (c->help) {
+		fputs(usage, stdout);
+		return 0;
+	}
 	if (!strcmp(cmd, "run")) {
-		c.opts.hosting = c.hosting_req ? c.hosting_req : "foreground";
-		return server_run(&c.opts);
+		if (c->log && to_log(c->log))
+			return 1;
+		if (c->envfile && load_env_file(c->envfile))
+			return 1;
+		if (c->envfile && (rc = parse_args_file(c, &sub)))
+			return rc;
+		c->opts.hosting = c->hosting_req ? c->hosting_req : "foreground";
+		return server_run(&c->opts);
+	}
+	if (gf_paths_init(&c->paths, &e))
+		return fail("%s", e.msg);
+	/* The daemon runs elsewhere (cwd) than we do: give it the full path. */
+	if (c->opts.config_path && c->opts.config_path[0] != '/' && strcmp(cmd, "init")) {
+		char cwd[GF_PATH_MAX];
+
+		if (!getcwd(cwd, sizeof cwd) || asprintf(&c->config_abs, "%s/%s", cwd, c->opts.config_path) < 0)
+			return fail("%s", "cannot find the current directory");
+		c->opts.config_path = c->config_abs;
 	}
 	if (!strcmp(cmd, "start") || !strcmp(cmd, "up"))
-		return cmd_start(&c);
+		return cmd_start(c);
 	if (!strcmp(cmd, "stop") || !strcmp(cmd, "down"))
-		return cmd_stop(&c, false);
+		return cmd_stop(c, false);
 	if (!strcmp(cmd, "reload"))
-		return cmd_reload(&c);
+		return cmd_reload(c);
 	if (!strcmp(cmd, "restart")) {
-		if (cmd_stop(&c, true))
+		/* A bad config must not cost the running daemon. */
+		if (check_opts(&c->opts, environ, "cannot restart, the daemon goes on as it was: ") ||
+		    cmd_stop(c, true))
 			return 1;
-		return cmd_start(&c);
+		return cmd_start(c);
 	}
 	if (!strcmp(cmd, "status"))
-		return cmd_status(&c);
+		return cmd_status(c);
 	if (!strcmp(cmd, "token"))
-		return cmd_token(&c);
+		return cmd_token(c);
 	if (!strcmp(cmd, "init"))
-		return cmd_init(&c);
+		return cmd_init(c);
 	if (!strcmp(cmd, "service"))
-		return cmd_service(&c, sub);
+		return cmd_service(c, sub);
 	if (!strcmp(cmd, "completion"))
 		return cmd_completion(sub);
 	return fail("unknown command '%s' (see gflowd --help)", cmd), 2;
+}
+
+int lifecycle_main(int argc, char **argv, const char *usage)
+{
+	const char *sub = NULL;
+	struct lc c;
+	int rc;
+
+	memset(&c, 0, sizeof c);
+	rc = parse_opts(&c, argc, argv, 1, &sub);
+	if (!rc)
+		rc = dispatch(&c, argv[0], sub, usage);
+	free(c.config_abs);
+	free(c.args_blob);
+	return rc;
 }

@@ -1,6 +1,7 @@
-/* loop.c — the daemon's life: taking the lock, opening the store, loading
- * jobs, starting the GPU poller and the API, the one event loop, and a clean
- * shutdown. Running jobs are never stopped by any of this. */
+/* loop.c — the daemon's life: checking its config and options, taking the
+ * locks, opening the store, loading jobs, starting the GPU poller and the
+ * API, the one event loop, reload, and a clean shutdown. Running jobs are
+ * never stopped by any of this. */
 #include "server.h"
 
 #include <errno.h>
@@ -13,9 +14,11 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "parse.h"
 #include "runfile.h"
 
 extern char **environ;
@@ -70,32 +73,56 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(s->base, NULL);
 }
 
-/* The lock file: flock'ed for the daemon's whole life, holding its pid and
- * start time so that clients can tell a live daemon from a stale file. */
-static int take_lock(struct server *s, struct gf_err *e)
-{
-	char buf[128];
-	unsigned long long ticks = 0;
-	int fd = s->inherited[2] >= 0 ? s->inherited[2] : open(s->paths.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	int n;
+/* ---- locks --------------------------------------------------------------
+ *
+ * Two flock'ed files, held for the daemon's whole life and carried across a
+ * reload: the data lock (one daemon per data directory; it holds our pid
+ * and start time, which is how clients tell a live daemon from a stale
+ * file) and the socket lock beside the socket (one daemon per socket: only
+ * its holder binds or removes the socket file). */
 
-	if (s->inherited[2] >= 0)
-		fcntl(fd, F_SETFD, FD_CLOEXEC);	/* the lock came with us across exec */
+static int hold_lock(const char *path, int inherited, const char *text, int *out, int *holder, struct gf_err *e)
+{
+	char buf[GF_PATH_MAX + 64];
+	int fd = inherited >= 0 ? inherited : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	int n = (int)strlen(text);
+
 	if (fd < 0)
-		return gf_err_set(e, "cannot open %s: %s", s->paths.lock, strerror(errno));
+		return gf_err_set(e, "cannot open %s: %s", path, strerror(errno));
+	fcntl(fd, F_SETFD, FD_CLOEXEC);	/* an inherited one came with us across exec */
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		n = (int)pread(fd, buf, sizeof buf - 1, 0);
-		buf[n > 0 ? n : 0] = '\0';
+		int k = (int)pread(fd, buf, sizeof buf - 1, 0);
+
+		buf[k > 0 ? k : 0] = '\0';
+		*holder = atoi(buf);
 		close(fd);
-		return gf_err_set(e, "gflowd is already running (pid %d)", atoi(buf));
+		return -1;
 	}
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)n, 0) != n || fsync(fd) < 0) {
+		close(fd);
+		return gf_err_set(e, "cannot write %s: %s", path, strerror(errno));
+	}
+	*out = fd;
+	return 0;
+}
+
+static int take_locks(struct server *s, struct gf_err *e)
+{
+	char text[GF_PATH_MAX + 64];
+	unsigned long long ticks = 0;
+	int holder = 0;
+
+	e->msg[0] = '\0';
 	proc_start_ticks(getpid(), &ticks);
-	n = snprintf(buf, sizeof buf, "%d %llu\n", (int)getpid(), ticks);
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n || fsync(fd) < 0) {
-		close(fd);
-		return gf_err_set(e, "cannot write %s: %s", s->paths.lock, strerror(errno));
-	}
-	s->lock_fd = fd;
+	snprintf(text, sizeof text, "%d %llu\n", (int)getpid(), ticks);
+	if (hold_lock(s->paths.lock, s->inherited[2], text, &s->lock_fd, &holder, e))
+		return e->msg[0] ? -1 : gf_err_set(e, "gflowd is already running (pid %d)", holder);
+	snprintf(text, sizeof text, "%d %s\n", (int)getpid(), s->paths.data_dir);
+	if (hold_lock(s->paths.socket_lock, s->inherited[3], text, &s->sock_lock_fd, &holder, e))
+		return e->msg[0] ? -1
+				 : gf_err_set(e, "another gflowd (pid %d) serves %s: stop it first, or give this "
+						 "one its own runtime directory (XDG_RUNTIME_DIR or GFLOW_SOCKET)",
+					      holder, s->paths.socket);
 	return 0;
 }
 
@@ -122,163 +149,547 @@ static int load_token(struct server *s, struct gf_err *e)
 	return write_file_atomic(s->paths.data_dir, "token", hex, strlen(hex), e);
 }
 
-static int find_runner(struct server *s, struct gf_err *e)
+/* gflow-runner: $GFLOW_RUNNER, else next to our executable. */
+static int find_runner(char *path, size_t size, char *dir, size_t dsize, struct gf_err *e)
 {
 	const char *env = getenv("GFLOW_RUNNER");
 	char exe[GF_PATH_MAX];
 	ssize_t n;
 
+	dir[0] = '\0';
 	if (env && *env) {
-		snprintf(s->runner_path, sizeof s->runner_path, "%s", env);
+		snprintf(path, size, "%s", env);
 		return 0;
 	}
 	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (n < 0)
 		return gf_err_set(e, "cannot find my own executable: %s", strerror(errno));
 	exe[n] = '\0';
-	snprintf(s->exe_dir, sizeof s->exe_dir, "%s", dirname(exe));
-	gf_pathf(s->runner_path, sizeof s->runner_path, "%s/gflow-runner", s->exe_dir);
-	if (access(s->runner_path, X_OK) < 0)
-		return gf_err_set(e, "cannot find gflow-runner next to gflowd (%s): %s", s->runner_path,
-				  strerror(errno));
+	snprintf(dir, dsize, "%s", dirname(exe));
+	gf_pathf(path, size, "%s/gflow-runner", dir);
+	if (access(path, X_OK) < 0)
+		return gf_err_set(e, "cannot find gflow-runner next to gflowd (%s): %s", path, strerror(errno));
 	return 0;
 }
 
-/* --inherit UNIX,TCP,LOCK: what the daemon we replace left open for us. */
+int server_check(const struct daemon_opts *o, char *const *envp, struct gf_config *cfg, struct gf_err *e)
+{
+	char runner[GF_PATH_MAX], dir[GF_PATH_MAX];
+	uint64_t mask;
+	int all;
+
+	if (gf_config_load(o->config_path, envp, cfg, e))
+		return -1;
+	if (o->strategy && strcmp(o->strategy, "random") && strcmp(o->strategy, "sequential"))
+		gf_err_set(e, "--gpu-allocation-strategy '%s': expected sequential or random", o->strategy);
+	else if (o->gpus && gf_parse_gpu_spec(o->gpus, &mask, &all, e))
+		gf_err_prefix(e, "--gpus");
+	else if (o->poll_interval < 0)
+		gf_err_set(e, "--gpu-poll-interval-secs %d: expected whole seconds, 1 or more", o->poll_interval);
+	else if (find_runner(runner, sizeof runner, dir, sizeof dir, e) == 0)
+		return 0;
+	gf_config_free(cfg);
+	return -1;
+}
+
+/* --inherit UNIX,TCP,LOCK[,SOCKLOCK] and --rollback FD: what the daemon
+ * we replace left open for us. */
 static int parse_inherit(struct server *s, struct gf_err *e)
 {
-	s->inherited[0] = s->inherited[1] = s->inherited[2] = -1;
+	int *in = s->inherited, n;
+
+	in[0] = in[1] = in[2] = in[3] = -1;
+	s->rollback_fd = -1;
+	if (s->opts.rollback && (s->rollback_fd = atoi(s->opts.rollback)) >= 3)
+		fcntl(s->rollback_fd, F_SETFD, FD_CLOEXEC);
 	if (!s->opts.inherit)
 		return 0;
-	if (sscanf(s->opts.inherit, "%d,%d,%d", &s->inherited[0], &s->inherited[1], &s->inherited[2]) != 3 ||
-	    s->inherited[0] < 3 || s->inherited[1] < 3 || s->inherited[2] < 3)
-		return gf_err_set(e, "--inherit '%s': expected three file descriptors", s->opts.inherit);
+	n = sscanf(s->opts.inherit, "%d,%d,%d,%d", &in[0], &in[1], &in[2], &in[3]);
+	if (n < 3 || in[0] < 3 || in[1] < 3 || in[2] < 3 || (n == 4 && in[3] < 3)) {
+		in[0] = in[1] = in[2] = in[3] = -1;
+		return gf_err_set(e, "--inherit '%s': expected the file descriptors UNIX,TCP,LOCK,SOCKLOCK",
+				  s->opts.inherit);
+	}
 	for (int i = 0; i < 2; i++)
-		fcntl(s->inherited[i], F_SETFD, FD_CLOEXEC);
+		fcntl(in[i], F_SETFD, FD_CLOEXEC);
 	return 0;
 }
 
-/* ---- reload: replace this process with a new gflowd, keeping the
- * listening sockets (connections wait in their backlog, none is refused)
- * and the lock. Running jobs are not ours to stop; the new process
- * re-attaches to their runners like any start. */
+/* ---- the report `gflowd start` and `gflowd reload` wait for -------------
+ *
+ * A small file the CLI names (--report): "pid N", then one line, "ready",
+ * "error <why>", or (for --check) "listen <host> <port>". Rewritten whole
+ * each time, so a reader sees one state or the next. */
 
-#define RELOAD_DRAIN_MS 300
-
-static char **reload_argv(struct server *s, char *fds)
+static void report(const char *path, const char *state, const char *msg)
 {
-	char path[GF_PATH_MAX + 32], *blob = NULL, **argv;
-	size_t len = 0, n = 0, cap = 16;
-	FILE *f;
+	char text[GF_ERR_MAX + 64], dir[GF_PATH_MAX], *slash;
+	struct gf_err e;
+	int n;
 
-	argv = calloc(cap, sizeof *argv);
-	argv[n++] = strdup("gflowd");
-	argv[n++] = strdup("run");
-	/* The options of `gflowd reload`, NUL-separated; the same as this
-	 * run's when it left none. */
-	if (!gf_pathf(path, sizeof path, "%s/reload.args", s->paths.data_dir) && (f = fopen(path, "re"))) {
-		char buf[4096];
-		size_t k;
-
-		while ((k = fread(buf, 1, sizeof buf, f)) > 0) {
-			blob = realloc(blob, len + k + 1);
-			memcpy(blob + len, buf, k);
-			len += k;
-		}
-		fclose(f);
-		unlink(path);
-	}
-	for (size_t off = 0; blob && off < len; off += strlen(blob + off) + 1) {
-		blob[len] = '\0';
-		if (n + 4 >= cap)
-			argv = realloc(argv, (cap *= 2) * sizeof *argv);
-		argv[n++] = strdup(blob + off);
-	}
-	if (!blob && s->opts.config_path) {
-		argv[n++] = strdup("--config");
-		argv[n++] = strdup(s->opts.config_path);
-	}
-	free(blob);
-	if (n + 5 >= cap)
-		argv = realloc(argv, (cap += 8) * sizeof *argv);
-	argv[n++] = strdup("--hosting");
-	argv[n++] = strdup(s->opts.hosting ? s->opts.hosting : "foreground");
-	argv[n++] = strdup("--inherit");
-	argv[n++] = strdup(fds);
-	argv[n] = NULL;
-	return argv;
+	if (!path || !*path)
+		return;
+	n = snprintf(text, sizeof text, "pid %d\n%s%s%s", (int)getpid(), state, msg ? " " : "", msg ? msg : "");
+	if (n < 0 || n >= (int)sizeof text - 1)
+		n = (int)sizeof text - 2;
+	for (char *p = strchr(text, '\n') + 1; p < text + n; p++)
+		if (*p == '\n')
+			*p = ' ';	/* the message is one line */
+	text[n++] = '\n';
+	snprintf(dir, sizeof dir, "%s", path);
+	if (!(slash = strrchr(dir, '/')))
+		return;
+	*slash = '\0';
+	if (write_file_replace(*dir ? dir : "/", slash + 1, text, (size_t)n, &e))
+		fprintf(stderr, "gflowd: cannot write the report %s: %s\n", path, e.msg);
 }
 
-static void on_reexec(evutil_socket_t fd, short what, void *arg)
+/* All of a small file, NUL-terminated (*len without it); NULL if unreadable. */
+static char *slurp(const char *path, size_t *len)
 {
-	struct server *s = arg;
-	char exe[GF_PATH_MAX], fds[64], **argv;
-	int ufd, tfd;
+	char *buf = NULL;
+	size_t cap = 0, k;
+	FILE *f = fopen(path, "re");
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	do {
+		if (*len + 4097 > cap && !(buf = realloc(buf, cap = (*len + 4097) * 2)))
+			abort();
+		k = fread(buf + *len, 1, cap - *len - 1, f);
+		*len += k;
+	} while (k > 0);
+	fclose(f);
+	buf[*len] = '\0';
+	return buf;
+}
+
+/* `gflowd run --check`: what a start or reload with these options would
+ * find wrong, found by the binary that will run. */
+static int check_only(const struct daemon_opts *o)
+{
+	struct gf_config cfg;
+	struct gf_err e;
+	char where[300];
+
+	if (server_check(o, environ, &cfg, &e)) {
+		fprintf(stderr, "gflowd: %s\n", e.msg);
+		report(o->report, "error", e.msg);
+		return 1;
+	}
+	snprintf(where, sizeof where, "%s %d", cfg.host, cfg.port);
+	report(o->report, "listen", where);
+	gf_config_free(&cfg);
+	return 0;
+}
+
+/* ---- reload: replace this process with a new gflowd ---------------------
+ *
+ * 1. The new binary checks the new options and config (`gflowd run
+ *    --check`, a child): on any error the CLI is told at once and we go on
+ *    as we are. A new host:port is bound here, and --gpus checked against
+ *    our GPUs, so that the new process cannot fail on them.
+ * 2. Drain: stop accepting (connections wait in the listening sockets'
+ *    backlog, which the new process inherits) and wait until every open
+ *    connection has had its answer and closed (bounded).
+ * 3. exec, handing over the listening sockets and both locks. Running jobs
+ *    are not ours to stop; the new process re-attaches to their runners.
+ *    Should its setup still fail, it runs this binary again with these
+ *    options (--rollback), and the CLI is told. */
+
+#define RELOAD_DRAIN_MAX_SECS 10.0
+#define RELOAD_DRAIN_POLL_MS 10
+
+struct reload {
+	char exe[GF_PATH_MAX];
+	char report[GF_PATH_MAX];	/* the CLI's, "" when none */
+	char **argv;			/* the new `gflowd run`, --inherit still to come */
+	size_t argc, cap;
+	int tcp_fd;			/* a listener for a new host:port, else -1 */
+	int undo_fd;			/* our executable (O_PATH), for --rollback */
+	struct event *drain_ev;
+	double deadline;
+	bool again;			/* another reload was asked for meanwhile */
+};
+
+static void argv_add(struct reload *r, const char *word)
+{
+	if (r->argc + 2 > r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 16;
+		r->argv = realloc(r->argv, r->cap * sizeof *r->argv);
+		if (!r->argv)
+			abort();
+	}
+	r->argv[r->argc++] = strdup(word);
+	r->argv[r->argc] = NULL;
+}
+
+static void reload_free(struct reload *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->argc; i++)
+		free(r->argv[i]);
+	free(r->argv);
+	if (r->tcp_fd >= 0)
+		close(r->tcp_fd);
+	if (r->undo_fd >= 0)
+		close(r->undo_fd);
+	if (r->drain_ev)
+		event_free(r->drain_ev);
+	free(r);
+}
+
+/* Our own options, as `gflowd run` words (NUL-separated in *blob). */
+static size_t own_options(struct server *s, char *blob, size_t size)
+{
+	const char *w[12];
+	char num[16];
+	size_t n = 0, len = 0;
+
+	if (s->opts.config_path)
+		w[n++] = "--config", w[n++] = s->opts.config_path;
+	if (s->opts.gpus)
+		w[n++] = "--gpus", w[n++] = s->opts.gpus;
+	if (s->opts.strategy)
+		w[n++] = "--gpu-allocation-strategy", w[n++] = s->opts.strategy;
+	if (s->opts.poll_interval) {
+		snprintf(num, sizeof num, "%d", s->opts.poll_interval);
+		w[n++] = "--gpu-poll-interval-secs", w[n++] = num;
+	}
+	w[n++] = "--hosting", w[n++] = s->opts.hosting ? s->opts.hosting : "foreground";
+	for (size_t i = 0; i < n && len + strlen(w[i]) + 1 <= size; i++) {
+		memcpy(blob + len, w[i], strlen(w[i]) + 1);
+		len += strlen(w[i]) + 1;
+	}
+	return len;
+}
+
+/* data/reload.args, from `gflowd reload`: NUL-separated, the executable to
+ * run, then the options of the new `gflowd run`. Without it (a plain
+ * SIGUSR2) our own executable with our own options. */
+static int reload_read_args(struct server *s, struct reload *r, struct gf_err *e)
+{
+	char path[GF_PATH_MAX + 32], *blob = NULL, *p;
+	bool have_config = false;
+	size_t len = 0, off;
 	ssize_t n;
 
-	(void)fd;
-	(void)what;
-	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n < 0 || api_fds(s, &ufd, &tfd)) {
-		fprintf(stderr, "gflowd: reload: cannot find my executable or sockets; going on as I am\n");
-		s->reloading = false;
+	argv_add(r, "gflowd");
+	argv_add(r, "run");
+	if (!gf_pathf(path, sizeof path, "%s/reload.args", s->paths.data_dir) && (blob = slurp(path, &len)))
+		unlink(path);
+	if (len > 0) {
+		snprintf(r->exe, sizeof r->exe, "%s", blob);
+		for (off = strlen(blob) + 1; off < len; off += strlen(blob + off) + 1) {
+			if (!strcmp(blob + off, "--config"))
+				have_config = true;
+			if (!strcmp(blob + off, "--report") && off + strlen(blob + off) + 1 < len)
+				snprintf(r->report, sizeof r->report, "%s", blob + off + strlen(blob + off) + 1);
+			argv_add(r, blob + off);
+		}
+	} else {
+		n = readlink("/proc/self/exe", r->exe, sizeof r->exe - 1);
+		r->exe[n > 0 ? n : 0] = '\0';
+		/* Replaced on disk (a new build): the new file is the one meant. */
+		if ((p = strstr(r->exe, " (deleted)")) && !p[10])
+			*p = '\0';
+		if (s->opts.gpus)
+			argv_add(r, "--gpus"), argv_add(r, s->opts.gpus);
+		if (s->opts.strategy)
+			argv_add(r, "--gpu-allocation-strategy"), argv_add(r, s->opts.strategy);
+		if (s->opts.poll_interval) {
+			char num[16];
+
+			snprintf(num, sizeof num, "%d", s->opts.poll_interval);
+			argv_add(r, "--gpu-poll-interval-secs"), argv_add(r, num);
+		}
+	}
+	free(blob);
+	/* Where the config lives carries over; settings given anew replace ours. */
+	if (!have_config && s->opts.config_path)
+		argv_add(r, "--config"), argv_add(r, s->opts.config_path);
+	argv_add(r, "--hosting");
+	argv_add(r, s->opts.hosting ? s->opts.hosting : "foreground");
+	if (!r->exe[0] || access(r->exe, X_OK) < 0)
+		return gf_err_set(e, "cannot run '%s': %s", r->exe, r->exe[0] ? strerror(errno) : "no executable");
+	return 0;
+}
+
+/* Run the new binary's check; on success, where it will listen. */
+static int reload_check(struct server *s, struct reload *r, char *host, size_t hsize, int *port,
+			struct gf_err *e)
+{
+	char out[GF_PATH_MAX + 32], **argv, line[1200];
+	struct gf_err se;
+	int st = 0, ok = 0;
+	FILE *f;
+
+	if (gf_pathf(out, sizeof out, "%s/reload.check", s->paths.data_dir))
+		return gf_err_set(e, "data directory path too long");
+	unlink(out);
+	argv = calloc(r->argc + 6, sizeof *argv);
+	if (!argv)
+		abort();
+	argv[0] = r->exe;
+	argv[1] = "run";
+	argv[2] = "--check";
+	for (size_t i = 2; i < r->argc; i++)
+		argv[i + 1] = r->argv[i];
+	argv[r->argc + 1] = "--report";
+	argv[r->argc + 2] = out;
+	if (exec_spawn(argv, NULL, true, &st, &se)) {
+		free(argv);
+		return gf_err_set(e, "cannot check the new daemon: %s", se.msg);
+	}
+	free(argv);
+	*port = 0;
+	if ((f = fopen(out, "re"))) {
+		while (fgets(line, sizeof line, f)) {
+			line[strcspn(line, "\n")] = '\0';
+			if (!strncmp(line, "error ", 6)) {
+				gf_err_set(e, "%s", line + 6);
+				ok = -1;
+			} else if (!strncmp(line, "listen ", 7)) {
+				char *sp = strrchr(line + 7, ' ');
+
+				if (sp && (size_t)(sp - line - 7) < hsize) {
+					*sp = '\0';
+					memcpy(host, line + 7, (size_t)(sp - line - 7) + 1);
+					*port = atoi(sp + 1);
+				}
+			}
+		}
+		fclose(f);
+		unlink(out);
+	}
+	if (ok < 0)
+		return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) || *port <= 0)
+		return gf_err_set(e, "%s run --check failed (exit status %d) without saying why", r->exe,
+				  WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	return 0;
+}
+
+/* --gpus against the GPUs we see (the new process sees the same). */
+static int reload_check_gpus(struct server *s, struct reload *r, struct gf_err *e)
+{
+	size_t have = gpustate_count(s);
+	uint64_t mask;
+	int all;
+
+	for (size_t i = 2; i + 1 < r->argc; i++) {
+		if (strcmp(r->argv[i], "--gpus"))
+			continue;
+		if (gf_parse_gpu_spec(r->argv[i + 1], &mask, &all, e))
+			return gf_err_prefix(e, "--gpus");
+		if (!all && have < 64 && (mask >> have))
+			return gf_err_set(e, "--gpus '%s': this machine has %zu GPU%s%s", r->argv[i + 1], have,
+					  have == 1 ? "" : "s", have ? ", numbered from 0" : "");
+	}
+	return 0;
+}
+
+static void reload_end(struct server *s, const char *why)
+{
+	struct reload *r = s->reload;
+
+	if (why) {
+		fprintf(stderr, "gflowd: reload refused, going on as before: %s\n", why);
+		report(r ? r->report : NULL, "error", why);
+	}
+	if (s->reloading)
+		api_resume(s);
+	s->reloading = false;
+	s->reload = NULL;
+	if (r && r->again)
+		kill(getpid(), SIGUSR2);	/* its turn now */
+	reload_free(r);
+}
+
+static void reexec(struct server *s)
+{
+	struct reload *r = s->reload;
+	char fds[64], undo[16], why[GF_PATH_MAX + 64];
+	int ufd, tfd, keep[5], nkeep = 0, err, interval;
+	char blob[8192];
+	size_t len = own_options(s, blob, sizeof blob);
+	struct gf_err e;
+	sigset_t sigs;
+
+	if (api_fds(s, &ufd, &tfd)) {
+		reload_end(s, "cannot find my listening sockets");
 		return;
 	}
-	exe[n] = '\0';
-	snprintf(fds, sizeof fds, "%d,%d,%d", ufd, tfd, s->lock_fd);
-	argv = reload_argv(s, fds);
-	fprintf(stderr, "gflowd: reloading (jobs keep running)\n");
+	if (r->tcp_fd >= 0)
+		tfd = r->tcp_fd;
+	snprintf(fds, sizeof fds, "%d,%d,%d,%d", ufd, tfd, s->lock_fd, s->sock_lock_fd);
+	argv_add(r, "--inherit");
+	argv_add(r, fds);
+	/* What to run again should the new process fail to start. */
+	r->undo_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	if (r->undo_fd >= 0 && !write_file_replace(s->paths.data_dir, "reload.undo", blob, len, &e)) {
+		snprintf(undo, sizeof undo, "%d", r->undo_fd);
+		argv_add(r, "--rollback");
+		argv_add(r, undo);
+		keep[nkeep++] = r->undo_fd;
+	}
+	keep[nkeep++] = ufd;
+	keep[nkeep++] = tfd;
+	keep[nkeep++] = s->lock_fd;
+	keep[nkeep++] = s->sock_lock_fd;
+	fprintf(stderr, "gflowd: reloading as %s (jobs keep running)\n", r->exe);
+	fflush(NULL);
 	gpu_poller_stop(s->poller);
 	s->poller = NULL;
 	store_close(s->store);
 	s->store = NULL;
-	fcntl(ufd, F_SETFD, 0);
-	fcntl(tfd, F_SETFD, 0);
-	fcntl(s->lock_fd, F_SETFD, 0);
-	execv(exe, argv);
-	/* The store is closed: nothing sensible is left but to stop. The
-	 * sockets and lock go with us; `gflowd start` brings a new one. */
-	fprintf(stderr, "gflowd: reload: cannot run %s: %s\n", exe, strerror(errno));
-	_exit(1);
+	for (int i = 0; i < nkeep; i++)
+		fcntl(keep[i], F_SETFD, 0);
+	/* A stop or reload signal that comes meanwhile waits for the new
+	 * process's handlers (the mask and pending signals survive exec). */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	if (r->again)
+		kill(getpid(), SIGUSR2);	/* pending: the new process takes it */
+	execv(r->exe, r->argv);
+	err = errno;
+	/* Still us: take back what we let go and go on (a reload asked for
+	 * meanwhile is pending already). */
+	r->again = false;
+	sigprocmask(SIG_UNBLOCK, &sigs, NULL);
+	for (int i = 0; i < nkeep; i++)
+		fcntl(keep[i], F_SETFD, FD_CLOEXEC);
+	if (!(s->store = store_open(s->paths.db, &e))) {
+		fprintf(stderr, "gflowd: reload: cannot run %s (%s), and cannot reopen the store: %s\n", r->exe,
+			strerror(err), e.msg);
+		exit(1);
+	}
+	interval = s->opts.poll_interval ? s->opts.poll_interval : s->cfg.gpu_poll_interval_secs;
+	if (!(s->poller = gpu_poller_start(interval, s->gpu_pipe[1], &e))) {
+		fprintf(stderr, "gflowd: reload: cannot run %s (%s), and cannot restart the GPU poller: %s\n",
+			r->exe, strerror(err), e.msg);
+		exit(1);
+	}
+	snprintf(why, sizeof why, "cannot run %s: %s", r->exe, strerror(err));
+	reload_end(s, why);
+}
+
+static void on_drain(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	int open = api_open_connections(s);
+
+	(void)fd;
+	(void)what;
+	if (open > 0 && now_real() < s->reload->deadline)
+		return;
+	if (open > 0)
+		fprintf(stderr, "gflowd: reload: closing %d connection%s still open after %.0f s\n", open,
+			open == 1 ? "" : "s", RELOAD_DRAIN_MAX_SECS);
+	event_del(s->reload->drain_ev);
+	reexec(s);
 }
 
 static void on_reload_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct server *s = arg;
-	struct timeval tv = { 0, RELOAD_DRAIN_MS * 1000 };
+	struct timeval tv = { 0, RELOAD_DRAIN_POLL_MS * 1000 };
+	struct reload *r;
+	struct gf_err e;
+	char host[256] = "";
+	int port = 0;
 
 	(void)sig;
 	(void)what;
-	if (s->reloading)
+	if (s->reload) {
+		s->reload->again = true;	/* one at a time: the next follows */
 		return;
+	}
+	r = calloc(1, sizeof *r);
+	if (!r)
+		abort();
+	r->tcp_fd = r->undo_fd = -1;
+	s->reload = r;
+	if (reload_read_args(s, r, &e) || reload_check(s, r, host, sizeof host, &port, &e) ||
+	    reload_check_gpus(s, r, &e)) {
+		reload_end(s, e.msg);
+		return;
+	}
+	if ((strcmp(host, s->cfg.host) || port != s->cfg.port) &&
+	    (r->tcp_fd = api_listen_tcp(host, port, &e)) < 0) {
+		reload_end(s, e.msg);
+		return;
+	}
 	s->reloading = true;
-	/* New connections wait in the backlog for the new process; the ones
-	 * already open get RELOAD_DRAIN_MS to finish. */
 	api_pause(s);
-	s->reload_ev = evtimer_new(s->base, on_reexec, s);
-	evtimer_add(s->reload_ev, &tv);
+	r->deadline = now_real() + RELOAD_DRAIN_MAX_SECS;
+	r->drain_ev = event_new(s->base, -1, EV_PERSIST, on_drain, s);
+	event_add(r->drain_ev, &tv);
+}
+
+/* The replaced daemon's executable, run again with its own options: the
+ * new one could not start. Returns only if that cannot be done. */
+static void rollback(struct server *s)
+{
+	char path[GF_PATH_MAX + 32], fds[64], *blob, *argv[40];
+	size_t len, n = 0;
+	sigset_t sigs;
+
+	if (s->rollback_fd < 0 || s->inherited[0] < 0 ||
+	    gf_pathf(path, sizeof path, "%s/reload.undo", s->paths.data_dir) || !(blob = slurp(path, &len)))
+		return;
+	argv[n++] = "gflowd";
+	argv[n++] = "run";
+	for (size_t off = 0; off < len && n < 34; off += strlen(blob + off) + 1)
+		argv[n++] = blob + off;
+	snprintf(fds, sizeof fds, "%d,%d,%d,%d", s->inherited[0], s->inherited[1], s->inherited[2],
+		 s->inherited[3]);
+	argv[n++] = "--inherit";
+	argv[n++] = fds;
+	argv[n] = NULL;
+	for (int i = 0; i < 4; i++)
+		if (s->inherited[i] >= 0)
+			fcntl(s->inherited[i], F_SETFD, 0);
+	fprintf(stderr, "gflowd: going back to the daemon this one was to replace\n");
+	fflush(NULL);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	fexecve(s->rollback_fd, argv, environ);
+	sigprocmask(SIG_UNBLOCK, &sigs, NULL);
+	fprintf(stderr, "gflowd: cannot run the replaced daemon again: %s\n", strerror(errno));
+	free(blob);
 }
 
 static int setup(struct server *s, struct gf_err *e)
 {
-	if (parse_inherit(s, e) || gf_paths_init(&s->paths, e) ||
-	    gf_config_load(s->opts.config_path, environ, &s->cfg, e))
+	static const char *const leftovers[] = { "reload.args", "reload.check", "reload.undo" };
+	char path[GF_PATH_MAX + 32];
+	sigset_t sigs;
+
+	if (parse_inherit(s, e) || gf_paths_init(&s->paths, e) || server_check(&s->opts, environ, &s->cfg, e))
 		return -1;
-	if (gf_paths_create(&s->paths, e) || take_lock(s, e) || find_runner(s, e) || load_token(s, e))
+	if (gf_paths_create(&s->paths, e) || take_locks(s, e) ||
+	    find_runner(s->runner_path, sizeof s->runner_path, s->exe_dir, sizeof s->exe_dir, e) ||
+	    load_token(s, e))
 		return -1;
+	if (s->inherited[0] < 0)	/* a fresh start: what a dead daemon's reload left */
+		for (size_t i = 0; i < sizeof leftovers / sizeof leftovers[0]; i++)
+			if (!gf_pathf(path, sizeof path, "%s/%s", s->paths.data_dir, leftovers[i]))
+				unlink(path);
 	umask(077);
 	s->uid = getuid();
 	s->executor = s->cfg.executor == GF_EXEC_PROCESS ? EXEC_PROCESS : EXEC_TMUX;
 	s->strategy = s->cfg.strategy == GF_STRATEGY_RANDOM ? SCHED_RANDOM : SCHED_SEQUENTIAL;
-	if (s->opts.strategy) {
-		if (!strcmp(s->opts.strategy, "random"))
-			s->strategy = SCHED_RANDOM;
-		else if (!strcmp(s->opts.strategy, "sequential"))
-			s->strategy = SCHED_SEQUENTIAL;
-		else
-			return gf_err_set(e, "--gpu-allocation-strategy '%s': expected sequential or random",
-					  s->opts.strategy);
-	}
+	if (s->opts.strategy)
+		s->strategy = !strcmp(s->opts.strategy, "random") ? SCHED_RANDOM : SCHED_SEQUENTIAL;
 	s->mem_total_mb = meminfo_total_mb();
 	s->sched_seed = (uint64_t)now_real() ^ ((uint64_t)getpid() << 32);
 	s->started_at = now_real();
@@ -297,6 +708,12 @@ static int setup(struct server *s, struct gf_err *e)
 	event_add(s->sig_term, NULL);
 	event_add(s->sig_int, NULL);
 	event_add(s->sig_reload, NULL);
+	/* A reload blocked these across exec; any that came are delivered now. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGUSR2);
+	sigprocmask(SIG_UNBLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);	/* a closed tmux session must not stop us */
 	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e) || gpustate_init(s, e))
@@ -322,6 +739,7 @@ static void teardown(struct server *s)
 		}
 	free(s->jobs);
 	free(s->open);
+	reload_free(s->reload);
 	if (s->sched_ev)
 		event_free(s->sched_ev);
 	if (s->begin_ev)
@@ -332,8 +750,6 @@ static void teardown(struct server *s)
 		event_free(s->sig_int);
 	if (s->sig_reload)
 		event_free(s->sig_reload);
-	if (s->reload_ev)
-		event_free(s->reload_ev);
 	if (s->inotify_ev)
 		event_free(s->inotify_ev);
 	if (s->inotify_fd > 0)
@@ -342,26 +758,48 @@ static void teardown(struct server *s)
 		event_base_free(s->base);
 	store_close(s->store);
 	gf_config_free(&s->cfg);
-	if (s->lock_fd > 0)
+	if (s->rollback_fd >= 0)
+		close(s->rollback_fd);
+	/* The socket file is gone (api_close) before its lock is let go. */
+	if (s->sock_lock_fd >= 0)
+		close(s->sock_lock_fd);
+	if (s->lock_fd >= 0)
 		close(s->lock_fd);	/* releases the flock */
 }
 
 int server_run(const struct daemon_opts *opts)
 {
 	static struct server s;	/* the daemon's one state object */
+	char path[GF_PATH_MAX + 32];
 	struct gf_err e;
 	int rc = 0;
 
+	if (opts->check)
+		return check_only(opts);
 	s.opts = *opts;
-	s.lock_fd = s.inotify_fd = s.unix_fd = s.run_dfd = s.log_dfd = -1;
-	s.inherited[0] = s.inherited[1] = s.inherited[2] = -1;
+	s.lock_fd = s.sock_lock_fd = s.inotify_fd = s.unix_fd = s.rollback_fd = s.run_dfd = s.log_dfd = -1;
+	s.inherited[0] = s.inherited[1] = s.inherited[2] = s.inherited[3] = -1;
+	report(opts->report, "starting", NULL);
 	if (setup(&s, &e)) {
 		fprintf(stderr, "gflowd: %s\n", e.msg);
+		if (s.rollback_fd >= 0) {
+			gf_err_prefix(&e, "the new daemon could not start, the replaced one goes on");
+			report(opts->report, "error", e.msg);
+			rollback(&s);
+		} else
+			report(opts->report, "error", e.msg);
 		teardown(&s);
 		return 1;
 	}
+	if (s.rollback_fd >= 0) {	/* started: nothing to go back to */
+		close(s.rollback_fd);
+		s.rollback_fd = -1;
+		if (!gf_pathf(path, sizeof path, "%s/reload.undo", s.paths.data_dir))
+			unlink(path);
+	}
 	fprintf(stderr, "gflowd %s: pid %d, %lld jobs, listening on %s and %s:%d\n", GFLOW_VERSION,
 		(int)getpid(), (long long)s.max_id, s.paths.socket, s.cfg.host, s.cfg.port);
+	report(opts->report, "ready", NULL);
 	server_schedule(&s);
 	if (event_base_dispatch(s.base) < 0)
 		rc = 1;

@@ -14,7 +14,8 @@ static const char usage[] =
 	"  stop, down      stop the daemon (running jobs keep running)\n"
 	"  restart         stop, then start\n"
 	"  reload          replace the daemon by a new one with these options, on the\n"
-	"                  same sockets: no request is refused meanwhile (jobs keep running)\n"
+	"                  same sockets: no request is refused meanwhile (jobs keep running);\n"
+	"                  a bad config or option leaves the daemon as it was\n"
 	"  status          show whether it runs, how, and its GPUs\n"
 	"  run             run the daemon in the foreground\n"
 	"  init            write the config file\n"
@@ -29,9 +30,13 @@ static const char usage[] =
 	"  --hosting auto|systemd|tmux|process   how start hosts the daemon (default auto)\n"
 	"  --config PATH                     config file (default ~/.config/gflow/gflow.toml)\n"
 	"\n"
+	"  (start, reload and restart check the config and options before they\n"
+	"  start or replace anything, and say what is wrong at once)\n"
+	"\n"
 	"options for init:\n"
 	"  --yes --force --host H --port P --gpus SPEC --executor tmux|process\n"
-	"  --gpu-allocation-strategy S\n";
+	"  --gpu-allocation-strategy S --gpu-poll-interval-secs N\n"
+	"  --config PATH                     the file to write (default as above)\n";
 
 int main(int argc, char **argv)
 {

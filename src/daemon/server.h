@@ -33,8 +33,14 @@ struct daemon_opts {
 	const char *strategy;		/* --gpu-allocation-strategy */
 	int poll_interval;		/* --gpu-poll-interval-secs, 0 = config */
 	const char *hosting;		/* how it was started, for status */
-	const char *inherit;		/* --inherit UNIX,TCP,LOCK: fds of the daemon we replace */
+	const char *inherit;		/* --inherit UNIX,TCP,LOCK,SOCKLOCK: fds of the daemon we replace */
+	const char *report;		/* --report PATH: our pid, then "ready" or why not (lifecycle.c) */
+	const char *rollback;		/* --rollback FD: the replaced daemon's executable, run again
+					 * (with its options, data/reload.undo) if we cannot start */
+	bool check;			/* --check: validate the config and options, report, exit */
 };
+
+struct reload;			/* a reload being prepared or drained (loop.c) */
 
 /* What the daemon knows about one GPU right now (gpustate.c). */
 struct gpu_view {
@@ -109,7 +115,9 @@ struct server {
 	struct evhttp *http_unix, *http_tcp;
 	struct evhttp_bound_socket *bound_unix, *bound_tcp;
 	int unix_fd;
-	int inherited[3];		/* unix, tcp, lock; -1 when not inherited */
+	int sock_lock_fd;		/* flock on paths.socket_lock: the socket is ours */
+	int inherited[4];		/* unix, tcp, lock, socket lock; -1 when not inherited */
+	int rollback_fd;		/* --rollback, until we are up */
 
 	/* Scheduling */
 	struct event *sched_ev;		/* coalesced pass, made active on events */
@@ -140,21 +148,33 @@ struct server {
 	int inotify_fd;
 	struct event *inotify_ev;
 
-	struct event *sig_term, *sig_int, *sig_reload, *reload_ev;
-	bool reloading;
+	struct event *sig_term, *sig_int, *sig_reload;
+	bool reloading;			/* draining: listeners paused, answers close */
+	struct reload *reload;
 };
 
 /* loop.c */
 int server_run(const struct daemon_opts *opts);
+/* What a start can know before it takes anything over: the config (file
+ * and the GFLOW_* variables of envp), the options, the runner. cfg is
+ * filled (free it) on success. */
+int server_check(const struct daemon_opts *o, char *const *envp, struct gf_config *cfg, struct gf_err *e);
 void server_schedule(struct server *s);	/* ask for a pass this loop turn */
 
 /* api.c */
 int api_init(struct server *s, struct gf_err *e);
 void api_close(struct server *s);
-void api_pause(struct server *s);
 /* Decode and check a POST /jobs body as the API would, storing nothing
  * (the fuzz target's way in). */
-int api_check_request(struct server *s, uid_t uid, const char *data, size_t len, struct gf_err *e);	/* stop accepting; queued connections wait */
+int api_check_request(struct server *s, uid_t uid, const char *data, size_t len, struct gf_err *e);
+/* Stop accepting (new connections wait in the backlog); api_resume undoes
+ * it. While s->reloading, every answer says "Connection: close". */
+void api_pause(struct server *s);
+void api_resume(struct server *s);
+/* Connections accepted and not yet closed. */
+int api_open_connections(struct server *s);
+/* A listening TCP socket on host:port (close-on-exec), or -1 with e set. */
+int api_listen_tcp(const char *host, int port, struct gf_err *e);
 /* The listening fds, for a reload. */
 int api_fds(struct server *s, int *unix_fd, int *tcp_fd);
 

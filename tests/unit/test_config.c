@@ -473,6 +473,24 @@ static void test_env_unrelated_ignored(void **state)
 	check_defaults(&f->c);
 }
 
+/* ---------- checking text before it is written (gflowd init) ---------- */
+
+static void test_check_text(void **state)
+{
+	static const char good[] = "[daemon]\nhost = \"a\\\"b\"\nport = 6000\ngpus = \"0,2\"\n"
+				   "gpu_poll_interval_secs = 3\n[executor]\ntype = \"process\"\n";
+	static const char bad[] = "[daemon]\nport = 6000\nbogus = 1\n";
+	struct gf_err e;
+
+	(void)state;
+	assert_int_equal(gf_config_check_text("/x/gflow.toml", good, strlen(good), &e), 0);
+	assert_int_equal(gf_config_check_text("/x/gflow.toml", bad, strlen(bad), &e), -1);
+	assert_non_null(strstr(e.msg, "/x/gflow.toml: line 3, column 1"));
+	assert_non_null(strstr(e.msg, "unknown key 'bogus'"));
+	assert_int_equal(gf_config_check_text("/x/gflow.toml", "port = \"", 8, &e), -1);
+	assert_non_null(strstr(e.msg, "/x/gflow.toml"));
+}
+
 /* ---------- errors in the file ---------- */
 
 static void test_err_unknown_key(void **state)
@@ -736,6 +754,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_env_bool_forms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_beats_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_unrelated_ignored, setup, teardown),
+		cmocka_unit_test(test_check_text),
 		cmocka_unit_test_setup_teardown(test_err_unknown_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_err_unknown_top_level_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_err_unknown_section, setup, teardown),

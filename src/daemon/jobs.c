@@ -70,14 +70,14 @@ static void compact_open(struct server *s)
 	s->nopen = k;
 }
 
-static int load_one(void *arg, int64_t id, json_t *row)
+static int load_one(void *arg, int64_t id, json_t *row, const char *bad)
 {
 	struct server *s = arg;
 	struct gf_err e;
-	struct job *j = job_from_json(row, &e);
+	struct job *j = row ? job_from_json(row, &e) : NULL;
 
 	if (!j) {
-		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)id, e.msg);
+		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)id, row ? e.msg : bad);
 		return -1;
 	}
 	j->id = id;

@@ -79,6 +79,7 @@ void job_free(struct job *j)
 	free(j->deps);
 	json_decref(j->params);
 	free(j->tmux_session);
+	free(j->dependents);
 	free(j);
 }
 

@@ -1268,8 +1268,14 @@ void jobs_schedule_pass(struct server *s)
 		if (jobs_txn_commit(s, &e) == 0)
 			recorded = true;
 	}
-	if (started && !recorded)
-		fprintf(stderr, "gflowd: starting %zu job%s: %s\n", started, started == 1 ? "" : "s", e.msg);
+	if (started && !recorded) {
+		if (!s->starts_refused)
+			fprintf(stderr, "gflowd: starting %zu job%s: %s (trying again)\n", started,
+				started == 1 ? "" : "s", e.msg);
+		if (now + 1 < next_begin)
+			next_begin = now + 1;	/* try again in a second */
+	}
+	s->starts_refused = started && !recorded;
 	if (!recorded)
 		started = 0;
 	for (size_t i = 0; i < nq && started; i++) {

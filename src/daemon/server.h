@@ -109,6 +109,7 @@ struct server {
 	struct event *begin_ev;		/* next begin time */
 	uint64_t sched_seed;
 	enum sched_strategy strategy;
+	bool starts_refused;		/* the store refused the last pass's starts */
 
 	/* GPUs */
 	struct gpu_poller *poller;

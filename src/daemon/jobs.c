@@ -730,7 +730,7 @@ static void cascade_work(struct server *s, double until)
 			if (jobs_save(s, c, &e) == 0)
 				push_dependents(s, c, it.origin);
 		}
-		if (++n % 32 == 0 && now_mono() > until)
+		if (++n % 8 == 0 && now_mono() > until)
 			break;
 	}
 }

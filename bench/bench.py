@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -813,7 +814,6 @@ def cascade_once(b, n, batch=20000):
     batches), then POST /jobs/cancel of the root while a thread keeps asking
     GET /health. Returns (seconds until the cancel was answered, /health
     latencies during it in seconds)."""
-    import threading
     d = Daemon(b)
     try:
         d.start()

@@ -70,13 +70,16 @@ def refused_full(r):
 
 def test_full_disk_refuses_writes_in_one_line_and_memory_stays_as_stored(small_disk):
     g, mnt = small_disk
-    g.start()
+    # the one GPU is taken by a process of someone else's until the disk is full
+    foreign = subprocess.Popen(["sleep", "300"], env=g.env)
+    g.set_scenario(f"gpu 0\nproc 0 pid={foreign.pid} used_mb=1000\n")
+    g.start("--gpu-poll-interval-secs", "1")
     run = g.submit("sleep", "1000")
     g.wait_state(run, "Running")
     g.wait_for(lambda: g.job(run)["runner_pid"], what="the runner to be attached")
     held = g.submit("--hold", "true")
     waits = g.submit("--depends-on", str(run), "true")
-    soon = g.submit("--begin", "now+1s", "true")	# due while the disk is full
+    soon = g.submit("--gpus", "1", "true")
     ids = [run, held, waits]
     before = shown(g, ids)
     pid = before[run]["runner_pid"]
@@ -100,13 +103,16 @@ def test_full_disk_refuses_writes_in_one_line_and_memory_stays_as_stored(small_d
     assert "JobId=%d" % run in g.cli("gjob", "show", run, check=True).stdout.replace(" ", "")
     st, body = g.api("GET", "/jobs?users=all")
     assert st == 200 and sorted(j["id"] for j in body["jobs"]) == ids + [soon]
-    # a start the store refuses does not happen (and books nothing) ...
+    # the GPU frees: a start the store refuses does not happen, books nothing ...
+    assert g.job(soon)["reason"] == "Resources"
+    g.set_scenario("gpu 0\n")
     g.wait_for(lambda: "starting 1 job: disk full" in g.daemon_log(), what="the refused start")
     assert g.job(soon)["state"] == "Queued" and g.job(soon)["gpu_ids"] == []
+    assert g.api("GET", "/gpus")[1]["gpus"][0]["jobs"] == []
 
     # ... and is tried again once there is room
     os.unlink(mnt / "filler")
-    g.wait_state(soon, "Finished")
+    assert g.wait_state(soon, "Finished")["gpu_ids"] == [0]
     # a restart shows what was shown before
     g.stop()
     g.start()

@@ -25,13 +25,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-O2"]
-CASES = ["submit", "latency", "tmux", "queue", "sched", "array", "daemon"]
+CASES = ["submit", "latency", "tmux", "queue", "sched", "array", "daemon", "cascade"]
 
 
 # ---- small helpers ---------------------------------------------------------
@@ -831,6 +832,71 @@ def case_daemon(b):
                f"per second over {window:.0f} s windows; CPU {median(cpu0):.2f}%")
     b.row("daemon", f"wakeups/s, idle, {njobs:,} jobs, no GPUs", "/s", wakeN,
           note=f"one {window / 5:.0f} s window after each start")
+
+
+# ---- case 7: a cancel cascade -------------------------------------------------
+
+def cascade_once(b, n, batch=20000):
+    """One daemon: a held root and n queued jobs depending on it (POST /jobs
+    batches), then POST /jobs/cancel of the root while a thread keeps asking
+    GET /health. Returns (seconds until the cancel was answered, /health
+    latencies during it in seconds)."""
+    d = Daemon(b)
+    try:
+        d.start()
+        st, body = d.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True}], "cwd": "/tmp",
+                                           "env": ["PATH=/usr/bin:/bin"]})
+        root = body["jobs"][0]["id"]
+        left = n
+        while left > 0:
+            k = min(left, batch)
+            st, body = d.api("POST", "/jobs", {"jobs": [{"command": ["true"], "depends_on": [root]}] * k,
+                                               "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]}, timeout=600)
+            if st != 201:
+                raise RuntimeError(f"POST /jobs of {k} dependents: {st} {str(body)[:200]}")
+            left -= k
+        time.sleep(1.0)		# let the passes after the submissions settle
+        stop = threading.Event()
+        lat = []
+
+        def probe():
+            while not stop.is_set():
+                t0 = time.perf_counter()
+                d.api("GET", "/health", timeout=60)
+                lat.append(time.perf_counter() - t0)
+
+        th = threading.Thread(target=probe)
+        th.start()
+        time.sleep(0.2)
+        before = len(lat)
+        t0 = time.perf_counter()
+        st, body = d.api("POST", "/jobs/cancel", {"ids": [root]}, timeout=600)
+        dt = time.perf_counter() - t0
+        during = lat[before:]
+        stop.set()
+        th.join()
+        if st != 200 or len(body["dependents"]) != n:
+            raise RuntimeError(f"cancel of the root: {st}, {len(body.get('dependents', []))} dependents")
+        return dt, during
+    finally:
+        d.close()
+
+
+def case_cascade(b):
+    for n in (b.n(20000, 2000), b.n(100000, 10000)):
+        total, worst, mid, count = [], [], [], []
+        for _ in range(b.runs):
+            dt, during = cascade_once(b, n)
+            total.append(dt)
+            worst.append(max(during) if during else dt)
+            mid.append(median(during) if during else dt)
+            count.append(len(during))
+        b.row("cascade", f"`POST /jobs/cancel` of a job with {n:,} queued dependents, until answered", "s",
+              total, note="the answer lists every dependent; it comes when the cascade is through")
+        b.row("cascade", f"longest `GET /health` while that cascade runs ({n:,})", "s", worst,
+              target=("<=", 0.100) if n == 100000 else None,
+              note=f"the longest loop stall as a client sees it; median answer {fmt(median(mid), 's')}, "
+                   f"{median(count):.0f} answers per cascade")
 
 
 # ---- report --------------------------------------------------------------------

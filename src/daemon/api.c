@@ -66,6 +66,12 @@ __attribute__((format(printf, 3, 4))) static void reply_err(struct evhttp_reques
 	reply(req, code, json_pack("{s:s}", "error", msg));
 }
 
+/* A change the store refused, in its own words: 507 when the disk is full. */
+static void reply_store_err(struct server *s, struct evhttp_request *req, const struct gf_err *e)
+{
+	reply_err(req, store_full(s->store) ? 507 : 500, "%s", e->msg);
+}
+
 static const char *user_name(uid_t uid, char *buf, size_t size)
 {
 	struct passwd pw, *res = NULL;
@@ -604,7 +610,7 @@ static void h_submit(struct server *s, struct evhttp_request *req, struct caller
 	struct submission sub;
 	json_t *out;
 	struct gf_err e;
-	int64_t env_id;
+	int64_t env_id, *ids = NULL;
 	size_t i;
 
 	if (decode_submission(s, c->uid, body, &sub, &e)) {
@@ -619,36 +625,43 @@ static void h_submit(struct server *s, struct evhttp_request *req, struct caller
 		submission_free(&sub);
 		return;
 	}
-	if (store_begin(s->store, &e) || (env_id = store_put_env(s->store, sub.env, sub.envlen, &e)) < 0)
+	if (!(ids = calloc(sub.n, sizeof *ids)))
+		abort();
+	if (jobs_txn_begin(s, &e) || (env_id = store_put_env(s->store, sub.env, sub.envlen, &e)) < 0)
 		goto fail;
 	for (i = 0; i < sub.n; i++) {
-		sub.jobs[i]->env_id = env_id;
-		sub.jobs[i]->group_id = sub.n > 1 && i > 0 ? sub.jobs[0]->id : 0;
-		if (store_insert_job(s->store, sub.jobs[i], &e) < 0)
+		struct job *j = sub.jobs[i];
+
+		sub.jobs[i] = NULL;	/* the table's now, or freed */
+		j->env_id = env_id;
+		j->group_id = sub.n > 1 && i > 0 ? ids[0] : 0;
+		if (jobs_insert(s, j, &e))
 			goto fail;
+		ids[i] = j->id;
 	}
 	if (sub.n > 1) {
-		sub.jobs[0]->group_id = sub.jobs[0]->id;
-		if (jobs_save(s, sub.jobs[0], &e))
+		struct job *first = jobs_get(s, ids[0]);
+
+		first->group_id = first->id;
+		if (jobs_save(s, first, &e))
 			goto fail;
 	}
-	if (store_commit(s->store, &e))
+	if (jobs_txn_commit(s, &e))
 		goto fail;
-	for (i = 0; i < sub.n; i++) {
-		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)sub.jobs[i]->id, "name",
-						     sub.jobs[i]->name));
-		jobs_add(s, sub.jobs[i]);
-		sub.jobs[i] = NULL;
-	}
+	for (i = 0; i < sub.n; i++)
+		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)ids[i], "name",
+						     jobs_get(s, ids[i])->name));
+	free(ids);
 	submission_free(&sub);
 	server_schedule(s);
 	reply(req, 201, json_pack("{s:o}", "jobs", out));
 	return;
 fail:
 	json_decref(out);
-	store_rollback(s->store);
+	jobs_txn_rollback(s);
+	free(ids);
 	submission_free(&sub);
-	reply_err(req, 500, "%s", e.msg);
+	reply_store_err(s, req, &e);
 }
 
 /* ---- listing ----------------------------------------------------------- */
@@ -956,40 +969,45 @@ static void push_err(json_t *errs, int64_t id, const char *msg)
 	json_array_append_new(errs, json_pack("{s:I,s:s}", "id", (json_int_t)id, "error", msg));
 }
 
-/* Jobs that cancelling `root` would cancel with it (for --dry-run). */
-static void would_cascade(struct server *s, int64_t root, json_t *out, bool *seen)
+/* A cancel answered when its cascade is through. */
+struct cancel_answer {
+	struct evhttp_request *req;
+	json_t *done, *errs;
+	int64_t *roots;
+	size_t nroots;
+};
+
+static void cancel_answered(struct server *s, void *arg, const char *err)
 {
-	for (size_t n = 0; n < s->nopen; n++) {
-		struct job *c = jobs_open_at(s, n);
-		int64_t i = c ? c->id : 0;
-		bool uses = false, all_bad = true;
+	struct cancel_answer *a = arg;
+	json_t *deps = json_array();
+	int64_t *also = NULL;
+	size_t nalso = 0;
+	char msg[GF_ERR_MAX + 100];
 
-		if (!c || seen[i] || (c->state != JS_QUEUED && c->state != JS_HOLD) || !c->auto_cancel)
-			continue;
-		for (size_t k = 0; k < c->ndeps; k++) {
-			struct job *p = jobs_get(s, c->deps[k]);
-			bool bad = seen[c->deps[k]] || !p ||
-				   (job_state_ended(p->state) && p->state != JS_FINISHED);
-
-			uses |= c->deps[k] == root;
-			all_bad &= bad;
-		}
-		if (!uses || (c->dep_any && !all_bad))
-			continue;
-		seen[i] = true;
-		json_array_append_new(out, json_integer(i));
-		would_cascade(s, i, out, seen);
+	jobs_failed_because(s, a->roots, a->nroots, &also, &nalso);
+	for (size_t i = 0; i < nalso; i++)
+		json_array_append_new(deps, json_integer(also[i]));
+	if (err) {
+		snprintf(msg, sizeof msg, "%s (the jobs that depend on it are cancelled once that can be recorded)",
+			 err);
+		push_err(a->errs, a->roots[0], msg);
 	}
+	reply(a->req, 200, json_pack("{s:o,s:o,s:o}", "cancelled", a->done, "dependents", deps, "errors", a->errs));
+	free(also);
+	free(a->roots);
+	free(a);
 }
 
 static void h_cancel(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
 {
 	static const char *const fields[] = { "ids", "dry_run", NULL };
+	struct cancel_answer *a;
 	struct id_batch b;
-	json_t *deps, *errs, *done;
-	int64_t *ids, *also = NULL;
-	size_t n, nalso = 0;
-	bool dry = false;
+	json_t *errs, *done;
+	int64_t *ids, *ok, *also = NULL;
+	size_t n, nok = 0, nalso = 0;
+	bool dry = false, *seen;
 	struct gf_err e;
 
 	if (!id_batch_start(s, req, c, body,
@@ -997,61 +1015,55 @@ static void h_cancel(struct server *s, struct evhttp_request *req, struct caller
 			    &b))
 		return;
 	ids = b.ids, n = b.n, errs = b.errs, done = b.done;
-	deps = json_array();
-	if (dry) {
-		bool *seen = calloc((size_t)s->max_id + 1, sizeof *seen);
+	ok = calloc(n + 1, sizeof *ok);
+	seen = calloc((size_t)s->max_id + 1, sizeof *seen);
+	if (!ok || !seen)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = jobs_get(s, ids[i]);
 
-		for (size_t i = 0; i < n; i++)
-			seen[ids[i]] = true;
-		for (size_t i = 0; i < n; i++) {
-			struct job *j = jobs_get(s, ids[i]);
-
-			if (job_state_ended(j->state))
-				push_err(errs, j->id, "already ended");
-			else if (permitted(s, c, j, errs)) {
-				json_array_append_new(done, json_integer(j->id));
-				would_cascade(s, j->id, deps, seen);
-			}
-		}
-		free(seen);
-	} else {
-		int64_t *ok = calloc(n + 1, sizeof *ok);
-		size_t nok = 0;
-
-		for (size_t i = 0; i < n; i++) {
-			struct job *j = jobs_get(s, ids[i]);
-
-			if (!permitted(s, c, j, errs))
-				continue;
-			if (job_state_ended(j->state)) {
+		if (seen[j->id] || !permitted(s, c, j, errs))
+			continue;
+		seen[j->id] = true;
+		if (job_state_ended(j->state)) {
+			if (dry)
+				snprintf(e.msg, sizeof e.msg, "already ended");
+			else
 				snprintf(e.msg, sizeof e.msg, "job %lld has already ended (%s)", (long long)j->id,
 					 job_state_name(j->state));
-				push_err(errs, j->id, e.msg);
-			} else
-				ok[nok++] = j->id;
+			push_err(errs, j->id, e.msg);
+		} else {
+			ok[nok++] = j->id;
+			json_array_append_new(done, json_integer(j->id));
 		}
-		if (nok && jobs_cancel_many(s, ok, nok, "CancelledByUser", &also, &nalso, &e)) {
-			free(ok);
-			free(also);
-			free(ids);
-			json_decref(errs);
-			json_decref(done);
-			json_decref(deps);
-			reply_err(req, 500, "%s", e.msg);
-			return;
-		}
-		/* One asked for and also cancelled as a dependent of an earlier
-		 * one is listed once, as the dependent it became. */
-		for (size_t i = 0; i < nok; i++)
-			if (!strcmp(jobs_get(s, ok[i])->reason, "CancelledByUser"))
-				json_array_append_new(done, json_integer(ok[i]));
-		free(ok);
 	}
-	for (size_t i = 0; i < nalso; i++)
-		json_array_append_new(deps, json_integer(also[i]));
-	free(also);
+	free(seen);
 	free(ids);
-	reply(req, 200, json_pack("{s:o,s:o,s:o}", "cancelled", done, "dependents", deps, "errors", errs));
+	if (dry || !nok) {
+		json_t *deps = json_array();
+
+		if (nok)
+			jobs_would_cascade(s, ok, nok, &also, &nalso);
+		for (size_t i = 0; i < nalso; i++)
+			json_array_append_new(deps, json_integer(also[i]));
+		free(also);
+		free(ok);
+		reply(req, 200, json_pack("{s:o,s:o,s:o}", "cancelled", done, "dependents", deps, "errors", errs));
+		return;
+	}
+	/* Answered by cancel_answered once the dependents are cancelled too
+	 * (maybe before jobs_cancel_many returns); other requests are served
+	 * meanwhile. */
+	if (!(a = calloc(1, sizeof *a)))
+		abort();
+	*a = (struct cancel_answer){ .req = req, .done = done, .errs = errs, .roots = ok, .nroots = nok };
+	if (jobs_cancel_many(s, ok, nok, "CancelledByUser", cancel_answered, a, &e)) {
+		json_decref(done);
+		json_decref(errs);
+		free(ok);
+		free(a);
+		reply_store_err(s, req, &e);
+	}
 }
 
 static void h_hold_release(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
@@ -1069,7 +1081,10 @@ static void h_hold_release(struct server *s, struct evhttp_request *req, struct 
 			    !check_fields(body, fields, "request", &e) && !get_time(body, "at", &at, &e), &e, &b))
 		return;
 	ids = b.ids, n = b.n, errs = b.errs, done = b.done;
-	for (size_t i = 0; i < n; i++) {
+	/* One transaction: every change of the request is recorded, or none. */
+	if (jobs_txn_begin(s, &e))
+		goto fail;
+	for (size_t i = 0; i < n && !s->txn.failed; i++) {
 		struct job *j = jobs_get(s, ids[i]);
 
 		if (!permitted(s, c, j, errs))
@@ -1079,8 +1094,16 @@ static void h_hold_release(struct server *s, struct evhttp_request *req, struct 
 		else
 			json_array_append_new(done, json_integer(j->id));
 	}
+	if (jobs_txn_commit(s, &e))
+		goto fail;
 	free(ids);
 	reply(req, 200, json_pack("{s:o,s:o}", "done", done, "errors", errs));
+	return;
+fail:
+	free(ids);
+	json_decref(done);
+	json_decref(errs);
+	reply_store_err(s, req, &e);
 }
 
 /* ---- update, redo, limits --------------------------------------------- */
@@ -1158,16 +1181,6 @@ static void keep_identity(struct job *n, const struct job *j)
 	n->run_seq = j->run_seq;
 }
 
-/* Put n in j's place (same struct, so pointers to j stay valid). */
-static void replace_job(struct job *j, struct job *n)
-{
-	struct job tmp = *j;
-
-	*j = *n;
-	*n = tmp;
-	job_free(n);
-}
-
 static void h_update(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
 {
 	static const char *const fields[] = { "ids", "set", NULL };
@@ -1184,7 +1197,14 @@ static void h_update(struct server *s, struct evhttp_request *req, struct caller
 			    &e, &b))
 		return;
 	ids = b.ids, n = b.n, errs = b.errs, done = b.done;
-	for (size_t i = 0; i < n; i++) {
+	if (jobs_txn_begin(s, &e)) {
+		free(ids);
+		json_decref(done);
+		json_decref(errs);
+		reply_store_err(s, req, &e);
+		return;
+	}
+	for (size_t i = 0; i < n && !s->txn.failed; i++) {
 		struct job *j = jobs_get(s, ids[i]), *nj;
 
 		if (!permitted(s, c, j, errs))
@@ -1203,41 +1223,26 @@ static void h_update(struct server *s, struct evhttp_request *req, struct caller
 			continue;
 		}
 		keep_identity(nj, j);
-		if (jobs_save(s, nj, &e)) {
-			job_free(nj);
-			push_err(errs, j->id, e.msg);
-			continue;
-		}
-		replace_job(j, nj);
-		json_array_append_new(done, json_integer(j->id));
+		/* j stays the same struct, so pointers to it stay valid. */
+		if (jobs_replace(s, j, nj, &e) == 0)
+			json_array_append_new(done, json_integer(j->id));
 	}
 	free(ids);
+	if (jobs_txn_commit(s, &e)) {
+		json_decref(done);
+		json_decref(errs);
+		reply_store_err(s, req, &e);
+		return;
+	}
 	server_schedule(s);
 	reply(req, 200, json_pack("{s:o,s:o}", "done", done, "errors", errs));
-}
-
-/* Jobs cancelled because of `id` (DependencyFailed:<id>), appended in id order. */
-static void failed_because(struct server *s, int64_t id, int64_t **v, size_t *n)
-{
-	char want[48];
-
-	snprintf(want, sizeof want, "DependencyFailed:%lld", (long long)id);
-	for (int64_t i = 1; i <= s->max_id; i++) {
-		struct job *c = s->jobs[i];
-
-		if (c && c->state == JS_CANCELLED && c->reason && !strcmp(c->reason, want)) {
-			*v = realloc(*v, (*n + 1) * sizeof **v);
-			(*v)[(*n)++] = i;
-			failed_because(s, i, v, n);
-		}
-	}
 }
 
 static void h_redo(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
 {
 	static const char *const fields[] = { "id", "cascade", "set", NULL };
 	json_t *set = json_object_get(body, "set"), *out = NULL, *empty = json_object();
-	int64_t *old = NULL, root;
+	int64_t *old = NULL, *newid = NULL, root;
 	struct job **made = NULL;
 	size_t nold = 0, nmade = 0;
 	bool cascade = false;
@@ -1259,11 +1264,21 @@ static void h_redo(struct server *s, struct evhttp_request *req, struct caller *
 			   job_state_name(j->state));
 		goto bad;
 	}
+	if (j->unreadable) {
+		gf_err_set(&e, "job %lld is an unreadable record (see gflowd's log): it cannot be redone",
+			   (long long)root);
+		goto bad;
+	}
 	old = malloc(sizeof *old);
+	if (!old)
+		abort();
 	old[nold++] = root;
 	if (cascade)
-		failed_because(s, root, &old, &nold);
+		jobs_failed_because(s, &root, 1, &old, &nold);
 	made = calloc(nold, sizeof *made);
+	newid = calloc(nold, sizeof *newid);
+	if (!made || !newid)
+		abort();
 	for (size_t i = 0; i < nold; i++) {
 		/* Parents that are redone too are swapped for their new copies
 		 * once those have ids, below. */
@@ -1272,46 +1287,49 @@ static void h_redo(struct server *s, struct evhttp_request *req, struct caller *
 			goto bad;
 		nmade = i + 1;
 	}
-	if (store_begin(s->store, &e))
+	if (jobs_txn_begin(s, &e))
 		goto fail;
 	out = json_array();
 	for (size_t i = 0; i < nold; i++) {
 		struct job *n = made[i];
 
+		made[i] = NULL;		/* the table's now, or freed */
 		for (size_t k = 0; k < n->ndeps; k++)
 			for (size_t p = 0; p < i; p++)
 				if (n->deps[k] == old[p])
-					n->deps[k] = made[p]->id;
+					n->deps[k] = newid[p];
 		n->redo_of = old[i];
-		if (store_insert_job(s->store, n, &e) < 0)
+		if (jobs_insert(s, n, &e))
 			goto fail;
+		newid[i] = n->id;
 		json_array_append_new(out, json_pack("{s:I,s:s,s:I}", "id", (json_int_t)n->id, "name", n->name,
 						     "redo_of", (json_int_t)old[i]));
 	}
-	if (store_commit(s->store, &e))
+	if (jobs_txn_commit(s, &e))
 		goto fail;
-	for (size_t i = 0; i < nold; i++)
-		jobs_add(s, made[i]);
 	free(made);
+	free(newid);
 	free(old);
 	json_decref(empty);
 	server_schedule(s);
 	reply(req, 201, json_pack("{s:o}", "jobs", out));
 	return;
 fail:
-	store_rollback(s->store);
+	jobs_txn_rollback(s);
 	json_decref(out);
 	for (size_t i = 0; i < nmade; i++)
 		job_free(made[i]);
 	free(made);
+	free(newid);
 	free(old);
 	json_decref(empty);
-	reply_err(req, 500, "%s", e.msg);
+	reply_store_err(s, req, &e);
 	return;
 bad:
 	for (size_t i = 0; i < nmade; i++)
 		job_free(made[i]);
 	free(made);
+	free(newid);
 	free(old);
 	json_decref(empty);
 	reply_err(req, 400, "%s", e.msg);
@@ -1335,34 +1353,31 @@ static void h_limit(struct server *s, struct evhttp_request *req, struct caller 
 	}
 	j = jobs_get(s, id);
 	group = j->group_id ? j->group_id : j->id;
-	if (store_begin(s->store, &e))
+	if (jobs_txn_begin(s, &e))
 		goto fail;
-	for (int64_t i = group; i <= s->max_id; i++) {
+	for (int64_t i = group; i <= s->max_id && !s->txn.failed; i++) {
 		struct job *g = s->jobs[i];
 
-		if (!g || (g->id != group && g->group_id != group))
+		if (!g || g->unreadable || (g->id != group && g->group_id != group))
 			continue;
 		if (!jobs_may_change(s, g, c->uid)) {
-			store_rollback(s->store);
+			jobs_txn_rollback(s);
 			reply_err(req, 403, "permission denied: job %lld belongs to %s", (long long)g->id, g->user);
 			return;
 		}
+		jobs_touch(s, g);
 		g->max_concurrent = (int)k;
-		if (jobs_save(s, g, &e))
-			goto fail;
+		jobs_save(s, g, &e);
 		changed++;
 	}
-	if (store_commit(s->store, &e))
+	if (jobs_txn_commit(s, &e))
 		goto fail;
 	server_schedule(s);
 	reply(req, 200, json_pack("{s:I,s:I,s:I}", "group", (json_int_t)group, "max_concurrent", (json_int_t)k,
 				  "jobs", (json_int_t)changed));
 	return;
 fail:
-	store_rollback(s->store);
-	/* memory may be ahead of the store for the jobs already changed; the
-	 * next change or restart brings them back in line */
-	reply_err(req, 500, "%s", e.msg);
+	reply_store_err(s, req, &e);
 }
 
 /* ---- GPUs and daemon --------------------------------------------------- */
@@ -1419,6 +1434,9 @@ static void h_ignore(struct server *s, struct evhttp_request *req, struct caller
 
 static void h_info(struct server *s, struct evhttp_request *req)
 {
+	int64_t bad[100];
+	size_t nbad = jobs_unreadable(s, bad, sizeof bad / sizeof bad[0]);
+	json_t *unreadable = json_array();
 	json_t *o =
 	      json_pack("{s:s,s:i,s:f,s:s,s:s,s:s,s:i,s:s,s:I,s:o}", "version", GFLOW_VERSION, "pid",
 			(int)getpid(), "started_at", s->started_at, "executor",
@@ -1433,6 +1451,12 @@ static void h_info(struct server *s, struct evhttp_request *req)
 	 * how each job's processes are tracked. */
 	json_object_set_new(o, "memory_cgroup", s->track.mem[0] ? json_string(s->track.mem) : json_null());
 	json_object_set_new(o, "tracking", track_json(s));
+	/* Store rows that could not be read (their jobs are shown as stand-ins),
+	 * the first 100 of unreadable_count. */
+	for (size_t i = 0; i < nbad && i < sizeof bad / sizeof bad[0]; i++)
+		json_array_append_new(unreadable, json_integer(bad[i]));
+	json_object_set_new(o, "unreadable_jobs", unreadable);
+	json_object_set_new(o, "unreadable_count", json_integer((json_int_t)nbad));
 	reply(req, 200, o);
 }
 

@@ -273,11 +273,15 @@ int gpustate_set_allowed(struct server *s, const char *spec, struct gf_err *e)
 	if (!all && check_exists(s, mask, spec, e))
 		return -1;
 	config_basis(s, basis, sizeof basis);
-	if (store_begin(s->store, e) || store_set_setting(s->store, SET_GPUS_KEY, spec, e) ||
-	    store_set_setting(s->store, SET_GPUS_BASIS_KEY, basis, e) || store_commit(s->store, e)) {
-		store_rollback(s->store);
+	if (jobs_txn_begin(s, e))
+		return -1;
+	if (store_set_setting(s->store, SET_GPUS_KEY, spec, e) ||
+	    store_set_setting(s->store, SET_GPUS_BASIS_KEY, basis, e)) {
+		jobs_txn_rollback(s);
 		return -1;
 	}
+	if (jobs_txn_commit(s, e))
+		return -1;
 	set_allowed(s, all, mask, "gctl set-gpus");
 	server_schedule(s);
 	return 0;

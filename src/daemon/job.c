@@ -83,6 +83,7 @@ void job_free(struct job *j)
 	json_decref(j->params);
 	free(j->tmux_session);
 	free(j->tmux_socket);
+	free(j->dependents);
 	free(j);
 }
 

@@ -78,7 +78,8 @@ struct job {
 	unsigned long long runner_ticks;
 	int64_t run_seq;	/* distinguishes run directories of one job */
 
-	/* Runtime only. */
+	/* Runtime only. jobs.c keeps these when a job's stored fields are
+	 * replaced (an update, a rollback: see adopt()); add new ones there. */
 	int64_t retried_by;	/* the next attempt, when this one was retried */
 	int pidfd;
 	struct event *pidfd_ev;
@@ -89,6 +90,12 @@ struct job {
 	bool draining, end_pending;
 	const char *backstop;
 	int stopped_ticks;
+	/* Ids of jobs that listed this one in depends_on (jobs.c's dependents
+	 * index; entries are only added, so check the job still lists it). */
+	int64_t *dependents;
+	size_t ndependents, dependents_cap;
+	uint64_t txn_seq;	/* the transaction that has a snapshot of it */
+	bool unreadable;	/* a stand-in for a store row that could not be read */
 };
 
 const char *job_state_name(enum job_state s);

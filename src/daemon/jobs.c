@@ -1,11 +1,23 @@
 /* jobs.c — the job table and the state machine: every transition of a job
  * (submit-time checks, cancel, hold, release, end, retry, dependency
- * cascade) and the scheduler pass that turns decisions into started jobs.
- * Each transition is written to the store before it is acted on. */
+ * cascade), the transactions they run in, the dependents index, and the
+ * scheduler pass that turns decisions into started jobs.
+ *
+ * Each transition is written to the store before it is acted on, and memory
+ * follows the store: a job is snapshotted before it is changed in place
+ * inside a transaction, and gets its snapshot back when the store refuses
+ * the change. Cascades (a job ended badly: cancel what depended on it) go
+ * through one queue, worked through in slices of at most CASCADE_SLICE,
+ * each its own transaction, so that no loop turn is long whatever their
+ * size. A crash between slices loses nothing: the pass cancels queued jobs
+ * whose dependencies can no longer be met. */
 #include "server.h"
 
+#include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,24 +26,68 @@
 
 #include "runfile.h"
 
+/* Work on a cascade for at most this long per loop turn (seconds); its
+ * commit takes about as long again. */
+#define CASCADE_SLICE 0.01
+/* After the store refused a slice, try again this much later (seconds). */
+#define CASCADE_RETRY_SECS 1
+#define UNREADABLE_REASON "SystemError: unreadable record"
+
+/* A job changed inside the open transaction. */
+struct undo {
+	int64_t id;
+	json_t *before;		/* its stored fields; NULL: added by this transaction */
+	int64_t retried_by;
+};
+
+/* A job to check: cancel it if its dependencies can no longer be met. */
+struct cascade_item {
+	int64_t id;
+	int64_t parent;			/* the parent that ended, 0 when not known */
+	struct cascade_wait *origin;	/* the request waiting for it, or NULL */
+};
+
+/* A request waiting for the cascade it started to be worked through. */
+struct cascade_wait {
+	size_t left;			/* its items still in the queue */
+	uint64_t txn_seq;		/* the transaction that made it */
+	jobs_done_cb done;
+	void *arg;
+	struct cascade_wait *next;
+};
+
+static double now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 struct job *jobs_get(struct server *s, int64_t id)
 {
 	return id > 0 && id <= s->max_id ? s->jobs[id] : NULL;
 }
 
+/* Room in the table for ids up to `id`. */
+static void ensure_cap(struct server *s, int64_t id)
+{
+	int64_t cap = s->njobs_cap ? s->njobs_cap : 1024;
+
+	if (id < s->njobs_cap)
+		return;
+	while (cap <= id)
+		cap *= 2;
+	s->jobs = realloc(s->jobs, (size_t)cap * sizeof *s->jobs);
+	if (!s->jobs)
+		abort();
+	memset(s->jobs + s->njobs_cap, 0, (size_t)(cap - s->njobs_cap) * sizeof *s->jobs);
+	s->njobs_cap = cap;
+}
+
 int jobs_add(struct server *s, struct job *j)
 {
-	if (j->id >= s->njobs_cap) {
-		int64_t cap = s->njobs_cap ? s->njobs_cap : 1024;
-
-		while (cap <= j->id)
-			cap *= 2;
-		s->jobs = realloc(s->jobs, (size_t)cap * sizeof *s->jobs);
-		if (!s->jobs)
-			abort();
-		memset(s->jobs + s->njobs_cap, 0, (size_t)(cap - s->njobs_cap) * sizeof *s->jobs);
-		s->njobs_cap = cap;
-	}
+	ensure_cap(s, j->id);
 	s->jobs[j->id] = j;
 	if (j->id > s->max_id)
 		s->max_id = j->id;
@@ -70,41 +126,442 @@ static void compact_open(struct server *s)
 	s->nopen = k;
 }
 
-static int load_one(void *arg, int64_t id, json_t *row)
+/* ---- the dependents index --------------------------------------------- */
+
+/* Does c list parent in its depends_on? */
+static bool lists(const struct job *c, int64_t parent)
+{
+	for (size_t k = 0; k < c->ndeps; k++)
+		if (c->deps[k] == parent)
+			return true;
+	return false;
+}
+
+static void add_dependent(struct job *p, int64_t id)
+{
+	if (p->ndependents && p->dependents[p->ndependents - 1] == id)
+		return;
+	if (p->ndependents == p->dependents_cap) {
+		p->dependents_cap = p->dependents_cap ? p->dependents_cap * 2 : 4;
+		p->dependents = realloc(p->dependents, p->dependents_cap * sizeof *p->dependents);
+		if (!p->dependents)
+			abort();
+	}
+	p->dependents[p->ndependents++] = id;
+}
+
+/* List c under each of its parents. Entries are never removed (a rollback
+ * or an edit may leave some that no longer hold): readers check lists(). */
+static void index_deps(struct server *s, const struct job *c)
+{
+	for (size_t k = 0; k < c->ndeps; k++) {
+		struct job *p = jobs_get(s, c->deps[k]);
+
+		if (p)
+			add_dependent(p, c->id);
+	}
+}
+
+/* A set of job ids, one bit each. */
+static uint8_t *idset_new(struct server *s)
+{
+	uint8_t *v = calloc((size_t)s->max_id / 8 + 1, 1);
+
+	if (!v)
+		abort();
+	return v;
+}
+
+/* Adds id; false when it was there already (or is not a job id). */
+static bool idset_add(struct server *s, uint8_t *v, int64_t id)
+{
+	if (id <= 0 || id > s->max_id || (v[id / 8] & (1u << (id % 8))))
+		return false;
+	v[id / 8] |= (uint8_t)(1u << (id % 8));
+	return true;
+}
+
+static bool idset_has(struct server *s, const uint8_t *v, int64_t id)
+{
+	return id > 0 && id <= s->max_id && (v[id / 8] & (1u << (id % 8)));
+}
+
+/* A growing list of ids. */
+struct idvec {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static void idvec_add(struct idvec *l, int64_t id)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = realloc(l->v, l->cap * sizeof *l->v);
+		if (!l->v)
+			abort();
+	}
+	l->v[l->n++] = id;
+}
+
+/* Append the list to (*out, *nout) and free it. */
+static void idvec_move(struct idvec *l, int64_t **out, size_t *nout)
+{
+	if (l->n) {
+		*out = realloc(*out, (*nout + l->n) * sizeof **out);
+		if (!*out)
+			abort();
+		memcpy(*out + *nout, l->v, l->n * sizeof *l->v);
+		*nout += l->n;
+	}
+	free(l->v);
+}
+
+/* ---- loading ----------------------------------------------------------- */
+
+static const char *user_name(uid_t uid, char *buf, size_t size)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[4096];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
+		snprintf(buf, size, "%s", res->pw_name);
+	else
+		snprintf(buf, size, "%u", (unsigned)uid);
+	return buf;
+}
+
+/* The stand-in for a store row that could not be read: an ended job that
+ * every client can show, keeping the id taken. It is never written back,
+ * so the row stays as it was found, for inspection. What the row still
+ * tells (owner, name, command) is kept, so that its owner sees it. */
+static struct job *stand_in(struct server *s, int64_t id, json_t *row)
+{
+	struct job *j = job_new();
+	char user[256];
+	struct gf_err e;
+	json_t *v;
+
+	j->id = id;
+	j->unreadable = true;
+	j->state = JS_FAILED;
+	job_set_reason(j, UNREADABLE_REASON);
+	v = json_object_get(row, "uid");
+	j->uid = json_is_integer(v) ? (uid_t)json_integer_value(v) : s->uid;
+	v = json_object_get(row, "user");
+	job_set_str(&j->user, json_is_string(v) ? json_string_value(v) : user_name(j->uid, user, sizeof user));
+	v = json_object_get(row, "name");
+	job_set_str(&j->name, json_is_string(v) ? json_string_value(v) : "(unreadable)");
+	v = json_object_get(row, "cwd");
+	job_set_str(&j->cwd, json_is_string(v) ? json_string_value(v) : "/");
+	v = json_object_get(row, "submit_time");
+	j->submit_time = json_is_number(v) ? json_number_value(v) : 0;
+	j->argv = json_is_array(json_object_get(row, "command"))
+			  ? strv_from_json(json_object_get(row, "command"), &e, "command")
+			  : NULL;
+	if (!j->argv && !(j->argv = calloc(1, sizeof *j->argv)))
+		abort();
+	return j;
+}
+
+static int load_one(void *arg, int64_t id, json_t *row, const char *bad)
 {
 	struct server *s = arg;
 	struct gf_err e;
-	struct job *j = job_from_json(row, &e);
+	struct job *j = row ? job_from_json(row, &e) : NULL;
 
 	if (!j) {
-		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)id, e.msg);
-		return -1;
+		/* One bad row must not keep every other job down. */
+		fprintf(stderr, "gflowd: job %lld: unreadable record in %s (%s): left as it is, shown as Failed "
+				"(%s)\n", (long long)id, s->paths.db, row ? e.msg : bad, UNREADABLE_REASON);
+		j = stand_in(s, id, row);
 	}
 	j->id = id;
 	return jobs_add(s, j);
 }
 
+/* The largest job id that a file in dir is named for ("<id>.log",
+ * "<id>.<run>"); 0 when none. */
+static int64_t largest_id_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int64_t max = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char *end;
+		long long id;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		errno = 0;
+		id = strtoll(de->d_name, &end, 10);
+		if (!errno && *end == '.' && id > max)
+			max = id;
+	}
+	closedir(d);
+	return max;
+}
+
 int jobs_load(struct server *s, struct gf_err *e)
 {
-	int64_t seq;
+	int64_t seq, on_disk;
 
 	if (store_load_jobs(s->store, load_one, s, e))
 		return -1;
 	for (int64_t i = 1; i <= s->max_id; i++) {
 		struct job *j = s->jobs[i], *prev;
 
-		if (j && j->retry_of && (prev = jobs_get(s, j->retry_of)))
+		if (!j)
+			continue;
+		if (j->retry_of && (prev = jobs_get(s, j->retry_of)))
 			prev->retried_by = j->id;
+		index_deps(s, j);
 	}
+	/* A store that was emptied or replaced must not hand out ids whose
+	 * logs or run directories are still there. */
 	seq = store_max_job_id(s->store);
-	if (seq > s->max_id)
+	on_disk = largest_id_in(s->paths.log_dir);
+	if (largest_id_in(s->paths.run_dir) > on_disk)
+		on_disk = largest_id_in(s->paths.run_dir);
+	if (on_disk > seq && on_disk > s->max_id) {
+		if (store_raise_job_id(s->store, on_disk, e))
+			return gf_err_prefix(e, "numbering new jobs past %lld (found in %s)", (long long)on_disk,
+					     s->paths.data_dir);
+		fprintf(stderr, "gflowd: the store knows jobs up to %lld, but %s has files of jobs up to %lld: "
+				"new jobs are numbered from %lld\n", (long long)seq, s->paths.data_dir,
+			(long long)on_disk, (long long)on_disk + 1);
+		seq = on_disk;
+	}
+	if (seq > s->max_id) {
+		ensure_cap(s, seq);
 		s->max_id = seq;
+	}
 	return 0;
+}
+
+size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max)
+{
+	size_t n = 0;
+
+	for (int64_t i = 1; i <= s->max_id; i++)
+		if (s->jobs[i] && s->jobs[i]->unreadable) {
+			if (n < max)
+				ids[n] = i;
+			n++;
+		}
+	return n;
+}
+
+/* ---- transactions ------------------------------------------------------ */
+
+int jobs_txn_begin(struct server *s, struct gf_err *e)
+{
+	if (s->txn.open)
+		return gf_err_set(e, "internal error: a store transaction is already open");
+	if (store_begin(s->store, e))
+		return -1;
+	s->txn.open = true;
+	s->txn.failed = false;
+	s->txn.seq++;
+	s->txn.nundo = 0;
+	s->txn.max_id = s->max_id;
+	s->txn.nopen = s->nopen;
+	s->txn.cq_head = s->cq_head;
+	s->txn.cq_len = s->cq_len;
+	return 0;
+}
+
+static void undo_push(struct server *s, int64_t id, json_t *before, int64_t retried_by)
+{
+	if (s->txn.nundo == s->txn.undo_cap) {
+		s->txn.undo_cap = s->txn.undo_cap ? s->txn.undo_cap * 2 : 64;
+		s->txn.undo = realloc(s->txn.undo, s->txn.undo_cap * sizeof *s->txn.undo);
+		if (!s->txn.undo)
+			abort();
+	}
+	s->txn.undo[s->txn.nundo++] = (struct undo){ .id = id, .before = before, .retried_by = retried_by };
+}
+
+void jobs_touch(struct server *s, struct job *j)
+{
+	if (!s->txn.open || j->txn_seq == s->txn.seq)
+		return;
+	j->txn_seq = s->txn.seq;
+	undo_push(s, j->id, job_to_json(j, NULL), j->retried_by);
+}
+
+/* The store refused something: the transaction can only be rolled back. */
+static int txn_fail(struct server *s, struct gf_err *e)
+{
+	if (s->txn.open && !s->txn.failed) {
+		s->txn.failed = true;
+		if (e)
+			s->txn.err = *e;
+		else
+			gf_err_set(&s->txn.err, "the store refused a change");
+	}
+	return -1;
+}
+
+/* j takes n's stored fields and keeps its own runtime ones; n is freed. */
+static void adopt(struct job *j, struct job *n)
+{
+	struct job old = *j;
+
+	*j = *n;
+	j->id = old.id;
+	j->retried_by = old.retried_by;
+	j->pidfd = old.pidfd;
+	j->pidfd_ev = old.pidfd_ev;
+	j->cancel_sent = old.cancel_sent;
+	j->dependents = old.dependents;
+	j->ndependents = old.ndependents;
+	j->dependents_cap = old.dependents_cap;
+	j->txn_seq = old.txn_seq;
+	j->unreadable = old.unreadable;
+	j->draining = old.draining;
+	j->end_pending = old.end_pending;
+	j->backstop = old.backstop;
+	j->stopped_ticks = old.stopped_ticks;
+	*n = old;
+	n->dependents = NULL;
+	job_free(n);
 }
 
 int jobs_save(struct server *s, struct job *j, struct gf_err *e)
 {
-	return store_update_job(s->store, j, e);
+	struct gf_err mine;
+
+	if (!e)
+		e = &mine;
+	if (s->txn.open && s->txn.failed) {
+		*e = s->txn.err;
+		return -1;
+	}
+	/* Changed in place without a snapshot, it could not be put back. */
+	assert(!s->txn.open || j->txn_seq == s->txn.seq);
+	if (j->unreadable) {
+		gf_err_set(e, "job %lld is an unreadable record: it is kept as found in the store",
+			   (long long)j->id);
+		return txn_fail(s, e);
+	}
+	if (store_update_job(s->store, j, e))
+		return txn_fail(s, e);
+	return 0;
+}
+
+int jobs_insert(struct server *s, struct job *j, struct gf_err *e)
+{
+	assert(s->txn.open);
+	if (s->txn.failed) {
+		if (e)
+			*e = s->txn.err;
+		job_free(j);
+		return -1;
+	}
+	if (store_insert_job(s->store, j, e) < 0) {
+		job_free(j);
+		return txn_fail(s, e);
+	}
+	j->txn_seq = s->txn.seq;
+	undo_push(s, j->id, NULL, 0);
+	jobs_add(s, j);
+	index_deps(s, j);
+	return 0;
+}
+
+int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *e)
+{
+	bool same_deps = j->ndeps == n->ndeps &&
+			 (!n->ndeps || !memcmp(j->deps, n->deps, n->ndeps * sizeof *n->deps));
+
+	jobs_touch(s, j);
+	adopt(j, n);
+	if (!same_deps)
+		index_deps(s, j);
+	return jobs_save(s, j, e);
+}
+
+static void txn_end(struct server *s)
+{
+	for (size_t i = 0; i < s->txn.nundo; i++)
+		json_decref(s->txn.undo[i].before);
+	free(s->txn.undo);
+	s->txn.undo = NULL;
+	s->txn.nundo = s->txn.undo_cap = 0;
+	s->txn.open = false;
+}
+
+/* Memory as it was when the transaction began. */
+static void restore(struct server *s)
+{
+	struct cascade_wait **pp;
+
+	for (size_t i = s->txn.nundo; i-- > 0;) {
+		struct undo *u = &s->txn.undo[i];
+		struct job *j = s->jobs[u->id], *old;
+		struct gf_err e;
+
+		if (!u->before) {
+			s->jobs[u->id] = NULL;
+			job_free(j);
+			continue;
+		}
+		old = job_from_json(u->before, &e);
+		if (!old)
+			abort();	/* made by job_to_json a moment ago */
+		adopt(j, old);
+		j->retried_by = u->retried_by;
+	}
+	s->max_id = s->txn.max_id;
+	s->nopen = s->txn.nopen;
+	s->cq_head = s->txn.cq_head;
+	s->cq_len = s->txn.cq_len;
+	/* Requests that came with the transaction go; the others wait for
+	 * what is in the queue again. */
+	for (pp = &s->cwaits; *pp;) {
+		struct cascade_wait *w = *pp;
+
+		if (w->txn_seq == s->txn.seq) {
+			*pp = w->next;
+			free(w);
+		} else {
+			w->left = 0;
+			pp = &w->next;
+		}
+	}
+	for (size_t i = s->cq_head; i < s->cq_len; i++)
+		if (s->cq[i].origin)
+			s->cq[i].origin->left++;
+	txn_end(s);
+}
+
+int jobs_txn_commit(struct server *s, struct gf_err *e)
+{
+	if (!s->txn.open)
+		return gf_err_set(e, "internal error: no store transaction is open");
+	if (s->txn.failed) {
+		if (e)
+			*e = s->txn.err;
+		jobs_txn_rollback(s);
+		return -1;
+	}
+	if (store_commit(s->store, e)) {
+		restore(s);	/* store_commit rolled the store back */
+		return -1;
+	}
+	txn_end(s);
+	return 0;
+}
+
+void jobs_txn_rollback(struct server *s)
+{
+	if (!s->txn.open)
+		return;
+	store_rollback(s->store);
+	restore(s);
 }
 
 void jobs_log_path(struct server *s, int64_t id, char *buf, size_t size)
@@ -181,26 +638,28 @@ static int deps_state(struct server *s, const struct job *j, int64_t *culprit)
 	return failed ? -1 : (done == j->ndeps ? 1 : 0);
 }
 
-static bool reaches(struct server *s, int64_t from, int64_t target, int depth)
-{
-	struct job *j = jobs_get(s, from);
-
-	if (from == target)
-		return true;
-	if (!j || depth > 10000)
-		return false;
-	for (size_t i = 0; i < j->ndeps; i++)
-		if (reaches(s, j->deps[i], target, depth + 1))
-			return true;
-	return false;
-}
-
 bool jobs_would_cycle(struct server *s, int64_t id, const int64_t *deps, size_t ndeps)
 {
+	/* Walk up from deps, each job once: is id among their ancestors? */
+	uint8_t *seen = idset_new(s);
+	struct idvec todo = { 0 };
+	bool found = false;
+
 	for (size_t i = 0; i < ndeps; i++)
-		if (reaches(s, deps[i], id, 0))
-			return true;
-	return false;
+		idvec_add(&todo, deps[i]);
+	while (todo.n && !found) {
+		int64_t x = todo.v[--todo.n];
+		struct job *j;
+
+		found = x == id;
+		if (found || !idset_add(s, seen, x) || !(j = jobs_get(s, x)))
+			continue;
+		for (size_t k = 0; k < j->ndeps; k++)
+			idvec_add(&todo, j->deps[k]);
+	}
+	free(todo.v);
+	free(seen);
+	return found;
 }
 
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now)
@@ -219,89 +678,287 @@ static void end_now(struct job *j, enum job_state st, const char *reason)
 	j->end_time = now_real();
 }
 
-static void append_id(int64_t **v, size_t *n, int64_t id)
+/* ---- cascades --------------------------------------------------------- */
+
+static void cq_push(struct server *s, int64_t id, int64_t parent, struct cascade_wait *origin)
 {
-	*v = realloc(*v, (*n + 1) * sizeof **v);
-	if (!*v)
-		abort();
-	(*v)[(*n)++] = id;
+	if (s->cq_len == s->cq_cap) {
+		s->cq_cap = s->cq_cap ? s->cq_cap * 2 : 256;
+		s->cq = realloc(s->cq, s->cq_cap * sizeof *s->cq);
+		if (!s->cq)
+			abort();
+	}
+	s->cq[s->cq_len++] = (struct cascade_item){ .id = id, .parent = parent, .origin = origin };
+	if (origin)
+		origin->left++;
 }
 
-/* Cancel, in memory, every queued job whose dependencies can no longer be
- * met because `parent` ended badly; cascades. Caller saves them. Scans all
- * open jobs: a retry has a higher id than the dependents moved onto it. */
-static void cascade(struct server *s, int64_t parent, int64_t **out, size_t *nout)
+static bool may_cascade(const struct job *c)
 {
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *c = jobs_open_at(s, i);
-		int64_t culprit = 0;
-		char reason[64];
-		bool uses = false;
+	return (c->state == JS_QUEUED || c->state == JS_HOLD) && c->auto_cancel && c->ndeps;
+}
 
-		if (!c || (c->state != JS_QUEUED && c->state != JS_HOLD) || !c->auto_cancel)
-			continue;
-		for (size_t k = 0; k < c->ndeps && !uses; k++)
-			uses = c->deps[k] == parent;
-		if (!uses || deps_state(s, c, &culprit) != -1)
-			continue;
-		snprintf(reason, sizeof reason, "DependencyFailed:%lld", (long long)parent);
-		end_now(c, JS_CANCELLED, reason);
-		append_id(out, nout, c->id);
-		cascade(s, c->id, out, nout);
+/* p ended badly: queue the jobs that wait for it. */
+static void push_dependents(struct server *s, const struct job *p, struct cascade_wait *origin)
+{
+	for (size_t i = 0; i < p->ndependents; i++) {
+		struct job *c = jobs_get(s, p->dependents[i]);
+
+		if (c && may_cascade(c) && lists(c, p->id))
+			cq_push(s, c->id, p->id, origin);
 	}
 }
 
-static int save_ids(struct server *s, const int64_t *ids, size_t n, struct gf_err *e)
+/* Work through the queue inside the open transaction: cancel each job whose
+ * dependencies can no longer be met, and queue its own dependents. Stops
+ * when the queue is empty, the store refused a write, or `until` (monotonic
+ * seconds) has passed. */
+static void cascade_work(struct server *s, double until)
 {
+	size_t n = 0;
+
+	while (s->cq_head < s->cq_len && !s->txn.failed) {
+		struct cascade_item it = s->cq[s->cq_head++];
+		struct job *c = jobs_get(s, it.id);
+		int64_t culprit = 0;
+		char reason[64];
+		struct gf_err e;
+
+		if (it.origin)
+			it.origin->left--;
+		if (c && may_cascade(c) && deps_state(s, c, &culprit) == -1) {
+			snprintf(reason, sizeof reason, "DependencyFailed:%lld",
+				 (long long)(it.parent && lists(c, it.parent) ? it.parent : culprit));
+			jobs_touch(s, c);
+			end_now(c, JS_CANCELLED, reason);
+			if (jobs_save(s, c, &e) == 0)
+				push_dependents(s, c, it.origin);
+		}
+		if (++n % 8 == 0 && now_mono() > until)
+			break;
+	}
+}
+
+static void on_cascade(evutil_socket_t fd, short what, void *arg);
+
+/* Go on with the queue in a later loop turn (after `secs`), at the lowest
+ * priority: a turn with requests to serve serves them first. */
+static void arm_cascade(struct server *s, int secs)
+{
+	struct timeval tv = { secs, 0 };
+
+	if (!s->base)
+		return;
+	if (!s->cq_ev) {
+		s->cq_ev = evtimer_new(s->base, on_cascade, s);
+		if (!s->cq_ev)
+			abort();
+		event_priority_set(s->cq_ev, 2);
+	}
+	if (!evtimer_pending(s->cq_ev, NULL))
+		evtimer_add(s->cq_ev, &tv);
+}
+
+/* Answer the requests whose cascade is through; with err, also the others
+ * (their part of the queue stays, and is tried again later). */
+static void finish_waiters(struct server *s, const char *err)
+{
+	struct cascade_wait **pp = &s->cwaits;
+
+	while (*pp) {
+		struct cascade_wait *w = *pp;
+
+		if (w->left && !err) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		for (size_t i = s->cq_head; w->left && i < s->cq_len; i++)
+			if (s->cq[i].origin == w)
+				s->cq[i].origin = NULL;
+		w->done(s, w->arg, w->left ? err : NULL);
+		free(w);
+	}
+}
+
+/* After a commit: answer who can be, and go on with the queue next turn,
+ * or let it go when it is empty. */
+static void cascade_after(struct server *s)
+{
+	finish_waiters(s, NULL);
+	s->cq_failing = false;
+	if (s->cq_head < s->cq_len) {
+		arm_cascade(s, 0);
+		return;
+	}
+	free(s->cq);
+	s->cq = NULL;
+	s->cq_head = s->cq_len = s->cq_cap = 0;
+}
+
+void jobs_close(struct server *s)
+{
+	finish_waiters(s, "gflowd is stopping: the rest of the cascade is finished when it starts again");
+	if (s->cq_ev)
+		event_free(s->cq_ev);
+	s->cq_ev = NULL;
+	free(s->cq);
+	s->cq = NULL;
+	s->cq_head = s->cq_len = s->cq_cap = 0;
+	free(s->txn.undo);
+	s->txn.undo = NULL;
+}
+
+/* The store refused a slice: answer the waiting requests, try again later. */
+static void cascade_failed(struct server *s, const char *msg)
+{
+	if (!s->cq_failing)
+		fprintf(stderr, "gflowd: cancelling jobs whose dependencies failed: %s (trying again)\n", msg);
+	s->cq_failing = true;
+	finish_waiters(s, msg);
+	arm_cascade(s, CASCADE_RETRY_SECS);
+}
+
+/* One slice of the queue, its own transaction. */
+static void cascade_slice(struct server *s)
+{
+	struct gf_err e;
+
+	if (jobs_txn_begin(s, &e) == 0) {
+		cascade_work(s, now_mono() + CASCADE_SLICE);
+		if (jobs_txn_commit(s, &e) == 0) {
+			cascade_after(s);
+			return;
+		}
+	}
+	cascade_failed(s, e.msg);
+}
+
+static void on_cascade(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+
+	(void)fd;
+	(void)what;
+	if (s->cq_head < s->cq_len) {
+		cascade_slice(s);
+		if (s->cq_head == s->cq_len)
+			server_schedule(s);	/* the pass checks what the queue left */
+	} else
+		cascade_after(s);
+}
+
+void jobs_failed_because(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout)
+{
+	uint8_t *seen = idset_new(s);
+	struct idvec found = { 0 };
+
 	for (size_t i = 0; i < n; i++)
-		if (jobs_save(s, jobs_get(s, ids[i]), e))
-			return -1;
-	return 0;
+		idset_add(s, seen, ids[i]);
+	/* Breadth first: the roots, then what was found, in order. */
+	for (size_t i = 0; i < n + found.n; i++) {
+		struct job *p = jobs_get(s, i < n ? ids[i] : found.v[i - n]);
+
+		for (size_t k = 0; p && k < p->ndependents; k++) {
+			struct job *c = jobs_get(s, p->dependents[k]);
+			char *end;
+
+			if (c && c->state == JS_CANCELLED && c->reason &&
+			    !strncmp(c->reason, "DependencyFailed:", 17) &&
+			    strtoll(c->reason + 17, &end, 10) == p->id && !*end && lists(c, p->id) &&
+			    idset_add(s, seen, c->id))
+				idvec_add(&found, c->id);
+		}
+	}
+	idvec_move(&found, out, nout);
+	free(seen);
+}
+
+/* Would c be cancelled when the jobs in `gone` are? */
+static bool would_fail(struct server *s, const struct job *c, const uint8_t *gone)
+{
+	if (!c->dep_any)
+		return true;	/* it lists one of them */
+	for (size_t k = 0; k < c->ndeps; k++) {
+		struct job *p = jobs_get(s, c->deps[k]);
+
+		if (!idset_has(s, gone, c->deps[k]) && p && (!job_state_ended(p->state) || p->state == JS_FINISHED))
+			return false;
+	}
+	return true;
+}
+
+void jobs_would_cascade(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout)
+{
+	uint8_t *gone = idset_new(s);
+	struct idvec found = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		idset_add(s, gone, ids[i]);
+	for (size_t i = 0; i < n + found.n; i++) {
+		struct job *p = jobs_get(s, i < n ? ids[i] : found.v[i - n]);
+
+		for (size_t k = 0; p && k < p->ndependents; k++) {
+			struct job *c = jobs_get(s, p->dependents[k]);
+
+			if (c && may_cascade(c) && !idset_has(s, gone, c->id) && lists(c, p->id) &&
+			    would_fail(s, c, gone)) {
+				idset_add(s, gone, c->id);
+				idvec_add(&found, c->id);
+			}
+		}
+	}
+	idvec_move(&found, out, nout);
+	free(gone);
 }
 
 /* ---- user transitions -------------------------------------------------- */
 
-int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char *reason, int64_t **also,
-		     size_t *nalso, struct gf_err *e)
+int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char *reason, jobs_done_cb done,
+		     void *arg, struct gf_err *e)
 {
-	size_t first = *nalso;
-	int64_t *mine = calloc(n + 1, sizeof *mine);
-	size_t nmine = 0;
+	struct cascade_wait *w = NULL;
+	struct idvec mine = { 0 };
 
-	if (!mine)
-		abort();
-	if (store_begin(s->store, e)) {
-		free(mine);
+	if (jobs_txn_begin(s, e))
 		return -1;
+	if (done) {
+		if (!(w = calloc(1, sizeof *w)))
+			abort();
+		*w = (struct cascade_wait){ .txn_seq = s->txn.seq, .done = done, .arg = arg, .next = s->cwaits };
+		s->cwaits = w;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !s->txn.failed; i++) {
 		struct job *j = jobs_get(s, ids[i]);
 
 		if (!j || job_state_ended(j->state))
-			continue;	/* ended already, or by an earlier one's cascade */
+			continue;	/* ended already, or named twice */
+		jobs_touch(s, j);
 		j->state = JS_CANCELLED;
 		job_set_reason(j, reason);
 		if (!j->active)
 			j->end_time = now_real();
-		mine[nmine++] = j->id;
-		cascade(s, j->id, also, nalso);
+		idvec_add(&mine, j->id);
+		if (jobs_save(s, j, e) == 0)
+			push_dependents(s, j, w);
 	}
-	/* One commit for the whole request, however many jobs it touched. */
-	if (save_ids(s, mine, nmine, e) || save_ids(s, *also + first, *nalso - first, e) ||
-	    store_commit(s->store, e)) {
-		store_rollback(s->store);
-		free(mine);
-		return gf_err_prefix(e, "cancelling");
+	/* A small cascade is recorded with them; a big one goes on in later
+	 * loop turns. One commit for the request, however many jobs it touched. */
+	cascade_work(s, now_mono() + CASCADE_SLICE);
+	if (jobs_txn_commit(s, e)) {
+		free(mine.v);
+		return -1;
 	}
 	/* Their resources stay booked until each runner reports that every
 	 * process is gone. */
-	for (size_t i = 0; i < nmine; i++) {
-		struct job *j = jobs_get(s, mine[i]);
+	for (size_t i = 0; i < mine.n; i++) {
+		struct job *j = jobs_get(s, mine.v[i]);
 
 		if (j->active)
 			reap_signal(s, j, SIGTERM);
 	}
-	free(mine);
+	free(mine.v);
+	cascade_after(s);
 	server_schedule(s);
 	return 0;
 }
@@ -313,33 +970,27 @@ int jobs_hold(struct server *s, struct job *j, struct gf_err *e)
 	if (j->state != JS_QUEUED)
 		return gf_err_set(e, "job %lld is %s: only queued jobs can be held", (long long)j->id,
 				  job_state_name(j->state));
+	jobs_touch(s, j);
 	j->state = JS_HOLD;
 	job_set_reason(j, "JobHeldUser");
-	if (jobs_save(s, j, e)) {
-		j->state = JS_QUEUED;
+	if (jobs_save(s, j, e))
 		return -1;
-	}
 	server_schedule(s);
 	return 0;
 }
 
 int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e)
 {
-	double old_begin = j->begin_at;
-	enum job_state old = j->state;
-
 	if (j->state != JS_HOLD && !(j->state == JS_QUEUED && at > 0))
 		return gf_err_set(e, "job %lld is %s: only held jobs can be released", (long long)j->id,
 				  job_state_name(j->state));
+	jobs_touch(s, j);
 	j->state = JS_QUEUED;
 	if (at > 0)
 		j->begin_at = at;
 	job_set_reason(j, NULL);
-	if (jobs_save(s, j, e)) {
-		j->state = old;
-		j->begin_at = old_begin;
+	if (jobs_save(s, j, e))
 		return -1;
-	}
 	server_schedule(s);
 	return 0;
 }
@@ -399,28 +1050,23 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	n->run_seq = 0;
 	job_set_str(&n->tmux_session, NULL);
 	job_set_str(&n->tmux_socket, NULL);
-	if (store_insert_job(s->store, n, e) < 0) {
-		job_free(n);
-		return NULL;
-	}
-	return n;
+	return jobs_insert(s, n, e) ? NULL : n;
 }
 
 /* Queued dependents of `old` now wait for `neu` instead. */
-static int move_dependents(struct server *s, int64_t old, int64_t neu, struct gf_err *e)
+static int move_dependents(struct server *s, struct job *old, struct job *neu, struct gf_err *e)
 {
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *c = jobs_open_at(s, i);
-		bool changed = false;
+	for (size_t i = 0; i < old->ndependents; i++) {
+		struct job *c = jobs_get(s, old->dependents[i]);
 
-		if (!c || (c->state != JS_QUEUED && c->state != JS_HOLD))
+		if (!c || (c->state != JS_QUEUED && c->state != JS_HOLD) || !lists(c, old->id))
 			continue;
+		jobs_touch(s, c);
 		for (size_t k = 0; k < c->ndeps; k++)
-			if (c->deps[k] == old) {
-				c->deps[k] = neu;
-				changed = true;
-			}
-		if (changed && jobs_save(s, c, e))
+			if (c->deps[k] == old->id)
+				c->deps[k] = neu->id;
+		add_dependent(neu, c->id);
+		if (jobs_save(s, c, e))
 			return -1;
 	}
 	return 0;
@@ -469,44 +1115,31 @@ static void apply_result(struct job *j, const struct job_result *r, const char *
 	}
 }
 
-/* What apply_result and jobs_ended change, to put back when the store
- * refuses the change. */
-struct end_undo {
-	enum job_state state;
-	char *reason;
-	double start_time, end_time;
-	bool has_exit, active;
-	int exit_code, exit_signal, memory_enforced;
-};
-
 int jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why)
 {
-	struct end_undo u = { j->state, j->reason ? strdup(j->reason) : NULL, j->start_time, j->end_time,
-			      j->has_exit, j->active, j->exit_code, j->exit_signal, j->memory_enforced };
 	struct gf_err e;
-	int64_t *also = NULL;
-	size_t nalso = 0;
 	struct job *retry = NULL;
 
+	/* One transaction: if the store refuses it, j is as it was. */
+	if (jobs_txn_begin(s, &e))
+		goto fail;
+	jobs_touch(s, j);
 	/* A job whose processes are still being killed keeps what it holds. */
 	j->active = j->draining;
 	apply_result(j, r, why);
-	if (store_begin(s->store, &e))
-		goto fail;
 	if (j->state == JS_FAILED && j->attempt < j->max_retries) {
 		retry = make_retry(s, j, &e);
-		if (!retry || move_dependents(s, j->id, retry->id, &e))
+		if (!retry || move_dependents(s, j, retry, &e))
 			goto fail;
-	} else if (j->state != JS_FINISHED)
-		cascade(s, j->id, &also, &nalso);
-	if (jobs_save(s, j, &e) || save_ids(s, also, nalso, &e) || store_commit(s->store, &e))
-		goto fail;
-	if (retry) {
-		jobs_add(s, retry);
 		j->retried_by = retry->id;
-	}
-	free(also);
-	free(u.reason);
+	} else if (j->state != JS_FINISHED)
+		push_dependents(s, j, NULL);
+	if (jobs_save(s, j, &e))
+		goto fail;
+	cascade_work(s, now_mono() + CASCADE_SLICE);
+	if (jobs_txn_commit(s, &e))
+		goto fail;
+	cascade_after(s);
 	if (!j->draining)
 		reap_forget(s, j);
 	server_schedule(s);
@@ -514,20 +1147,8 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 fail:
 	/* The runner's result file stays; the caller tries again later. */
 	fprintf(stderr, "gflowd: recording the end of job %lld: %s\n", (long long)j->id, e.msg);
-	store_rollback(s->store);
-	if (retry)
-		job_free(retry);
-	free(also);
-	j->state = u.state;
-	free(j->reason);
-	j->reason = u.reason;
-	j->start_time = u.start_time;
-	j->end_time = u.end_time;
-	j->has_exit = u.has_exit;
-	j->active = u.active;
-	j->exit_code = u.exit_code;
-	j->exit_signal = u.exit_signal;
-	j->memory_enforced = u.memory_enforced;
+	jobs_txn_rollback(s);
+	server_schedule(s);
 	return -1;
 }
 
@@ -535,16 +1156,20 @@ int jobs_freed(struct server *s, struct job *j)
 {
 	struct gf_err e;
 
+	if (jobs_txn_begin(s, &e))
+		goto fail;
+	jobs_touch(s, j);
 	j->active = false;
-	if (jobs_save(s, j, &e)) {
-		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
-		j->active = true;
-		return -1;
-	}
+	jobs_save(s, j, &e);
+	if (jobs_txn_commit(s, &e))
+		goto fail;
 	j->draining = false;
 	reap_forget(s, j);
 	server_schedule(s);
 	return 0;
+fail:
+	fprintf(stderr, "gflowd: job %lld: %s (trying again)\n", (long long)j->id, e.msg);
+	return -1;
 }
 
 /* ---- the pass ---------------------------------------------------------- */
@@ -566,33 +1191,26 @@ static void arm_begin_timer(struct server *s, double next, double now)
 	event_add(s->begin_ev, &tv);
 }
 
-/* Queued jobs whose dependencies can no longer be met (a parent had ended
- * badly before they were submitted or moved onto it) are cancelled here, so
- * that no order of events leaves them waiting forever. */
+/* Queued or held jobs whose dependencies can no longer be met (a parent had
+ * ended badly before they were submitted or moved onto it, or the daemon
+ * stopped in the middle of a cascade) go through the cascade queue, so that
+ * no order of events leaves them waiting forever. While a cascade is under
+ * way its queue gets to them; this runs again when it is through. */
 static void cancel_impossible(struct server *s)
 {
-	int64_t *ids = NULL;
-	size_t n = 0;
-	struct gf_err e;
+	size_t before = s->cq_len;
 
+	if (s->cq_head < s->cq_len)
+		return;
 	for (size_t i = 0; i < s->nopen; i++) {
 		struct job *j = jobs_open_at(s, i);
 		int64_t culprit = 0;
-		char reason[64];
 
-		if (!j || j->state != JS_QUEUED || !j->auto_cancel || !j->ndeps ||
-		    deps_state(s, j, &culprit) != -1)
-			continue;
-		snprintf(reason, sizeof reason, "DependencyFailed:%lld", (long long)culprit);
-		end_now(j, JS_CANCELLED, reason);
-		append_id(&ids, &n, j->id);
-		cascade(s, j->id, &ids, &n);
+		if (j && may_cascade(j) && deps_state(s, j, &culprit) == -1)
+			cq_push(s, j->id, 0, NULL);
 	}
-	if (n && (store_begin(s->store, &e) || save_ids(s, ids, n, &e) || store_commit(s->store, &e))) {
-		fprintf(stderr, "gflowd: cancelling jobs with failed dependencies: %s\n", e.msg);
-		store_rollback(s->store);
-	}
-	free(ids);
+	if (s->cq_len > before)
+		cascade_slice(s);
 }
 
 void jobs_schedule_pass(struct server *s)
@@ -604,6 +1222,7 @@ void jobs_schedule_pass(struct server *s)
 	struct sched_gpu gpus[GFLOW_MAX_GPUS];
 	struct sched_input in;
 	double now = now_real(), next_begin = INFINITY;
+	bool recorded = false;
 	struct gf_err e;
 
 	compact_open(s);
@@ -666,26 +1285,46 @@ void jobs_schedule_pass(struct server *s)
 		struct job *j = jobs_get(s, d[i].id);
 		const char *reason = d[i].reason;
 
-		if (reason) {
-			if (!j->reason || strcmp(j->reason, reason))
-				job_set_reason(j, reason);	/* waiting reasons live in memory */
-			continue;
+		if (reason && (!j->reason || strcmp(j->reason, reason)))
+			job_set_reason(j, reason);	/* waiting reasons live in memory */
+	}
+	/* Every start is recorded, in one transaction, before any runner is
+	 * launched; when the store refuses, none starts and nothing is booked. */
+	if (started && jobs_txn_begin(s, &e) == 0) {
+		for (size_t i = 0; i < nq && !s->txn.failed; i++) {
+			struct job *j = jobs_get(s, d[i].id);
+
+			if (d[i].reason)
+				continue;
+			jobs_touch(s, j);
+			j->state = JS_RUNNING;
+			job_set_reason(j, NULL);
+			j->start_time = now_real();
+			j->gpu_mask = d[i].gpu_mask;
+			j->active = true;
+			j->runner_pid = 0;
+			j->runner_ticks = 0;
+			j->run_seq++;
+			jobs_save(s, j, &e);
 		}
-		j->state = JS_RUNNING;
-		job_set_reason(j, NULL);
-		j->start_time = now_real();
-		j->gpu_mask = d[i].gpu_mask;
-		j->active = true;
-		j->runner_pid = 0;
-		j->runner_ticks = 0;
-		j->run_seq++;
-		if (jobs_save(s, j, &e)) {
-			fprintf(stderr, "gflowd: starting job %lld: %s\n", (long long)j->id, e.msg);
-			j->state = JS_QUEUED;
-			j->active = false;
-			j->gpu_mask = 0;
+		if (jobs_txn_commit(s, &e) == 0)
+			recorded = true;
+	}
+	if (started && !recorded) {
+		if (!s->starts_refused)
+			fprintf(stderr, "gflowd: starting %zu job%s: %s (trying again)\n", started,
+				started == 1 ? "" : "s", e.msg);
+		if (now + 1 < next_begin)
+			next_begin = now + 1;	/* try again in a second */
+	}
+	s->starts_refused = started && !recorded;
+	if (!recorded)
+		started = 0;
+	for (size_t i = 0; i < nq && started; i++) {
+		struct job *j = jobs_get(s, d[i].id);
+
+		if (d[i].reason)
 			continue;
-		}
 		if (exec_start_job(s, j, &e)) {
 			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
 			if (jobs_ended(s, j, NULL, e.msg)) {
@@ -696,7 +1335,6 @@ void jobs_schedule_pass(struct server *s)
 		}
 		reap_watch_start(s, j);
 	}
-	(void)started;
 	arm_begin_timer(s, next_begin, now);
 	free(q);
 	free(r);

@@ -682,6 +682,19 @@ static int cmd_status(struct lc *c)
 	printf("  socket:    %s\n", c->paths.socket);
 	printf("  data:      %s\n", json_string_value(json_object_get(o, "data_dir")));
 	printf("  jobs:      %lld\n", (long long)json_integer_value(json_object_get(o, "jobs")));
+	if (json_array_size(json_object_get(o, "unreadable_jobs"))) {
+		json_t *bad = json_object_get(o, "unreadable_jobs"), *id;
+		size_t i;
+
+		/* Store rows set aside: shown as Failed, kept as found. */
+		printf("  unreadable: %lld job record%s, kept as found (see the daemon's log):",
+		       (long long)json_integer_value(json_object_get(o, "unreadable_count")),
+		       json_integer_value(json_object_get(o, "unreadable_count")) == 1 ? "" : "s");
+		json_array_foreach(bad, i, id)
+			printf(" %lld", (long long)json_integer_value(id));
+		printf("%s\n", json_array_size(bad) < (size_t)json_integer_value(json_object_get(o, "unreadable_count"))
+					? " …" : "");
+	}
 	if (json_is_true(json_object_get(gpus, "nvml_ok"))) {
 		json_t *a = json_object_get(gpus, "gpus"), *g;
 		size_t i;

@@ -724,6 +724,7 @@ static int setup(struct server *s, struct gf_err *e)
 
 static void teardown(struct server *s)
 {
+	jobs_close(s);
 	api_close(s);
 	gpustate_close(s);
 	reap_close(s);

@@ -220,6 +220,10 @@ static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long l
 		return -1;
 	}
 	if (j->runner_pid != pid || j->runner_ticks != start_ticks) {
+		/* A fact about the machine, not a change anyone asked for: kept
+		 * in memory even when the store refuses it (then it is stored
+		 * with the job's next change, and a restart finds the runner
+		 * through its run directory). */
 		j->runner_pid = pid;
 		j->runner_ticks = start_ticks;
 		if (jobs_save(s, j, &e))
@@ -502,14 +506,22 @@ static void recover(struct server *s, struct job *j)
 	}
 	if (claim(s, j)) {
 		/* The runner never started: nothing ran, so it queues again. */
-		j->state = j->state == JS_CANCELLED ? JS_CANCELLED : JS_QUEUED;
-		j->active = false;
-		j->gpu_mask = 0;
-		j->start_time = 0;
-		if (j->state == JS_CANCELLED)
-			j->end_time = now_real();
-		if (jobs_save(s, j, &e))
+		if (jobs_txn_begin(s, &e) == 0) {
+			jobs_touch(s, j);
+			j->state = j->state == JS_CANCELLED ? JS_CANCELLED : JS_QUEUED;
+			j->active = false;
+			j->gpu_mask = 0;
+			j->start_time = 0;
+			if (j->state == JS_CANCELLED)
+				j->end_time = now_real();
+			jobs_save(s, j, &e);
+			jobs_txn_commit(s, &e);
+		}
+		if (j->active) {
+			/* Left as it is: the next start looks at it again. */
 			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+			return;
+		}
 		exec_remove_run_dir(s, j);
 		track_release(s, j);
 	} else

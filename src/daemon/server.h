@@ -111,6 +111,27 @@ struct server {
 	int64_t *open;
 	size_t nopen, open_cap;
 
+	/* The transaction in progress (jobs.c): a snapshot of every job changed
+	 * in place, restored if the store refuses the change. */
+	struct {
+		bool open, failed;
+		uint64_t seq;
+		struct gf_err err;		/* the first store error, when failed */
+		struct undo *undo;
+		size_t nundo, undo_cap;
+		int64_t max_id;
+		size_t nopen, cq_head, cq_len;
+	} txn;
+
+	/* Dependency cascades (jobs.c): jobs to check, worked through in
+	 * time-bounded slices, each slice its own transaction; and the
+	 * requests that wait for theirs to finish. */
+	struct cascade_item *cq;
+	size_t cq_head, cq_len, cq_cap;
+	struct event *cq_ev;		/* the next slice */
+	bool cq_failing;
+	struct cascade_wait *cwaits;
+
 	/* API */
 	struct evhttp *http_unix, *http_tcp;
 	struct evhttp_bound_socket *bound_unix, *bound_tcp;
@@ -124,6 +145,7 @@ struct server {
 	struct event *begin_ev;		/* next begin time */
 	uint64_t sched_seed;
 	enum sched_strategy strategy;
+	bool starts_refused;		/* the store refused the last pass's starts */
 
 	/* GPUs */
 	struct gpu_poller *poller;
@@ -189,17 +211,45 @@ int jobs_save(struct server *s, struct job *j, struct gf_err *e);
 int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf_err *e);
 void jobs_log_path(struct server *s, int64_t id, char *buf, size_t size);
 bool jobs_may_change(struct server *s, const struct job *j, uid_t caller);
-/* Cancel these jobs (each Queued, Hold or Running) in one transaction:
- * recorded at once, running ones signalled. Dependents cancelled with them
- * are appended to *also. */
-int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char *reason, int64_t **also,
-		     size_t *nalso, struct gf_err *e);
+/* Transactions: every change to jobs goes through one. A job is changed in
+ * place after jobs_touch(); when the store refuses the change (a failed
+ * jobs_save or commit, or jobs_txn_rollback) every touched job gets back
+ * what it had, added jobs go away, and the first store error is what
+ * jobs_txn_commit reports. One transaction at a time. */
+int jobs_txn_begin(struct server *s, struct gf_err *e);
+void jobs_touch(struct server *s, struct job *j);
+/* Store a new job and add it to the table (ids from the store); takes j. */
+int jobs_insert(struct server *s, struct job *j, struct gf_err *e);
+/* j takes n's stored fields (an edit), keeping its own runtime ones; frees n. */
+int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *e);
+int jobs_txn_commit(struct server *s, struct gf_err *e);
+void jobs_txn_rollback(struct server *s);
+
+/* Called once a cancel's cascade is worked through; err is set when the
+ * rest of it could not be recorded now (it is tried again later). */
+typedef void (*jobs_done_cb)(struct server *s, void *arg, const char *err);
+/* Cancel these jobs (each Queued, Hold or Running) in one transaction,
+ * running ones signalled after it. Their dependents follow through the
+ * cascade queue; `done` (may be NULL) is called when that is through,
+ * perhaps before this returns. -1: nothing changed, done is not called. */
+int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char *reason, jobs_done_cb done,
+		     void *arg, struct gf_err *e);
+/* Jobs cancelled because one of ids ended (DependencyFailed:<id>, and so on
+ * down), breadth first, each once; appended to *out. */
+void jobs_failed_because(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout);
+/* Queued or held jobs that cancelling ids would cancel with them. */
+void jobs_would_cascade(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout);
+/* Inside a transaction; -1 with e set when the job's state forbids it. */
 int jobs_hold(struct server *s, struct job *j, struct gf_err *e);
 int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e);
-/* A runner reported its result (or vanished: r == NULL, why set). The job
- * keeps its resources while j->draining (processes of it are left). 0 when
- * recorded; -1 when the store refused it (memory as before: try again). */
+/* A runner reported its result (or vanished: r == NULL, why set). 0 when
+ * recorded; -1 when the store refused it, memory then as before the call
+ * (the caller tries again later). */
 int jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why);
+/* Ids of the jobs whose store rows could not be read (shown as stand-ins). */
+size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max);
+/* At shutdown: answer requests waiting for a cascade, free the queue. */
+void jobs_close(struct server *s);
 /* The last process of an ended job is gone: its resources go back. */
 int jobs_freed(struct server *s, struct job *j);
 /* The scheduler pass: build input, run sched_pass, start jobs. */

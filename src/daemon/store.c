@@ -1,6 +1,10 @@
-/* store.c — SQLite persistence: schema, migrations, prepared statements. */
+/* store.c — SQLite persistence: schema, migrations, prepared statements,
+ * and what a failed write is called (a full disk says so). */
 #include "store.h"
 
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -28,23 +32,42 @@ static const char *const migrations[] = {
 
 struct store {
 	sqlite3 *db;
+	char *path;
+	bool full;		/* the last failure was a full disk */
 	sqlite3_stmt *st[ST_N];
 	char *last_env;
 	size_t last_env_len;
 	int64_t last_env_id;
 };
 
+/* A write refused for want of space, by SQLite's word or the system's. */
+static bool out_of_space(struct store *s, int rc)
+{
+	int sys = sqlite3_system_errno(s->db);
+
+	return (rc & 0xff) == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT;
+}
+
+static int fail_rc(struct store *s, int rc, struct gf_err *e, const char *what, const char *msg)
+{
+	s->full = out_of_space(s, rc);
+	if (s->full)
+		return gf_err_set(e, "disk full: cannot record the change in %s (free some space)", s->path);
+	return what ? gf_err_set(e, "store: %s: %s", what, msg) : gf_err_set(e, "store: %s", msg);
+}
+
 static int db_fail(struct store *s, struct gf_err *e, const char *what)
 {
-	return gf_err_set(e, "store: %s: %s", what, sqlite3_errmsg(s->db));
+	return fail_rc(s, sqlite3_extended_errcode(s->db), e, what, sqlite3_errmsg(s->db));
 }
 
 static int exec_sql(struct store *s, const char *sql, struct gf_err *e)
 {
 	char *msg = NULL;
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
 
-	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		gf_err_set(e, "store: %s", msg ? msg : "unknown error");
+	if (rc != SQLITE_OK) {
+		fail_rc(s, sqlite3_extended_errcode(s->db), e, NULL, msg ? msg : sqlite3_errstr(rc));
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -92,7 +115,7 @@ struct store *store_open(const char *path, struct gf_err *e)
 {
 	struct store *s = calloc(1, sizeof *s);
 
-	if (!s)
+	if (!s || !(s->path = strdup(path)))
 		abort();
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
@@ -126,11 +149,18 @@ void store_close(struct store *s)
 		sqlite3_finalize(s->st[i]);
 	sqlite3_close(s->db);
 	free(s->last_env);
+	free(s->path);
 	free(s);
+}
+
+bool store_full(const struct store *s)
+{
+	return s->full;
 }
 
 int store_begin(struct store *s, struct gf_err *e)
 {
+	s->full = false;
 	return exec_sql(s, "BEGIN IMMEDIATE", e);
 }
 
@@ -264,6 +294,28 @@ int64_t store_max_job_id(struct store *s)
 	return v;
 }
 
+int store_raise_job_id(struct store *s, int64_t floor, struct gf_err *e)
+{
+	char sql[400];
+
+	if (floor <= store_max_job_id(s))
+		return 0;
+	/* AUTOINCREMENT hands out max(seq, largest id) + 1; sqlite_sequence
+	 * has a row for the table only once something was inserted. */
+	snprintf(sql, sizeof sql,
+		 "BEGIN IMMEDIATE;"
+		 "UPDATE sqlite_sequence SET seq = %1$lld WHERE name = 'jobs';"
+		 "INSERT INTO sqlite_sequence(name, seq) SELECT 'jobs', %1$lld "
+		 "WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'jobs');"
+		 "COMMIT",
+		 (long long)floor);
+	if (exec_sql(s, sql, e)) {
+		store_rollback(s);
+		return -1;
+	}
+	return 0;
+}
+
 int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *e)
 {
 	sqlite3_stmt *q;
@@ -276,12 +328,11 @@ int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *
 		const char *text = (const char *)sqlite3_column_text(q, 1);
 		int64_t id = sqlite3_column_int64(q, 0);
 		json_t *row = json_loads(text ? text : "", 0, &jerr);
+		char why[220];
 
-		if (!row) {
-			sqlite3_finalize(q);
-			return gf_err_set(e, "store: job %lld is corrupt: %s", (long long)id, jerr.text);
-		}
-		rc = cb(arg, id, row);
+		/* A row that is not JSON is the callback's to set aside. */
+		snprintf(why, sizeof why, "not JSON (%s)", jerr.text);
+		rc = cb(arg, id, row, row ? NULL : why);
 		json_decref(row);
 		if (rc) {
 			sqlite3_finalize(q);

@@ -7,6 +7,7 @@
 #define GF_STORE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,10 @@ struct store;
 
 struct store *store_open(const char *path, struct gf_err *e);
 void store_close(struct store *s);
+
+/* Did the transaction begun last fail for want of space? Its message then
+ * starts "disk full:". */
+bool store_full(const struct store *s);
 
 int store_begin(struct store *s, struct gf_err *e);
 int store_commit(struct store *s, struct gf_err *e);
@@ -32,8 +37,13 @@ int64_t store_insert_job(struct store *s, struct job *j, struct gf_err *e);
 int store_update_job(struct store *s, const struct job *j, struct gf_err *e);
 /* The largest id ever handed out (0 when none). */
 int64_t store_max_job_id(struct store *s);
+/* Hand out ids above `floor` from now on (ids named by files on disk that
+ * this store does not know). Its own transaction. */
+int store_raise_job_id(struct store *s, int64_t floor, struct gf_err *e);
 
-typedef int (*store_job_cb)(void *arg, int64_t id, json_t *row);
+/* Called for every row in id order: `row` is its JSON, or NULL when the row
+ * is not JSON (`bad` says why; the row is left as it is). Non-zero stops. */
+typedef int (*store_job_cb)(void *arg, int64_t id, json_t *row, const char *bad);
 int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *e);
 
 /* value NULL deletes. */

@@ -1,0 +1,177 @@
+/* test_store.c — the SQLite store: rows that cannot be read are handed to
+ * the loader as such (not an error that stops the load), and the id
+ * sequence can be raised past ids found elsewhere. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store.h"
+
+struct fixture {
+	char dir[64];
+	char db[128];
+	struct store *st;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+	struct gf_err e;
+
+	snprintf(f->dir, sizeof f->dir, "/tmp/test_store.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->db, sizeof f->db, "%s/gflow.db", f->dir);
+	f->st = store_open(f->db, &e);
+	assert_non_null(f->st);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	store_close(f->st);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static int64_t insert(struct store *st, const char *name)
+{
+	struct job *j = job_new();
+	struct gf_err e;
+	int64_t id;
+
+	j->name = strdup(name);
+	j->argv = calloc(2, sizeof *j->argv);
+	j->argv[0] = strdup("true");
+	id = store_insert_job(st, j, &e);
+	job_free(j);
+	assert_true(id > 0);
+	return id;
+}
+
+/* Change a row behind the store's back. */
+static void set_row(const char *db, int64_t id, const char *data)
+{
+	sqlite3 *h;
+	sqlite3_stmt *q;
+
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, "UPDATE jobs SET data = ? WHERE id = ?", -1, &q, NULL), SQLITE_OK);
+	sqlite3_bind_text(q, 1, data, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 2, id);
+	assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+	sqlite3_finalize(q);
+	sqlite3_close(h);
+}
+
+struct seen {
+	int64_t ids[8];
+	int good[8];
+	char bad[8][220];
+	size_t n;
+};
+
+static int collect(void *arg, int64_t id, json_t *row, const char *bad)
+{
+	struct seen *s = arg;
+
+	s->ids[s->n] = id;
+	s->good[s->n] = row != NULL;
+	snprintf(s->bad[s->n], sizeof s->bad[0], "%s", bad ? bad : "");
+	s->n++;
+	return 0;
+}
+
+static void a_row_that_is_not_json_is_handed_over_not_fatal(void **state)
+{
+	struct fixture *f = *state;
+	struct seen s = { 0 };
+	struct gf_err e;
+	int64_t a = insert(f->st, "a"), b = insert(f->st, "b"), c = insert(f->st, "c");
+
+	set_row(f->db, b, "{\"state\": \"Queued\", trunc");
+	assert_int_equal(store_load_jobs(f->st, collect, &s, &e), 0);
+	assert_int_equal(s.n, 3);
+	assert_true(s.ids[0] == a && s.ids[1] == b && s.ids[2] == c);
+	assert_true(s.good[0] && !s.good[1] && s.good[2]);
+	assert_non_null(strstr(s.bad[1], "not JSON"));
+	assert_string_equal(s.bad[0], "");
+}
+
+static int stop_at_second(void *arg, int64_t id, json_t *row, const char *bad)
+{
+	(void)id;
+	(void)row;
+	(void)bad;
+	return ++*(int *)arg == 2;
+}
+
+static void the_loader_can_still_stop_the_load(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_err e;
+	int calls = 0;
+
+	insert(f->st, "a");
+	insert(f->st, "b");
+	insert(f->st, "c");
+	assert_int_equal(store_load_jobs(f->st, stop_at_second, &calls, &e), -1);
+	assert_int_equal(calls, 2);
+	assert_non_null(strstr(e.msg, "job 2"));
+}
+
+static void ids_continue_past_a_raised_floor(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_err e;
+
+	/* Nothing ever inserted: the sequence has no row yet. */
+	assert_int_equal(store_max_job_id(f->st), 0);
+	assert_int_equal(store_raise_job_id(f->st, 41, &e), 0);
+	assert_int_equal(store_max_job_id(f->st), 41);
+	assert_int_equal(insert(f->st, "a"), 42);
+	/* A lower floor changes nothing. */
+	assert_int_equal(store_raise_job_id(f->st, 10, &e), 0);
+	assert_int_equal(insert(f->st, "b"), 43);
+	assert_int_equal(store_raise_job_id(f->st, 100, &e), 0);
+	assert_int_equal(insert(f->st, "c"), 101);
+	assert_false(store_full(f->st));
+}
+
+static void the_floor_survives_a_reopen(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_err e;
+
+	insert(f->st, "a");
+	assert_int_equal(store_raise_job_id(f->st, 7, &e), 0);
+	store_close(f->st);
+	f->st = store_open(f->db, &e);
+	assert_non_null(f->st);
+	assert_int_equal(insert(f->st, "b"), 8);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(a_row_that_is_not_json_is_handed_over_not_fatal, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_loader_can_still_stop_the_load, setup, teardown),
+		cmocka_unit_test_setup_teardown(ids_continue_past_a_raised_floor, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_floor_survives_a_reopen, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

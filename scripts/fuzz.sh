@@ -16,8 +16,8 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -DGFLOW_VERSION=\"fuzz\" -g -O1 -Wall -Wextra -We
 TARGETS="
 fuzz_parse:src/common/parse.c src/common/err.c
 fuzz_toml:src/common/toml.c src/common/err.c
-fuzz_api:src/daemon/api.c src/daemon/cgroup.c src/daemon/exec.c src/daemon/gpu.c src/daemon/gpustate.c src/daemon/job.c src/daemon/jobs.c src/daemon/loop.c src/daemon/reap.c src/daemon/sched.c src/daemon/store.c src/common/config.c src/common/toml.c src/common/paths.c src/common/runfile.c src/common/parse.c src/common/bytes.c src/common/execlimit.c src/common/err.c
-fuzz_directives:src/client/batch.c src/client/cmd.c src/client/format.c src/client/http.c src/client/info.c src/client/job.c src/client/opt.c src/client/queue.c src/client/stats.c src/client/table.c src/client/util.c src/client/cancel.c src/client/ctl.c src/common/parse.c src/common/bytes.c src/common/execlimit.c src/common/err.c
+fuzz_api:src/daemon/api.c src/daemon/track.c src/daemon/exec.c src/daemon/gpu.c src/daemon/gpustate.c src/daemon/job.c src/daemon/jobs.c src/daemon/loop.c src/daemon/reap.c src/daemon/sched.c src/daemon/store.c src/common/config.c src/common/toml.c src/common/paths.c src/common/runfile.c src/common/parse.c src/common/bytes.c src/common/execlimit.c src/common/err.c
+fuzz_directives:src/client/batch.c src/client/cmd.c src/client/format.c src/client/http.c src/client/info.c src/client/job.c src/client/opt.c src/client/queue.c src/client/stats.c src/client/table.c src/client/util.c src/client/cancel.c src/client/ctl.c src/common/config.c src/common/toml.c src/common/paths.c src/common/parse.c src/common/bytes.c src/common/execlimit.c src/common/err.c
 "
 for f in tests/fuzz/fuzz_*.c; do
 	t=$(basename "$f" .c)
@@ -27,8 +27,12 @@ done
 status=0
 echo "$TARGETS" | while IFS=: read -r t srcs; do
 	[ -n "$t" ] || continue
+	rm -f "$OUT/$t"		# never run a binary left from an older build
 	# shellcheck disable=SC2086
-	clang $CFLAGS "tests/fuzz/$t.c" $srcs -levent -lsqlite3 -ljansson -ldl -lpthread -lm -o "$OUT/$t"
+	if ! clang $CFLAGS "tests/fuzz/$t.c" $srcs -levent -lsqlite3 -ljansson -ldl -lpthread -lm -o "$OUT/$t"; then
+		echo "fuzz.sh: $t does not build" >&2
+		exit 1
+	fi
 	mkdir -p "$OUT/$t.corpus"
 	seeds="tests/fuzz/${t#fuzz_}-corpus"
 	[ -d "$seeds" ] || seeds=""

@@ -126,6 +126,29 @@ def test_full_disk_refuses_writes_in_one_line_and_memory_stays_as_stored(small_d
     assert g.wait_state(waits, "Cancelled")["reason"] == f"DependencyFailed:{run}"
 
 
+@pytest.mark.parametrize("executor", ["process", "tmux"])
+def test_job_that_exits_0_on_a_full_disk_is_recorded_finished_once_there_is_room(small_disk, tmp_path,
+                                                                                   executor):
+    """Its result cannot be written (the runner retries) nor recorded (the
+    daemon retries): it stays Running, never a made-up failure."""
+    g, mnt = small_disk
+    g.env["GFLOW_EXECUTOR__TYPE"] = executor
+    g.start()
+    go = tmp_path / "go"
+    jid = g.submit("--", "sh", "-c", f"while [ ! -e {go} ]; do sleep 0.05; done")
+    g.wait_state(jid, "Running")
+    g.wait_for(lambda: g.job(jid)["runner_pid"], what="the runner to be attached")
+    fill(mnt / "filler")
+    go.touch()
+    g.wait_for(lambda: not g.job_pids(jid), what="the job's process to end")
+    time.sleep(2 * SLOW)    # a result would have been written or given up by now
+    j = g.job(jid)
+    assert j["state"] == "Running" and j["active"], j
+    os.unlink(mnt / "filler")
+    j = g.wait_state(jid, {"Finished", "Failed"}, timeout=30)
+    assert j["state"] == "Finished" and j["exit_code"] == 0, j
+
+
 # ---- cascades ---------------------------------------------------------------
 
 def submit_dependents(g, root, n, batch=5000):

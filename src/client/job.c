@@ -631,12 +631,23 @@ static const char close_help[] =
 "usage: gjob close-sessions [IDS]\n\n"
 "Kill the tmux sessions left by your ended jobs (all of them, or IDS).\n";
 
+/* Is this session alive on the tmux server of sock (NULL: the default)? */
+static int session_alive(const char *sock, const char *session)
+{
+	size_t n;
+	char **live = tmux_session_names(sock, &n);
+	int alive = strv_contains(live, n, session);
+
+	strv_free(live, n);
+	return alive;
+}
+
 static int job_close_sessions(int argc, char **argv)
 {
 	struct sbuf path = { 0 }, q = { 0 };
-	char **pos, **live, *ids = NULL;
+	char **pos, *ids = NULL;
 	int npos, rc = EXIT_OK, closed = 0;
-	size_t nlive, i;
+	size_t i;
 	struct gf_err e;
 	json_t *resp, *jobs;
 
@@ -678,18 +689,19 @@ static int job_close_sessions(int argc, char **argv)
 
 		if (!s || !state_is_ended(jstr(j, "state")))
 			continue;
-		live = tmux_session_names(sock, &nlive);
-		if (!strv_contains(live, nlive, s)) {
-			strv_free(live, nlive);
+		if (!session_alive(sock, s))
 			continue;
-		}
-		strv_free(live, nlive);
 		snprintf(target, sizeof target, "=%s", s);
 		if (run_capture(sock ? kill_on : kill, &out, &status, &e) < 0 ||
 		    status != 0) {
-			fprintf(stderr, "%s: cannot close session %s of job "
-			    "%lld\n", PROG, s, (long long)jint(j, "id", 0));
-			rc = EXIT_FAIL;
+			/* It may have closed by itself meanwhile (its job's
+			 * supervisor ended): then there is nothing to do. */
+			if (session_alive(sock, s)) {
+				fprintf(stderr, "%s: cannot close session %s of "
+				    "job %lld\n", PROG, s,
+				    (long long)jint(j, "id", 0));
+				rc = EXIT_FAIL;
+			}
 		} else {
 			printf("Closed session %s (job %lld)\n", s,
 			    (long long)jint(j, "id", 0));

@@ -185,6 +185,25 @@ static int read_small(int dfd, const char *label, const char *name, char *buf, s
 	return 0;
 }
 
+int runfile_read_text(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
 /* Split the next "key=value\n" line off *p. Returns 0 at the end. Lines
  * without '=' come back with an empty key, so callers skip them. */
 static int next_line(char **p, char **key, char **value)

@@ -70,6 +70,10 @@ int proc_start_ticks(pid_t pid, unsigned long long *ticks);
  * process. */
 char proc_state(pid_t pid);
 
+/* The first size-1 bytes of dir/name (a small kernel file, e.g. of a
+ * cgroup), NUL-terminated. -1 when it cannot be read. */
+int runfile_read_text(const char *dir, const char *name, char *buf, size_t size);
+
 /* dir/name.tmp, fsync, rename over dir/name, fsync dir. Mode 0600. The
  * directory itself may be a link (the data directory a user moved); name
  * and name.tmp are never followed. */

@@ -15,7 +15,6 @@
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,18 +69,6 @@ __attribute__((format(printf, 3, 4))) static void reply_err(struct evhttp_reques
 static void reply_store_err(struct server *s, struct evhttp_request *req, const struct gf_err *e)
 {
 	reply_err(req, store_full(s->store) ? 507 : 500, "%s", e->msg);
-}
-
-static const char *user_name(uid_t uid, char *buf, size_t size)
-{
-	struct passwd pw, *res = NULL;
-	char tmp[4096];
-
-	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
-		snprintf(buf, size, "%s", res->pw_name);
-	else
-		snprintf(buf, size, "%u", (unsigned)uid);
-	return buf;
 }
 
 /* ---- decoding helpers -------------------------------------------------- */
@@ -463,7 +450,7 @@ static struct job *spec_to_job(struct server *s, uid_t uid, json_t *spec, const 
 	if (!j->name)
 		default_name(j);
 	j->uid = uid;
-	job_set_str(&j->user, user_name(uid, user, sizeof user));
+	job_set_str(&j->user, job_user_name(uid, user, sizeof user));
 	job_set_str(&j->cwd, cwd);
 	j->state = hold ? JS_HOLD : JS_QUEUED;
 	if (hold)

@@ -1,6 +1,7 @@
 /* job.c — job records: allocation, state names, JSON conversion. */
 #include "job.h"
 
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,18 @@ int job_state_parse(const char *s)
 	if (!strcasecmp(s, "Completed"))
 		return JS_FINISHED;
 	return -1;
+}
+
+const char *job_user_name(uid_t uid, char *buf, size_t size)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[4096];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
+		snprintf(buf, size, "%s", res->pw_name);
+	else
+		snprintf(buf, size, "%u", (unsigned)uid);
+	return buf;
 }
 
 struct job *job_new(void)

@@ -107,6 +107,9 @@ static inline bool job_state_ended(enum job_state s)
 	return s >= JS_FINISHED;
 }
 
+/* The login name of uid (its number when it has none). */
+const char *job_user_name(uid_t uid, char *buf, size_t size);
+
 struct job *job_new(void);
 void job_free(struct job *j);
 void job_set_reason(struct job *j, const char *reason);

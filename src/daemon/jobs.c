@@ -17,7 +17,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,18 +217,6 @@ static void idvec_move(struct idvec *l, int64_t **out, size_t *nout)
 
 /* ---- loading ----------------------------------------------------------- */
 
-static const char *user_name(uid_t uid, char *buf, size_t size)
-{
-	struct passwd pw, *res = NULL;
-	char tmp[4096];
-
-	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
-		snprintf(buf, size, "%s", res->pw_name);
-	else
-		snprintf(buf, size, "%u", (unsigned)uid);
-	return buf;
-}
-
 /* The stand-in for a store row that could not be read: an ended job that
  * every client can show, keeping the id taken. It is never written back,
  * so the row stays as it was found, for inspection. What the row still
@@ -248,7 +235,7 @@ static struct job *stand_in(struct server *s, int64_t id, json_t *row)
 	v = json_object_get(row, "uid");
 	j->uid = json_is_integer(v) ? (uid_t)json_integer_value(v) : s->uid;
 	v = json_object_get(row, "user");
-	job_set_str(&j->user, json_is_string(v) ? json_string_value(v) : user_name(j->uid, user, sizeof user));
+	job_set_str(&j->user, json_is_string(v) ? json_string_value(v) : job_user_name(j->uid, user, sizeof user));
 	v = json_object_get(row, "name");
 	job_set_str(&j->name, json_is_string(v) ? json_string_value(v) : "(unreadable)");
 	v = json_object_get(row, "cwd");

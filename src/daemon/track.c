@@ -34,25 +34,6 @@
 
 /* ---- small file helpers ------------------------------------------------ */
 
-static int read_text(const char *dir, const char *name, char *buf, size_t size)
-{
-	char path[GF_PATH_MAX + 64];
-	ssize_t n;
-	int fd;
-
-	if (gf_pathf(path, sizeof path, "%s/%s", dir, name))
-		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
-
 static int write_text(const char *dir, const char *name, const char *text)
 {
 	char path[GF_PATH_MAX + 64];
@@ -180,9 +161,9 @@ static bool v2_memory(struct tracker *t, const char *parent, bool parent_is_own)
 {
 	char buf[1024], leaf[GF_PATH_MAX + 16], pid[32];
 
-	if (read_text(parent, "cgroup.controllers", buf, sizeof buf) || !has_word(buf, "memory"))
+	if (runfile_read_text(parent, "cgroup.controllers", buf, sizeof buf) || !has_word(buf, "memory"))
 		return false;
-	if (read_text(parent, "cgroup.subtree_control", buf, sizeof buf))
+	if (runfile_read_text(parent, "cgroup.subtree_control", buf, sizeof buf))
 		return false;
 	if (!has_word(buf, "memory") && write_text(parent, "cgroup.subtree_control", "+memory")) {
 		if (!parent_is_own || gf_pathf(leaf, sizeof leaf, "%s/gflowd", parent) ||
@@ -638,7 +619,7 @@ bool track_empty(struct server *s, const struct job *j)
 	size_t n;
 
 	/* v2 says at once, for the group and all below it. */
-	if (has_group(s, j, dir, sizeof dir) && read_text(dir, "cgroup.events", buf, sizeof buf) == 0)
+	if (has_group(s, j, dir, sizeof dir) && runfile_read_text(dir, "cgroup.events", buf, sizeof buf) == 0)
 		return strstr(buf, "populated 0") != NULL;
 	n = track_pids(s, j, &v);
 	free(v);
@@ -667,7 +648,7 @@ void track_kill(struct server *s, const struct job *j)
 		for (int i = 0; i < 50; i++) {
 			struct timespec ms = { 0, 1000000 };
 
-			if (read_text(frz, "freezer.state", buf, sizeof buf) == 0 && !strncmp(buf, "FROZEN", 6))
+			if (runfile_read_text(frz, "freezer.state", buf, sizeof buf) == 0 && !strncmp(buf, "FROZEN", 6))
 				break;
 			nanosleep(&ms, NULL);
 		}

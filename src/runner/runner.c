@@ -387,24 +387,6 @@ static int announce(const struct runner *r, struct gf_err *e)
 /* The daemon made the job's cgroups (v2, or v1 hierarchies) and tracks the
  * job through them; the runner moves itself in before the job exists, so
  * every process of the job is born inside. */
-static int read_text(const char *dir, const char *file, char *buf, size_t size)
-{
-	char path[PATH_MAX + 64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
-
 static int join_cgroups(struct runner *r, struct gf_err *e)
 {
 	char path[PATH_MAX + 32], pid[32], buf[64];
@@ -423,9 +405,9 @@ static int join_cgroups(struct runner *r, struct gf_err *e)
 		if (err)
 			return gf_err_set(e, "cannot join the job's cgroup %s: %s", cg, strerror(err));
 		/* A limit below "max" (v2) or below the v1 default means enforced. */
-		if (read_text(cg, "memory.max", buf, sizeof buf) == 0)
+		if (runfile_read_text(cg, "memory.max", buf, sizeof buf) == 0)
 			r->enforced |= strncmp(buf, "max", 3) != 0;
-		else if (read_text(cg, "memory.limit_in_bytes", buf, sizeof buf) == 0)
+		else if (runfile_read_text(cg, "memory.limit_in_bytes", buf, sizeof buf) == 0)
 			r->enforced |= strtoull(buf, NULL, 10) < (1ULL << 62);
 	}
 	return 0;
@@ -442,7 +424,7 @@ static bool cg_oom(const struct runner *r)
 		return false;
 	for (int i = 0; i < r->o.ncgroups; i++)
 		for (size_t f = 0; f < 2; f++) {
-			if (read_text(r->o.cgroups[i], files[f], buf, sizeof buf))
+			if (runfile_read_text(r->o.cgroups[i], files[f], buf, sizeof buf))
 				continue;
 			for (p = buf; (p = strstr(p, "oom_kill ")); p++)
 				if ((p == buf || p[-1] == '\n') && strtoll(p + 9, NULL, 10) > 0)

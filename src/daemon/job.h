@@ -78,7 +78,7 @@ struct job {
 	unsigned long long runner_ticks;
 	int64_t run_seq;	/* distinguishes run directories of one job */
 
-	/* Runtime only. jobs.c keeps these when a job's stored fields are
+	/* Runtime only. txn.c keeps these when a job's stored fields are
 	 * replaced (an update, a rollback: see adopt()); add new ones there. */
 	int64_t retried_by;	/* the next attempt, when this one was retried */
 	int pidfd;
@@ -90,7 +90,7 @@ struct job {
 	bool draining, end_pending;
 	const char *backstop;
 	int stopped_ticks;
-	/* Ids of jobs that listed this one in depends_on (jobs.c's dependents
+	/* Ids of jobs that listed this one in depends_on (cascade.c's dependents
 	 * index; entries are only added, so check the job still lists it). */
 	int64_t *dependents;
 	size_t ndependents, dependents_cap;

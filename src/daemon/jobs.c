@@ -1,19 +1,13 @@
-/* jobs.c — the job table and the state machine: every transition of a job
- * (submit-time checks, cancel, hold, release, end, retry, dependency
- * cascade), the transactions they run in, the dependents index, and the
- * scheduler pass that turns decisions into started jobs.
+/* jobs.c — the job table and the state machine: loading, every transition
+ * of a job (submit-time checks, cancel, hold, release, end, retry), its
+ * dependencies, and the scheduler pass that turns decisions into started
+ * jobs.
  *
- * Each transition is written to the store before it is acted on, and memory
- * follows the store: a job is snapshotted before it is changed in place
- * inside a transaction, and gets its snapshot back when the store refuses
- * the change. Cascades (a job ended badly: cancel what depended on it) go
- * through one queue, worked through in slices of at most CASCADE_SLICE,
- * each its own transaction, so that no loop turn is long whatever their
- * size. A crash between slices loses nothing: the pass cancels queued jobs
- * whose dependencies can no longer be met. */
+ * Each transition runs in a transaction (txn.c) and is written to the
+ * store before it is acted on. A job that ends badly hands the jobs that
+ * depend on it to the cascade queue (cascade.c). */
 #include "server.h"
 
-#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -25,43 +19,7 @@
 
 #include "runfile.h"
 
-/* Work on a cascade for at most this long per loop turn (seconds); its
- * commit takes about as long again. */
-#define CASCADE_SLICE 0.01
-/* After the store refused a slice, try again this much later (seconds). */
-#define CASCADE_RETRY_SECS 1
 #define UNREADABLE_REASON "SystemError: unreadable record"
-
-/* A job changed inside the open transaction. */
-struct undo {
-	int64_t id;
-	json_t *before;		/* its stored fields; NULL: added by this transaction */
-	int64_t retried_by;
-};
-
-/* A job to check: cancel it if its dependencies can no longer be met. */
-struct cascade_item {
-	int64_t id;
-	int64_t parent;			/* the parent that ended, 0 when not known */
-	struct cascade_wait *origin;	/* the request waiting for it, or NULL */
-};
-
-/* A request waiting for the cascade it started to be worked through. */
-struct cascade_wait {
-	size_t left;			/* its items still in the queue */
-	uint64_t txn_seq;		/* the transaction that made it */
-	jobs_done_cb done;
-	void *arg;
-	struct cascade_wait *next;
-};
-
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 struct job *jobs_get(struct server *s, int64_t id)
 {
@@ -123,96 +81,6 @@ static void compact_open(struct server *s)
 		if (is_open(s->jobs[s->open[i]]))
 			s->open[k++] = s->open[i];
 	s->nopen = k;
-}
-
-/* ---- the dependents index --------------------------------------------- */
-
-/* Does c list parent in its depends_on? */
-static bool lists(const struct job *c, int64_t parent)
-{
-	for (size_t k = 0; k < c->ndeps; k++)
-		if (c->deps[k] == parent)
-			return true;
-	return false;
-}
-
-static void add_dependent(struct job *p, int64_t id)
-{
-	if (p->ndependents && p->dependents[p->ndependents - 1] == id)
-		return;
-	if (p->ndependents == p->dependents_cap) {
-		p->dependents_cap = p->dependents_cap ? p->dependents_cap * 2 : 4;
-		p->dependents = realloc(p->dependents, p->dependents_cap * sizeof *p->dependents);
-		if (!p->dependents)
-			abort();
-	}
-	p->dependents[p->ndependents++] = id;
-}
-
-/* List c under each of its parents. Entries are never removed (a rollback
- * or an edit may leave some that no longer hold): readers check lists(). */
-static void index_deps(struct server *s, const struct job *c)
-{
-	for (size_t k = 0; k < c->ndeps; k++) {
-		struct job *p = jobs_get(s, c->deps[k]);
-
-		if (p)
-			add_dependent(p, c->id);
-	}
-}
-
-/* A set of job ids, one bit each. */
-static uint8_t *idset_new(struct server *s)
-{
-	uint8_t *v = calloc((size_t)s->max_id / 8 + 1, 1);
-
-	if (!v)
-		abort();
-	return v;
-}
-
-/* Adds id; false when it was there already (or is not a job id). */
-static bool idset_add(struct server *s, uint8_t *v, int64_t id)
-{
-	if (id <= 0 || id > s->max_id || (v[id / 8] & (1u << (id % 8))))
-		return false;
-	v[id / 8] |= (uint8_t)(1u << (id % 8));
-	return true;
-}
-
-static bool idset_has(struct server *s, const uint8_t *v, int64_t id)
-{
-	return id > 0 && id <= s->max_id && (v[id / 8] & (1u << (id % 8)));
-}
-
-/* A growing list of ids. */
-struct idvec {
-	int64_t *v;
-	size_t n, cap;
-};
-
-static void idvec_add(struct idvec *l, int64_t id)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 64;
-		l->v = realloc(l->v, l->cap * sizeof *l->v);
-		if (!l->v)
-			abort();
-	}
-	l->v[l->n++] = id;
-}
-
-/* Append the list to (*out, *nout) and free it. */
-static void idvec_move(struct idvec *l, int64_t **out, size_t *nout)
-{
-	if (l->n) {
-		*out = realloc(*out, (*nout + l->n) * sizeof **out);
-		if (!*out)
-			abort();
-		memcpy(*out + *nout, l->v, l->n * sizeof *l->v);
-		*nout += l->n;
-	}
-	free(l->v);
 }
 
 /* ---- loading ----------------------------------------------------------- */
@@ -304,7 +172,7 @@ int jobs_load(struct server *s, struct gf_err *e)
 			continue;
 		if (j->retry_of && (prev = jobs_get(s, j->retry_of)))
 			prev->retried_by = j->id;
-		index_deps(s, j);
+		cascade_index_deps(s, j);
 	}
 	/* A store that was emptied or replaced must not hand out ids whose
 	 * logs or run directories are still there. */
@@ -339,216 +207,6 @@ size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max)
 			n++;
 		}
 	return n;
-}
-
-/* ---- transactions ------------------------------------------------------ */
-
-int jobs_txn_begin(struct server *s, struct gf_err *e)
-{
-	if (s->txn.open)
-		return gf_err_set(e, "internal error: a store transaction is already open");
-	if (store_begin(s->store, e))
-		return -1;
-	s->txn.open = true;
-	s->txn.failed = false;
-	s->txn.seq++;
-	s->txn.nundo = 0;
-	s->txn.max_id = s->max_id;
-	s->txn.nopen = s->nopen;
-	s->txn.cq_head = s->cq_head;
-	s->txn.cq_len = s->cq_len;
-	return 0;
-}
-
-static void undo_push(struct server *s, int64_t id, json_t *before, int64_t retried_by)
-{
-	if (s->txn.nundo == s->txn.undo_cap) {
-		s->txn.undo_cap = s->txn.undo_cap ? s->txn.undo_cap * 2 : 64;
-		s->txn.undo = realloc(s->txn.undo, s->txn.undo_cap * sizeof *s->txn.undo);
-		if (!s->txn.undo)
-			abort();
-	}
-	s->txn.undo[s->txn.nundo++] = (struct undo){ .id = id, .before = before, .retried_by = retried_by };
-}
-
-void jobs_touch(struct server *s, struct job *j)
-{
-	if (!s->txn.open || j->txn_seq == s->txn.seq)
-		return;
-	j->txn_seq = s->txn.seq;
-	undo_push(s, j->id, job_to_json(j, NULL), j->retried_by);
-}
-
-/* The store refused something: the transaction can only be rolled back. */
-static int txn_fail(struct server *s, struct gf_err *e)
-{
-	if (s->txn.open && !s->txn.failed) {
-		s->txn.failed = true;
-		if (e)
-			s->txn.err = *e;
-		else
-			gf_err_set(&s->txn.err, "the store refused a change");
-	}
-	return -1;
-}
-
-/* j takes n's stored fields and keeps its own runtime ones; n is freed. */
-static void adopt(struct job *j, struct job *n)
-{
-	struct job old = *j;
-
-	*j = *n;
-	j->id = old.id;
-	j->retried_by = old.retried_by;
-	j->pidfd = old.pidfd;
-	j->pidfd_ev = old.pidfd_ev;
-	j->cancel_sent = old.cancel_sent;
-	j->dependents = old.dependents;
-	j->ndependents = old.ndependents;
-	j->dependents_cap = old.dependents_cap;
-	j->txn_seq = old.txn_seq;
-	j->unreadable = old.unreadable;
-	j->draining = old.draining;
-	j->end_pending = old.end_pending;
-	j->backstop = old.backstop;
-	j->stopped_ticks = old.stopped_ticks;
-	*n = old;
-	n->dependents = NULL;
-	job_free(n);
-}
-
-int jobs_save(struct server *s, struct job *j, struct gf_err *e)
-{
-	struct gf_err mine;
-
-	if (!e)
-		e = &mine;
-	if (s->txn.open && s->txn.failed) {
-		*e = s->txn.err;
-		return -1;
-	}
-	/* Changed in place without a snapshot, it could not be put back. */
-	assert(!s->txn.open || j->txn_seq == s->txn.seq);
-	if (j->unreadable) {
-		gf_err_set(e, "job %lld is an unreadable record: it is kept as found in the store",
-			   (long long)j->id);
-		return txn_fail(s, e);
-	}
-	if (store_update_job(s->store, j, e))
-		return txn_fail(s, e);
-	return 0;
-}
-
-int jobs_insert(struct server *s, struct job *j, struct gf_err *e)
-{
-	assert(s->txn.open);
-	if (s->txn.failed) {
-		if (e)
-			*e = s->txn.err;
-		job_free(j);
-		return -1;
-	}
-	if (store_insert_job(s->store, j, e) < 0) {
-		job_free(j);
-		return txn_fail(s, e);
-	}
-	j->txn_seq = s->txn.seq;
-	undo_push(s, j->id, NULL, 0);
-	jobs_add(s, j);
-	index_deps(s, j);
-	return 0;
-}
-
-int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *e)
-{
-	bool same_deps = j->ndeps == n->ndeps &&
-			 (!n->ndeps || !memcmp(j->deps, n->deps, n->ndeps * sizeof *n->deps));
-
-	jobs_touch(s, j);
-	adopt(j, n);
-	if (!same_deps)
-		index_deps(s, j);
-	return jobs_save(s, j, e);
-}
-
-static void txn_end(struct server *s)
-{
-	for (size_t i = 0; i < s->txn.nundo; i++)
-		json_decref(s->txn.undo[i].before);
-	free(s->txn.undo);
-	s->txn.undo = NULL;
-	s->txn.nundo = s->txn.undo_cap = 0;
-	s->txn.open = false;
-}
-
-/* Memory as it was when the transaction began. */
-static void restore(struct server *s)
-{
-	struct cascade_wait **pp;
-
-	for (size_t i = s->txn.nundo; i-- > 0;) {
-		struct undo *u = &s->txn.undo[i];
-		struct job *j = s->jobs[u->id], *old;
-		struct gf_err e;
-
-		if (!u->before) {
-			s->jobs[u->id] = NULL;
-			job_free(j);
-			continue;
-		}
-		old = job_from_json(u->before, &e);
-		if (!old)
-			abort();	/* made by job_to_json a moment ago */
-		adopt(j, old);
-		j->retried_by = u->retried_by;
-	}
-	s->max_id = s->txn.max_id;
-	s->nopen = s->txn.nopen;
-	s->cq_head = s->txn.cq_head;
-	s->cq_len = s->txn.cq_len;
-	/* Requests that came with the transaction go; the others wait for
-	 * what is in the queue again. */
-	for (pp = &s->cwaits; *pp;) {
-		struct cascade_wait *w = *pp;
-
-		if (w->txn_seq == s->txn.seq) {
-			*pp = w->next;
-			free(w);
-		} else {
-			w->left = 0;
-			pp = &w->next;
-		}
-	}
-	for (size_t i = s->cq_head; i < s->cq_len; i++)
-		if (s->cq[i].origin)
-			s->cq[i].origin->left++;
-	txn_end(s);
-}
-
-int jobs_txn_commit(struct server *s, struct gf_err *e)
-{
-	if (!s->txn.open)
-		return gf_err_set(e, "internal error: no store transaction is open");
-	if (s->txn.failed) {
-		if (e)
-			*e = s->txn.err;
-		jobs_txn_rollback(s);
-		return -1;
-	}
-	if (store_commit(s->store, e)) {
-		restore(s);	/* store_commit rolled the store back */
-		return -1;
-	}
-	txn_end(s);
-	return 0;
-}
-
-void jobs_txn_rollback(struct server *s)
-{
-	if (!s->txn.open)
-		return;
-	store_rollback(s->store);
-	restore(s);
 }
 
 void jobs_log_path(struct server *s, int64_t id, char *buf, size_t size)
@@ -604,7 +262,7 @@ int64_t jobs_latest_attempt(struct server *s, int64_t id)
 }
 
 /* 1: satisfied, 0: still possible, -1: can never be satisfied (*culprit). */
-static int deps_state(struct server *s, const struct job *j, int64_t *culprit)
+int jobs_deps_state(struct server *s, const struct job *j, int64_t *culprit)
 {
 	size_t done = 0, failed = 0;
 
@@ -651,252 +309,18 @@ bool jobs_would_cycle(struct server *s, int64_t id, const int64_t *deps, size_t 
 
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now)
 {
-	if (j->ndeps && deps_state(s, j, NULL) != 1)
+	if (j->ndeps && jobs_deps_state(s, j, NULL) != 1)
 		return "Dependency";
 	if (j->begin_at > now)
 		return "BeginTime";
 	return NULL;
 }
 
-static void end_now(struct job *j, enum job_state st, const char *reason)
+void jobs_end_now(struct job *j, enum job_state st, const char *reason)
 {
 	j->state = st;
 	job_set_reason(j, reason);
 	j->end_time = now_real();
-}
-
-/* ---- cascades --------------------------------------------------------- */
-
-static void cq_push(struct server *s, int64_t id, int64_t parent, struct cascade_wait *origin)
-{
-	if (s->cq_len == s->cq_cap) {
-		s->cq_cap = s->cq_cap ? s->cq_cap * 2 : 256;
-		s->cq = realloc(s->cq, s->cq_cap * sizeof *s->cq);
-		if (!s->cq)
-			abort();
-	}
-	s->cq[s->cq_len++] = (struct cascade_item){ .id = id, .parent = parent, .origin = origin };
-	if (origin)
-		origin->left++;
-}
-
-static bool may_cascade(const struct job *c)
-{
-	return (c->state == JS_QUEUED || c->state == JS_HOLD) && c->auto_cancel && c->ndeps;
-}
-
-/* p ended badly: queue the jobs that wait for it. */
-static void push_dependents(struct server *s, const struct job *p, struct cascade_wait *origin)
-{
-	for (size_t i = 0; i < p->ndependents; i++) {
-		struct job *c = jobs_get(s, p->dependents[i]);
-
-		if (c && may_cascade(c) && lists(c, p->id))
-			cq_push(s, c->id, p->id, origin);
-	}
-}
-
-/* Work through the queue inside the open transaction: cancel each job whose
- * dependencies can no longer be met, and queue its own dependents. Stops
- * when the queue is empty, the store refused a write, or `until` (monotonic
- * seconds) has passed. */
-static void cascade_work(struct server *s, double until)
-{
-	size_t n = 0;
-
-	while (s->cq_head < s->cq_len && !s->txn.failed) {
-		struct cascade_item it = s->cq[s->cq_head++];
-		struct job *c = jobs_get(s, it.id);
-		int64_t culprit = 0;
-		char reason[64];
-		struct gf_err e;
-
-		if (it.origin)
-			it.origin->left--;
-		if (c && may_cascade(c) && deps_state(s, c, &culprit) == -1) {
-			snprintf(reason, sizeof reason, "DependencyFailed:%lld",
-				 (long long)(it.parent && lists(c, it.parent) ? it.parent : culprit));
-			jobs_touch(s, c);
-			end_now(c, JS_CANCELLED, reason);
-			if (jobs_save(s, c, &e) == 0)
-				push_dependents(s, c, it.origin);
-		}
-		if (++n % 8 == 0 && now_mono() > until)
-			break;
-	}
-}
-
-static void on_cascade(evutil_socket_t fd, short what, void *arg);
-
-/* Go on with the queue in a later loop turn (after `secs`), at the lowest
- * priority: a turn with requests to serve serves them first. */
-static void arm_cascade(struct server *s, int secs)
-{
-	struct timeval tv = { secs, 0 };
-
-	if (!s->base)
-		return;
-	if (!s->cq_ev) {
-		s->cq_ev = evtimer_new(s->base, on_cascade, s);
-		if (!s->cq_ev)
-			abort();
-		event_priority_set(s->cq_ev, 2);
-	}
-	if (!evtimer_pending(s->cq_ev, NULL))
-		evtimer_add(s->cq_ev, &tv);
-}
-
-/* Answer the requests whose cascade is through; with err, also the others
- * (their part of the queue stays, and is tried again later). */
-static void finish_waiters(struct server *s, const char *err)
-{
-	struct cascade_wait **pp = &s->cwaits;
-
-	while (*pp) {
-		struct cascade_wait *w = *pp;
-
-		if (w->left && !err) {
-			pp = &w->next;
-			continue;
-		}
-		*pp = w->next;
-		for (size_t i = s->cq_head; w->left && i < s->cq_len; i++)
-			if (s->cq[i].origin == w)
-				s->cq[i].origin = NULL;
-		w->done(s, w->arg, w->left ? err : NULL);
-		free(w);
-	}
-}
-
-/* After a commit: answer who can be, and go on with the queue next turn,
- * or let it go when it is empty. */
-static void cascade_after(struct server *s)
-{
-	finish_waiters(s, NULL);
-	s->cq_failing = false;
-	if (s->cq_head < s->cq_len) {
-		arm_cascade(s, 0);
-		return;
-	}
-	free(s->cq);
-	s->cq = NULL;
-	s->cq_head = s->cq_len = s->cq_cap = 0;
-}
-
-void jobs_close(struct server *s)
-{
-	finish_waiters(s, "gflowd is stopping: the rest of the cascade is finished when it starts again");
-	if (s->cq_ev)
-		event_free(s->cq_ev);
-	s->cq_ev = NULL;
-	free(s->cq);
-	s->cq = NULL;
-	s->cq_head = s->cq_len = s->cq_cap = 0;
-	free(s->txn.undo);
-	s->txn.undo = NULL;
-}
-
-/* The store refused a slice: answer the waiting requests, try again later. */
-static void cascade_failed(struct server *s, const char *msg)
-{
-	if (!s->cq_failing)
-		fprintf(stderr, "gflowd: cancelling jobs whose dependencies failed: %s (trying again)\n", msg);
-	s->cq_failing = true;
-	finish_waiters(s, msg);
-	arm_cascade(s, CASCADE_RETRY_SECS);
-}
-
-/* One slice of the queue, its own transaction. */
-static void cascade_slice(struct server *s)
-{
-	struct gf_err e;
-
-	if (jobs_txn_begin(s, &e) == 0) {
-		cascade_work(s, now_mono() + CASCADE_SLICE);
-		if (jobs_txn_commit(s, &e) == 0) {
-			cascade_after(s);
-			return;
-		}
-	}
-	cascade_failed(s, e.msg);
-}
-
-static void on_cascade(evutil_socket_t fd, short what, void *arg)
-{
-	struct server *s = arg;
-
-	(void)fd;
-	(void)what;
-	if (s->cq_head < s->cq_len) {
-		cascade_slice(s);
-		if (s->cq_head == s->cq_len)
-			server_schedule(s);	/* the pass checks what the queue left */
-	} else
-		cascade_after(s);
-}
-
-void jobs_failed_because(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout)
-{
-	uint8_t *seen = idset_new(s);
-	struct idvec found = { 0 };
-
-	for (size_t i = 0; i < n; i++)
-		idset_add(s, seen, ids[i]);
-	/* Breadth first: the roots, then what was found, in order. */
-	for (size_t i = 0; i < n + found.n; i++) {
-		struct job *p = jobs_get(s, i < n ? ids[i] : found.v[i - n]);
-
-		for (size_t k = 0; p && k < p->ndependents; k++) {
-			struct job *c = jobs_get(s, p->dependents[k]);
-			char *end;
-
-			if (c && c->state == JS_CANCELLED && c->reason &&
-			    !strncmp(c->reason, "DependencyFailed:", 17) &&
-			    strtoll(c->reason + 17, &end, 10) == p->id && !*end && lists(c, p->id) &&
-			    idset_add(s, seen, c->id))
-				idvec_add(&found, c->id);
-		}
-	}
-	idvec_move(&found, out, nout);
-	free(seen);
-}
-
-/* Would c be cancelled when the jobs in `gone` are? */
-static bool would_fail(struct server *s, const struct job *c, const uint8_t *gone)
-{
-	if (!c->dep_any)
-		return true;	/* it lists one of them */
-	for (size_t k = 0; k < c->ndeps; k++) {
-		struct job *p = jobs_get(s, c->deps[k]);
-
-		if (!idset_has(s, gone, c->deps[k]) && p && (!job_state_ended(p->state) || p->state == JS_FINISHED))
-			return false;
-	}
-	return true;
-}
-
-void jobs_would_cascade(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout)
-{
-	uint8_t *gone = idset_new(s);
-	struct idvec found = { 0 };
-
-	for (size_t i = 0; i < n; i++)
-		idset_add(s, gone, ids[i]);
-	for (size_t i = 0; i < n + found.n; i++) {
-		struct job *p = jobs_get(s, i < n ? ids[i] : found.v[i - n]);
-
-		for (size_t k = 0; p && k < p->ndependents; k++) {
-			struct job *c = jobs_get(s, p->dependents[k]);
-
-			if (c && may_cascade(c) && !idset_has(s, gone, c->id) && lists(c, p->id) &&
-			    would_fail(s, c, gone)) {
-				idset_add(s, gone, c->id);
-				idvec_add(&found, c->id);
-			}
-		}
-	}
-	idvec_move(&found, out, nout);
-	free(gone);
 }
 
 /* ---- user transitions -------------------------------------------------- */
@@ -909,12 +333,8 @@ int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char 
 
 	if (jobs_txn_begin(s, e))
 		return -1;
-	if (done) {
-		if (!(w = calloc(1, sizeof *w)))
-			abort();
-		*w = (struct cascade_wait){ .txn_seq = s->txn.seq, .done = done, .arg = arg, .next = s->cwaits };
-		s->cwaits = w;
-	}
+	if (done)
+		w = cascade_wait_new(s, done, arg);
 	for (size_t i = 0; i < n && !s->txn.failed; i++) {
 		struct job *j = jobs_get(s, ids[i]);
 
@@ -927,11 +347,11 @@ int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char 
 			j->end_time = now_real();
 		idvec_add(&mine, j->id);
 		if (jobs_save(s, j, e) == 0)
-			push_dependents(s, j, w);
+			cascade_push_dependents(s, j, w);
 	}
 	/* A small cascade is recorded with them; a big one goes on in later
 	 * loop turns. One commit for the request, however many jobs it touched. */
-	cascade_work(s, now_mono() + CASCADE_SLICE);
+	cascade_work(s);
 	if (jobs_txn_commit(s, e)) {
 		free(mine.v);
 		return -1;
@@ -1046,13 +466,13 @@ static int move_dependents(struct server *s, struct job *old, struct job *neu, s
 	for (size_t i = 0; i < old->ndependents; i++) {
 		struct job *c = jobs_get(s, old->dependents[i]);
 
-		if (!c || (c->state != JS_QUEUED && c->state != JS_HOLD) || !lists(c, old->id))
+		if (!c || (c->state != JS_QUEUED && c->state != JS_HOLD) || !cascade_lists(c, old->id))
 			continue;
 		jobs_touch(s, c);
 		for (size_t k = 0; k < c->ndeps; k++)
 			if (c->deps[k] == old->id)
 				c->deps[k] = neu->id;
-		add_dependent(neu, c->id);
+		cascade_add_dependent(neu, c->id);
 		if (jobs_save(s, c, e))
 			return -1;
 	}
@@ -1067,7 +487,7 @@ static void apply_result(struct job *j, const struct job_result *r, const char *
 	j->end_time = r && r->end > 0 ? r->end : now_real();
 	if (!r) {
 		snprintf(reason, sizeof reason, "SystemError:%s", why);
-		end_now(j, cancelled ? JS_CANCELLED : JS_FAILED, cancelled ? j->reason : reason);
+		jobs_end_now(j, cancelled ? JS_CANCELLED : JS_FAILED, cancelled ? j->reason : reason);
 		return;
 	}
 	if (r->start > 0)
@@ -1120,10 +540,10 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 			goto fail;
 		j->retried_by = retry->id;
 	} else if (j->state != JS_FINISHED)
-		push_dependents(s, j, NULL);
+		cascade_push_dependents(s, j, NULL);
 	if (jobs_save(s, j, &e))
 		goto fail;
-	cascade_work(s, now_mono() + CASCADE_SLICE);
+	cascade_work(s);
 	if (jobs_txn_commit(s, &e))
 		goto fail;
 	cascade_after(s);
@@ -1193,8 +613,8 @@ static void cancel_impossible(struct server *s)
 		struct job *j = jobs_open_at(s, i);
 		int64_t culprit = 0;
 
-		if (j && may_cascade(j) && deps_state(s, j, &culprit) == -1)
-			cq_push(s, j->id, 0, NULL);
+		if (j && cascade_may_cancel(j) && jobs_deps_state(s, j, &culprit) == -1)
+			cascade_push(s, j->id, 0, NULL);
 	}
 	if (s->cq_len > before)
 		cascade_slice(s);

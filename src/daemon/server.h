@@ -111,7 +111,7 @@ struct server {
 	int64_t *open;
 	size_t nopen, open_cap;
 
-	/* The transaction in progress (jobs.c): a snapshot of every job changed
+	/* The transaction in progress (txn.c): a snapshot of every job changed
 	 * in place, restored if the store refuses the change. */
 	struct {
 		bool open, failed;
@@ -123,7 +123,7 @@ struct server {
 		size_t nopen, cq_head, cq_len;
 	} txn;
 
-	/* Dependency cascades (jobs.c): jobs to check, worked through in
+	/* Dependency cascades (cascade.c): jobs to check, worked through in
 	 * time-bounded slices, each slice its own transaction; and the
 	 * requests that wait for theirs to finish. */
 	struct cascade_item *cq;
@@ -206,25 +206,10 @@ int jobs_add(struct server *s, struct job *j);	/* takes ownership */
 /* The i-th entry of the open list, or NULL when that job has closed. */
 struct job *jobs_open_at(struct server *s, size_t i);
 int jobs_load(struct server *s, struct gf_err *e);
-int jobs_save(struct server *s, struct job *j, struct gf_err *e);
 /* Resolve "@"/"@~N"/"42" for uid. Returns id or -1 with e set. */
 int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf_err *e);
 void jobs_log_path(struct server *s, int64_t id, char *buf, size_t size);
 bool jobs_may_change(struct server *s, const struct job *j, uid_t caller);
-/* Transactions: every change to jobs goes through one. A job is changed in
- * place after jobs_touch(); when the store refuses the change (a failed
- * jobs_save or commit, or jobs_txn_rollback) every touched job gets back
- * what it had, added jobs go away, and the first store error is what
- * jobs_txn_commit reports. One transaction at a time. */
-int jobs_txn_begin(struct server *s, struct gf_err *e);
-void jobs_touch(struct server *s, struct job *j);
-/* Store a new job and add it to the table (ids from the store); takes j. */
-int jobs_insert(struct server *s, struct job *j, struct gf_err *e);
-/* j takes n's stored fields (an edit), keeping its own runtime ones; frees n. */
-int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *e);
-int jobs_txn_commit(struct server *s, struct gf_err *e);
-void jobs_txn_rollback(struct server *s);
-
 /* Called once a cancel's cascade is worked through; err is set when the
  * rest of it could not be recorded now (it is tried again later). */
 typedef void (*jobs_done_cb)(struct server *s, void *arg, const char *err);
@@ -234,11 +219,6 @@ typedef void (*jobs_done_cb)(struct server *s, void *arg, const char *err);
  * perhaps before this returns. -1: nothing changed, done is not called. */
 int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char *reason, jobs_done_cb done,
 		     void *arg, struct gf_err *e);
-/* Jobs cancelled because one of ids ended (DependencyFailed:<id>, and so on
- * down), breadth first, each once; appended to *out. */
-void jobs_failed_because(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout);
-/* Queued or held jobs that cancelling ids would cancel with them. */
-void jobs_would_cascade(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout);
 /* Inside a transaction; -1 with e set when the job's state forbids it. */
 int jobs_hold(struct server *s, struct job *j, struct gf_err *e);
 int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e);
@@ -248,20 +228,82 @@ int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e);
 int jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why);
 /* Ids of the jobs whose store rows could not be read (shown as stand-ins). */
 size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max);
-/* At shutdown: answer requests waiting for a cascade, free the queue. */
-void jobs_close(struct server *s);
 /* The last process of an ended job is gone: its resources go back. */
 int jobs_freed(struct server *s, struct job *j);
 /* The scheduler pass: build input, run sched_pass, start jobs. */
 void jobs_schedule_pass(struct server *s);
 /* Why a queued job may not start now (NULL: eligible). */
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);
-/* Can the machine ever run this request? NULL or a message. */
 /* The newest attempt of a job that was retried (the job itself otherwise). */
 int64_t jobs_latest_attempt(struct server *s, int64_t id);
 /* Would job `id` depending on deps[] close a cycle? */
 bool jobs_would_cycle(struct server *s, int64_t id, const int64_t *deps, size_t ndeps);
+/* Can the machine ever run this job? -1 with e set when it cannot. */
 int jobs_check_feasible(struct server *s, const struct job *j, struct gf_err *e);
+/* j's dependencies: 1 met, 0 still possible, -1 can never be met (then
+ * *culprit, when given and 0, is the first listed parent that failed). */
+int jobs_deps_state(struct server *s, const struct job *j, int64_t *culprit);
+/* j ends now in state st, for reason (may be NULL). */
+void jobs_end_now(struct job *j, enum job_state st, const char *reason);
+
+/* txn.c — store transactions. Every change to jobs goes through one. A job
+ * is changed in place after jobs_touch(); when the store refuses the change
+ * (a failed jobs_save or commit, or jobs_txn_rollback) every touched job
+ * gets back what it had, added jobs go away, and the first store error is
+ * what jobs_txn_commit reports. One transaction at a time. */
+int jobs_txn_begin(struct server *s, struct gf_err *e);
+void jobs_touch(struct server *s, struct job *j);
+int jobs_save(struct server *s, struct job *j, struct gf_err *e);
+/* Store a new job and add it to the table (ids from the store); takes j. */
+int jobs_insert(struct server *s, struct job *j, struct gf_err *e);
+/* j takes n's stored fields (an edit), keeping its own runtime ones; frees n. */
+int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *e);
+int jobs_txn_commit(struct server *s, struct gf_err *e);
+void jobs_txn_rollback(struct server *s);
+
+/* cascade.c — the dependents index and dependency cascades */
+/* Does c list parent in its depends_on? (Index entries are never removed:
+ * check this before trusting one.) */
+bool cascade_lists(const struct job *c, int64_t parent);
+void cascade_add_dependent(struct job *p, int64_t id);	/* id depends on p */
+void cascade_index_deps(struct server *s, const struct job *c);	/* c under each parent */
+/* A set of job ids, one bit each (free it); idset_add is false when id was
+ * there already or is not a job id. */
+uint8_t *idset_new(struct server *s);
+bool idset_add(struct server *s, uint8_t *v, int64_t id);
+/* A growing list of ids (free v). */
+struct idvec {
+	int64_t *v;
+	size_t n, cap;
+};
+void idvec_add(struct idvec *l, int64_t id);
+struct cascade_wait;		/* a request waiting for its cascade */
+/* done is called once the cascade of the open transaction is through; the
+ * wait is dropped, done uncalled, if that transaction is rolled back. */
+struct cascade_wait *cascade_wait_new(struct server *s, jobs_done_cb done, void *arg);
+/* Queue job id to be checked (parent: the job that ended, or 0). */
+void cascade_push(struct server *s, int64_t id, int64_t parent, struct cascade_wait *origin);
+/* Is c one a cascade may cancel (queued or held, auto-cancel, with deps)? */
+bool cascade_may_cancel(const struct job *c);
+/* p ended badly: queue the jobs that wait for it. */
+void cascade_push_dependents(struct server *s, const struct job *p, struct cascade_wait *origin);
+/* Inside a transaction: work through the queue for at most one slice. */
+void cascade_work(struct server *s);
+/* After a commit: answer the requests whose cascade is through, go on with
+ * the rest in a later loop turn. */
+void cascade_after(struct server *s);
+/* After a rollback has put the queue back (txn.c): the waits the
+ * transaction made go, the others count what is in the queue again. */
+void cascade_rollback(struct server *s);
+/* One slice of the queue, in its own transaction. */
+void cascade_slice(struct server *s);
+/* Jobs cancelled because one of ids ended (DependencyFailed:<id>, and so on
+ * down), breadth first, each once; appended to *out. */
+void jobs_failed_because(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout);
+/* Queued or held jobs that cancelling ids would cancel with them. */
+void jobs_would_cascade(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout);
+/* At shutdown: answer requests waiting for a cascade, free the queue. */
+void jobs_close(struct server *s);
 
 /* exec.c — the one place that starts processes */
 int exec_init(struct server *s, struct gf_err *e);	/* opens the run and log directories */

@@ -1,0 +1,209 @@
+/* txn.c — store transactions and their undo log. Every change to jobs runs
+ * in one (jobs_txn_begin … jobs_txn_commit), and memory follows the store:
+ * a job is snapshotted (its stored JSON form) before it is changed in place
+ * inside a transaction, and gets its snapshot back when the store refuses
+ * the change; jobs the transaction added go away, and the job table, the
+ * open list and the cascade queue are as they were when it began. */
+#include "server.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A job changed inside the open transaction. */
+struct undo {
+	int64_t id;
+	json_t *before;		/* its stored fields; NULL: added by this transaction */
+	int64_t retried_by;
+};
+
+int jobs_txn_begin(struct server *s, struct gf_err *e)
+{
+	if (s->txn.open)
+		return gf_err_set(e, "internal error: a store transaction is already open");
+	if (store_begin(s->store, e))
+		return -1;
+	s->txn.open = true;
+	s->txn.failed = false;
+	s->txn.seq++;
+	s->txn.nundo = 0;
+	s->txn.max_id = s->max_id;
+	s->txn.nopen = s->nopen;
+	s->txn.cq_head = s->cq_head;
+	s->txn.cq_len = s->cq_len;
+	return 0;
+}
+
+static void undo_push(struct server *s, int64_t id, json_t *before, int64_t retried_by)
+{
+	if (s->txn.nundo == s->txn.undo_cap) {
+		s->txn.undo_cap = s->txn.undo_cap ? s->txn.undo_cap * 2 : 64;
+		s->txn.undo = realloc(s->txn.undo, s->txn.undo_cap * sizeof *s->txn.undo);
+		if (!s->txn.undo)
+			abort();
+	}
+	s->txn.undo[s->txn.nundo++] = (struct undo){ .id = id, .before = before, .retried_by = retried_by };
+}
+
+void jobs_touch(struct server *s, struct job *j)
+{
+	if (!s->txn.open || j->txn_seq == s->txn.seq)
+		return;
+	j->txn_seq = s->txn.seq;
+	undo_push(s, j->id, job_to_json(j, NULL), j->retried_by);
+}
+
+/* The store refused something: the transaction can only be rolled back. */
+static int txn_fail(struct server *s, struct gf_err *e)
+{
+	if (s->txn.open && !s->txn.failed) {
+		s->txn.failed = true;
+		if (e)
+			s->txn.err = *e;
+		else
+			gf_err_set(&s->txn.err, "the store refused a change");
+	}
+	return -1;
+}
+
+/* j takes n's stored fields and keeps its own runtime ones; n is freed. */
+static void adopt(struct job *j, struct job *n)
+{
+	struct job old = *j;
+
+	*j = *n;
+	j->id = old.id;
+	j->retried_by = old.retried_by;
+	j->pidfd = old.pidfd;
+	j->pidfd_ev = old.pidfd_ev;
+	j->cancel_sent = old.cancel_sent;
+	j->dependents = old.dependents;
+	j->ndependents = old.ndependents;
+	j->dependents_cap = old.dependents_cap;
+	j->txn_seq = old.txn_seq;
+	j->unreadable = old.unreadable;
+	j->draining = old.draining;
+	j->end_pending = old.end_pending;
+	j->backstop = old.backstop;
+	j->stopped_ticks = old.stopped_ticks;
+	*n = old;
+	n->dependents = NULL;
+	job_free(n);
+}
+
+int jobs_save(struct server *s, struct job *j, struct gf_err *e)
+{
+	struct gf_err mine;
+
+	if (!e)
+		e = &mine;
+	if (s->txn.open && s->txn.failed) {
+		*e = s->txn.err;
+		return -1;
+	}
+	/* Changed in place without a snapshot, it could not be put back. */
+	assert(!s->txn.open || j->txn_seq == s->txn.seq);
+	if (j->unreadable) {
+		gf_err_set(e, "job %lld is an unreadable record: it is kept as found in the store",
+			   (long long)j->id);
+		return txn_fail(s, e);
+	}
+	if (store_update_job(s->store, j, e))
+		return txn_fail(s, e);
+	return 0;
+}
+
+int jobs_insert(struct server *s, struct job *j, struct gf_err *e)
+{
+	assert(s->txn.open);
+	if (s->txn.failed) {
+		if (e)
+			*e = s->txn.err;
+		job_free(j);
+		return -1;
+	}
+	if (store_insert_job(s->store, j, e) < 0) {
+		job_free(j);
+		return txn_fail(s, e);
+	}
+	j->txn_seq = s->txn.seq;
+	undo_push(s, j->id, NULL, 0);
+	jobs_add(s, j);
+	cascade_index_deps(s, j);
+	return 0;
+}
+
+int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *e)
+{
+	bool same_deps = j->ndeps == n->ndeps &&
+			 (!n->ndeps || !memcmp(j->deps, n->deps, n->ndeps * sizeof *n->deps));
+
+	jobs_touch(s, j);
+	adopt(j, n);
+	if (!same_deps)
+		cascade_index_deps(s, j);
+	return jobs_save(s, j, e);
+}
+
+static void txn_end(struct server *s)
+{
+	for (size_t i = 0; i < s->txn.nundo; i++)
+		json_decref(s->txn.undo[i].before);
+	free(s->txn.undo);
+	s->txn.undo = NULL;
+	s->txn.nundo = s->txn.undo_cap = 0;
+	s->txn.open = false;
+}
+
+/* Memory as it was when the transaction began. */
+static void restore(struct server *s)
+{
+	for (size_t i = s->txn.nundo; i-- > 0;) {
+		struct undo *u = &s->txn.undo[i];
+		struct job *j = s->jobs[u->id], *old;
+		struct gf_err e;
+
+		if (!u->before) {
+			s->jobs[u->id] = NULL;
+			job_free(j);
+			continue;
+		}
+		old = job_from_json(u->before, &e);
+		if (!old)
+			abort();	/* made by job_to_json a moment ago */
+		adopt(j, old);
+		j->retried_by = u->retried_by;
+	}
+	s->max_id = s->txn.max_id;
+	s->nopen = s->txn.nopen;
+	s->cq_head = s->txn.cq_head;
+	s->cq_len = s->txn.cq_len;
+	cascade_rollback(s);
+	txn_end(s);
+}
+
+int jobs_txn_commit(struct server *s, struct gf_err *e)
+{
+	if (!s->txn.open)
+		return gf_err_set(e, "internal error: no store transaction is open");
+	if (s->txn.failed) {
+		if (e)
+			*e = s->txn.err;
+		jobs_txn_rollback(s);
+		return -1;
+	}
+	if (store_commit(s->store, e)) {
+		restore(s);	/* store_commit rolled the store back */
+		return -1;
+	}
+	txn_end(s);
+	return 0;
+}
+
+void jobs_txn_rollback(struct server *s)
+{
+	if (!s->txn.open)
+		return;
+	store_rollback(s->store);
+	restore(s);
+}

@@ -16,7 +16,7 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -DGFLOW_VERSION=\"fuzz\" -g -O1 -Wall -Wextra -We
 TARGETS="
 fuzz_parse:src/common/parse.c src/common/err.c
 fuzz_toml:src/common/toml.c src/common/err.c
-fuzz_api:src/daemon/api.c src/daemon/track.c src/daemon/exec.c src/daemon/gpu.c src/daemon/gpustate.c src/daemon/job.c src/daemon/jobs.c src/daemon/txn.c src/daemon/cascade.c src/daemon/loop.c src/daemon/reap.c src/daemon/sched.c src/daemon/store.c src/common/config.c src/common/toml.c src/common/paths.c src/common/runfile.c src/common/parse.c src/common/bytes.c src/common/execlimit.c src/common/err.c
+fuzz_api:src/daemon/api.c src/daemon/auth.c src/daemon/track.c src/daemon/exec.c src/daemon/gpu.c src/daemon/gpustate.c src/daemon/job.c src/daemon/jobs.c src/daemon/txn.c src/daemon/cascade.c src/daemon/loop.c src/daemon/reap.c src/daemon/sched.c src/daemon/store.c src/common/config.c src/common/toml.c src/common/paths.c src/common/runfile.c src/common/parse.c src/common/bytes.c src/common/execlimit.c src/common/err.c
 fuzz_directives:src/client/batch.c src/client/cmd.c src/client/format.c src/client/http.c src/client/info.c src/client/job.c src/client/opt.c src/client/queue.c src/client/stats.c src/client/table.c src/client/util.c src/client/cancel.c src/client/ctl.c src/common/config.c src/common/toml.c src/common/paths.c src/common/parse.c src/common/bytes.c src/common/execlimit.c src/common/err.c
 "
 for f in tests/fuzz/fuzz_*.c; do

@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "paths.h"
 #include "util.h"
 
 #define HTTP_TIMEOUT_SECS 60
@@ -32,6 +33,43 @@ int http_socket_path(char *buf, size_t size, struct gf_err *e)
 	if (n < 0 || (size_t)n >= size)
 		return gf_err_set(e, "socket path is too long");
 	return 0;
+}
+
+/* The socket a connection was made on (for "which daemon answered"). */
+static char answered[4096];
+
+const char *http_answered(void)
+{
+	return answered;
+}
+
+static int connect_socket(const char *sock, struct gf_err *e);
+
+/* The daemon to talk to: GFLOW_SOCKET when set; else the user's own
+ * daemon when one answers, else the machine's system daemon. */
+static int connect_daemon(struct gf_err *e)
+{
+	const char *forced = getenv("GFLOW_SOCKET");
+	char mine[4096], sys[4096];
+	int fd;
+
+	if (http_socket_path(mine, sizeof mine, e) < 0)
+		return -1;
+	snprintf(answered, sizeof answered, "%s", mine);
+	fd = connect_socket(mine, e);
+	if (fd >= 0 || (forced && *forced) || !strstr(e->msg, "is not running"))
+		return fd;
+	if (gf_system_socket(sys, sizeof sys) < 0)
+		return gf_err_set(e, "GFLOW_SYSTEM_ROOT is too long");
+	fd = connect_socket(sys, e);
+	if (fd < 0 && strstr(e->msg, "is not running"))
+		return gf_err_set(e, "gflowd is not running: start your own with "
+		    "'gflowd up', or ask an admin to start the machine's with "
+		    "'gflowd up --system' (no answer on %s nor on %s)", mine,
+		    sys);
+	if (fd >= 0)
+		snprintf(answered, sizeof answered, "%s", sys);
+	return fd;
 }
 
 static int connect_socket(const char *sock, struct gf_err *e)
@@ -151,7 +189,7 @@ int http_request(const char *sock, const char *method, const char *target,
 	int fd, rc;
 
 	memset(out, 0, sizeof *out);
-	fd = connect_socket(sock, e);
+	fd = sock ? connect_socket(sock, e) : connect_daemon(e);
 	if (fd < 0)
 		return -1;
 	sbuf_addf(&req, "%s %s HTTP/1.1\r\nHost: gflowd\r\n"
@@ -302,13 +340,11 @@ json_t *api_call(const char *method, const char *target, const json_t *body,
     struct gf_err *e)
 {
 	struct http_resp r;
-	char sock[4096], *text = NULL;
+	char *text = NULL;
 	json_error_t je;
 	json_t *j;
 	int rc;
 
-	if (http_socket_path(sock, sizeof sock, e) < 0)
-		return NULL;
 	if (body) {
 		text = json_dumps(body, JSON_COMPACT);
 		if (!text) {
@@ -316,7 +352,7 @@ json_t *api_call(const char *method, const char *target, const json_t *body,
 			return NULL;
 		}
 	}
-	rc = http_request(sock, method, target, text, text ? strlen(text) : 0,
+	rc = http_request(NULL, method, target, text, text ? strlen(text) : 0,
 	    &r, e);
 	free(text);
 	if (rc < 0)

@@ -21,10 +21,13 @@ struct http_resp {
 /* Where gflowd listens: $GFLOW_SOCKET, else
  * $XDG_RUNTIME_DIR/gflow/gflowd.sock, else /tmp/gflow-<uid>/gflowd.sock. */
 int http_socket_path(char *buf, size_t size, struct gf_err *e);
+/* The socket of the daemon that answered the last request. */
+const char *http_answered(void);
 
-/* Send one request (body may be NULL) and read the answer. When nothing
- * listens on the socket: "gflowd is not running (no answer on <path>);
- * start it with: gflowd up". */
+/* Send one request (body may be NULL) and read the answer. sock NULL:
+ * the daemon the user means — $GFLOW_SOCKET, else their own daemon when
+ * it answers, else the machine's system daemon. When nothing answers, the
+ * error says so and how to start either. */
 int http_request(const char *sock, const char *method, const char *target,
     const char *body, size_t body_len, struct http_resp *out,
     struct gf_err *e);

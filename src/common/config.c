@@ -54,6 +54,7 @@ static const struct setting settings[] = {
 	{ "daemon", "gpus", K_GPUS, 0, 0, 0, 0 },
 	{ "daemon", "gpu_allocation_strategy", K_STRATEGY, F(strategy), 0, 0, 0 },
 	{ "daemon", "gpu_poll_interval_secs", K_INT, F(gpu_poll_interval_secs), 1, INT_MAX, 0 },
+	{ "daemon", "admin_group", K_STRING, F(admin_group), 0, 0, 0 },
 	{ "daemon.fair_share", "enabled", K_BOOL, F(fair_share_enabled), 0, 0, 0 },
 	{ "daemon.fair_share", "half_life_secs", K_INT64, F(fair_share_half_life_secs), 1, INT64_MAX, 0 },
 	{ "executor", "type", K_EXECUTOR, F(executor), 0, 0, 0 },
@@ -1193,6 +1194,7 @@ void gf_config_free(struct gf_config *c)
 	free(c->path);
 	free(c->host);
 	free(c->timezone);
+	free(c->admin_group);
 	free_strv(c->known_projects, c->n_known_projects);
 	for (i = 0; i < c->n_quota_users; i++)
 		free(c->quota_users[i].name);

@@ -48,6 +48,7 @@ struct gf_config {
 	char gpus_source[64];		/* "config" or "env GFLOW_DAEMON__GPUS" */
 	enum gf_strategy strategy;	/* [daemon] gpu_allocation_strategy */
 	int gpu_poll_interval_secs;	/* [daemon] default 10, min 1 */
+	char *admin_group;		/* [daemon] admin_group: its members are admins; NULL none */
 	int fair_share_enabled;		/* [daemon.fair_share] enabled, default 0 */
 	int64_t fair_share_half_life_secs; /* [daemon.fair_share] default 86400, > 0 */
 	enum gf_executor executor;	/* [executor] type, default tmux */

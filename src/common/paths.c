@@ -27,6 +27,16 @@ static const char *env_dir(const char *name)
 	return (v && v[0] == '/') ? v : NULL;
 }
 
+/* The files in the data directory. */
+static int data_paths(struct gf_paths *p, struct gf_err *e)
+{
+	if (join(p->db, p->data_dir, "gflow.db", e) || join(p->lock, p->data_dir, "gflowd.lock", e) ||
+	    join(p->token, p->data_dir, "token", e) || join(p->log_dir, p->data_dir, "logs", e) ||
+	    join(p->run_dir, p->data_dir, "run", e))
+		return -1;
+	return 0;
+}
+
 int gf_paths_init(struct gf_paths *p, struct gf_err *e)
 {
 	const char *home = getenv("HOME"), *v;
@@ -71,11 +81,49 @@ int gf_paths_init(struct gf_paths *p, struct gf_err *e)
 	if (gf_pathf(p->socket_lock, sizeof p->socket_lock, "%s.lock", p->socket))
 		return gf_err_set(e, "socket path too long: %s", p->socket);
 
-	if (join(p->db, p->data_dir, "gflow.db", e) || join(p->lock, p->data_dir, "gflowd.lock", e) ||
-	    join(p->token, p->data_dir, "token", e) || join(p->log_dir, p->data_dir, "logs", e) ||
-	    join(p->run_dir, p->data_dir, "run", e))
+	return data_paths(p, e);
+}
+
+const char *gf_system_root(void)
+{
+	static char root[GF_PATH_MAX];
+	const char *v = getenv("GFLOW_SYSTEM_ROOT");
+	size_t n;
+
+	if (!v || v[0] != '/')
+		return "";
+	snprintf(root, sizeof root, "%s", v);
+	n = strlen(root);
+	while (n > 0 && root[n - 1] == '/')
+		root[--n] = '\0';
+	return root;
+}
+
+int gf_system_socket(char *buf, size_t size)
+{
+	return gf_pathf(buf, size, "%s/run/gflow/gflowd.sock", gf_system_root());
+}
+
+int gf_paths_init_system(struct gf_paths *p, struct gf_err *e)
+{
+	const char *root = gf_system_root(), *v;
+
+	memset(p, 0, sizeof *p);
+	p->system = 1;
+	if (gf_pathf(p->home, sizeof p->home, "%s/var/lib/gflow", root) ||
+	    gf_pathf(p->config_dir, sizeof p->config_dir, "%s/etc/gflow", root) ||
+	    gf_pathf(p->data_dir, sizeof p->data_dir, "%s/var/lib/gflow", root) ||
+	    gf_pathf(p->runtime_dir, sizeof p->runtime_dir, "%s/run/gflow", root))
+		return gf_err_set(e, "GFLOW_SYSTEM_ROOT is too long");
+	if ((v = getenv("GFLOW_SOCKET")) && *v) {
+		if (strlen(v) >= GF_PATH_MAX)
+			return gf_err_set(e, "GFLOW_SOCKET too long");
+		snprintf(p->socket, sizeof p->socket, "%s", v);
+	} else if (join(p->socket, p->runtime_dir, "gflowd.sock", e))
 		return -1;
-	return 0;
+	if (gf_pathf(p->socket_lock, sizeof p->socket_lock, "%s.lock", p->socket))
+		return gf_err_set(e, "socket path too long: %s", p->socket);
+	return data_paths(p, e);
 }
 
 int gf_pathf(char *buf, size_t size, const char *fmt, ...)
@@ -123,7 +171,11 @@ int gf_paths_create(const struct gf_paths *p, struct gf_err *e)
 	char sockdir[GF_PATH_MAX];
 	char *slash;
 
-	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+	/* The system daemon's runtime directory (and any parent made for it)
+	 * is for every local user to reach the socket in. */
+	if (p->system && gf_mkdir_p(p->runtime_dir, 0755, e))
+		return -1;
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] - (p->system ? 1 : 0); i++) {
 		if (gf_mkdir_p(dirs[i], 0700, e))
 			return -1;
 		/* Existing directories keep their mode; ours must be private. */
@@ -136,5 +188,8 @@ int gf_paths_create(const struct gf_paths *p, struct gf_err *e)
 		if (gf_mkdir_p(sockdir, 0700, e))
 			return -1;
 	}
+	/* The system daemon's socket directory is for every local user. */
+	if (p->system && (chmod(p->runtime_dir, 0755) < 0 || (strcmp(sockdir, p->runtime_dir) && chmod(sockdir, 0755) < 0)))
+		return gf_err_set(e, "cannot set mode 0755 on %s: %s", p->runtime_dir, strerror(errno));
 	return 0;
 }

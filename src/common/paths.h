@@ -7,7 +7,13 @@
  *            gflowd.sock.lock: flock'ed by the daemon that owns the socket
  *
  * GFLOW_SOCKET overrides the socket path (tests use it); the lock is always
- * the socket's path plus ".lock". */
+ * the socket's path plus ".lock".
+ *
+ * System mode (one daemon for the machine, run by root), every path under
+ * $GFLOW_SYSTEM_ROOT (default /; tests relocate it):
+ *   config   /etc/gflow/gflow.toml
+ *   data     /var/lib/gflow/          (0700 root)
+ *   runtime  /run/gflow/gflowd.sock   (the directory 0755: every user connects) */
 #ifndef GF_PATHS_H
 #define GF_PATHS_H
 
@@ -18,6 +24,7 @@
 #define GF_PATH_MAX 4096
 
 struct gf_paths {
+	int system;			/* the machine's daemon, not a user's */
 	char home[GF_PATH_MAX];
 	char config_dir[GF_PATH_MAX];
 	char data_dir[GF_PATH_MAX];
@@ -33,6 +40,12 @@ struct gf_paths {
 
 /* Fill every path from the environment; creates nothing. */
 int gf_paths_init(struct gf_paths *p, struct gf_err *e);
+/* The same for the system daemon. */
+int gf_paths_init_system(struct gf_paths *p, struct gf_err *e);
+/* $GFLOW_SYSTEM_ROOT without a trailing slash ("" for /). */
+const char *gf_system_root(void);
+/* The system daemon's socket. */
+int gf_system_socket(char *buf, size_t size);
 
 /* Create the data, log, run and runtime directories with mode 0700. */
 int gf_paths_create(const struct gf_paths *p, struct gf_err *e);

@@ -32,8 +32,10 @@
 #define MAX_BATCH 100000
 
 struct caller {
-	uid_t uid;
-	bool may_write;		/* Unix socket, or TCP with the token */
+	uid_t uid;		/* (uid_t)-1: anonymous (TCP without a token) */
+	bool may_write;		/* Unix socket, or TCP with a token */
+	bool admin;		/* root, [daemon] admin_group, a personal daemon's user */
+	bool local;		/* over the Unix socket */
 };
 
 static int to_evbuffer(const char *buf, size_t size, void *data)
@@ -241,7 +243,8 @@ static bool token_ok(struct server *s, struct evhttp_request *req)
 
 static struct caller identify(struct server *s, struct evhttp_request *req, bool unix_sock)
 {
-	struct caller c = { .uid = (uid_t)-1, .may_write = false };
+	struct caller c = { .uid = (uid_t)-1, .may_write = false, .local = unix_sock };
+	const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
 
 	if (unix_sock) {
 		struct evhttp_connection *conn = evhttp_request_get_connection(req);
@@ -254,10 +257,18 @@ static struct caller identify(struct server *s, struct evhttp_request *req, bool
 			c.may_write = true;
 		}
 	} else if (token_ok(s, req)) {
-		c.uid = s->uid;
+		c.uid = s->uid;	/* the daemon's own token */
 		c.may_write = true;
-	}
+	} else if (h && !strncmp(h, "Bearer ", 7) && auth_token_user(s, h + 7, &c.uid))
+		c.may_write = true;	/* a user's token acts as that user */
+	c.admin = c.uid != (uid_t)-1 && auth_is_admin(s, c.uid);
 	return c;
+}
+
+/* May the caller change job j (or see all of it)? Its owner or an admin. */
+static bool owns(const struct caller *c, const struct job *j)
+{
+	return c->admin || (c->uid != (uid_t)-1 && c->uid == j->uid);
 }
 
 /* ---- submission -------------------------------------------------------- */
@@ -529,6 +540,45 @@ static void submission_free(struct submission *sub)
 	memset(sub, 0, sizeof *sub);
 }
 
+/* The value of NAME= in a NUL-separated environment, or NULL. */
+static const char *env_value(const char *env, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t off = 0; off < len; off += strlen(env + off) + 1)
+		if (!strncmp(env + off, name, n) && env[off + n] == '=')
+			return env + off + n + 1;
+	return NULL;
+}
+
+/* System mode: the jobs run as their submitter. Their logs go to the
+ * submitter's own data directory (as captured: $XDG_DATA_HOME/gflow/logs,
+ * else $HOME/.local/share/gflow/logs, else their home's), made by the
+ * runner as them; and what they could not do is refused now. */
+static int owned_submission(uid_t uid, struct submission *sub, const char *cwd, struct gf_err *e)
+{
+	const char *xdg = env_value(sub->env, sub->envlen, "XDG_DATA_HOME"),
+		   *home = env_value(sub->env, sub->envlen, "HOME"), *script = NULL;
+	char dir[GF_PATH_MAX], pwhome[GF_PATH_MAX];
+
+	if (xdg && xdg[0] == '/')
+		gf_pathf(dir, sizeof dir, "%s/gflow/logs", xdg);
+	else if (home && home[0] == '/')
+		gf_pathf(dir, sizeof dir, "%s/.local/share/gflow/logs", home);
+	else if (exec_owner_home(uid, pwhome, sizeof pwhome, e) == 0)
+		gf_pathf(dir, sizeof dir, "%s/.local/share/gflow/logs", pwhome);
+	else
+		return -1;
+	if (!dir[0])
+		return gf_err_set(e, "the log directory path of this user is too long");
+	for (size_t i = 0; i < sub->n; i++) {
+		job_set_str(&sub->jobs[i]->log_dir, dir);
+		if (sub->jobs[i]->script)
+			script = sub->jobs[i]->script;
+	}
+	return exec_check_owner(uid, cwd, script, e);
+}
+
 /* All or nothing: on failure nothing is left in sub. */
 static int decode_submission(struct server *s, uid_t uid, json_t *body, struct submission *sub,
 			     struct gf_err *e)
@@ -570,6 +620,8 @@ static int decode_submission(struct server *s, uid_t uid, json_t *body, struct s
 		}
 		sub->n = i + 1;
 	}
+	if (s->paths.system && owned_submission(uid, sub, cwd, e))
+		goto bad;
 	free(cwd);
 	return 0;
 bad:
@@ -792,17 +844,43 @@ static bool matches(const struct filter *f, const struct job *j)
 	return true;
 }
 
-static json_t *job_json_only(struct server *s, const struct job *j, char *const *only)
-{
-	char log[GF_PATH_MAX];
+/* What anyone may see of any job: who, what it is called, its state, its
+ * resources and times. Its command, directory, environment and log are
+ * its owner's and the admins'. */
+static char *const public_fields[] = {
+	"id", "name", "user", "uid", "project", "state", "st", "reason", "gpus", "shared", "gpu_memory_mb",
+	"memory_mb", "time_limit_secs", "priority", "depends_on", "dep_mode", "auto_cancel", "begin_at",
+	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
+	"submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced",
+	"executor", "active", NULL,
+};
 
-	jobs_log_path(s, j->id, log, sizeof log);
-	return job_to_json_only(j, log, only);
+static bool in_strv(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (!strcmp(*v, s))
+			return true;
+	return false;
 }
 
-static json_t *job_json(struct server *s, const struct job *j)
+static json_t *job_json_only(struct server *s, const struct caller *c, const struct job *j, char *const *only)
 {
-	return job_json_only(s, j, NULL);
+	char log[GF_PATH_MAX], *shown[sizeof public_fields / sizeof public_fields[0]];
+	size_t n = 0;
+
+	jobs_log_path(s, j, log, sizeof log);
+	if (owns(c, j))
+		return job_to_json_only(j, log, only);
+	for (char *const *f = public_fields; *f; f++)
+		if (!only || in_strv(only, *f))
+			shown[n++] = *f;
+	shown[n] = NULL;
+	return job_to_json_only(j, NULL, shown);
+}
+
+static json_t *job_json(struct server *s, const struct caller *c, const struct job *j)
+{
+	return job_json_only(s, c, j, NULL);
 }
 
 /* Does the filter ask only for jobs that are not over? Then the open list
@@ -817,9 +895,10 @@ static bool only_live(const struct filter *f)
 	return true;
 }
 
-static void add_job(struct server *s, struct evbuffer *out, const struct job *j, char *const *only, bool *first)
+static void add_job(struct server *s, const struct caller *c, struct evbuffer *out, const struct job *j,
+		    char *const *only, bool *first)
 {
-	json_t *o = job_json_only(s, j, only);
+	json_t *o = job_json_only(s, c, j, only);
 
 	if (!*first)
 		evbuffer_add(out, ",", 1);
@@ -853,12 +932,12 @@ static void h_list(struct server *s, struct evhttp_request *req, struct caller *
 			struct job *j = jobs_open_at(s, i);
 
 			if (j && matches(&f, j))
-				add_job(s, out, j, f.fields, &first);
+				add_job(s, c, out, j, f.fields, &first);
 		}
 	} else
 		for (int64_t i = 1; i <= s->max_id; i++)
 			if (s->jobs[i] && matches(&f, s->jobs[i]))
-				add_job(s, out, s->jobs[i], f.fields, &first);
+				add_job(s, c, out, s->jobs[i], f.fields, &first);
 	evbuffer_add(out, "]}\n", 3);
 	filter_free(&f);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
@@ -866,7 +945,7 @@ static void h_list(struct server *s, struct evhttp_request *req, struct caller *
 	evbuffer_free(out);
 }
 
-static void h_get(struct server *s, struct evhttp_request *req, const char *idstr)
+static void h_get(struct server *s, struct evhttp_request *req, struct caller *c, const char *idstr)
 {
 	char *end;
 	long long id = strtoll(idstr, &end, 10);
@@ -876,7 +955,7 @@ static void h_get(struct server *s, struct evhttp_request *req, const char *idst
 		reply_err(req, 404, "job %s does not exist", idstr);
 		return;
 	}
-	reply(req, 200, json_pack("{s:o}", "job", job_json(s, j)));
+	reply(req, 200, json_pack("{s:o}", "job", job_json(s, c, j)));
 }
 
 /* ---- changes to jobs --------------------------------------------------- */
@@ -909,14 +988,22 @@ static size_t body_ids(struct server *s, struct caller *c, json_t *body, int64_t
 	return n;
 }
 
-static bool permitted(struct server *s, struct caller *c, struct job *j, json_t *errs)
+/* The refusal that names the rule. */
+static void not_yours(const struct job *j, const char *verb, char *msg, size_t size)
 {
-	char msg[256];
+	const char *who = j->user ? j->user : "another user";
 
-	if (jobs_may_change(s, j, c->uid))
+	snprintf(msg, size, "job %lld belongs to %s; only %s or an admin may %s it", (long long)j->id, who, who,
+		 verb);
+}
+
+static bool permitted(struct caller *c, struct job *j, const char *verb, json_t *errs)
+{
+	char msg[512];
+
+	if (owns(c, j))
 		return true;
-	snprintf(msg, sizeof msg, "permission denied: job %lld belongs to %s", (long long)j->id,
-		 j->user ? j->user : "another user");
+	not_yours(j, verb, msg, sizeof msg);
 	json_array_append_new(errs, json_pack("{s:I,s:s}", "id", (json_int_t)j->id, "error", msg));
 	return false;
 }
@@ -1009,7 +1096,7 @@ static void h_cancel(struct server *s, struct evhttp_request *req, struct caller
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = jobs_get(s, ids[i]);
 
-		if (seen[j->id] || !permitted(s, c, j, errs))
+		if (seen[j->id] || !permitted(c, j, "cancel", errs))
 			continue;
 		seen[j->id] = true;
 		if (job_state_ended(j->state)) {
@@ -1074,7 +1161,7 @@ static void h_hold_release(struct server *s, struct evhttp_request *req, struct 
 	for (size_t i = 0; i < n && !s->txn.failed; i++) {
 		struct job *j = jobs_get(s, ids[i]);
 
-		if (!permitted(s, c, j, errs))
+		if (!permitted(c, j, hold ? "hold" : "release", errs))
 			continue;
 		if (hold ? jobs_hold(s, j, &e) : jobs_release(s, j, at, &e))
 			push_err(errs, j->id, e.msg);
@@ -1152,6 +1239,7 @@ static struct job *edited(struct server *s, uid_t uid, const struct job *old, js
 	n->env_id = old->env_id;
 	n->group_id = old->group_id;
 	n->executor = old->executor;
+	job_set_str(&n->log_dir, old->log_dir);
 	return n;
 }
 
@@ -1194,7 +1282,7 @@ static void h_update(struct server *s, struct evhttp_request *req, struct caller
 	for (size_t i = 0; i < n && !s->txn.failed; i++) {
 		struct job *j = jobs_get(s, ids[i]), *nj;
 
-		if (!permitted(s, c, j, errs))
+		if (!permitted(c, j, "update", errs))
 			continue;
 		if (j->state != JS_QUEUED && j->state != JS_HOLD) {
 			snprintf(e.msg, sizeof e.msg, "job %lld is %s: only queued or held jobs can be updated",
@@ -1242,8 +1330,8 @@ static void h_redo(struct server *s, struct evhttp_request *req, struct caller *
 	    (root = ref_id(s, c->uid, json_object_get(body, "id"), &e)) < 0)
 		goto bad;
 	j = jobs_get(s, root);
-	if (!jobs_may_change(s, j, c->uid)) {
-		gf_err_set(&e, "permission denied: job %lld belongs to %s", (long long)root, j->user);
+	if (!owns(c, j)) {
+		not_yours(j, "redo", e.msg, sizeof e.msg);
 		goto bad;
 	}
 	if (!job_state_ended(j->state)) {
@@ -1347,9 +1435,10 @@ static void h_limit(struct server *s, struct evhttp_request *req, struct caller 
 
 		if (!g || g->unreadable || (g->id != group && g->group_id != group))
 			continue;
-		if (!jobs_may_change(s, g, c->uid)) {
+		if (!owns(c, g)) {
 			jobs_txn_rollback(s);
-			reply_err(req, 403, "permission denied: job %lld belongs to %s", (long long)g->id, g->user);
+			not_yours(g, "limit", e.msg, sizeof e.msg);
+			reply_err(req, 403, "%s", e.msg);
 			return;
 		}
 		jobs_touch(s, g);
@@ -1369,9 +1458,17 @@ fail:
 
 /* ---- GPUs and daemon --------------------------------------------------- */
 
-static bool is_admin(struct server *s, struct caller *c)
+/* Refuse a caller who is not an admin, naming who is. */
+static bool admin_only(struct server *s, struct evhttp_request *req, struct caller *c, const char *what)
 {
-	return c->uid == 0 || c->uid == s->uid;
+	if (c->admin)
+		return true;
+	if (s->paths.system)
+		reply_err(req, 403, "only root%s%s%s may %s", s->have_admin_gid ? " and members of the group '" : "",
+			  s->have_admin_gid ? s->cfg.admin_group : "", s->have_admin_gid ? "'" : "", what);
+	else
+		reply_err(req, 403, "only the daemon's user and root may %s", what);
+	return false;
 }
 
 static void h_set_gpus(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
@@ -1381,10 +1478,8 @@ static void h_set_gpus(struct server *s, struct evhttp_request *req, struct call
 	struct gf_err e;
 	json_t *g;
 
-	if (!is_admin(s, c)) {
-		reply_err(req, 403, "permission denied: only the daemon's user or root may change GPUs");
+	if (!admin_only(s, req, c, "change which GPUs gflow uses"))
 		return;
-	}
 	if (check_fields(body, fields, "request", &e) || get_str(body, "spec", 1024, &spec, &e) ||
 	    (!spec && gf_err_set(&e, "'spec' is required (e.g. \"0,2\" or \"all\")")) ||
 	    gpustate_set_allowed(s, spec, &e)) {
@@ -1405,10 +1500,8 @@ static void h_ignore(struct server *s, struct evhttp_request *req, struct caller
 	int64_t gpu = -1, pid = -1;
 	struct gf_err e;
 
-	if (!is_admin(s, c)) {
-		reply_err(req, 403, "permission denied: only the daemon's user or root may do this");
+	if (!admin_only(s, req, c, ignore ? "ignore a GPU process" : "stop ignoring a GPU process"))
 		return;
-	}
 	if (check_fields(body, fields, "request", &e) || get_int(body, "gpu", 0, 63, &gpu, &e) ||
 	    get_int(body, "pid", 1, 1 << 30, &pid, &e) ||
 	    ((gpu < 0 || pid < 0) && gf_err_set(&e, "'gpu' and 'pid' are required")) ||
@@ -1419,7 +1512,37 @@ static void h_ignore(struct server *s, struct evhttp_request *req, struct caller
 	reply(req, 200, json_pack("{s:o}", "ignored", gpustate_ignored_json(s)));
 }
 
-static void h_info(struct server *s, struct evhttp_request *req)
+/* POST /tokens: the caller's own token for the TCP API (made on first
+ * use); handed out over the local socket only, where the kernel says who
+ * is asking. POST /tokens/revoke: it stops working at once. */
+static void h_token(struct server *s, struct evhttp_request *req, struct caller *c, bool revoke)
+{
+	char token[64];
+	struct gf_err e;
+	bool had;
+
+	if (c->uid == (uid_t)-1) {
+		reply_err(req, 401, "tokens belong to users: ask over the local socket");
+		return;
+	}
+	if (revoke) {
+		if (auth_token_revoke(s, c->uid, &had, &e))
+			reply_store_err(s, req, &e);
+		else
+			reply(req, 200, json_pack("{s:b}", "revoked", had));
+		return;
+	}
+	if (!c->local) {
+		reply_err(req, 403, "a token is handed out over the local socket only (run gflowd token on the machine)");
+		return;
+	}
+	if (auth_token_get(s, c->uid, token, sizeof token, &e))
+		reply_store_err(s, req, &e);
+	else
+		reply(req, 200, json_pack("{s:s,s:I}", "token", token, "uid", (json_int_t)c->uid));
+}
+
+static void h_info(struct server *s, struct evhttp_request *req, struct caller *c)
 {
 	int64_t bad[100];
 	size_t nbad = jobs_unreadable(s, bad, sizeof bad / sizeof bad[0]);
@@ -1438,6 +1561,11 @@ static void h_info(struct server *s, struct evhttp_request *req)
 	 * how each job's processes are tracked. */
 	json_object_set_new(o, "memory_cgroup", s->track.mem[0] ? json_string(s->track.mem) : json_null());
 	json_object_set_new(o, "tracking", track_json(s));
+	/* Which daemon this is, and who is asking. */
+	json_object_set_new(o, "mode", json_string(s->paths.system ? "system" : "personal"));
+	json_object_set_new(o, "socket", json_string(s->paths.socket));
+	json_object_set_new(o, "caller", c->uid == (uid_t)-1 ? json_null()
+				       : json_pack("{s:I,s:b}", "uid", (json_int_t)c->uid, "admin", c->admin));
 	/* Store rows that could not be read (their jobs are shown as stand-ins),
 	 * the first 100 of unreadable_count. */
 	for (size_t i = 0; i < nbad && i < sizeof bad / sizeof bad[0]; i++)
@@ -1472,11 +1600,11 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 			reply(req, 200, json_pack("{s:s,s:s,s:i}", "status", "ok", "version", GFLOW_VERSION,
 						  "pid", (int)getpid()));
 		else if (!strcmp(path, "/info"))
-			h_info(s, req);
+			h_info(s, req, &c);
 		else if (!strcmp(path, "/jobs"))
 			h_list(s, req, &c);
 		else if (!strncmp(path, "/jobs/", 6))
-			h_get(s, req, path + 6);
+			h_get(s, req, &c, path + 6);
 		else if (!strcmp(path, "/gpus"))
 			reply(req, 200, gpustate_json(s));
 		else if (!strcmp(path, "/gpus/ignored"))
@@ -1517,6 +1645,10 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 		h_ignore(s, req, &c, body, true);
 	else if (!strcmp(path, "/gpus/unignore"))
 		h_ignore(s, req, &c, body, false);
+	else if (!strcmp(path, "/tokens"))
+		h_token(s, req, &c, false);
+	else if (!strcmp(path, "/tokens/revoke"))
+		h_token(s, req, &c, true);
 	else
 		reply_err(req, 404, "no such endpoint: POST %s", path);
 	json_decref(body);

@@ -13,6 +13,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +125,86 @@ static int run_capture(char *const argv[], char *out, size_t size, int *status, 
 	close(p[0]);
 	out[len] = '\0';
 	return rc;
+}
+
+/* ---- the owner of a job (system mode) ----------------------------------- */
+
+struct owner_entry {
+	char name[256], home[GF_PATH_MAX];
+	gid_t gid;
+	gid_t groups[1024];
+	int ngroups;
+};
+
+static int owner_entry(uid_t uid, struct owner_entry *o, struct gf_err *e)
+{
+	struct passwd pw, *res = NULL;
+	char buf[16384];
+
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) || !res)
+		return gf_err_set(e, "uid %u is not a user of this machine", (unsigned)uid);
+	snprintf(o->name, sizeof o->name, "%s", res->pw_name);
+	snprintf(o->home, sizeof o->home, "%s", res->pw_dir);
+	o->gid = res->pw_gid;
+	o->ngroups = (int)(sizeof o->groups / sizeof o->groups[0]);
+	if (getgrouplist(o->name, o->gid, o->groups, &o->ngroups) < 0)
+		return gf_err_set(e, "user %s is in too many groups", o->name);
+	return 0;
+}
+
+int exec_owner_home(uid_t uid, char *home, size_t size, struct gf_err *e)
+{
+	struct owner_entry o;
+
+	if (owner_entry(uid, &o, e))
+		return -1;
+	snprintf(home, size, "%s", o.home);
+	return 0;
+}
+
+int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_err *e)
+{
+	struct owner_entry o;
+	int p[2], st, got[2] = { 0, 0 };
+	pid_t pid;
+
+	if (owner_entry(uid, &o, e))
+		return -1;
+	if (pipe2(p, O_CLOEXEC))
+		return gf_err_set(e, "pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return gf_err_set(e, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		/* Only system calls here: the daemon has a poller thread. */
+		int r[2] = { 0, 0 }, fd;
+
+		if (setgroups((size_t)o.ngroups, o.groups) || setresgid(o.gid, o.gid, o.gid) ||
+		    setresuid(uid, uid, uid))
+			r[0] = 1, r[1] = errno;
+		else if (chdir(cwd))
+			r[0] = 2, r[1] = errno;
+		else if (script && (fd = open(script, O_RDONLY | O_CLOEXEC)) < 0)
+			r[0] = 3, r[1] = errno;
+		(void)!write(p[1], r, sizeof r);
+		_exit(0);
+	}
+	close(p[1]);
+	while (read(p[0], got, sizeof got) < 0 && errno == EINTR)
+		;
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (got[0] == 1)
+		return gf_err_set(e, "cannot act as %s to check the submission: %s", o.name, strerror(got[1]));
+	if (got[0] == 2)
+		return gf_err_set(e, "%s cannot enter the working directory %s: %s", o.name, cwd, strerror(got[1]));
+	if (got[0] == 3)
+		return gf_err_set(e, "%s cannot read the script %s: %s", o.name, script, strerror(got[1]));
+	return 0;
 }
 
 int exec_init(struct server *s, struct gf_err *e)
@@ -339,7 +421,7 @@ static int make_log(struct server *s, const struct job *j, struct gf_err *e)
 	int fd;
 
 	snprintf(name, sizeof name, "%lld.log", (long long)j->id);
-	jobs_log_path(s, j->id, path, sizeof path);
+	jobs_log_path(s, j, path, sizeof path);
 	fd = openat(s->log_dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		return close(fd);
@@ -439,12 +521,13 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 
 	if ((dfd = make_run_dir(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
-	if (make_log(s, j, e) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e) ||
+	/* A log in the owner's home is made by the runner, as the owner. */
+	if ((!j->log_dir && make_log(s, j, e)) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e) ||
 	    (ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1) {
 		close(dfd);
 		return -1;
 	}
-	jobs_log_path(s, j->id, log, sizeof log);
+	jobs_log_path(s, j, log, sizeof log);
 	arg(&a, s->runner_path);
 	arg(&a, "--job");
 	argf(&a, "%lld", (long long)j->id);
@@ -464,6 +547,21 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	}
 	arg(&a, "--grace");
 	argf(&a, "%lld", (long long)s->grace_secs);
+	if (s->paths.system) {
+		/* The runner stays root; the job becomes its owner. */
+		struct owner_entry o;
+
+		if (owner_entry(j->uid, &o, e)) {
+			close(dfd);
+			return gf_err_prefix(e, "the job's owner");
+		}
+		arg(&a, "--uid");
+		argf(&a, "%lld", (long long)j->uid);
+		arg(&a, "--gid");
+		argf(&a, "%lld", (long long)o.gid);
+		if (j->log_dir && j->run_seq <= 1)
+			arg(&a, "--log-new");
+	}
 	if (j->executor == EXEC_TMUX) {
 		arg(&a, "--pty");
 		close(dfd);

@@ -91,6 +91,7 @@ void job_free(struct job *j)
 	strv_free(j->argv);
 	free(j->script);
 	free(j->cwd);
+	free(j->log_dir);
 	free(j->conda_env);
 	free(j->deps);
 	json_decref(j->params);
@@ -198,7 +199,7 @@ static bool want(char *const *only, const char *key)
 }
 
 static const char *const job_fields[] = {
-	"id", "name", "user", "uid", "project", "state", "st", "reason", "command", "script", "cwd",
+	"id", "name", "user", "uid", "project", "state", "st", "reason", "command", "script", "cwd", "log_dir",
 	"env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs", "priority",
 	"conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
 	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "submit_time",
@@ -254,6 +255,8 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "script", bytes_or_null(j->script));
 	if (want(only, "cwd"))
 		json_object_set_new(o, "cwd", bytes_or_null(j->cwd));
+	if (j->log_dir && want(only, "log_dir"))
+		json_object_set_new(o, "log_dir", bytes_or_null(j->log_dir));
 	if (want(only, "env_id"))
 		json_object_set_new(o, "env_id", json_integer(j->env_id));
 	if (want(only, "gpus"))
@@ -390,6 +393,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->reason = get_str(o, "reason");
 	j->script = get_bytes(o, "script");
 	j->cwd = get_bytes(o, "cwd");
+	j->log_dir = get_bytes(o, "log_dir");
 	j->env_id = get_int(o, "env_id");
 	j->gpus = (int)get_int(o, "gpus");
 	j->shared = json_is_true(json_object_get(o, "shared"));

@@ -37,6 +37,7 @@ struct job {
 	char **argv;		/* NULL-terminated */
 	char *script;		/* NULL for command jobs */
 	char *cwd;
+	char *log_dir;		/* system mode: in the owner's home; NULL: the daemon's logs/ */
 	int64_t env_id;		/* row in the store's envs table */
 
 	int gpus;

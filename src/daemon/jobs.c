@@ -209,15 +209,11 @@ size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max)
 	return n;
 }
 
-void jobs_log_path(struct server *s, int64_t id, char *buf, size_t size)
+void jobs_log_path(struct server *s, const struct job *j, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s/%lld.log", s->paths.log_dir, (long long)id);
+	snprintf(buf, size, "%s/%lld.log", j->log_dir ? j->log_dir : s->paths.log_dir, (long long)j->id);
 }
 
-bool jobs_may_change(struct server *s, const struct job *j, uid_t caller)
-{
-	return caller == 0 || caller == s->uid || caller == j->uid;
-}
 
 int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf_err *e)
 {

@@ -42,6 +42,7 @@ struct lc {
 	bool help;
 	/* init */
 	bool yes, force;
+	bool revoke;			/* token --revoke */
 	const char *host, *port, *executor;
 };
 
@@ -74,7 +75,7 @@ static pid_t daemon_pid(const struct gf_paths *p)
 }
 
 /* One blocking GET over the Unix socket. Returns the HTTP status or -1. */
-static int daemon_get(const char *sock, const char *path, char **body)
+static int daemon_call(const char *sock, const char *method, const char *path, char **body)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char req[256], *buf = NULL, *p;
@@ -92,7 +93,9 @@ static int daemon_get(const char *sock, const char *path, char **body)
 			close(fd);
 		return -1;
 	}
-	n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: gflowd\r\nConnection: close\r\n\r\n", path);
+	n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: gflowd\r\nConnection: close\r\n%s\r\n%s", method,
+		     path, strcmp(method, "POST") ? "" : "Content-Type: application/json\r\nContent-Length: 2\r\n",
+		     strcmp(method, "POST") ? "" : "{}");
 	if (write(fd, req, (size_t)n) != n) {
 		close(fd);
 		return -1;
@@ -119,6 +122,22 @@ static int daemon_get(const char *sock, const char *path, char **body)
 		*body = strdup(p + 4);
 	free(buf);
 	return status;
+}
+
+/* One blocking GET over the Unix socket. Returns the HTTP status or -1. */
+static int daemon_get(const char *sock, const char *path, char **body)
+{
+	return daemon_call(sock, "GET", path, body);
+}
+
+/* Does a daemon answer on this socket? */
+static bool answers(const char *sock)
+{
+	char *body = NULL;
+	int st = daemon_get(sock, "/health", &body);
+
+	free(body);
+	return st == 200;
 }
 
 static void sleep_ms(int ms)
@@ -224,6 +243,8 @@ static bool have_tmux(void)
 /* The options of a start or reload, as `gflowd run` words (from v[n]). */
 static int opt_args(struct lc *c, char **v, int n, char *num)
 {
+	if (c->opts.system)
+		v[n++] = "--system";
 	if (c->opts.config_path) {
 		v[n++] = "--config";
 		v[n++] = (char *)c->opts.config_path;
@@ -711,11 +732,41 @@ static int cmd_status(struct lc *c)
 	return 0;
 }
 
+/* `gflowd token [--revoke]`: the caller's own token for the TCP API, from
+ * the daemon that answers (the personal one, else the system one). */
 static int cmd_token(struct lc *c)
 {
-	char buf[128];
-	FILE *f = fopen(c->paths.token, "re");
+	char buf[128], sys[GF_PATH_MAX], *body = NULL;
+	const char *sock = c->paths.socket;
+	json_t *o;
+	FILE *f;
+	int st;
 
+	if (!c->opts.system && !answers(c->paths.socket) && !gf_system_socket(sys, sizeof sys))
+		sock = sys;
+	st = daemon_call(sock, "POST", c->revoke ? "/tokens/revoke" : "/tokens", &body);
+	o = body ? json_loads(body, 0, NULL) : NULL;
+	free(body);
+	if (st == 200 && o) {
+		if (c->revoke)
+			printf("%s\n", json_is_true(json_object_get(o, "revoked")) ? "Your token is revoked"
+										   : "You had no token");
+		else
+			printf("%s\n", json_string_value(json_object_get(o, "token")));
+		json_decref(o);
+		return 0;
+	}
+	if (st > 0) {
+		fail("%s", o && json_string_value(json_object_get(o, "error")) ? json_string_value(json_object_get(o, "error"))
+									       : "the daemon refused");
+		json_decref(o);
+		return 1;
+	}
+	json_decref(o);
+	if (c->revoke || c->opts.system)
+		return fail("no gflowd answers on %s", sock);
+	/* No daemon: the personal daemon's own token, which acts as its user. */
+	f = fopen(c->paths.token, "re");
 	if (!f || !fgets(buf, sizeof buf, f)) {
 		if (f)
 			fclose(f);
@@ -923,6 +974,12 @@ static int parse_opts(struct lc *c, int argc, char **argv, int first, const char
 		} else if (!strcmp(a, "--check")) {
 			c->opts.check = true;
 			takes = false;
+		} else if (!strcmp(a, "--revoke")) {
+			c->revoke = true;
+			takes = false;
+		} else if (!strcmp(a, "--system")) {
+			c->opts.system = true;
+			takes = false;
 		} else if (a[0] != '-') {
 			if (*sub)
 				return fail("unexpected argument '%s'", a), 2;
@@ -962,7 +1019,13 @@ static int parse_opts(struct lc *c, int argc, char **argv, int first, const char
 			c->port = val;
 		else if (!strcmp(a, "--executor"))
 			c->executor = val;
-		else
+		else if (!strcmp(a, "--root")) {
+			/* The system daemon's files under DIR (tests; a chroot). */
+			if (val[0] != '/')
+				return fail("--root '%s': expected an absolute directory", val), 2;
+			setenv("GFLOW_SYSTEM_ROOT", val, 1);
+			c->opts.system = true;
+		} else
 			return fail("unknown option '%s' (see gflowd --help)", a), 2;
 		if (takes)
 			i++;
@@ -1036,8 +1099,12 @@ static int dispatch(struct lc *c, const char *cmd, const char *sub, const char *
 		c->opts.hosting = c->hosting_req ? c->hosting_req : "foreground";
 		return server_run(&c->opts);
 	}
-	if (gf_paths_init(&c->paths, &e))
+	if ((c->opts.system ? gf_paths_init_system(&c->paths, &e) : gf_paths_init(&c->paths, &e)))
 		return fail("%s", e.msg);
+	if (c->opts.system && geteuid() != 0 && strcmp(cmd, "status") && strcmp(cmd, "token") &&
+	    strcmp(cmd, "completion"))
+		return fail("'gflowd %s --system' acts on the machine's daemon, which is root's: run it as root "
+			    "(e.g. sudo gflowd ... --system)", cmd);
 	/* The daemon runs elsewhere (cwd) than we do: give it the full path. */
 	if (c->opts.config_path && c->opts.config_path[0] != '/' && strcmp(cmd, "init")) {
 		char cwd[GF_PATH_MAX];

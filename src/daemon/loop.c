@@ -174,11 +174,17 @@ static int find_runner(char *path, size_t size, char *dir, size_t dsize, struct 
 
 int server_check(const struct daemon_opts *o, char *const *envp, struct gf_config *cfg, struct gf_err *e)
 {
-	char runner[GF_PATH_MAX], dir[GF_PATH_MAX];
+	char runner[GF_PATH_MAX], dir[GF_PATH_MAX], sys[GF_PATH_MAX];
+	const char *config = o->config_path;
+	struct stat st;
 	uint64_t mask;
 	int all;
 
-	if (gf_config_load(o->config_path, envp, cfg, e))
+	/* The system daemon's config is /etc/gflow/gflow.toml, when there is one. */
+	if (!config && o->system && !gf_pathf(sys, sizeof sys, "%s/etc/gflow/gflow.toml", gf_system_root()) &&
+	    stat(sys, &st) == 0)
+		config = sys;
+	if (gf_config_load(config, envp, cfg, e))
 		return -1;
 	if (o->strategy && strcmp(o->strategy, "random") && strcmp(o->strategy, "sequential"))
 		gf_err_set(e, "--gpu-allocation-strategy '%s': expected sequential or random", o->strategy);
@@ -674,7 +680,11 @@ static int setup(struct server *s, struct gf_err *e)
 	char path[GF_PATH_MAX + 32];
 	sigset_t sigs;
 
-	if (parse_inherit(s, e) || gf_paths_init(&s->paths, e) || server_check(&s->opts, environ, &s->cfg, e))
+	if (s->opts.system && geteuid() != 0)
+		return gf_err_set(e, "the system daemon (--system) runs as root: it starts every job as its owner");
+	if (parse_inherit(s, e) ||
+	    (s->opts.system ? gf_paths_init_system(&s->paths, e) : gf_paths_init(&s->paths, e)) ||
+	    server_check(&s->opts, environ, &s->cfg, e))
 		return -1;
 	if (gf_paths_create(&s->paths, e) || take_locks(s, e) ||
 	    find_runner(s->runner_path, sizeof s->runner_path, s->exe_dir, sizeof s->exe_dir, e) ||
@@ -693,7 +703,7 @@ static int setup(struct server *s, struct gf_err *e)
 	s->mem_total_mb = meminfo_total_mb();
 	s->sched_seed = (uint64_t)now_real() ^ ((uint64_t)getpid() << 32);
 	s->started_at = now_real();
-	if (!(s->store = store_open(s->paths.db, e)) || jobs_load(s, e))
+	if (!(s->store = store_open(s->paths.db, e)) || jobs_load(s, e) || auth_setup(s, e))
 		return -1;
 	s->base = event_base_new();
 	if (!s->base)
@@ -730,6 +740,7 @@ static void teardown(struct server *s)
 	reap_close(s);
 	exec_close(s);
 	track_close(s);
+	auth_close(s);
 	for (int64_t i = 1; i <= s->max_id; i++)
 		if (s->jobs && s->jobs[i]) {
 			if (s->jobs[i]->pidfd_ev)

@@ -38,6 +38,7 @@ struct daemon_opts {
 	const char *rollback;		/* --rollback FD: the replaced daemon's executable, run again
 					 * (with its options, data/reload.undo) if we cannot start */
 	bool check;			/* --check: validate the config and options, report, exit */
+	bool system;			/* --system: the machine's daemon (root), jobs run as their owners */
 };
 
 struct reload;			/* a reload being prepared or drained (loop.c) */
@@ -85,6 +86,12 @@ struct tracker {
 	size_t nseen, seen_cap;
 };
 
+/* A user's token for the TCP API (auth.c). */
+struct user_token {
+	uid_t uid;
+	char token[64];
+};
+
 struct server {
 	struct event_base *base;
 	struct gf_paths paths;
@@ -95,7 +102,11 @@ struct server {
 	int lock_fd;
 	char exe_dir[GF_PATH_MAX];
 	char runner_path[GF_PATH_MAX];
-	char token[80];
+	char token[80];			/* the daemon's own (personal mode: acts as its user) */
+	struct user_token *tokens;	/* per-user tokens (auth.c) */
+	size_t ntokens;
+	gid_t admin_gid;		/* [daemon] admin_group, when have_admin_gid */
+	bool have_admin_gid;
 	uid_t uid;
 	enum job_executor executor;
 	int64_t mem_total_mb;
@@ -208,8 +219,7 @@ struct job *jobs_open_at(struct server *s, size_t i);
 int jobs_load(struct server *s, struct gf_err *e);
 /* Resolve "@"/"@~N"/"42" for uid. Returns id or -1 with e set. */
 int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf_err *e);
-void jobs_log_path(struct server *s, int64_t id, char *buf, size_t size);
-bool jobs_may_change(struct server *s, const struct job *j, uid_t caller);
+void jobs_log_path(struct server *s, const struct job *j, char *buf, size_t size);
 /* Called once a cancel's cascade is worked through; err is set when the
  * rest of it could not be recorded now (it is tried again later). */
 typedef void (*jobs_done_cb)(struct server *s, void *arg, const char *err);
@@ -308,6 +318,10 @@ void jobs_close(struct server *s);
 /* exec.c — the one place that starts processes */
 int exec_init(struct server *s, struct gf_err *e);	/* opens the run and log directories */
 void exec_close(struct server *s);
+/* System mode: a user's home (passwd); whether they may enter cwd and read
+ * script (checked as them, in a child), else e says what they cannot. */
+int exec_owner_home(uid_t uid, char *home, size_t size, struct gf_err *e);
+int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_err *e);
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
 int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
 	       struct gf_err *e);
@@ -332,6 +346,18 @@ json_t *gpustate_json(struct server *s);
 int gpustate_set_allowed(struct server *s, const char *spec, struct gf_err *e);
 int gpustate_ignore(struct server *s, int gpu, pid_t pid, bool ignore, struct gf_err *e);
 json_t *gpustate_ignored_json(struct server *s);
+
+/* auth.c — callers, roles and per-user tokens */
+int auth_setup(struct server *s, struct gf_err *e);	/* after the store is open */
+void auth_close(struct server *s);
+bool auth_is_admin(struct server *s, uid_t uid);
+/* May this caller see all of job j (command, directory, log)? */
+bool auth_sees_all(struct server *s, const struct job *j, uid_t uid, bool admin);
+/* The user a token belongs to; false when it is nobody's. */
+bool auth_token_user(struct server *s, const char *token, uid_t *uid);
+/* A user's token, made (and stored) on first use. */
+int auth_token_get(struct server *s, uid_t uid, char *out, size_t size, struct gf_err *e);
+int auth_token_revoke(struct server *s, uid_t uid, bool *had, struct gf_err *e);
 
 /* track.c — each job's processes, known to the daemon itself */
 int track_setup(struct server *s, struct gf_err *e);	/* before any thread starts */

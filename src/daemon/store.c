@@ -355,6 +355,21 @@ int store_set_setting(struct store *s, const char *key, const char *value, struc
 	return step_done(s, q, e, "saving a setting");
 }
 
+int store_each_setting(struct store *s, const char *prefix, store_setting_cb cb, void *arg, struct gf_err *e)
+{
+	sqlite3_stmt *q;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT key, value FROM settings WHERE substr(key, 1, length(?1)) = ?1 "
+				      "ORDER BY key", -1, &q, NULL) != SQLITE_OK)
+		return db_fail(s, e, "reading settings");
+	sqlite3_bind_text(q, 1, prefix, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+		cb(arg, (const char *)sqlite3_column_text(q, 0), (const char *)sqlite3_column_text(q, 1));
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : db_fail(s, e, "reading settings");
+}
+
 char *store_get_setting(struct store *s, const char *key)
 {
 	sqlite3_stmt *q = s->st[ST_GET];

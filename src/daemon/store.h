@@ -50,5 +50,8 @@ int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *
 int store_set_setting(struct store *s, const char *key, const char *value, struct gf_err *e);
 /* malloc'd value or NULL when absent. */
 char *store_get_setting(struct store *s, const char *key);
+/* Every setting whose key starts with prefix, in key order. */
+typedef void (*store_setting_cb)(void *arg, const char *key, const char *value);
+int store_each_setting(struct store *s, const char *prefix, store_setting_cb cb, void *arg, struct gf_err *e);
 
 #endif

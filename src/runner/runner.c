@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "owner.h"
 #include "runfile.h"
 
 #define LIST_MAX (64u << 20)	/* refuse an env or argv file bigger than this */
@@ -52,6 +53,8 @@ struct opts {
 	const char *cgroups[MAX_CGROUPS];	/* to join before the job starts */
 	int ncgroups;
 	double time_limit, grace;	/* seconds; time_limit 0: none */
+	long long uid, gid;		/* the job's owner (--uid/--gid), -1: as we are */
+	bool log_new;			/* --log-new: the log must not exist yet */
 	bool pty;
 	char **argv;			/* NULL: read RUNDIR/argv */
 };
@@ -65,7 +68,7 @@ struct outbuf {
 
 /* What the child reports through its close-on-exec pipe when it cannot
  * become the job. */
-enum { STAGE_CWD = 1, STAGE_EXEC = 2 };
+enum { STAGE_CWD = 1, STAGE_EXEC = 2, STAGE_USER = 3 };
 struct child_err {
 	int stage, err;
 };
@@ -103,6 +106,7 @@ struct runner {
 	int pane_flags[2];	/* fcntl flags of fds 0 and 1 to restore, -1: none */
 
 	bool enforced;		/* a joined cgroup limits memory */
+	struct owner owner;	/* whom the job runs as (system daemon) */
 };
 
 static const int cancel_ladder[] = { SIGINT, SIGTERM, SIGKILL };
@@ -153,7 +157,7 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 
 static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
-	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY };
+	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -163,12 +167,16 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "grace", required_argument, NULL, O_GRACE },
 		{ "cgroup", required_argument, NULL, O_CGROUP },
 		{ "pty", no_argument, NULL, O_PTY },
+		{ "uid", required_argument, NULL, O_UID },
+		{ "gid", required_argument, NULL, O_GID },
+		{ "log-new", no_argument, NULL, O_LOGNEW },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	memset(o, 0, sizeof *o);
 	o->grace = 10;
+	o->uid = o->gid = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (c) {
@@ -201,6 +209,21 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 				return gf_err_set(e, "invalid --cgroup '%s': expected an absolute path", optarg);
 			o->cgroups[o->ncgroups++] = optarg;
 			break;
+		case O_UID:
+		case O_GID: {
+			char *end;
+			long long v;
+
+			errno = 0;
+			v = strtoll(optarg, &end, 10);
+			if (!*optarg || *end || errno || v < 0 || v > 0x7fffffff)
+				return gf_err_set(e, "invalid %s '%s': expected a number", argv[optind - 2], optarg);
+			*(c == O_UID ? &o->uid : &o->gid) = v;
+			break;
+		}
+		case O_LOGNEW:
+			o->log_new = true;
+			break;
 		case O_PTY:
 			o->pty = true;
 			break;
@@ -218,6 +241,8 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		return gf_err_set(e, "missing --log");
 	if (!o->cwd)
 		return gf_err_set(e, "missing --cwd");
+	if ((o->uid < 0) != (o->gid < 0))
+		return gf_err_set(e, "--uid and --gid go together");
 	o->argv = optind < argc ? argv + optind : NULL;
 	return 0;
 }
@@ -608,6 +633,14 @@ static int open_pty(struct runner *r, int *slave, struct gf_err *e)
 		t.c_oflag &= ~(tcflag_t)ONLCR;
 		tcsetattr(*slave, TCSANOW, &t);
 	}
+	/* The job's terminal is its owner's, as after a login. */
+	if (r->owner.set && fchown(*slave, r->owner.uid, (gid_t)-1) < 0) {
+		gf_err_set(e, "cannot give the terminal to %s: %s", r->owner.name, strerror(errno));
+		close(*slave);
+		close(r->master);
+		r->master = -1;
+		return -1;
+	}
 	copy_winsize(r);
 	fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
 	return 0;
@@ -777,7 +810,7 @@ static void cloexec_from(int lowfd)
  * 1 when the directory is bad. */
 static int child_exit_code(const struct child_err *ce)
 {
-	if (ce->stage == STAGE_CWD)
+	if (ce->stage == STAGE_CWD || ce->stage == STAGE_USER)
 		return 1;
 	return ce->err == ENOENT ? 127 : 126;
 }
@@ -830,6 +863,10 @@ static void child_run(const struct runner *r, int slave, int errw)
 		dup2(r->logfd, 1);
 		dup2(r->logfd, 2);
 	}
+	/* The job is its owner's, for good; the directory is entered with
+	 * their rights. */
+	if (owner_become(&r->owner))
+		child_fail(errw, STAGE_USER, errno);
 	if (chdir(r->o.cwd))
 		child_fail(errw, STAGE_CWD, errno);
 	cloexec_from(3);
@@ -842,16 +879,8 @@ static void child_run(const struct runner *r, int slave, int errw)
  * there is refused, not followed. */
 static int open_log(struct runner *r, struct gf_err *e)
 {
-	struct stat st;
-
-	r->logfd = open(r->o.log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (r->logfd < 0 && errno == ELOOP)
-		return gf_err_set(e, "the log %s is a symbolic link: not following it", r->o.log);
-	if (r->logfd < 0)
-		return gf_err_set(e, "cannot open the log %s: %s", r->o.log, strerror(errno));
-	if (fstat(r->logfd, &st) || !S_ISREG(st.st_mode))
-		return gf_err_set(e, "the log %s is not a regular file", r->o.log);
-	return 0;
+	r->logfd = owner_open_log(&r->owner, r->o.log, r->o.log_new, e);
+	return r->logfd < 0 ? -1 : 0;
 }
 
 /* Fork the job. Returns -1 (e set) when it could not be started at all. */
@@ -859,7 +888,8 @@ static int start_job(struct runner *r, struct gf_err *e)
 {
 	int errp[2], slave = -1;
 
-	if (open_log(r, e) || read_argv(r, e) || join_cgroups(r, e))
+	if ((r->o.uid >= 0 && owner_lookup(&r->owner, (uid_t)r->o.uid, (gid_t)r->o.gid, e)) || open_log(r, e) ||
+	    read_argv(r, e) || join_cgroups(r, e))
 		return -1;
 	if (r->o.pty && open_pty(r, &slave, e))
 		return -1;
@@ -1019,7 +1049,10 @@ static void pane_flush_final(struct runner *r)
 static void child_error_text(const struct runner *r, char *buf, size_t size)
 {
 	if (r->cerr.stage == STAGE_CWD)
-		snprintf(buf, size, "cannot change directory to '%s': %s", r->o.cwd, strerror(r->cerr.err));
+		snprintf(buf, size, "cannot change directory to '%s'%s%.64s: %s", r->o.cwd,
+			 r->owner.set ? " as " : "", r->owner.set ? r->owner.name : "", strerror(r->cerr.err));
+	else if (r->cerr.stage == STAGE_USER)
+		snprintf(buf, size, "cannot run as %.64s: %s", r->owner.name, strerror(r->cerr.err));
 	else
 		snprintf(buf, size, "cannot run '%s': %s", r->argv[0], strerror(r->cerr.err));
 }

@@ -1,0 +1,121 @@
+/* owner.c — the job's owner, for a runner started by the system daemon
+ * (root). The runner itself stays root: the job, running as its owner,
+ * can then neither signal nor trace it. Files in the owner's home are made
+ * as the owner (effective ids), so no link of theirs leads root anywhere. */
+#include "owner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int owner_lookup(struct owner *o, uid_t uid, gid_t gid, struct gf_err *e)
+{
+	struct passwd pw, *res = NULL;
+	char buf[16384];
+
+	memset(o, 0, sizeof *o);
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) || !res)
+		return gf_err_set(e, "the job's owner (uid %u) is not a user of this machine", (unsigned)uid);
+	snprintf(o->name, sizeof o->name, "%s", res->pw_name);
+	o->uid = uid;
+	o->gid = gid;
+	o->ngroups = OWNER_MAX_GROUPS;
+	if (getgrouplist(o->name, gid, o->groups, &o->ngroups) < 0)
+		return gf_err_set(e, "user %s is in more than %d groups", o->name, OWNER_MAX_GROUPS);
+	o->set = true;
+	return 0;
+}
+
+int owner_enter(struct owner *o, struct gf_err *e)
+{
+	if (!o->set)
+		return 0;
+	o->nsaved = getgroups(OWNER_MAX_GROUPS, o->saved);
+	if (o->nsaved < 0 || setgroups((size_t)o->ngroups, o->groups) || setegid(o->gid) || seteuid(o->uid)) {
+		int err = errno;
+
+		owner_leave(o);
+		return gf_err_set(e, "cannot act as %s: %s", o->name, strerror(err));
+	}
+	return 0;
+}
+
+void owner_leave(struct owner *o)
+{
+	if (!o->set)
+		return;
+	/* Back to root; none of these can fail for a process whose saved
+	 * set-user-ID is 0. */
+	(void)!seteuid(0);
+	(void)!setegid(0);
+	if (o->nsaved >= 0)
+		(void)!setgroups((size_t)o->nsaved, o->saved);
+}
+
+int owner_become(const struct owner *o)
+{
+	if (!o->set)
+		return 0;
+	if (setgroups((size_t)o->ngroups, o->groups) || setresgid(o->gid, o->gid, o->gid) ||
+	    setresuid(o->uid, o->uid, o->uid))
+		return -1;
+	/* There must be no way back. */
+	if (o->uid != 0 && setuid(0) == 0) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/* mkdir -p of path's directories, each made new with mode 0700; an
+ * existing component is used as it is (the owner's own home). */
+static int make_parents(const char *path)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+
+	if (len >= sizeof buf)
+		return -1;
+	memcpy(buf, path, len + 1);
+	for (char *s = buf + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	return 0;
+}
+
+int owner_open_log(struct owner *o, const char *path, bool fresh, struct gf_err *e)
+{
+	int fd, err = 0, flags = O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC;
+	struct stat st;
+
+	if (owner_enter(o, e))
+		return -1;
+	/* In the owner's home, the directories are made as needed. */
+	if (o->set && make_parents(path))
+		err = errno;
+	fd = err ? -1 : open(path, flags | (fresh ? O_EXCL : 0), 0600);
+	if (fd < 0 && !err)
+		err = errno;
+	owner_leave(o);
+	if (fd < 0 && err == ELOOP)
+		return gf_err_set(e, "the log %s is a symbolic link: not following it", path);
+	if (fd < 0 && err == EEXIST)
+		return gf_err_set(e, "the log %s exists already: not writing into it", path);
+	if (fd < 0)
+		return gf_err_set(e, "cannot open the log %s%s%s: %s", path, o->set ? " as " : "", o->set ? o->name : "",
+				  strerror(err));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return gf_err_set(e, "the log %s is not a regular file", path);
+	}
+	return fd;
+}

@@ -1,0 +1,42 @@
+/* owner.h — the job's owner, for a runner started by the system daemon
+ * (root): who they are, acting as them for a moment (making the log in
+ * their home), and becoming them for good (the job's process). */
+#ifndef GF_OWNER_H
+#define GF_OWNER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+#define OWNER_MAX_GROUPS 1024
+
+struct owner {
+	bool set;		/* false: the job runs as the runner does */
+	uid_t uid;
+	gid_t gid;		/* primary group */
+	char name[256];
+	gid_t groups[OWNER_MAX_GROUPS];	/* supplementary, as initgroups would set */
+	int ngroups;
+	gid_t saved[OWNER_MAX_GROUPS];	/* the runner's own, while acting as the owner */
+	int nsaved;
+};
+
+/* Look the user up (name and supplementary groups). */
+int owner_lookup(struct owner *o, uid_t uid, gid_t gid, struct gf_err *e);
+
+/* Act as the owner (effective ids and groups) until owner_leave: what is
+ * made or opened meanwhile is theirs and checked with their rights. */
+int owner_enter(struct owner *o, struct gf_err *e);
+void owner_leave(struct owner *o);
+
+/* In the job's process, before exec: become the owner for good. Returns
+ * -1 with errno set when it cannot (the job must then not run). */
+int owner_become(const struct owner *o);
+
+/* As the owner (when there is one, also making the directories of path,
+ * mode 0700), open path for appending — created new (O_EXCL) when
+ * `fresh`, never through a link. */
+int owner_open_log(struct owner *o, const char *path, bool fresh, struct gf_err *e);
+
+#endif

@@ -43,6 +43,17 @@ const char *http_answered(void)
 	return answered;
 }
 
+const char *daemon_answered(void)
+{
+	static char line[4200];
+	char sys[4096];
+
+	snprintf(line, sizeof line, "%s daemon, %s",
+	    gf_system_socket(sys, sizeof sys) == 0 && !strcmp(sys, answered)
+	    ? "system" : "personal", answered);
+	return line;
+}
+
 static int connect_socket(const char *sock, struct gf_err *e);
 
 /* The daemon to talk to: GFLOW_SOCKET when set; else the user's own

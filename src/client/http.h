@@ -23,6 +23,8 @@ struct http_resp {
 int http_socket_path(char *buf, size_t size, struct gf_err *e);
 /* The socket of the daemon that answered the last request. */
 const char *http_answered(void);
+/* "system daemon, PATH" or "personal daemon, PATH": who answered. */
+const char *daemon_answered(void);
 
 /* Send one request (body may be NULL) and read the answer. sock NULL:
  * the daemon the user means — $GFLOW_SOCKET, else their own daemon when

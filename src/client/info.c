@@ -467,6 +467,7 @@ static int info_exec(int argc, char **argv)
 	fputs(text, stdout);
 	if (!t)
 		fputc('\n', stdout);
+	printf("(%s)\n", daemon_answered());
 	free(text);
 	table_free(t);
 	json_decref(answer);

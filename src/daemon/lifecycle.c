@@ -675,24 +675,29 @@ static const char *fmt_uptime(double secs, char *buf, size_t size)
 
 static int cmd_status(struct lc *c)
 {
-	pid_t pid = daemon_pid(&c->paths);
+	pid_t pid;
 	json_t *o, *gpus;
-	char *body, up[64];
+	char *body, up[64], sys[GF_PATH_MAX];
+	const char *sock = c->paths.socket;
 	int st;
 
-	if (!pid) {
-		printf("gflowd is not running (start it with: gflowd up)\n");
-		return 3;
-	}
-	st = daemon_get(c->paths.socket, "/info", &body);
+	/* The user's own daemon, else the machine's (as the clients choose). */
+	if (!c->opts.system && !answers(sock) && !gf_system_socket(sys, sizeof sys) && answers(sys))
+		sock = sys;
+	st = daemon_get(sock, "/info", &body);
 	if (st != 200 || !(o = json_loads(body, 0, NULL))) {
 		free(body);
-		printf("gflowd: running (pid %d) but not answering on %s\n", (int)pid, c->paths.socket);
-		return 1;
+		if ((pid = daemon_pid(&c->paths))) {
+			printf("gflowd: running (pid %d) but not answering on %s\n", (int)pid, c->paths.socket);
+			return 1;
+		}
+		printf("gflowd is not running (start your own with: gflowd up; the machine's, as root: gflowd up "
+		       "--system)\n");
+		return 3;
 	}
 	free(body);
 	gpus = json_object_get(o, "gpus");
-	printf("gflowd is running\n");
+	printf("gflowd is running: %s daemon, %s\n", json_string_value(json_object_get(o, "mode")), sock);
 	printf("  version:   %s\n", json_string_value(json_object_get(o, "version")));
 	printf("  pid:       %d\n", (int)json_integer_value(json_object_get(o, "pid")));
 	printf("  hosting:   %s\n", json_string_value(json_object_get(o, "hosting")));
@@ -700,7 +705,7 @@ static int cmd_status(struct lc *c)
 	       fmt_uptime(now_real() - json_number_value(json_object_get(o, "started_at")), up, sizeof up));
 	printf("  executor:  %s\n", json_string_value(json_object_get(o, "executor")));
 	printf("  strategy:  %s\n", json_string_value(json_object_get(o, "strategy")));
-	printf("  socket:    %s\n", c->paths.socket);
+	printf("  socket:    %s\n", sock);
 	printf("  data:      %s\n", json_string_value(json_object_get(o, "data_dir")));
 	printf("  jobs:      %lld\n", (long long)json_integer_value(json_object_get(o, "jobs")));
 	if (json_array_size(json_object_get(o, "unreadable_jobs"))) {

@@ -6,9 +6,12 @@ test started (found by a tag in their environment), even when a test fails.
 import http.client
 import json
 import os
+import pwd
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -280,5 +283,106 @@ def gflow_exec(request, tmp_path):
     if request.param == "tmux" and subprocess.run(["which", "tmux"], capture_output=True).returncode:
         pytest.skip("tmux is not installed")
     g = Gflow(tmp_path, executor=request.param)
+    yield g
+    g.cleanup()
+
+
+# ---- the machine's daemon (system mode), with real users ---------------------
+
+class SystemGflow(Gflow):
+    """A system daemon (`gflowd run --system`, as root) under a relocated root
+    in a world-traversable directory, and throwaway users who talk to it
+    through their own copy of the clients (the build directory need not be
+    reachable by them). Users are made with useradd and removed with userdel."""
+
+    def __init__(self, tmp: Path, executor="process"):
+        super().__init__(tmp, executor)
+        self.base = Path(tempfile.mkdtemp(prefix="gflow-sys-", dir="/tmp"))
+        self.base.chmod(0o755)
+        self.root = self.base / "root"
+        self.root.mkdir(mode=0o755)
+        self.bin = self.base / "bin"
+        self.bin.mkdir(mode=0o755)
+        shutil.copy2(self.build / "gflow", self.bin / "gflow")
+        shutil.copy2(self.build / "gflowd", self.bin / "gflowd")
+        for name in ("gbatch", "gqueue", "ginfo", "gjob", "gcancel", "gctl", "gstats"):
+            (self.bin / name).symlink_to("gflow")
+        self.env["GFLOW_SYSTEM_ROOT"] = str(self.root)
+        self.socket = self.root / "run/gflow/gflowd.sock"
+        self.data = self.root / "var/lib/gflow"
+        self.users = []
+
+    def start(self, *args, wait=True):
+        return super().start("--system", *args, wait=wait)
+
+    def add_user(self, suffix, groups=()):
+        """A new user (unique per test run), with a home of their own."""
+        name = f"gf{self.tag[:8]}{suffix}"
+        home = self.base / "home" / name
+        home.parent.mkdir(mode=0o755, exist_ok=True)
+        cmd = ["useradd", "-M", "-d", str(home), "-s", "/bin/sh", "-U", name]
+        if groups:
+            cmd[1:1] = ["-G", ",".join(groups)]
+        subprocess.run(cmd, check=True, capture_output=True)
+        self.users.append(name)
+        home.mkdir(mode=0o750)
+        shutil.chown(home, name, name)
+        return name
+
+    def add_group(self, name):
+        subprocess.run(["groupadd", name], check=True, capture_output=True)
+        self.groups = getattr(self, "groups", []) + [name]
+        return name
+
+    def home_of(self, user):
+        return self.base / "home" / user
+
+    def user_env(self, user, env=None):
+        e = {
+            "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(self.home_of(user)),
+            "USER": user,
+            "LANG": "C.UTF-8",
+            "GFLOW_SYSTEM_ROOT": str(self.root),
+            "GFLOW_E2E_TAG": self.tag,
+        }
+        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+            if k in os.environ:
+                e[k] = os.environ[k]
+        e.update(env or {})
+        return e
+
+    def as_user(self, user, *args, check=False, env=None, cwd=None, input=None, timeout=60):
+        """Run a command as user (their uid, group and supplementary groups)."""
+        r = subprocess.run([str(a) for a in args], user=user, group=user,
+                           extra_groups=os.getgrouplist(user, pwd.getpwnam(user).pw_gid),
+                           env=self.user_env(user, env), cwd=cwd or self.home_of(user), input=input,
+                           capture_output=True, text=True, timeout=timeout * SLOW)
+        if check and r.returncode != 0:
+            raise AssertionError(f"{user}: {args} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def submit_as(self, user, *args, env=None, cwd=None):
+        r = self.as_user(user, "gbatch", *args, env=env, cwd=cwd, check=True)
+        line = [ln for ln in r.stdout.splitlines() if ln.startswith("Submitted batch job ")][-1]
+        return int(line.split()[3])
+
+    def cleanup(self):
+        try:
+            super().cleanup()
+        finally:
+            for u in self.users:
+                subprocess.run(["pkill", "-9", "-u", u], capture_output=True)
+                subprocess.run(["userdel", "-f", u], capture_output=True)
+            for grp in getattr(self, "groups", []):
+                subprocess.run(["groupdel", grp], capture_output=True)
+            shutil.rmtree(self.base, ignore_errors=True)
+
+
+@pytest.fixture
+def system_gflow(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("system mode needs root (to run the daemon and to make users)")
+    g = SystemGflow(tmp_path)
     yield g
     g.cleanup()

@@ -1,0 +1,165 @@
+"""One daemon for the whole machine (issue 10): a system daemon (root, under a
+relocated root) that every local user reaches, running each job as its owner,
+with logs that belong to their owners, roles, and per-user tokens. Every check
+is made as real throwaway users (useradd), through their own client.
+"""
+import json
+import os
+import pwd
+import stat
+import subprocess
+import time
+
+import pytest
+
+from conftest import SLOW
+
+
+def job_of(g, jid):
+    return g.job(jid)
+
+
+def log_path(g, user, jid):
+    return g.home_of(user) / ".local/share/gflow/logs" / f"{jid}.log"
+
+
+def wait_done(g, jid, states=("Finished",), timeout=20):
+    return g.wait_state(jid, set(states), timeout=timeout)
+
+
+@pytest.fixture
+def two(system_gflow):
+    g = system_gflow
+    g.gpus(2)
+    g.start()
+    return g, g.add_user("a"), g.add_user("b")
+
+
+def test_jobs_run_as_their_owners_on_their_own_gpus_and_logs_are_theirs(two):
+    g, a, b = two
+    ja = g.submit_as(a, "--gpus", "1", "sh", "-c", "id -un; id -u; id -G; echo gpu=$CUDA_VISIBLE_DEVICES")
+    jb = g.submit_as(b, "--gpus", "1", "sh", "-c", "id -un; id -u; id -G; echo gpu=$CUDA_VISIBLE_DEVICES")
+    for user, jid in ((a, ja), (b, jb)):
+        j = wait_done(g, jid)
+        assert j["user"] == user and j["uid"] == pwd.getpwnam(user).pw_uid
+        path = log_path(g, user, jid)
+        st = path.stat()
+        assert st.st_uid == pwd.getpwnam(user).pw_uid and stat.S_IMODE(st.st_mode) == 0o600
+        lines = path.read_text().split()
+        assert lines[0] == user and lines[1] == str(pwd.getpwnam(user).pw_uid)
+        groups = g.as_user(user, "id", "-G", check=True).stdout.split()
+        assert sorted(lines[2:-1]) == sorted(groups)
+        # the owner reads it with gjob log (and could with tail -f)
+        assert g.as_user(user, "gjob", "log", jid, check=True).stdout.split()[0] == user
+    gpus = {g.job(ja)["gpu_ids"][0], g.job(jb)["gpu_ids"][0]}
+    assert gpus == {0, 1}
+    # each is refused the other's log
+    r = g.as_user(a, "gjob", "log", jb)
+    assert r.returncode != 0
+    assert r.returncode != 0 and str(log_path(g, b, jb)) not in r.stdout
+    # everyone sees both jobs
+    for user in (a, b):
+        out = g.as_user(user, "gqueue", "-a", "-u", "all", "-f", "JOBID,USER", check=True).stdout
+        assert f"{ja}" in out and a in out and f"{jb}" in out and b in out
+
+
+def test_others_see_only_what_anyone_may_see(two):
+    g, a, b = two
+    jb = g.submit_as(b, "--hold", "sh", "-c", "echo secret-command-word")
+    show = g.as_user(a, "gjob", "show", jb, check=True).stdout
+    assert f"User={b}" in show and "secret-command-word" not in show
+    mine = g.as_user(b, "gjob", "show", jb, check=True).stdout
+    assert "secret-command-word" in mine
+    r = g.as_user(a, "gqueue", "-u", "all", "-o", "json", check=True)
+    j = [x for x in json.loads(r.stdout) if x["id"] == jb][0]
+    assert "command" not in j and "cwd" not in j and j["user"] == b
+
+
+@pytest.mark.parametrize("verb", [("gcancel",), ("gjob", "hold"), ("gjob", "update", "--priority", "3")])
+def test_a_user_cannot_change_another_users_job_and_is_told_the_rule(two, verb):
+    g, a, b = two
+    jb = g.submit_as(b, "--hold" if verb[-1] != "hold" else "--priority=5", "sleep", "100")
+    args = list(verb[:2]) + [str(jb)] + list(verb[2:]) if verb[0] == "gjob" else [verb[0], str(jb)]
+    r = g.as_user(a, *args)
+    assert r.returncode != 0
+    assert f"job {jb} belongs to {b}; only {b} or an admin may" in r.stderr, r.stderr
+    assert g.job(jb)["state"] in ("Hold", "Queued", "Running")
+
+
+def test_an_admin_group_member_may_change_anyones_job_others_not_gctl(system_gflow):
+    g = system_gflow
+    grp = g.add_group(f"gfadm{g.tag[:6]}")
+    (g.root / "etc/gflow").mkdir(parents=True)
+    (g.root / "etc/gflow/gflow.toml").write_text(f'[daemon]\nadmin_group = "{grp}"\n')
+    g.gpus(2)
+    g.start()
+    a, boss = g.add_user("a"), g.add_user("z", groups=[grp])
+    ja = g.submit_as(a, "--hold", "sleep", "100")
+    g.as_user(boss, "gcancel", ja, check=True)
+    assert g.job(ja)["state"] == "Cancelled"
+    r = g.as_user(a, "gctl", "set-gpus", "0")
+    assert r.returncode != 0 and "only root and members of the group" in r.stderr and grp in r.stderr
+    g.as_user(boss, "gctl", "set-gpus", "0", check=True)
+
+
+def test_submission_that_the_owner_could_not_run_is_refused(two):
+    g, a, _ = two
+    secret = g.base / "rootonly"
+    secret.mkdir(mode=0o700)
+    code = ("import json, socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+            "body = json.dumps({'jobs': [{'command': ['true']}], 'cwd': sys.argv[2], 'env': []})\n"
+            "s.sendall(('POST /jobs HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n'\n"
+            "           'Content-Length: %d\\r\\n\\r\\n%s' % (len(body), body)).encode())\n"
+            "print(s.makefile().read())\n")
+    r = g.as_user(a, "/usr/bin/python3", "-c", code, str(g.socket), str(secret), check=True)
+    assert " 400 " in r.stdout.splitlines()[0]
+    assert f"{a} cannot enter the working directory {secret}" in r.stdout
+
+
+def test_per_user_tokens_act_as_their_user_over_tcp(two):
+    g, a, b = two
+    ja = g.submit_as(a, "--hold", "sleep", "100")
+    jb = g.submit_as(b, "--hold", "sleep", "100")
+    token = g.as_user(a, "gflowd", "token", check=True).stdout.strip()
+    assert len(token) >= 32
+    assert g.as_user(a, "gflowd", "token", check=True).stdout.strip() == token
+    import http.client
+
+    def tcp(method, path, body=None, tok=None):
+        c = http.client.HTTPConnection("127.0.0.1", g.port, timeout=10)
+        h = {"Content-Type": "application/json"}
+        if tok:
+            h["Authorization"] = f"Bearer {tok}"
+        c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
+        r = c.getresponse()
+        return r.status, json.loads(r.read())
+
+    st, body = tcp("POST", "/jobs/cancel", {"ids": [ja, jb]}, token)
+    assert st == 200 and body["cancelled"] == [ja]
+    assert f"belongs to {b}" in body["errors"][0]["error"]
+    # anonymous readers see what any local user may see, no more
+    st, body = tcp("GET", "/jobs?users=all")
+    assert st == 200 and all("command" not in j for j in body["jobs"])
+    st, _ = tcp("POST", "/jobs/cancel", {"ids": [jb]})
+    assert st == 401
+    # revoked: it stops working at once
+    g.as_user(a, "gflowd", "token", "--revoke", check=True)
+    st, _ = tcp("POST", "/jobs/hold", {"ids": [ja]}, token)
+    assert st == 401
+
+
+@pytest.mark.parametrize("sig", ["KILL", "STOP"])
+def test_a_users_job_cannot_kill_or_stop_its_supervisor(two, sig):
+    g, a, _ = two
+    jid = g.submit_as(a, "--time", "0:03", "sh", "-c", f"kill -{sig} $PPID; echo rc=$?; exec sleep 1000")
+    j = g.wait_state(jid, {"Timeout", "Failed", "Finished"}, timeout=30)
+    assert j["state"] == "Timeout", j
+    assert "rc=1" in log_path(g, a, jid).read_text()
+    g.wait_for(lambda: not g.job_pids(jid), what="the job's processes to go")
+
+
+def test_clients_say_which_daemon_answered(two):
+    g, a, _ = two
+    out = g.as_user(a, "ginfo", check=True).stdout
+    assert f"system daemon, {g.socket}" in out

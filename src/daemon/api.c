@@ -1564,6 +1564,9 @@ static void h_info(struct server *s, struct evhttp_request *req, struct caller *
 	/* Which daemon this is, and who is asking. */
 	json_object_set_new(o, "mode", json_string(s->paths.system ? "system" : "personal"));
 	json_object_set_new(o, "socket", json_string(s->paths.socket));
+	json_object_set_new(o, "tcp", s->bound_tcp ? json_sprintf("%s:%d", s->cfg.host, s->cfg.port) : json_null());
+	if (s->tcp_note[0])
+		json_object_set_new(o, "tcp_note", json_string(s->tcp_note));
 	json_object_set_new(o, "caller", c->uid == (uid_t)-1 ? json_null()
 				       : json_pack("{s:I,s:b}", "uid", (json_int_t)c->uid, "admin", c->admin));
 	/* Store rows that could not be read (their jobs are shown as stand-ins),
@@ -1721,9 +1724,12 @@ int api_listen_tcp(const char *host, int port, struct gf_err *e)
 		}
 	}
 	freeaddrinfo(ai);
-	if (fd < 0)
-		return gf_err_set(e, "cannot listen on %s:%d: %s (is another gflowd or program using it? set "
-				     "[daemon] port)", host, port, strerror(err));
+	if (fd < 0) {
+		gf_err_set(e, "cannot listen on %s:%d: %s (is another gflowd or program using it? set "
+			      "[daemon] port)", host, port, strerror(err));
+		errno = err;	/* EADDRINUSE: a start goes on without TCP (api_init) */
+		return -1;
+	}
 	return fd;
 }
 
@@ -1753,8 +1759,17 @@ int api_init(struct server *s, struct gf_err *e)
 
 	s->http_tcp = new_http(s, on_tcp);
 	/* A reload hands over the TCP socket for the new host:port (the old
-	 * daemon bound it, so that a port in use could not stop us here). */
+	 * daemon bound it, so that a port in use could not stop us here). A
+	 * port another program holds (a system daemon's, say) does not stop a
+	 * daemon: it serves its Unix socket and says once what it went without. */
 	tcp_fd = s->inherited[1] >= 0 ? s->inherited[1] : api_listen_tcp(s->cfg.host, s->cfg.port, e);
+	if (tcp_fd < 0 && errno == EADDRINUSE) {
+		snprintf(s->tcp_note, sizeof s->tcp_note,
+			 "%s:%d is in use by another program; running without TCP (set [daemon] port to "
+			 "serve it elsewhere)", s->cfg.host, s->cfg.port);
+		fprintf(stderr, "gflowd: %s\n", s->tcp_note);
+		return 0;
+	}
 	if (tcp_fd < 0)
 		return -1;
 	if (!(s->bound_tcp = evhttp_accept_socket_with_handle(s->http_tcp, tcp_fd))) {
@@ -1831,7 +1846,7 @@ int api_open_connections(struct server *s)
 
 	if (api_fds(s, &fds[0], &fds[1]))
 		return 0;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2 && fds[i] >= 0; i++) {
 		llen[n] = sizeof ls[n];
 		memset(&ls[n], 0, sizeof ls[n]);
 		if (getsockname(fds[i], (struct sockaddr *)&ls[n], &llen[n]) == 0)
@@ -1854,10 +1869,10 @@ int api_open_connections(struct server *s)
 
 int api_fds(struct server *s, int *unix_fd, int *tcp_fd)
 {
-	if (!s->bound_unix || !s->bound_tcp)
+	if (!s->bound_unix)
 		return -1;
 	*unix_fd = evhttp_bound_socket_get_fd(s->bound_unix);
-	*tcp_fd = evhttp_bound_socket_get_fd(s->bound_tcp);
+	*tcp_fd = s->bound_tcp ? evhttp_bound_socket_get_fd(s->bound_tcp) : -1;
 	return 0;
 }
 

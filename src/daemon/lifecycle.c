@@ -436,8 +436,10 @@ static void read_report(const char *path, struct rep *r)
 			r->pid = atoi(line + 4);
 		else if (!strcmp(line, "starting"))
 			r->state = R_STARTING;
-		else if (!strcmp(line, "ready"))
+		else if (!strncmp(line, "ready", 5) && (!line[5] || line[5] == ' ')) {
 			r->state = R_READY;
+			snprintf(r->msg, sizeof r->msg, "%s", line[5] ? line + 6 : "");
+		}
 		else if (!strncmp(line, "error ", 6)) {
 			r->state = R_ERROR;
 			snprintf(r->msg, sizeof r->msg, "%s", line + 6);
@@ -464,6 +466,8 @@ static int wait_report(const char *report, const char *log, const char *hosting,
 	for (int i = 0; i < (int)(secs * 20); i++) {
 		read_report(report, &r);
 		if (r.state == R_READY) {
+			if (r.msg[0])	/* what it runs without, e.g. a TCP port in use */
+				fprintf(stderr, "gflowd: %s\n", r.msg);
 			*pid = r.pid;
 			return 0;
 		}
@@ -706,6 +710,11 @@ static int cmd_status(struct lc *c)
 	printf("  executor:  %s\n", json_string_value(json_object_get(o, "executor")));
 	printf("  strategy:  %s\n", json_string_value(json_object_get(o, "strategy")));
 	printf("  socket:    %s\n", sock);
+	if (json_string_value(json_object_get(o, "tcp")))
+		printf("  tcp:       %s\n", json_string_value(json_object_get(o, "tcp")));
+	else
+		printf("  tcp:       none (%s)\n", json_string_value(json_object_get(o, "tcp_note"))
+						    ? json_string_value(json_object_get(o, "tcp_note")) : "not served");
 	printf("  data:      %s\n", json_string_value(json_object_get(o, "data_dir")));
 	printf("  jobs:      %lld\n", (long long)json_integer_value(json_object_get(o, "jobs")));
 	if (json_array_size(json_object_get(o, "unreadable_jobs"))) {

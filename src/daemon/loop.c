@@ -211,20 +211,23 @@ static int parse_inherit(struct server *s, struct gf_err *e)
 	if (!s->opts.inherit)
 		return 0;
 	n = sscanf(s->opts.inherit, "%d,%d,%d,%d", &in[0], &in[1], &in[2], &in[3]);
-	if (n < 3 || in[0] < 3 || in[1] < 3 || in[2] < 3 || (n == 4 && in[3] < 3)) {
+	/* TCP is -1 when the replaced daemon served without it. */
+	if (n < 3 || in[0] < 3 || (in[1] < 3 && in[1] != -1) || in[2] < 3 || (n == 4 && in[3] < 3)) {
 		in[0] = in[1] = in[2] = in[3] = -1;
 		return gf_err_set(e, "--inherit '%s': expected the file descriptors UNIX,TCP,LOCK,SOCKLOCK",
 				  s->opts.inherit);
 	}
 	for (int i = 0; i < 2; i++)
-		fcntl(in[i], F_SETFD, FD_CLOEXEC);
+		if (in[i] >= 0)
+			fcntl(in[i], F_SETFD, FD_CLOEXEC);
 	return 0;
 }
 
 /* ---- the report `gflowd start` and `gflowd reload` wait for -------------
  *
- * A small file the CLI names (--report): "pid N", then one line, "ready",
- * "error <why>", or (for --check) "listen <host> <port>". Rewritten whole
+ * A small file the CLI names (--report): "pid N", then one line, "ready"
+ * (with a note of what it runs without, if anything), "error <why>", or
+ * (for --check) "listen <host> <port>". Rewritten whole
  * each time, so a reader sees one state or the next. */
 
 static void report(const char *path, const char *state, const char *msg)
@@ -542,7 +545,8 @@ static void reexec(struct server *s)
 		keep[nkeep++] = r->undo_fd;
 	}
 	keep[nkeep++] = ufd;
-	keep[nkeep++] = tfd;
+	if (tfd >= 0)
+		keep[nkeep++] = tfd;
 	keep[nkeep++] = s->lock_fd;
 	keep[nkeep++] = s->sock_lock_fd;
 	fprintf(stderr, "gflowd: reloading as %s (jobs keep running)\n", r->exe);
@@ -809,9 +813,13 @@ int server_run(const struct daemon_opts *opts)
 		if (!gf_pathf(path, sizeof path, "%s/reload.undo", s.paths.data_dir))
 			unlink(path);
 	}
-	fprintf(stderr, "gflowd %s: pid %d, %lld jobs, listening on %s and %s:%d\n", GFLOW_VERSION,
-		(int)getpid(), (long long)s.max_id, s.paths.socket, s.cfg.host, s.cfg.port);
-	report(opts->report, "ready", NULL);
+	if (s.bound_tcp)
+		fprintf(stderr, "gflowd %s: pid %d, %lld jobs, listening on %s and %s:%d\n", GFLOW_VERSION,
+			(int)getpid(), (long long)s.max_id, s.paths.socket, s.cfg.host, s.cfg.port);
+	else
+		fprintf(stderr, "gflowd %s: pid %d, %lld jobs, listening on %s\n", GFLOW_VERSION, (int)getpid(),
+			(long long)s.max_id, s.paths.socket);
+	report(opts->report, "ready", s.tcp_note[0] ? s.tcp_note : NULL);
 	server_schedule(&s);
 	if (event_base_dispatch(s.base) < 0)
 		rc = 1;

@@ -145,7 +145,8 @@ struct server {
 
 	/* API */
 	struct evhttp *http_unix, *http_tcp;
-	struct evhttp_bound_socket *bound_unix, *bound_tcp;
+	struct evhttp_bound_socket *bound_unix, *bound_tcp;	/* bound_tcp NULL: no TCP */
+	char tcp_note[300];		/* why there is no TCP, said at start */
 	int unix_fd;
 	int sock_lock_fd;		/* flock on paths.socket_lock: the socket is ours */
 	int inherited[4];		/* unix, tcp, lock, socket lock; -1 when not inherited */

@@ -305,6 +305,7 @@ class SystemGflow(Gflow):
         self.bin.mkdir(mode=0o755)
         shutil.copy2(self.build / "gflow", self.bin / "gflow")
         shutil.copy2(self.build / "gflowd", self.bin / "gflowd")
+        shutil.copy2(self.build / "gflow-runner", self.bin / "gflow-runner")
         for name in ("gbatch", "gqueue", "ginfo", "gjob", "gcancel", "gctl", "gstats"):
             (self.bin / name).symlink_to("gflow")
         self.env["GFLOW_SYSTEM_ROOT"] = str(self.root)

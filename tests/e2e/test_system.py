@@ -6,6 +6,7 @@ is made as real throwaway users (useradd), through their own client.
 import json
 import os
 import pwd
+import shutil
 import stat
 import subprocess
 import time
@@ -163,3 +164,32 @@ def test_clients_say_which_daemon_answered(two):
     g, a, _ = two
     out = g.as_user(a, "ginfo", check=True).stdout
     assert f"system daemon, {g.socket}" in out
+
+
+def test_a_personal_daemon_beside_the_system_daemon_goes_without_its_taken_port(two):
+    """A user's own daemon configured with the port the system daemon holds
+    says so in one line and serves its own socket; the user's clients then
+    use it (their own daemon first), and the system daemon is untouched."""
+    g, a, _ = two
+    run = g.home_of(a) / "run"
+    run.mkdir(mode=0o700)
+    shutil.chown(run, a, a)
+    env = {"XDG_RUNTIME_DIR": str(run), "GFLOW_DAEMON__HOST": "127.0.0.1",
+           "GFLOW_DAEMON__PORT": str(g.port), "GFLOW_EXECUTOR__TYPE": "process"}
+    try:
+        r = g.as_user(a, "gflowd", "start", env=env, check=True)
+        assert f"127.0.0.1:{g.port} is in use by another program; running without TCP" in r.stderr
+        st = g.as_user(a, "gflowd", "status", env=env, check=True).stdout
+        assert "personal daemon" in st and "tcp:       none" in st
+        jid = g.submit_as(a, "sh", "-c", "id -un", env=env)
+        out = g.as_user(a, "ginfo", env=env, check=True).stdout
+        assert "(personal daemon," in out
+        deadline = time.time() + 20
+        while "Finished" not in g.as_user(a, "gjob", "show", str(jid), env=env).stdout:
+            assert time.time() < deadline, "the personal daemon's job did not finish"
+            time.sleep(0.1)
+        # The system daemon never saw it, and still serves TCP.
+        assert g.api("GET", "/info")[1]["tcp"] == f"127.0.0.1:{g.port}"
+        assert all(j["user"] != a for j in g.api("GET", "/jobs?users=all")[1]["jobs"])
+    finally:
+        g.as_user(a, "gflowd", "stop", env=env)

@@ -2,6 +2,7 @@
  * (gbatch, gqueue, ... are links to it) or from the first argument
  * (`gflow queue ...`, `gflow gqueue ...`). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "command.h"
@@ -38,7 +39,11 @@ static void usage(FILE *f)
 	fprintf(f, "\n"
 	    "  gflow --help | --version | completion bash|zsh|fish\n"
 	    "Run 'gflow <command> --help' for the options of one command.\n"
-	    "The daemon is gflowd (gflowd up, gflowd status, gflowd down).\n");
+	    "\n"
+	    "Which daemon: --socket PATH first (gflow --socket PATH queue, or\n"
+	    "gqueue --socket PATH), else GFLOW_SOCKET, else your own daemon if it\n"
+	    "runs, else the machine's (system) daemon. The daemon is gflowd\n"
+	    "(gflowd up, gflowd status, gflowd down; gflowd up --system as root).\n");
 }
 
 /* `gflow completion SHELL`: scripts for gflow and every program. */
@@ -64,12 +69,46 @@ static int all_completions(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* A leading "--socket PATH" (or --socket=PATH): the daemon to talk to, as
+ * GFLOW_SOCKET says. Returns how many words it took, -1 after saying why. */
+static int leading_socket(int argc, char **argv, const char *prog)
+{
+	const char *path = NULL;
+	int n = 0;
+
+	if (argc > 1 && strcmp(argv[1], "--socket") == 0) {
+		if (argc < 3 || !*argv[2]) {
+			cmd_usagef(prog, "option --socket needs a path");
+			return -1;
+		}
+		path = argv[2];
+		n = 2;
+	} else if (argc > 1 && strncmp(argv[1], "--socket=", 9) == 0) {
+		if (!argv[1][9]) {
+			cmd_usagef(prog, "option --socket needs a path");
+			return -1;
+		}
+		path = argv[1] + 9;
+		n = 1;
+	}
+	if (path && setenv("GFLOW_SOCKET", path, 1) < 0)
+		return -1;
+	if (n)
+		argv[n] = argv[0];	/* the program name stays first */
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
 	const struct command *c;
+	int skip;
 
 	base = base ? base + 1 : (argc > 0 ? argv[0] : "gflow");
+	if ((skip = leading_socket(argc, argv, base)) < 0)
+		return EXIT_USAGE;
+	argc -= skip;
+	argv += skip;
 	c = find_command(base);
 	if (c && strcmp(base, c->alias) == 0)
 		return c->exec(argc, argv);
@@ -82,6 +121,10 @@ int main(int argc, char **argv)
 			return EXIT_FAIL;
 		if (skip == 0)
 			return cmd_usagef("gflow", "option --config needs a value");
+		argc -= skip;
+		argv += skip;
+		if ((skip = leading_socket(argc, argv, "gflow")) < 0)	/* either order */
+			return EXIT_USAGE;
 		argc -= skip;
 		argv += skip;
 	}

@@ -184,6 +184,11 @@ def test_a_personal_daemon_beside_the_system_daemon_goes_without_its_taken_port(
         jid = g.submit_as(a, "sh", "-c", "id -un", env=env)
         out = g.as_user(a, "ginfo", env=env, check=True).stdout
         assert "(personal daemon," in out
+        # --socket (or GFLOW_SOCKET) picks the daemon, before the user's own.
+        out = g.as_user(a, "ginfo", "--socket", str(g.socket), env=env, check=True).stdout
+        assert f"(system daemon, {g.socket})" in out
+        out = g.as_user(a, "gflow", f"--socket={g.socket}", "info", env=env, check=True).stdout
+        assert f"(system daemon, {g.socket})" in out
         deadline = time.time() + 20
         while "Finished" not in g.as_user(a, "gjob", "show", str(jid), env=env).stdout:
             assert time.time() < deadline, "the personal daemon's job did not finish"

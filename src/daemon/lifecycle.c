@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +47,15 @@ struct lc {
 	const char *host, *port, *executor;
 };
 
-static int fail(const char *fmt, const char *a)
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
+	va_list ap;
+
+	va_start(ap, fmt);
 	fprintf(stderr, "gflowd: ");
-	fprintf(stderr, fmt, a);
+	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	va_end(ap);
 	return 1;
 }
 
@@ -203,32 +208,53 @@ static int load_env_file(const char *path)
 	return 0;
 }
 
+/* The unit: the user's (~/.config/systemd/user) or, for the machine's
+ * daemon, a system unit under the system root. */
 static const char *unit_path(const struct gf_paths *p, char *buf, size_t size)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 
-	if (xdg && *xdg == '/')
+	if (p->system)
+		gf_pathf(buf, size, "%s/etc/systemd/system/gflowd.service", gf_system_root());
+	else if (xdg && *xdg == '/')
 		gf_pathf(buf, size, "%s/systemd/user/gflowd.service", xdg);
 	else
 		gf_pathf(buf, size, "%s/.config/systemd/user/gflowd.service", p->home);
 	return buf;
 }
 
-/* Is there a systemd user manager we can talk to? */
-static bool user_manager(void)
+/* systemctl [--user] VERB [gflowd.service]: did it exit 0? */
+static bool systemctl(const struct gf_paths *p, const char *verb, bool unit)
 {
-	char *const argv[] = { "/usr/bin/env", "systemctl", "--user", "show-environment", NULL };
+	char *argv[8];
 	struct gf_err e;
-	int st;
+	int n = 0, st;
 
+	argv[n++] = "/usr/bin/env";
+	argv[n++] = "systemctl";
+	if (!p->system)
+		argv[n++] = "--user";
+	argv[n++] = (char *)verb;
+	if (unit)
+		argv[n++] = "gflowd.service";
+	argv[n] = NULL;
 	return exec_spawn(argv, NULL, true, &st, &e) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* Is there a systemd manager for this daemon's unit: the user's, or the
+ * machine's (booted with systemd, and the system root is the real one)? */
+static bool have_manager(const struct gf_paths *p)
+{
+	if (p->system)
+		return !*gf_system_root() && access("/run/systemd/system", F_OK) == 0;
+	return systemctl(p, "show-environment", false);
 }
 
 static bool systemd_usable(const struct gf_paths *p)
 {
 	char unit[GF_PATH_MAX];
 
-	return access(unit_path(p, unit, sizeof unit), R_OK) == 0 && user_manager();
+	return access(unit_path(p, unit, sizeof unit), R_OK) == 0 && have_manager(p);
 }
 
 static bool have_tmux(void)
@@ -530,16 +556,13 @@ static int cmd_start(struct lc *c)
 		unlink(args);	/* none left from a systemd start that failed */
 
 	if (!strcmp(h, "systemd")) {
-		char *const sv[] = { "/usr/bin/env", "systemctl", "--user", "start", "gflowd.service", NULL };
-
 		/* The unit runs `gflowd run --env-file`; our options follow in gflowd.args. */
 		n = opt_args(c, v, 0, num);
 		if (write_env_file(&c->paths, envfile, sizeof envfile) ||
 		    write_words(c->paths.data_dir, "gflowd.args", v, n, &e))
 			return fail("%s", e.msg);
-		rc = exec_spawn(sv, log, true, &st, &e);
-		if (rc || !WIFEXITED(st) || WEXITSTATUS(st))
-			rc = fail("%s", "systemctl --user start gflowd.service failed");
+		if (!systemctl(&c->paths, "start", true))
+			rc = fail("systemctl%s start gflowd.service failed", c->paths.system ? "" : " --user");
 	} else if (!strcmp(h, "tmux")) {
 		char *const kill[] = { "/usr/bin/env", "tmux", "kill-session", "-t", "=gflowd", NULL };
 
@@ -869,12 +892,15 @@ static int cmd_init(struct lc *c)
 	toml_quote(host, qhost, sizeof qhost);
 	toml_quote(gpus, qgpus, sizeof qgpus);
 	n = snprintf(text, sizeof text,
-		     "# gflow configuration (written by gflowd init)\n\n"
+		     "# gflow configuration (written by gflowd init%s)\n\n"
 		     "[daemon]\nhost = %s\nport = %s\n%s%s%s"
-		     "gpu_allocation_strategy = \"%s\"\ngpu_poll_interval_secs = %ld\n\n"
+		     "gpu_allocation_strategy = \"%s\"\ngpu_poll_interval_secs = %ld\n%s\n"
 		     "[executor]\ntype = \"%s\"\n",
-		     qhost, port, all ? "# gpus = [0, 1]\n" : "gpus = ", all ? "" : qgpus, all ? "" : "\n", strat,
-		     v, ex);
+		     c->paths.system ? " --system" : "", qhost, port, all ? "# gpus = [0, 1]\n" : "gpus = ",
+		     all ? "" : qgpus, all ? "" : "\n", strat, v,
+		     c->paths.system ? "# Members of this Unix group administer every job (root always does):\n"
+				       "# admin_group = \"gflow-admins\"\n" : "",
+		     ex);
 	if (n < 0 || n >= (int)sizeof text)
 		return fail("%s", "the configuration is too long");
 	/* Check what we write the way the daemon will read it, before writing. */
@@ -888,55 +914,95 @@ static int cmd_init(struct lc *c)
 		*slash = '\0';
 	else
 		snprintf(dir, sizeof dir, ".");
-	if (gf_mkdir_p(dir, 0700, &e) ||
+	/* The machine's config is root's and readable by all (it holds no
+	 * secret: tokens live in the store); a user's is theirs alone. */
+	if (gf_mkdir_p(dir, c->paths.system ? 0755 : 0700, &e) ||
 	    write_file_atomic(dir, slash ? path + (slash - dir) + 1 : path, text, (size_t)n, &e))
 		return fail("%s", e.msg);
+	if (c->paths.system)
+		chmod(path, 0644);
 	printf("Wrote %s\n", path);
+	if (c->paths.system)
+		printf("Start the machine's daemon with: gflowd up --system (or at boot: gflowd service install "
+		       "--system)\n");
 	return 0;
 }
 
 static int cmd_service(struct lc *c, const char *what)
 {
-	char unit[GF_PATH_MAX], dir[GF_PATH_MAX], exe[GF_PATH_MAX], text[GF_PATH_MAX * 2], *slash;
-	char *const reload[] = { "/usr/bin/env", "systemctl", "--user", "daemon-reload", NULL };
+	char unit[GF_PATH_MAX], dir[GF_PATH_MAX], exe[GF_PATH_MAX], text[GF_PATH_MAX * 3], root[GF_PATH_MAX + 16];
+	const char *sys = c->paths.system ? " --system" : "", *user = c->paths.system ? "" : " --user", *slash;
 	struct gf_err e;
-	int st, n;
+	int n;
 
 	unit_path(&c->paths, unit, sizeof unit);
 	if (what && !strcmp(what, "uninstall")) {
+		if (have_manager(&c->paths))
+			systemctl(&c->paths, "disable", true);
 		if (unlink(unit) < 0 && errno != ENOENT)
 			return fail("cannot remove the unit: %s", strerror(errno));
-		if (user_manager())
-			exec_spawn(reload, NULL, true, &st, &e);
+		if (have_manager(&c->paths))
+			systemctl(&c->paths, "daemon-reload", false);
 		printf("Removed %s\n", unit);
 		return 0;
 	}
 	if (!what || strcmp(what, "install"))
-		return fail("%s", "usage: gflowd service install|uninstall"), 2;
-	if (!user_manager())
-		return fail("%s", "there is no systemd user manager for this user ('systemctl --user' cannot reach "
-				  "one), so nothing was installed; start the daemon with 'gflowd up' (tmux or a "
-				  "detached process) instead");
+		return fail("%s", "usage: gflowd service install|uninstall [--system]"), 2;
+	/* A relocated system root has no manager, but its unit is written
+	 * (and enabled in that tree) as on the real one. */
+	if (!have_manager(&c->paths) && !(c->paths.system && *gf_system_root()))
+		return fail("%s", c->paths.system
+			    ? "systemd is not running on this machine (no /run/systemd/system), so nothing was "
+			      "installed; start the machine's daemon with 'gflowd up --system' and from your init "
+			      "system at boot"
+			    : "there is no systemd user manager for this user ('systemctl --user' cannot reach "
+			      "one), so nothing was installed; start the daemon with 'gflowd up' (tmux or a "
+			      "detached process) instead");
 	if (self_exe(exe, sizeof exe))
 		return fail("%s", "cannot find my own executable");
+	root[0] = '\0';
+	if (c->paths.system && *gf_system_root())
+		snprintf(root, sizeof root, " --root %s", gf_system_root());
+	n = snprintf(text, sizeof text,
+		     "[Unit]\nDescription=gflow GPU job scheduler%s\n%s\n"
+		     "[Service]\nType=simple\n"
+		     "ExecStart=/bin/sh -c 'f=\"%s/gflowd.env\"; if [ -f \"$f\" ]; then exec \"%s\" run%s%s "
+		     "--env-file \"$f\" --hosting systemd; else exec \"%s\" run%s%s --hosting systemd; fi'\n"
+		     "Restart=on-failure\nRestartSec=2\nKillMode=process\n\n"
+		     "[Install]\nWantedBy=%s\n",
+		     c->paths.system ? " (the machine's daemon)" : "",
+		     c->paths.system ? "After=network.target\n" : "", c->paths.data_dir, exe, sys, root, exe, sys,
+		     root, c->paths.system ? "multi-user.target" : "default.target");
+	if (n < 0 || n >= (int)sizeof text)
+		return fail("%s", "the unit is too long (paths too long)");
 	snprintf(dir, sizeof dir, "%s", unit);
 	if ((slash = strrchr(dir, '/')))
-		*slash = '\0';
-	n = snprintf(text, sizeof text,
-		     "[Unit]\nDescription=gflow GPU job scheduler\n\n"
-		     "[Service]\nType=simple\n"
-		     "ExecStart=/bin/sh -c 'f=\"%s/gflowd.env\"; if [ -f \"$f\" ]; then exec \"%s\" run "
-		     "--env-file \"$f\" --hosting systemd; else exec \"%s\" run --hosting systemd; fi'\n"
-		     "Restart=on-failure\nRestartSec=2\nKillMode=process\n\n"
-		     "[Install]\nWantedBy=default.target\n",
-		     c->paths.data_dir, exe, exe);
+		dir[slash - dir] = '\0';
 	if (gf_mkdir_p(dir, 0755, &e) || write_file_atomic(dir, "gflowd.service", text, (size_t)n, &e))
 		return fail("%s", e.msg);
-	if (exec_spawn(reload, NULL, true, &st, &e) || !WIFEXITED(st) || WEXITSTATUS(st)) {
-		unlink(unit);
-		return fail("%s", "systemctl --user daemon-reload failed, so the unit was removed again");
+	chmod(unit, 0644);
+	if (c->paths.system && *gf_system_root()) {
+		char *const en[] = { "/usr/bin/env", "systemctl", "--root", (char *)gf_system_root(), "enable",
+				     "gflowd.service", NULL };
+		int st;
+
+		/* Enabled in that tree (links only), for whoever boots it. */
+		if (exec_spawn(en, NULL, true, &st, &e) || !WIFEXITED(st) || WEXITSTATUS(st))
+			return fail("wrote %s, but 'systemctl --root %s enable gflowd.service' failed", unit,
+				    gf_system_root());
+		printf("Wrote and enabled %s\n", unit);
+		return 0;
 	}
-	printf("Wrote %s\n(enable it at login with: systemctl --user enable gflowd)\n", unit);
+	if (!systemctl(&c->paths, "daemon-reload", false)) {
+		unlink(unit);
+		return fail("systemctl%s daemon-reload failed, so the unit was removed again", user);
+	}
+	if (c->paths.system) {
+		if (!systemctl(&c->paths, "enable", true))
+			return fail("wrote %s, but 'systemctl enable gflowd.service' failed", unit);
+		printf("Wrote and enabled %s (starts at boot; start it now with: gflowd up --system)\n", unit);
+	} else
+		printf("Wrote %s\n(enable it at login with: systemctl --user enable gflowd)\n", unit);
 	return 0;
 }
 
@@ -948,7 +1014,7 @@ static const char completion_bash[] =
 	"completion --help --version' -- \"$cur\"))\n"
 	"  else\n"
 	"    COMPREPLY=($(compgen -W '--gpus --gpu-allocation-strategy --gpu-poll-interval-secs --hosting "
-	"--config --yes --force --host --port --executor' -- \"$cur\"))\n"
+	"--config --yes --force --host --port --executor --system --root --revoke' -- \"$cur\"))\n"
 	"  fi\n"
 	"}\ncomplete -F _gflowd gflowd\n";
 

@@ -19,8 +19,10 @@ static const char usage[] =
 	"  status          show whether it runs, how, and its GPUs\n"
 	"  run             run the daemon in the foreground\n"
 	"  init            write the config file\n"
-	"  service install|uninstall   manage the systemd user service\n"
-	"  token           print the bearer token for changes over TCP\n"
+	"  service install|uninstall   manage the systemd user service (with\n"
+	"                  --system: the machine's system unit, Restart=on-failure)\n"
+	"  token           print your own token for the TCP API (made on first use;\n"
+	"                  --revoke: revoke it, the next 'gflowd token' makes a new one)\n"
 	"  completion bash|zsh|fish    print a shell completion script\n"
 	"\n"
 	"options for start, up, restart, reload, run:\n"
@@ -36,7 +38,15 @@ static const char usage[] =
 	"options for init:\n"
 	"  --yes --force --host H --port P --gpus SPEC --executor tmux|process\n"
 	"  --gpu-allocation-strategy S --gpu-poll-interval-secs N\n"
-	"  --config PATH                     the file to write (default as above)\n";
+	"  --config PATH                     the file to write (default as above)\n"
+	"\n"
+	"the machine's daemon (system mode, root; any command):\n"
+	"  --system                          act on the system daemon: config\n"
+	"                                    /etc/gflow/gflow.toml, state /var/lib/gflow,\n"
+	"                                    socket /run/gflow/gflowd.sock; jobs run as\n"
+	"                                    the users who submit them\n"
+	"  --root DIR                        --system with every path under DIR (also\n"
+	"                                    GFLOW_SYSTEM_ROOT=DIR)\n";
 
 int main(int argc, char **argv)
 {

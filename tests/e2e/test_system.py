@@ -198,3 +198,63 @@ def test_a_personal_daemon_beside_the_system_daemon_goes_without_its_taken_port(
         assert all(j["user"] != a for j in g.api("GET", "/jobs?users=all")[1]["jobs"])
     finally:
         g.as_user(a, "gflowd", "stop", env=env)
+
+
+def test_an_admin_sets_up_the_machine_with_init_and_up_and_users_do_nothing(system_gflow):
+    """The admin's three commands under a relocated root: init --system
+    writes the machine's config (readable by all, root's), up --system
+    starts the daemon, and users' plain clients find it."""
+    g = system_gflow
+    g.gpus(2)
+    r = g.cli("gflowd", "init", "--system", "--yes", "--port", str(g.port), check=True)
+    conf = g.root / "etc/gflow/gflow.toml"
+    assert f"Wrote {conf}" in r.stdout and "gflowd up --system" in r.stdout
+    st = conf.stat()
+    assert st.st_uid == 0 and stat.S_IMODE(st.st_mode) == 0o644
+    assert stat.S_IMODE(conf.parent.stat().st_mode) == 0o755
+    assert 'admin_group = "gflow-admins"' in conf.read_text()
+    assert g.cli("gflowd", "init", "--system", "--yes").returncode != 0   # never overwritten unasked
+    a, b = g.add_user("a"), g.add_user("b")
+    try:
+        r = g.cli("gflowd", "up", "--system", "--hosting", "process", check=True)
+        assert "gflowd started" in r.stdout
+        ids = {u: g.submit_as(u, "--gpus", "1", "sh", "-c", "id -un; echo $CUDA_VISIBLE_DEVICES") for u in (a, b)}
+        for u, jid in ids.items():
+            g.wait_state(jid, "Finished")
+            words = log_path(g, u, jid).read_text().split()
+            assert words[0] == u
+        assert {log_path(g, u, j).read_text().split()[1] for u, j in ids.items()} == {"0", "1"}
+        assert g.as_user(a, "gjob", "log", ids[b]).returncode != 0
+        st = g.as_user(b, "gflowd", "status", check=True).stdout
+        assert f"system daemon, {g.socket}" in st
+        # the system daemon's lifecycle is root's
+        r = g.as_user(a, "gflowd", "down", "--system")
+        assert r.returncode != 0 and "run it as root" in r.stderr
+    finally:
+        g.cli("gflowd", "down", "--system")
+
+
+def test_service_install_system_writes_and_enables_a_system_unit(system_gflow):
+    g = system_gflow
+    r = g.cli("gflowd", "service", "install", "--system", check=True)
+    unit = g.root / "etc/systemd/system/gflowd.service"
+    assert f"Wrote and enabled {unit}" in r.stdout
+    text = unit.read_text()
+    assert "Restart=on-failure" in text and "WantedBy=multi-user.target" in text
+    assert f"run --system --root {g.root} --hosting systemd" in text
+    link = g.root / "etc/systemd/system/multi-user.target.wants/gflowd.service"
+    assert link.is_symlink() and os.readlink(link).endswith("/etc/systemd/system/gflowd.service")
+    r = g.cli("gflowd", "service", "uninstall", "--system", check=True)
+    assert not unit.exists()
+
+
+@pytest.mark.skipif(os.path.exists("/run/systemd/system"), reason="systemd runs here: would touch /etc")
+def test_service_install_system_says_so_where_systemd_does_not_run(system_gflow):
+    g = system_gflow
+    env = dict(g.env)
+    del env["GFLOW_SYSTEM_ROOT"]
+    r = subprocess.run([str(g.build / "gflowd"), "service", "install", "--system"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0
+    assert "systemd is not running on this machine" in r.stderr and "gflowd up --system" in r.stderr
+    assert not os.path.exists("/etc/systemd/system/gflowd.service")

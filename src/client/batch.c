@@ -2,6 +2,7 @@
  * and parameter sweeps into job specs, submit them in one POST /jobs;
  * also `gbatch new <name>` (a script template). */
 #include "batch.h"
+#include "events.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -117,8 +118,13 @@ static const char batch_help[] =
 "                               <name>-<i>, i counting from 0)\n"
 "  --max-concurrent K           at most K jobs of this batch run at once\n"
 "Notifications:\n"
-"  --notify-email ADDR          mail about this job\n"
-"  --notify-on EVENTS           comma list of events to notify on\n"
+"  --notify-email ADDR[,ADDR]   mail these addresses about this job (through\n"
+"                               the daemon's first [[notifications.emails]])\n"
+"  --notify-on EVENTS           which events, comma list of job_submitted,\n"
+"                               job_updated, job_started, job_completed,\n"
+"                               job_failed, job_cancelled, job_timeout,\n"
+"                               job_held, job_released (default: completed,\n"
+"                               failed, timeout, cancelled)\n"
 "Other:\n"
 "  --dry-run                    show what would be submitted; submit nothing\n"
 "  --config PATH                config file (the client reads nothing from\n"
@@ -241,29 +247,6 @@ static int parse_gres(const char *val, int64_t *out, struct gf_err *e)
 		return gf_err_set(e, "invalid GPU request '%s': expected N or "
 		    "gpu:N with N from 0 to 64", val);
 	return 0;
-}
-
-/* A comma list of event names ("job_failed,job_timeout"). */
-static int check_notify_on(const char *val, struct gf_err *e)
-{
-	const char *p = val;
-
-	for (;;) {
-		size_t n = strcspn(p, ","), i;
-
-		if (n == 0)
-			goto bad;
-		for (i = 0; i < n; i++)
-			if (!isalnum((unsigned char)p[i]) && p[i] != '_' &&
-			    p[i] != '-')
-				goto bad;
-		if (!p[n])
-			return 0;
-		p += n + 1;
-	}
-bad:
-	return gf_err_set(e, "invalid notification events '%s': expected a "
-	    "comma list of event names like job_failed,job_timeout", val);
 }
 
 static int key_in_dims(const struct batch_opts *o, const char *key)
@@ -460,13 +443,12 @@ int batch_apply(struct batch_opts *o, int id, const char *val,
 		o->hold = 1;
 		return 0;
 	case BO_NOTIFY_EMAIL:
-		if (!strchr(val, '@') || strpbrk(val, " \t\r\n") ||
-		    !gf_text_printable(val, strlen(val)))
-			return gf_err_set(e, "invalid email address '%s'", val);
+		if (gf_mail_check_list(val, e) < 0)
+			return -1;
 		set_str(&o->notify_email, val);
 		return 0;
 	case BO_NOTIFY_ON:
-		if (check_notify_on(val, e) < 0)
+		if (gf_events_check_list(val, e) < 0)
 			return -1;
 		set_str(&o->notify_on, val);
 		return 0;

@@ -15,6 +15,8 @@
 
 #define PROG "gctl"
 
+int ctl_notify(int argc, char **argv);	/* ctlnotify.c */
+
 static const char ctl_help[] =
 "usage: gctl <command> [args...]\n\n"
 "  show-gpus                               each GPU: available or in_use,\n"
@@ -29,6 +31,10 @@ static const char ctl_help[] =
 "  gpu-process list                        the ignored processes\n"
 "  set-limit ID K                          at most K jobs of job ID's\n"
 "                                          batch (array/sweep) run at once\n"
+"  notify test [--event E]                 send a test notification (E:\n"
+"                                          an event name, default\n"
+"                                          job_completed) to every webhook\n"
+"                                          and mail target; print each result\n"
 "  completion bash|zsh|fish                a shell completion script\n\n"
 "Changes need the daemon's user or root. Not supported yet: reserve,\n"
 "quota. Also: --help, --version, --config PATH (before the command;\n"
@@ -224,7 +230,7 @@ static int ctl_exec(int argc, char **argv)
 	argc -= skip;
 	argv += skip;
 	if (argc < 2)
-		return cmd_usagef(PROG, "missing command (commands: show-gpus, set-gpus, gpu-process, set-limit)");
+		return cmd_usagef(PROG, "missing command (commands: show-gpus, set-gpus, gpu-process, set-limit, notify)");
 	sub = argv[1];
 	if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 ||
 	    strcmp(sub, "help") == 0) {
@@ -248,17 +254,19 @@ static int ctl_exec(int argc, char **argv)
 		return gpu_process(argc - 1, argv + 1);
 	if (strcmp(sub, "set-limit") == 0)
 		return set_limit(argc - 1, argv + 1);
+	if (strcmp(sub, "notify") == 0)
+		return ctl_notify(argc - 1, argv + 1);
 	if (strcmp(sub, "reserve") == 0 || strcmp(sub, "quota") == 0) {
 		fprintf(stderr, "%s: '%s' is not supported yet\n", PROG, sub);
 		return EXIT_USAGE;
 	}
 	return cmd_usagef(PROG, "unknown command '%s' (commands: show-gpus, "
-	    "set-gpus, gpu-process, set-limit)", sub);
+	    "set-gpus, gpu-process, set-limit, notify)", sub);
 }
 
 const struct command cmd_ctl = {
 	"ctl", "gctl", "runtime control: allowed GPUs, ignored processes, "
 	"limits", ctl_exec,
 	"show-gpus set-gpus gpu-process set-limit ignore unignore list "
-	"completion --gpu --pid --help --version",
+	"notify test --event completion --gpu --pid --help --version",
 };

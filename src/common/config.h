@@ -37,6 +37,26 @@ struct gf_webhook {
 	size_t n_events;
 	char **filter_users;		/* empty = every user */
 	size_t n_filter_users;
+	char **header_names, **header_values;	/* headers = { Name = "value" } */
+	size_t n_headers;
+	int timeout_secs;		/* default 10 */
+	int max_retries;		/* default 3 */
+};
+
+/* [[notifications.emails]]: an SMTP transport, its fixed recipients and
+ * subscriptions. Per-job mail (gbatch --notify-email) goes through the first. */
+struct gf_email {
+	char *smtp_url;			/* smtp[s]://[user:pass@]host[:port][?tls=required|opportunistic] */
+	char *from;			/* "addr" or "Name <addr>" */
+	char **to;			/* fixed recipients; may be none */
+	size_t n_to;
+	char **events;			/* empty = every event */
+	size_t n_events;
+	char **filter_users;		/* empty = every user */
+	size_t n_filter_users;
+	char *subject_prefix;		/* or NULL */
+	int timeout_secs;		/* default 10 */
+	int max_retries;		/* default 3 */
 };
 
 struct gf_config {
@@ -64,6 +84,9 @@ struct gf_config {
 	int notifications_enabled;	/* [notifications] enabled, default 0 */
 	struct gf_webhook *webhooks;	/* [notifications] webhooks, in file order */
 	size_t n_webhooks;
+	struct gf_email *emails;	/* [notifications] emails, in file order */
+	size_t n_emails;
+	int notify_max_concurrent;	/* [notifications] max_concurrent_deliveries, default 4, 1..64 */
 	char *timezone;			/* top-level timezone, or NULL */
 };
 

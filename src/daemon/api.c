@@ -373,7 +373,7 @@ static struct job *spec_to_job(struct server *s, uid_t uid, json_t *spec, const 
 	struct job *j = job_new();
 	int64_t v;
 	bool hold = false;
-	char user[256], *tmp = NULL;
+	char user[256];
 	json_t *params;
 
 	if (!json_is_object(spec)) {
@@ -394,10 +394,9 @@ static struct job *spec_to_job(struct server *s, uid_t uid, json_t *spec, const 
 	    get_str(spec, "conda_env", 256, &j->conda_env, e) || get_bool(spec, "shared", &j->shared, e) ||
 	    get_bool(spec, "auto_cancel", &j->auto_cancel, e) || get_bool(spec, "hold", &hold, e) ||
 	    get_time(spec, "begin_at", &j->begin_at, e) ||
-	    get_str(spec, "notify_email", 256, &tmp, e) || get_str(spec, "notify_on", 256, &tmp, e))
+	    get_str(spec, "notify_email", 1024, &j->notify_email, e) ||
+	    get_str(spec, "notify_on", 1024, &j->notify_on, e) || notify_check_job(s, j, e))
 		goto fail;
-	free(tmp);
-	tmp = NULL;
 	if (j->name && !j->name[0]) {
 		gf_err_set(e, "'name' is empty");
 		goto fail;
@@ -470,7 +469,6 @@ static struct job *spec_to_job(struct server *s, uid_t uid, json_t *spec, const 
 	j->submit_time = now_real();
 	return j;
 fail:
-	free(tmp);
 	job_free(j);
 	return NULL;
 }
@@ -1188,7 +1186,7 @@ fail:
 static const char *const respec_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at",
-	"array_task_id", "max_concurrent", "max_retries", "params", NULL,
+	"array_task_id", "max_concurrent", "max_retries", "params", "notify_email", "notify_on", NULL,
 };
 
 static json_t *spec_of(const struct job *j)
@@ -1575,6 +1573,7 @@ static void h_info(struct server *s, struct evhttp_request *req, struct caller *
 		json_array_append_new(unreadable, json_integer(bad[i]));
 	json_object_set_new(o, "unreadable_jobs", unreadable);
 	json_object_set_new(o, "unreadable_count", json_integer((json_int_t)nbad));
+	json_object_set_new(o, "notifications", notify_json(s));
 	reply(req, 200, o);
 }
 
@@ -1652,6 +1651,8 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 		h_token(s, req, &c, false);
 	else if (!strcmp(path, "/tokens/revoke"))
 		h_token(s, req, &c, true);
+	else if (!strcmp(path, "/notify/test"))
+		notify_api_test(s, req, c.admin, body);
 	else
 		reply_err(req, 404, "no such endpoint: POST %s", path);
 	json_decref(body);

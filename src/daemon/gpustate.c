@@ -101,6 +101,7 @@ void gpustate_refresh(struct server *s)
 				v->unmanaged[v->nunmanaged++] = pid;
 		}
 	}
+	notify_gpus(s);
 }
 
 size_t gpustate_sched_gpus(struct server *s, struct sched_gpu *out)

@@ -93,6 +93,8 @@ void job_free(struct job *j)
 	free(j->cwd);
 	free(j->log_dir);
 	free(j->conda_env);
+	free(j->notify_email);
+	free(j->notify_on);
 	free(j->deps);
 	json_decref(j->params);
 	free(j->tmux_session);
@@ -204,7 +206,8 @@ static const char *const job_fields[] = {
 	"conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
 	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "submit_time",
 	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
-	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "log_path", NULL,
+	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "log_path", "notify_email",
+	"notify_on", NULL,
 };
 
 bool job_field_known(const char *key)
@@ -273,6 +276,10 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "priority", json_integer(j->priority));
 	if (want(only, "conda_env"))
 		json_object_set_new(o, "conda_env", str_or_null(j->conda_env));
+	if (want(only, "notify_email"))
+		json_object_set_new(o, "notify_email", str_or_null(j->notify_email));
+	if (want(only, "notify_on"))
+		json_object_set_new(o, "notify_on", str_or_null(j->notify_on));
 	if (want(only, "depends_on"))
 		json_object_set_new(o, "depends_on", deps);
 	if (want(only, "dep_mode"))
@@ -402,6 +409,8 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->time_limit_secs = get_int(o, "time_limit_secs");
 	j->priority = (int)get_int(o, "priority");
 	j->conda_env = get_str(o, "conda_env");
+	j->notify_email = get_str(o, "notify_email");
+	j->notify_on = get_str(o, "notify_on");
 	v = json_object_get(o, "depends_on");
 	if (json_is_array(v) && json_array_size(v)) {
 		j->deps = calloc(json_array_size(v), sizeof *j->deps);

@@ -61,6 +61,8 @@ struct job {
 	int attempt;
 	int64_t retry_of, redo_of;
 	json_t *params;		/* object, owned */
+	char *notify_email;	/* per-job mail: comma list of addresses, or NULL */
+	char *notify_on;	/* its events, comma list; NULL = the default ones */
 
 	double submit_time, start_time, end_time;
 	bool has_exit;

@@ -730,7 +730,7 @@ static int setup(struct server *s, struct gf_err *e)
 	sigprocmask(SIG_UNBLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);	/* a closed tmux session must not stop us */
-	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e) || gpustate_init(s, e))
+	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e) || gpustate_init(s, e) || notify_init(s, e))
 		return -1;
 	reap_recover(s);
 	return api_init(s, e);
@@ -738,6 +738,7 @@ static int setup(struct server *s, struct gf_err *e)
 
 static void teardown(struct server *s)
 {
+	notify_close(s);
 	jobs_close(s);
 	api_close(s);
 	gpustate_close(s);
@@ -820,6 +821,7 @@ int server_run(const struct daemon_opts *opts)
 		fprintf(stderr, "gflowd %s: pid %d, %lld jobs, listening on %s\n", GFLOW_VERSION, (int)getpid(),
 			(long long)s.max_id, s.paths.socket);
 	report(opts->report, "ready", s.tcp_note[0] ? s.tcp_note : NULL);
+	notify_online(&s);
 	server_schedule(&s);
 	if (event_base_dispatch(s.base) < 0)
 		rc = 1;

@@ -14,6 +14,7 @@
 #include "err.h"
 #include "gpu.h"
 #include "job.h"
+#include "notify.h"
 #include "paths.h"
 #include "runfile.h"
 #include "sched.h"
@@ -181,6 +182,8 @@ struct server {
 	int grace_secs;				/* between the signals of a cancel */
 	int inotify_fd;
 	struct event *inotify_ev;
+
+	struct notify *notify;		/* notifications (notify.c), NULL when off */
 
 	struct event *sig_term, *sig_int, *sig_reload;
 	bool reloading;			/* draining: listeners paused, answers close */

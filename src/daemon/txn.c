@@ -15,6 +15,7 @@ struct undo {
 	int64_t id;
 	json_t *before;		/* its stored fields; NULL: added by this transaction */
 	int64_t retried_by;
+	bool replaced;		/* its fields were edited (jobs_replace) */
 };
 
 int jobs_txn_begin(struct server *s, struct gf_err *e)
@@ -139,6 +140,11 @@ int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *
 			 (!n->ndeps || !memcmp(j->deps, n->deps, n->ndeps * sizeof *n->deps));
 
 	jobs_touch(s, j);
+	for (size_t i = s->txn.nundo; i-- > 0;)
+		if (s->txn.undo[i].id == j->id) {
+			s->txn.undo[i].replaced = true;
+			break;
+		}
 	adopt(j, n);
 	if (!same_deps)
 		cascade_index_deps(s, j);
@@ -195,6 +201,12 @@ int jobs_txn_commit(struct server *s, struct gf_err *e)
 	if (store_commit(s->store, e)) {
 		restore(s);	/* store_commit rolled the store back */
 		return -1;
+	}
+	for (size_t i = 0; s->notify && i < s->txn.nundo; i++) {
+		struct undo *u = &s->txn.undo[i];
+		const char *st = json_string_value(json_object_get(u->before, "state"));
+
+		notify_job_change(s, s->jobs[u->id], u->before ? (st ? job_state_parse(st) : -2) : -1, u->replaced);
 	}
 	txn_end(s);
 	return 0;

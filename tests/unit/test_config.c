@@ -279,6 +279,77 @@ static void test_inline_webhooks_and_dotted_keys(void **state)
 	assert_string_equal(f->c.webhooks[0].events[0], "job_started");
 }
 
+/* Every key of the notifications reference, as documented. */
+static void test_notification_targets(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_config *c = &f->c;
+
+	load_ok(f, "[notifications]\n"
+		   "enabled = true\n"
+		   "max_concurrent_deliveries = 16\n"
+		   "[[notifications.webhooks]]\n"
+		   "url = \"https://api.example.com/gflow/events\"\n"
+		   "events = [\"*\"]\n"
+		   "filter_users = [\"alice\", \"bob\"]\n"
+		   "headers = { Authorization = \"Bearer token123\", X-Team = \"ml\" }\n"
+		   "timeout_secs = 5\n"
+		   "max_retries = 0\n"
+		   "[[notifications.emails]]\n"
+		   "smtp_url = \"smtps://user:pass@smtp.example.com:465\"\n"
+		   "from = \"gflow <noreply@example.com>\"\n"
+		   "to = [\"alice@example.com\", \"ML On-call <ml-oncall@example.com>\"]\n"
+		   "events = [\"job_failed\", \"job_timeout\"]\n"
+		   "filter_users = [\"alice\"]\n"
+		   "subject_prefix = \"[gflow-prod]\"\n"
+		   "timeout_secs = 10\n"
+		   "max_retries = 3\n"
+		   "[[notifications.emails]]\n"
+		   "smtp_url = \"smtp://user:pass@smtp.example.com:587?tls=required\"\n"
+		   "from = \"noreply@example.com\"\n");
+	assert_int_equal(c->notify_max_concurrent, 16);
+	assert_int_equal(c->n_webhooks, 1);
+	assert_int_equal(c->webhooks[0].n_events, 0);	/* "*": every event */
+	assert_int_equal(c->webhooks[0].n_headers, 2);
+	assert_string_equal(c->webhooks[0].header_names[1], "X-Team");
+	assert_string_equal(c->webhooks[0].header_values[0], "Bearer token123");
+	assert_int_equal(c->webhooks[0].timeout_secs, 5);
+	assert_int_equal(c->webhooks[0].max_retries, 0);
+	assert_int_equal(c->n_emails, 2);
+	assert_string_equal(c->emails[0].from, "gflow <noreply@example.com>");
+	assert_int_equal(c->emails[0].n_to, 2);
+	assert_int_equal(c->emails[0].n_events, 2);
+	assert_string_equal(c->emails[0].subject_prefix, "[gflow-prod]");
+	assert_int_equal(c->emails[1].n_to, 0);
+	assert_int_equal(c->emails[1].timeout_secs, 10);
+	assert_int_equal(c->emails[1].max_retries, 3);
+}
+
+static void test_err_notification_targets(void **state)
+{
+	struct fixture *f = *state;
+
+	load_bad(f, "[[notifications.webhooks]]\nurl = \"http://h/\"\nevents = [\"job_done\"]\n",
+		 "webhook 1: events", "unknown event 'job_done'", NULL);
+	load_bad(f, "[[notifications.webhooks]]\nurl = \"http://h/\"\nevents = []\n", "lists no event", NULL);
+	load_bad(f, "[[notifications.webhooks]]\nurl = \"http://h/\"\nheaders = { \"a b\" = \"x\" }\n",
+		 "not an HTTP header name", NULL);
+	load_bad(f, "[[notifications.webhooks]]\nurl = \"http://h/\"\ntimeout_secs = 0\n", "timeout_secs", NULL);
+	load_bad(f, "[[notifications.emails]]\nsmtp_url = \"http://h/\"\nfrom = \"a@b\"\n",
+		 "email 1: smtp_url", "smtp:// or smtps://", NULL);
+	load_bad(f, "[[notifications.emails]]\nsmtp_url = \"smtp://h?tls=maybe\"\nfrom = \"a@b\"\n",
+		 "?tls=required", NULL);
+	load_bad(f, "[[notifications.emails]]\nsmtp_url = \"smtp://h\"\n", "from is required", NULL);
+	load_bad(f, "[[notifications.emails]]\nfrom = \"a@b\"\n", "smtp_url is required", NULL);
+	load_bad(f, "[[notifications.emails]]\nsmtp_url = \"smtp://h\"\nfrom = \"nobody\"\n", "from",
+		 "name@host", NULL);
+	load_bad(f, "[[notifications.emails]]\nsmtp_url = \"smtp://h\"\nfrom = \"a@b\"\nto = [\"x y@z\"]\n",
+		 "to", NULL);
+	load_bad(f, "[[notifications.emails]]\nsmtp_url = \"smtp://h\"\nfrom = \"a@b\"\nurl = \"x\"\n",
+		 "unknown key 'url'", "smtp_url, from, to", NULL);
+	load_bad(f, "[notifications]\nmax_concurrent_deliveries = 0\n", "max_concurrent_deliveries", NULL);
+}
+
 static void test_explicit_path(void **state)
 {
 	struct fixture *f = *state;
@@ -772,6 +843,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_err_env_bad_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_err_env_bad_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_err_env_unknown_variable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_notification_targets, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_err_notification_targets, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "mcp.h"
 
 static const struct command *const commands[] = {
 	&cmd_batch, &cmd_queue, &cmd_info, &cmd_job, &cmd_cancel, &cmd_ctl,
@@ -37,6 +38,9 @@ static void usage(FILE *f)
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-7s %s\n", commands[i]->name, commands[i]->usage);
 	fprintf(f, "\n"
+	    "  mcp     gflow mcp serve: a Model Context Protocol server on stdio\n"
+	    "          for AI agents (gflow mcp --help)\n"
+	    "\n"
 	    "  gflow --help | --version | completion bash|zsh|fish\n"
 	    "Run 'gflow <command> --help' for the options of one command.\n"
 	    "\n"
@@ -49,7 +53,7 @@ static void usage(FILE *f)
 /* `gflow completion SHELL`: scripts for gflow and every program. */
 static int all_completions(int argc, char **argv)
 {
-	char words[512] = "--help --version completion";
+	char words[512] = "--help --version completion mcp serve";
 	struct gf_err e;
 	size_t i;
 
@@ -140,6 +144,8 @@ int main(int argc, char **argv)
 		return cmd_version();
 	if (strcmp(argv[1], "completion") == 0)
 		return all_completions(argc, argv);
+	if (strcmp(argv[1], "mcp") == 0)
+		return mcp_main(argc - 1, argv + 1);
 	c = find_command(argv[1]);
 	if (!c)
 		return cmd_usagef("gflow", "unknown command '%s'", argv[1]);

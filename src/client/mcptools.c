@@ -1,0 +1,699 @@
+/* mcptools.c — the tools of `gflow mcp serve` (see mcp.h): each reads or
+ * changes the scheduler through the daemon's API, as the user who runs it,
+ * and returns a JSON object; previews change nothing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bytes.h"
+#include "http.h"
+#include "job.h"
+#include "mcp.h"
+#include "parse.h"
+#include "util.h"
+
+extern char **environ;
+
+#define JOB_ID "{\"type\":[\"integer\",\"string\"],\"description\":\"a job id, or \\\"@\\\" (your newest job), \\\"@~N\\\" (N jobs before it)\"}"
+
+/* The job fields agents see in lists. */
+#define LIST_FIELDS "id,name,user,state,reason,gpus,gpu_ids,priority,project,submit_time,start_time,end_time,exit_code,time_limit_secs"
+
+static double now_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A job reference argument, as the API takes it (an id or "@", "@~N"). */
+static json_t *ref_arg(json_t *v, struct gf_err *e)
+{
+	struct gf_jobref r;
+
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 1)
+			return gf_err_set(e, "job_id must be a positive id"), NULL;
+		return json_integer(json_integer_value(v));
+	}
+	if (gf_parse_jobref(json_string_value(v), &r, e) < 0)
+		return NULL;
+	return jobref_json(&r);
+}
+
+/* GET one job (full object; owner's view or public fields). */
+static json_t *fetch(json_t *v, struct gf_err *e)
+{
+	struct sbuf path = { 0 };
+	json_t *ref = ref_arg(v, e), *resp, *job;
+
+	if (!ref)
+		return NULL;
+	if (json_is_integer(ref))
+		sbuf_addf(&path, "/jobs/%lld", (long long)json_integer_value(ref));
+	else {
+		sbuf_adds(&path, "/jobs");
+		url_add_param(&path, "ids", json_string_value(ref));
+	}
+	json_decref(ref);
+	resp = api_get(path.p, e);
+	sbuf_free(&path);
+	if (!resp)
+		return NULL;
+	job = json_object_get(resp, "job");
+	if (!job)
+		job = json_array_get(json_object_get(resp, "jobs"), 0);
+	if (!json_is_object(job)) {
+		json_decref(resp);
+		return gf_err_set(e, "no such job"), NULL;
+	}
+	json_incref(job);
+	json_decref(resp);
+	return job;
+}
+
+/* The last n lines of a job's log (an array of strings), or NULL with e. */
+static json_t *log_tail(const json_t *job, long long n, struct gf_err *e)
+{
+	const char *path = jstr(job, "log_path");
+	char *buf;
+	json_t *lines = json_array();
+	off_t off;
+	ssize_t k;
+	size_t len = 0, cap = 65536;
+	int fd;
+
+	if (!path)
+		return json_decref(lines), gf_err_set(e, "job %lld has no log", (long long)jint(job, "id", 0)), NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		const char *st = jstr(job, "state");
+
+		json_decref(lines);
+		if (st && (!strcmp(st, "Queued") || !strcmp(st, "Hold")))
+			return gf_err_set(e, "job %lld has not started: no log yet", (long long)jint(job, "id", 0)), NULL;
+		return gf_err_set(e, "cannot read the log %s: %s", path, strerror(errno)), NULL;
+	}
+	off = job_last_lines_offset(fd, n);
+	buf = xmalloc(cap);
+	while (off >= 0 && (k = pread(fd, buf + len, cap - len - 1, off + (off_t)len)) > 0) {
+		len += (size_t)k;
+		if (len + 1 == cap)
+			buf = xrealloc(buf, cap *= 2);
+		if (len > (8u << 20))
+			break;
+	}
+	close(fd);
+	buf[len] = '\0';
+	for (char *p = buf; *p;) {
+		size_t l = strcspn(p, "\n");
+		json_t *text = json_stringn(p, l);
+
+		if (!text) {	/* not UTF-8: shown with escapes */
+			size_t need = gf_escape(NULL, 0, p, l, 0);
+			char *esc = xmalloc(need + 1);
+
+			gf_escape(esc, need + 1, p, l, 0);
+			text = json_string(esc);
+			free(esc);
+		}
+		json_array_append_new(lines, text);
+		p += l + (p[l] == '\n');
+	}
+	free(buf);
+	return lines;
+}
+
+/* ---- read-only tools ------------------------------------------------------ */
+
+static json_t *t_health(json_t *a, struct gf_err *e)
+{
+	json_t *h, *i;
+
+	(void)a;
+	if (!(h = api_get("/health", e)))
+		return NULL;
+	if ((i = api_get("/info", e))) {
+		json_object_set(h, "mode", json_object_get(i, "mode"));
+		json_object_set(h, "socket", json_object_get(i, "socket"));
+		json_object_set(h, "executor", json_object_get(i, "executor"));
+		json_object_set(h, "jobs", json_object_get(i, "jobs"));
+		json_object_set(h, "uptime_secs", json_real(now_secs() - jnum(i, "started_at", now_secs())));
+		json_decref(i);
+	}
+	return h;
+}
+
+static json_t *t_info(json_t *a, struct gf_err *e)
+{
+	(void)a;
+	return api_get("/info", e);
+}
+
+static void add_csv_param(struct sbuf *q, const char *key, json_t *v)
+{
+	struct sbuf s = { 0 };
+	size_t i;
+	json_t *it;
+
+	if (!v)
+		return;
+	if (json_is_string(v))
+		sbuf_adds(&s, json_string_value(v));
+	json_array_foreach(v, i, it) {
+		if (i)
+			sbuf_addc(&s, ',');
+		sbuf_adds(&s, json_string_value(it));
+	}
+	url_add_param(q, key, sbuf_str(&s));
+	sbuf_free(&s);
+}
+
+static json_t *t_list(json_t *a, struct gf_err *e)
+{
+	struct sbuf q = { 0 };
+	json_t *resp, *jobs, *out;
+	int64_t limit = json_is_integer(json_object_get(a, "limit")) ? json_integer_value(json_object_get(a, "limit")) : 50;
+	size_t n;
+
+	sbuf_adds(&q, "/jobs");
+	add_csv_param(&q, "states", json_object_get(a, "states"));
+	add_csv_param(&q, "users", json_object_get(a, "users"));
+	add_csv_param(&q, "ids", json_object_get(a, "ids"));
+	add_csv_param(&q, "names", json_object_get(a, "names"));
+	if (jstr(a, "project"))
+		url_add_param(&q, "project", jstr(a, "project"));
+	if (jbool(a, "active", 0))
+		url_add_param(&q, "active", "1");
+	url_add_param(&q, "fields", LIST_FIELDS);
+	resp = api_get(q.p, e);
+	sbuf_free(&q);
+	if (!resp)
+		return NULL;
+	jobs = json_object_get(resp, "jobs");
+	n = json_array_size(jobs);
+	out = json_pack("{s:I,s:I}", "total", (json_int_t)n, "shown", (json_int_t)(n < (size_t)limit ? n : (size_t)limit));
+	while (json_array_size(jobs) > (size_t)limit)	/* the newest `limit` */
+		json_array_remove(jobs, 0);
+	json_object_set(out, "jobs", jobs);
+	json_decref(resp);
+	return out;
+}
+
+static json_t *t_job(json_t *a, struct gf_err *e)
+{
+	json_t *j = fetch(json_object_get(a, "job_id"), e);
+
+	return j ? json_pack("{s:o}", "job", j) : NULL;
+}
+
+static json_t *t_log(json_t *a, struct gf_err *e)
+{
+	json_t *j = fetch(json_object_get(a, "job_id"), e), *lines, *out;
+
+	if (!j)
+		return NULL;
+	lines = log_tail(j, jint(a, "lines", 100), e);
+	if (!lines)
+		return json_decref(j), NULL;
+	out = json_pack("{s:I,s:O?,s:O?,s:o}", "id", (json_int_t)jint(j, "id", 0), "state", json_object_get(j, "state"),
+	    "log_path", json_object_get(j, "log_path"), "lines", lines);
+	json_decref(j);
+	return out;
+}
+
+static json_t *t_stats(json_t *a, struct gf_err *e)
+{
+	struct sbuf q = { 0 };
+	json_t *resp, *jobs, *j, *by = json_object(), *out;
+	double now = now_secs(), wait = 0, run = 0, gpu_s = 0;
+	long long nwait = 0, nrun = 0, ok = 0, bad = 0, gpus_now = 0;
+	size_t i;
+
+	sbuf_adds(&q, "/jobs");
+	if (jbool(a, "all_users", 0))
+		url_add_param(&q, "users", "all");
+	else if (jstr(a, "user"))
+		url_add_param(&q, "users", jstr(a, "user"));
+	url_add_param(&q, "fields", "state,gpus,submit_time,start_time,end_time");
+	resp = api_get(q.p, e);
+	sbuf_free(&q);
+	if (!resp)
+		return json_decref(by), NULL;
+	jobs = json_object_get(resp, "jobs");
+	json_array_foreach(jobs, i, j) {
+		const char *st = jstr(j, "state");
+		double sub = jnum(j, "submit_time", 0), start = jnum(j, "start_time", 0), end = jnum(j, "end_time", 0);
+
+		if (!st)
+			continue;
+		json_object_set_new(by, st, json_integer(jint(by, st, 0) + 1));
+		ok += !strcmp(st, "Finished");
+		bad += !strcmp(st, "Failed") || !strcmp(st, "Timeout");
+		if (start > 0 && sub > 0)
+			wait += start - sub, nwait++;
+		if (start > 0 && end > 0)
+			run += end - start, nrun++;
+		if (start > 0)
+			gpu_s += (double)jint(j, "gpus", 0) * ((end > 0 ? end : now) - start);
+		if (!strcmp(st, "Running"))
+			gpus_now += jint(j, "gpus", 0);
+	}
+	out = json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:f,s:I}", "scope",
+	    jbool(a, "all_users", 0) ? "all users" : jstr(a, "user") ? jstr(a, "user") : "your jobs", "jobs",
+	    (json_int_t)json_array_size(jobs), "by_state", by, "success_rate",
+	    ok + bad ? json_real((double)ok / (double)(ok + bad)) : json_null(), "avg_wait_secs",
+	    nwait ? json_real(wait / (double)nwait) : json_null(), "avg_run_secs",
+	    nrun ? json_real(run / (double)nrun) : json_null(), "gpu_hours", gpu_s / 3600.0, "gpus_in_use",
+	    (json_int_t)gpus_now);
+	json_object_set_new(out, "success_rate_means", json_string("Finished / (Finished + Failed + Timeout)"));
+	json_decref(resp);
+	return out;
+}
+
+static json_t *t_reservations(json_t *a, struct gf_err *e)
+{
+	json_t *r;
+
+	(void)a;
+	if ((r = api_get("/reservations", e)))
+		return r;
+	if (strstr(e->msg, "no such endpoint"))
+		gf_err_set(e, "this gflowd does not support GPU reservations (it has no /reservations endpoint)");
+	return NULL;
+}
+
+static json_t *t_pressure(json_t *a, struct gf_err *e)
+{
+	json_t *resp, *gpus, *j, *g, *reasons = json_object(), *users = json_object(), *out, *oldest = json_null();
+	long long queued = 0, held = 0, running = 0, want = 0, idle = 0, busy = 0, total = 0;
+	double now = now_secs(), first = 0;
+	size_t i;
+
+	(void)a;
+	resp = api_get("/jobs?users=all&active=1&fields=id,user,state,reason,gpus,submit_time", e);
+	if (!resp || !(gpus = api_get("/gpus", e))) {
+		json_decref(resp);
+		json_decref(reasons);
+		json_decref(users);
+		return NULL;
+	}
+	json_array_foreach(json_object_get(resp, "jobs"), i, j) {
+		const char *st = jstr(j, "state"), *who = jstr(j, "user") ? jstr(j, "user") : "?";
+		json_t *u = json_object_get(users, who);
+
+		if (!u)
+			json_object_set_new(users, who, u = json_pack("{s:i,s:i,s:i}", "queued", 0, "running", 0,
+			    "gpus_running", 0));
+		if (!st)
+			continue;
+		if (!strcmp(st, "Queued")) {
+			const char *r = jstr(j, "reason") ? jstr(j, "reason") : "Eligible";
+
+			queued++, want += jint(j, "gpus", 0);
+			json_object_set_new(reasons, r, json_integer(jint(reasons, r, 0) + 1));
+			json_object_set_new(u, "queued", json_integer(jint(u, "queued", 0) + 1));
+			if (!first || jnum(j, "submit_time", now) < first) {
+				first = jnum(j, "submit_time", now);
+				json_decref(oldest);
+				oldest = json_pack("{s:I,s:f}", "id", (json_int_t)jint(j, "id", 0), "waiting_secs", now - first);
+			}
+		} else if (!strcmp(st, "Hold")) {
+			held++;
+		} else if (!strcmp(st, "Running")) {
+			running++;
+			json_object_set_new(u, "running", json_integer(jint(u, "running", 0) + 1));
+			json_object_set_new(u, "gpus_running", json_integer(jint(u, "gpus_running", 0) + jint(j, "gpus", 0)));
+		}
+	}
+	json_array_foreach(json_object_get(gpus, "gpus"), i, g) {
+		total++;
+		if (jstr(g, "state") && !strcmp(jstr(g, "state"), "idle"))
+			idle++;
+		else
+			busy++;
+	}
+	out = json_pack("{s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I},s:o,s:o,s:o}", "queued", (json_int_t)queued, "held",
+	    (json_int_t)held, "running", (json_int_t)running, "queued_gpus_requested", (json_int_t)want, "gpus",
+	    "total", (json_int_t)total, "idle", (json_int_t)idle, "busy_or_unavailable", (json_int_t)busy,
+	    "queued_by_reason", reasons, "oldest_queued", oldest, "by_user", users);
+	json_object_set_new(out, "summary", json_string(
+	    queued == 0 ? "nothing is waiting" :
+	    want > idle ? "queued jobs ask for more GPUs than are idle: jobs wait for running ones to end" :
+	    "GPUs are idle: queued jobs wait for other reasons (see queued_by_reason)"));
+	json_decref(resp);
+	json_decref(gpus);
+	return out;
+}
+
+/* Log lines that look like the cause of a failure. */
+static const char *const evidence_marks[] = {
+	"Traceback (most recent call last)", "CUDA out of memory", "OutOfMemoryError", "out of memory",
+	"Killed", "Segmentation fault", "core dumped", "Error", "error:", "Exception", "No such file or directory",
+	"Permission denied", "NCCL", "FAILED", "Aborted", NULL,
+};
+
+static bool log_has(json_t *lines, const char *mark)
+{
+	size_t i;
+	json_t *l;
+
+	json_array_foreach(lines, i, l)
+		if (strstr(json_string_value(l), mark))
+			return true;
+	return false;
+}
+
+static json_t *t_triage(json_t *a, struct gf_err *e)
+{
+	json_t *j = fetch(json_object_get(a, "job_id"), e), *lines, *ev = json_array(), *diag = json_array(),
+	       *hints = json_array(), *out, *l;
+	const char *st, *reason;
+	double start, end, now = now_secs(), runtime = -1;
+	long long id, limit;
+	size_t i;
+
+	if (!j)
+		return json_decref(ev), json_decref(diag), json_decref(hints), NULL;
+	st = jstr(j, "state") ? jstr(j, "state") : "";
+	reason = jstr(j, "reason");
+	id = jint(j, "id", 0);
+	limit = jint(j, "time_limit_secs", 0);
+	start = jnum(j, "start_time", 0), end = jnum(j, "end_time", 0);
+	if (start > 0)
+		runtime = (end > 0 ? end : now) - start;
+	lines = log_tail(j, jint(a, "log_lines", 200), e);
+	if (!lines) {
+		json_object_set_new(j, "log_error", json_string(e->msg));
+		lines = json_array();
+	}
+	json_array_foreach(lines, i, l)
+		for (const char *const *m = evidence_marks; *m; m++)
+			if (strstr(json_string_value(l), *m)) {
+				if (json_array_size(ev) < 40)
+					json_array_append(ev, l);
+				break;
+			}
+	if (!strcmp(st, "Finished"))
+		json_array_append_new(diag, json_string("the job finished successfully (exit code 0)"));
+	if (!strcmp(st, "Timeout")) {
+		json_array_append_new(diag, json_string("the job ran into its time limit and was stopped"));
+		json_array_append_new(hints, json_string("redo it with a longer limit: redo_job with set "
+		    "{\"time_limit_secs\": N}, or make it save and resume from checkpoints"));
+	}
+	if (reason && !strcmp(reason, "OutOfMemory")) {
+		json_array_append_new(diag, json_string("the job used more memory than its --memory limit and was killed"));
+		json_array_append_new(hints, json_string("redo it with more memory: set {\"memory_mb\": N}"));
+	}
+	if (log_has(lines, "CUDA out of memory") || log_has(lines, "OutOfMemoryError")) {
+		json_array_append_new(diag, json_string("the GPU ran out of memory (CUDA out of memory)"));
+		json_array_append_new(hints, json_string("use a smaller batch or model, more GPUs (set {\"gpus\": N}), "
+		    "or an exclusive GPU instead of a shared one"));
+	}
+	if (log_has(lines, "Traceback (most recent call last)"))
+		json_array_append_new(diag, json_string("the program raised a Python exception (see the Traceback "
+		    "in evidence; its last line names the error)"));
+	if (log_has(lines, "Killed") && !(reason && !strcmp(reason, "OutOfMemory")))
+		json_array_append_new(diag, json_string("the log says Killed: the kernel or a user killed the program "
+		    "(often host memory)"));
+	if (reason && !strncmp(reason, "DependencyFailed:", 17)) {
+		json_array_append_new(diag, json_string("cancelled because a job it depends on did not succeed"));
+		json_array_append_new(hints, json_string("triage the failed dependency first, then redo_job with "
+		    "cascade: true on it"));
+	}
+	if (reason && !strncmp(reason, "SystemError", 11))
+		json_array_append_new(diag, json_string("gflow could not run or supervise the job (SystemError): "
+		    "see the reason and the daemon's log"));
+	if (jint(j, "exit_signal", 0) > 0) {
+		char s[96];
+
+		snprintf(s, sizeof s, "the program was ended by signal %lld (%s)", (long long)jint(j, "exit_signal", 0),
+		    strsignal((int)jint(j, "exit_signal", 0)));
+		json_array_append_new(diag, json_string(s));
+	} else if (!strcmp(st, "Failed") && jhas(j, "exit_code")) {
+		char s[96];
+
+		snprintf(s, sizeof s, "the program exited with code %lld", (long long)jint(j, "exit_code", 0));
+		json_array_append_new(diag, json_string(s));
+	}
+	if (!strcmp(st, "Queued") || !strcmp(st, "Hold"))
+		json_array_append_new(diag, json_string("the job has not run yet: see reason (Resources: waiting for "
+		    "GPUs or memory; Dependency; Priority; BeginTime; JobHeldUser: release_job) and get_queue_pressure"));
+	if (!strcmp(st, "Running"))
+		json_array_append_new(diag, json_string("the job is still running"));
+	if (!strcmp(st, "Failed") || !strcmp(st, "Timeout") || !strcmp(st, "Cancelled"))
+		json_array_append_new(hints, json_string("after fixing the cause: redo_job (the same job again, "
+		    "optionally with changed fields); ask the user first"));
+	out = json_pack("{s:{s:I,s:O?,s:O?,s:s,s:O?,s:O?,s:O?,s:O?,s:O?,s:O?,s:O?,s:o},s:o,s:o,s:o,s:O?,s:o}",
+	    "job", "id", (json_int_t)id, "name", json_object_get(j, "name"), "user", json_object_get(j, "user"),
+	    "state", st, "reason", json_object_get(j, "reason"),
+	    "exit_code", json_object_get(j, "exit_code"),
+	    "exit_signal", json_object_get(j, "exit_signal"),
+	    "gpus", json_object_get(j, "gpus"),
+	    "gpu_ids", json_object_get(j, "gpu_ids"),
+	    "attempt", json_object_get(j, "attempt"),
+	    "max_retries", json_object_get(j, "max_retries"),
+	    "time_limit_secs", limit ? json_integer(limit) : json_null(),
+	    "diagnosis", diag, "evidence", ev, "hints", hints,
+	    "log_path", json_object_get(j, "log_path"),
+	    "log_tail", lines);
+	json_object_set_new(json_object_get(out, "job"), "runtime_secs", runtime >= 0 ? json_real(runtime) : json_null());
+	if (runtime >= 0 && limit)
+		json_object_set_new(json_object_get(out, "job"), "limit_used_pct", json_real(100.0 * runtime / (double)limit));
+	if (json_object_get(j, "log_error"))
+		json_object_set(out, "log_error", json_object_get(j, "log_error"));
+	json_decref(j);
+	return out;
+}
+
+/* ---- submissions and changes ------------------------------------------- */
+
+static json_t *submit(json_t *a, bool dry, struct gf_err *e)
+{
+	json_t *body = json_object(), *env = json_array(), *r;
+	char cwd[4096];
+
+	for (char **v = environ; *v; v++)
+		json_array_append_new(env, gf_cstr_json(*v));
+	if (jstr(a, "cwd"))
+		snprintf(cwd, sizeof cwd, "%s", jstr(a, "cwd"));
+	else if (!getcwd(cwd, sizeof cwd))
+		snprintf(cwd, sizeof cwd, "/");
+	json_object_set(body, "jobs", json_object_get(a, "jobs"));
+	json_object_set_new(body, "env", env);
+	json_object_set_new(body, "cwd", json_string(cwd));
+	json_object_set_new(body, "dry_run", json_boolean(dry));
+	r = api_post("/jobs", body, e);
+	json_decref(body);
+	if (r && dry)
+		json_object_set_new(r, "note", json_string("a preview: nothing was submitted; submit_jobs with the "
+		    "same arguments submits these jobs"));
+	return r;
+}
+
+static json_t *t_preview_submit(json_t *a, struct gf_err *e)
+{
+	return submit(a, true, e);
+}
+
+static json_t *t_submit(json_t *a, struct gf_err *e)
+{
+	return submit(a, false, e);
+}
+
+/* The job's fields that a submission spec also has (what update edits). */
+static const char *const spec_fields[] = {
+	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
+	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id",
+	"max_concurrent", "max_retries", "params", NULL,
+};
+
+static json_t *t_preview_update(json_t *a, struct gf_err *e)
+{
+	json_t *j = fetch(json_object_get(a, "job_id"), e), *set = json_object_get(a, "set"), *spec, *body, *r,
+	       *changes = json_array(), *v, *out;
+	const char *k, *st;
+
+	if (!j)
+		return json_decref(changes), NULL;
+	st = jstr(j, "state");
+	if (!st || (strcmp(st, "Queued") && strcmp(st, "Hold"))) {
+		gf_err_set(e, "job %lld is %s: only queued or held jobs can be updated", (long long)jint(j, "id", 0),
+		    st ? st : "unknown");
+		return json_decref(j), json_decref(changes), NULL;
+	}
+	spec = json_object();
+	for (const char *const *f = spec_fields; *f; f++)
+		if ((v = json_object_get(j, *f)) && !json_is_null(v))
+			json_object_set(spec, *f, v);
+	json_object_foreach(set, k, v) {
+		json_t *was = json_object_get(j, k);
+
+		if (!json_equal(was ? was : json_null(), v))
+			json_array_append_new(changes, json_pack("{s:s,s:O,s:O}", "field", k, "from",
+			    was ? was : json_null(), "to", v));
+		if (json_is_null(v))
+			json_object_del(spec, k);
+		else
+			json_object_set(spec, k, v);
+	}
+	body = json_pack("{s:[O],s:[],s:O,s:b}", "jobs", spec, "env", "cwd",
+	    json_object_get(j, "cwd") ? json_object_get(j, "cwd") : json_string("/"), "dry_run", 1);
+	r = api_post("/jobs", body, e);
+	json_decref(body);
+	json_decref(spec);
+	out = json_pack("{s:I,s:s,s:o}", "job_id", (json_int_t)jint(j, "id", 0), "state", st, "changes", changes);
+	if (r) {
+		json_object_set_new(out, "valid", json_true());
+		json_object_set(out, "would_be", json_array_get(json_object_get(r, "jobs"), 0));
+		json_object_set_new(out, "note", json_string("a preview: nothing changed; update_job with the same "
+		    "arguments applies it"));
+		json_decref(r);
+	} else {
+		json_object_set_new(out, "valid", json_false());
+		json_object_set_new(out, "error", json_string(e->msg));
+	}
+	json_decref(j);
+	return out;
+}
+
+/* POST {"ids":[ref], extra...}; the answer's "errors" become a tool error. */
+static json_t *on_one(const char *route, json_t *a, json_t *extra, struct gf_err *e)
+{
+	json_t *ref = ref_arg(json_object_get(a, "job_id"), e), *body, *r, *errs;
+
+	if (!ref)
+		return json_decref(extra), NULL;
+	body = json_pack("{s:[o]}", "ids", ref);
+	if (extra)
+		json_object_update(body, extra), json_decref(extra);
+	r = api_post(route, body, e);
+	json_decref(body);
+	errs = json_object_get(r, "errors");
+	if (r && json_array_size(errs)) {
+		gf_err_set(e, "%s", jstr(json_array_get(errs, 0), "error") ? jstr(json_array_get(errs, 0), "error")
+		    : "the daemon refused it");
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+static json_t *t_update(json_t *a, struct gf_err *e)
+{
+	return on_one("/jobs/update", a, json_pack("{s:O}", "set", json_object_get(a, "set")), e);
+}
+
+static json_t *t_cancel(json_t *a, struct gf_err *e)
+{
+	return on_one("/jobs/cancel", a, NULL, e);
+}
+
+static json_t *t_hold(json_t *a, struct gf_err *e)
+{
+	return on_one("/jobs/hold", a, NULL, e);
+}
+
+static json_t *t_release(json_t *a, struct gf_err *e)
+{
+	return on_one("/jobs/release", a, NULL, e);
+}
+
+static json_t *t_redo(json_t *a, struct gf_err *e)
+{
+	json_t *ref = ref_arg(json_object_get(a, "job_id"), e), *body, *r;
+
+	if (!ref)
+		return NULL;
+	body = json_pack("{s:o,s:b}", "id", ref, "cascade", jbool(a, "cascade", 0));
+	if (json_object_get(a, "set"))
+		json_object_set(body, "set", json_object_get(a, "set"));
+	r = api_post("/jobs/redo", body, e);
+	json_decref(body);
+	return r;
+}
+
+/* ---- the table --------------------------------------------------------------- */
+
+#define NO_ARGS "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
+#define ONE_JOB "{\"type\":\"object\",\"properties\":{\"job_id\":" JOB_ID "},\"required\":[\"job_id\"],\"additionalProperties\":false}"
+#define UPDATE_SET \
+	"{\"type\":\"object\",\"description\":\"fields to change (null clears one)\",\"properties\":{" \
+	"\"name\":{\"type\":[\"string\",\"null\"]},\"command\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1}," \
+	"\"script\":{\"type\":[\"string\",\"null\"]},\"gpus\":{\"type\":\"integer\",\"minimum\":0}," \
+	"\"shared\":{\"type\":\"boolean\"},\"gpu_memory_mb\":{\"type\":[\"integer\",\"null\"],\"minimum\":1}," \
+	"\"memory_mb\":{\"type\":[\"integer\",\"null\"],\"minimum\":1},\"time_limit_secs\":{\"type\":[\"integer\",\"null\"],\"minimum\":1}," \
+	"\"priority\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":255},\"conda_env\":{\"type\":[\"string\",\"null\"]}," \
+	"\"depends_on\":{\"type\":\"array\",\"items\":" JOB_ID "},\"dep_mode\":{\"enum\":[\"all\",\"any\"]}," \
+	"\"auto_cancel\":{\"type\":\"boolean\"},\"begin_at\":{\"type\":[\"number\",\"null\"]}," \
+	"\"max_concurrent\":{\"type\":\"integer\",\"minimum\":0},\"max_retries\":{\"type\":\"integer\",\"minimum\":0}," \
+	"\"params\":{\"type\":\"object\"}},\"additionalProperties\":false}"
+#define SUBMIT \
+	"{\"type\":\"object\",\"properties\":{\"jobs\":{\"type\":\"array\",\"minItems\":1,\"description\":" \
+	"\"submission specs as in gflow's API (docs/api.md): command (argv array, required), name, gpus, shared, " \
+	"gpu_memory_mb, memory_mb, time_limit_secs, priority, project, conda_env, depends_on, dep_mode, auto_cancel, " \
+	"begin_at (epoch seconds), hold, max_retries, params, notify_email, notify_on\",\"items\":{\"type\":\"object\"," \
+	"\"properties\":{\"command\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1}," \
+	"\"name\":{\"type\":\"string\"},\"gpus\":{\"type\":\"integer\",\"minimum\":0},\"time_limit_secs\":{\"type\":\"integer\",\"minimum\":1}," \
+	"\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},\"gpu_memory_mb\":{\"type\":\"integer\",\"minimum\":1}," \
+	"\"priority\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":255},\"depends_on\":{\"type\":\"array\",\"items\":" JOB_ID "}," \
+	"\"hold\":{\"type\":\"boolean\"}},\"required\":[\"command\"]}}," \
+	"\"cwd\":{\"type\":\"string\",\"minLength\":1,\"description\":\"absolute working directory (default: the server's)\"}}," \
+	"\"required\":[\"jobs\"],\"additionalProperties\":false}"
+
+const struct mcp_tool mcp_tools[] = {
+	{ "get_health", "Is gflowd running and answering? Version, pid, mode, uptime.", NO_ARGS, true, false, t_health },
+	{ "get_info", "The daemon's settings and state: executor, strategy, GPUs, data directory, how job "
+	  "processes are tracked, notification counts.", NO_ARGS, true, false, t_info },
+	{ "list_jobs", "Jobs, newest last (your own by default). Filters: states, users (\"all\" for everyone), "
+	  "ids (\"1-5,9\"), names, project, active (only queued/held/running); limit keeps the newest N (default 50).",
+	  "{\"type\":\"object\",\"properties\":{\"states\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"
+	  "\"description\":\"Queued,Hold,Running,Finished,Failed,Cancelled,Timeout (or PD,H,R,CD,F,CA,TO)\"},"
+	  "\"users\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"}},\"ids\":{\"type\":\"string\"},"
+	  "\"names\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"}},\"project\":{\"type\":\"string\"},"
+	  "\"active\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10000}},"
+	  "\"additionalProperties\":false}", true, false, t_list },
+	{ "get_job", "Everything gflow knows about one job.", ONE_JOB, true, false, t_job },
+	{ "get_job_log", "The last lines of a job's output log (default 100).",
+	  "{\"type\":\"object\",\"properties\":{\"job_id\":" JOB_ID ",\"lines\":{\"type\":\"integer\",\"minimum\":1,"
+	  "\"maximum\":5000}},\"required\":[\"job_id\"],\"additionalProperties\":false}", true, false, t_log },
+	{ "get_stats", "Counts by state, success rate, average wait and run time, GPU-hours: your jobs, one "
+	  "user's, or everyone's (all_users).",
+	  "{\"type\":\"object\",\"properties\":{\"all_users\":{\"type\":\"boolean\"},\"user\":{\"type\":\"string\"}},"
+	  "\"additionalProperties\":false}", true, false, t_stats },
+	{ "list_reservations", "GPU reservations (when this gflowd supports them).", NO_ARGS, true, false, t_reservations },
+	{ "get_queue_pressure", "Why jobs wait: queued/held/running counts, GPUs asked for vs idle, waiting "
+	  "reasons, the oldest queued job, per-user load.", NO_ARGS, true, false, t_pressure },
+	{ "triage_job", "Why a job failed (or waits): state, reason, exit code or signal, runtime vs limit, GPUs, "
+	  "the log's tail with the lines that look like the cause (Traceback, CUDA out of memory, Killed), and "
+	  "retry hints. Call it before retrying a job.",
+	  "{\"type\":\"object\",\"properties\":{\"job_id\":" JOB_ID ",\"log_lines\":{\"type\":\"integer\",\"minimum\":1,"
+	  "\"maximum\":5000}},\"required\":[\"job_id\"],\"additionalProperties\":false}", true, false, t_triage },
+	{ "preview_submit_jobs", "Check jobs as submit_jobs would and show the jobs they would be; submits nothing.",
+	  SUBMIT, true, false, t_preview_submit },
+	{ "submit_jobs", "Submit jobs (all or none) with this server's environment. Preview first; ask the user.",
+	  SUBMIT, false, false, t_submit },
+	{ "preview_update_job", "Show what update_job would change in a queued or held job, checked as the "
+	  "daemon checks it; changes nothing.",
+	  "{\"type\":\"object\",\"properties\":{\"job_id\":" JOB_ID ",\"set\":" UPDATE_SET "},"
+	  "\"required\":[\"job_id\",\"set\"],\"additionalProperties\":false}", true, false, t_preview_update },
+	{ "update_job", "Change fields of a queued or held job. Preview first; ask the user.",
+	  "{\"type\":\"object\",\"properties\":{\"job_id\":" JOB_ID ",\"set\":" UPDATE_SET "},"
+	  "\"required\":[\"job_id\",\"set\"],\"additionalProperties\":false}", false, false, t_update },
+	{ "redo_job", "Submit an ended job again as a new job, optionally with changed fields (set) and with "
+	  "the jobs its failure cancelled (cascade).",
+	  "{\"type\":\"object\",\"properties\":{\"job_id\":" JOB_ID ",\"cascade\":{\"type\":\"boolean\"},\"set\":"
+	  UPDATE_SET "},\"required\":[\"job_id\"],\"additionalProperties\":false}", false, false, t_redo },
+	{ "cancel_job", "Cancel a queued, held or running job (and the jobs that depend on it). Ask the user.",
+	  ONE_JOB, false, true, t_cancel },
+	{ "hold_job", "Keep a queued job from starting until release_job.", ONE_JOB, false, false, t_hold },
+	{ "release_job", "Let a held job be scheduled again.", ONE_JOB, false, false, t_release },
+};
+
+const size_t mcp_ntools = sizeof mcp_tools / sizeof mcp_tools[0];

@@ -1,0 +1,234 @@
+"""gflow mcp serve: a Model Context Protocol server on stdio, driven by a
+client that checks every answer against JSON-RPC 2.0 and MCP."""
+import json
+import os
+import queue
+import subprocess
+import threading
+
+import pytest
+
+from conftest import SLOW
+
+TOOLS = {"get_health", "get_info", "list_jobs", "get_job", "get_job_log", "get_stats",
+         "list_reservations", "get_queue_pressure", "triage_job", "preview_submit_jobs", "submit_jobs",
+         "preview_update_job", "update_job", "redo_job", "cancel_job", "hold_job", "release_job"}
+READ_ONLY = {"get_health", "get_info", "list_jobs", "get_job", "get_job_log", "get_stats",
+             "list_reservations", "get_queue_pressure", "triage_job", "preview_submit_jobs",
+             "preview_update_job"}
+
+
+class Client:
+    def __init__(self, g):
+        self.g = g
+        self.p = subprocess.Popen([str(g.build / "gflow"), "mcp", "serve"], env=g.env, cwd=g.tmp,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.next_id = 0
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def send_raw(self, data: bytes):
+        self.p.stdin.write(data + b"\n")
+        self.p.stdin.flush()
+
+    def send(self, msg):
+        self.send_raw(json.dumps(msg).encode())
+
+    def recv(self, timeout=20):
+        line = self.lines.get(timeout=timeout * SLOW)
+        assert line is not None, "the server closed stdout: " + self.p.stderr.read().decode()
+        m = json.loads(line)
+        # JSON-RPC 2.0: a response has the version, an id, one of result/error
+        assert m.get("jsonrpc") == "2.0", m
+        assert "id" in m, m
+        assert ("result" in m) != ("error" in m), m
+        if "error" in m:
+            assert isinstance(m["error"]["code"], int) and isinstance(m["error"]["message"], str), m
+        return m
+
+    def request(self, method, params=None, expect_error=None):
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        m = self.recv()
+        assert m["id"] == self.next_id, m
+        if expect_error is not None:
+            assert "error" in m and m["error"]["code"] == expect_error, m
+            return m["error"]
+        assert "result" in m, m
+        return m["result"]
+
+    def init(self, version="2025-06-18"):
+        r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                        "clientInfo": {"name": "test", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return r
+
+    def call(self, tool, args=None, ok=True):
+        r = self.request("tools/call", {"name": tool, "arguments": args or {}})
+        assert isinstance(r["content"], list) and r["content"][0]["type"] == "text", r
+        assert r["isError"] is (not ok), r
+        if ok:
+            data = json.loads(r["content"][0]["text"])
+            if "structuredContent" in r:
+                assert r["structuredContent"] == data
+            return data
+        return r["content"][0]["text"]
+
+    def close(self):
+        self.p.stdin.close()
+        assert self.p.wait(timeout=10) == 0
+        self.p.stdout.close()
+        self.p.stderr.close()
+
+
+@pytest.fixture
+def mcp(gflow):
+    c = Client(gflow)
+    yield c
+    c.close()
+
+
+def test_initialize_negotiates_and_lists_tools(mcp):
+    r = mcp.init("2025-06-18")
+    assert r["protocolVersion"] == "2025-06-18"
+    assert "tools" in r["capabilities"] and r["serverInfo"]["name"] == "gflow"
+    # the notification got no answer: the next line answers the ping
+    assert mcp.request("ping") == {}
+    assert mcp.request("initialize", {"protocolVersion": "2024-11-05"})["protocolVersion"] == "2024-11-05"
+    assert mcp.request("initialize", {"protocolVersion": "2099-01-01"})["protocolVersion"] == "2025-06-18"
+    tools = mcp.request("tools/list")["tools"]
+    assert {t["name"] for t in tools} == TOOLS
+    for t in tools:
+        assert t["description"] and t["inputSchema"]["type"] == "object", t
+        assert t["annotations"]["readOnlyHint"] == (t["name"] in READ_ONLY), t
+    by = {t["name"]: t for t in tools}
+    assert by["cancel_job"]["annotations"]["destructiveHint"] is True
+    assert by["triage_job"]["inputSchema"]["required"] == ["job_id"]
+
+
+def test_protocol_errors(mcp):
+    mcp.send_raw(b"{not json")
+    m = mcp.recv()
+    assert m["id"] is None and m["error"]["code"] == -32700
+    mcp.send({"id": 1, "method": "ping"})
+    m = mcp.recv()
+    assert m["error"]["code"] == -32600 and m["id"] == 1
+    mcp.send([{"jsonrpc": "2.0", "id": 2, "method": "ping"}])
+    assert mcp.recv()["error"]["code"] == -32600
+    mcp.request("tools/list", expect_error=-32002)      # before initialize
+    mcp.init()
+    mcp.request("resources/list", expect_error=-32601)
+    mcp.request("tools/call", [1, 2], expect_error=-32602)
+    e = mcp.request("tools/call", {"name": "rm_rf"}, expect_error=-32602)
+    assert "unknown tool 'rm_rf'" in e["message"]
+    e = mcp.request("tools/call", {"name": "get_job", "arguments": {}}, expect_error=-32602)
+    assert "job_id is required" in e["message"]
+    e = mcp.request("tools/call", {"name": "get_job", "arguments": {"job_id": True}}, expect_error=-32602)
+    assert "job_id must be an integer or string, not a boolean" in e["message"]
+    e = mcp.request("tools/call", {"name": "get_job", "arguments": {"job_id": 1, "force": 1}},
+                    expect_error=-32602)
+    assert "unknown argument 'force'" in e["message"]
+    e = mcp.request("tools/call", {"name": "submit_jobs", "arguments": {"jobs": [{"name": "x"}]}},
+                    expect_error=-32602)
+    assert "jobs[0].command is required" in e["message"]
+    e = mcp.request("tools/call", {"name": "update_job", "arguments": {"job_id": 1, "set": {"priority": 300}}},
+                    expect_error=-32602)
+    assert "set.priority must be at most 255" in e["message"]
+    e = mcp.request("tools/call", {"name": "update_job", "arguments": {"job_id": 1, "set": {"project": "p"}}},
+                    expect_error=-32602)
+    assert "unknown argument 'set.project'" in e["message"]
+    # a notification with an unknown method is not answered either
+    mcp.send({"jsonrpc": "2.0", "method": "notifications/whatever"})
+    assert mcp.request("ping") == {}
+
+
+def test_daemon_down_is_a_tool_error(mcp):
+    mcp.init()
+    text = mcp.call("get_health", ok=False)
+    assert "not running" in text or "gflowd" in text, text
+    assert "gflowd" in mcp.call("list_jobs", ok=False)
+
+
+def test_tools_on_a_failed_job(gflow, mcp):
+    gflow.start()
+    mcp.init("2025-03-26")
+    h = mcp.call("get_health")
+    assert h["status"] == "ok" and h["mode"] == "personal"
+    assert mcp.call("get_info")["executor"] == "process"
+    job = {"name": "boom", "command": ["python3", "-c",
+           "print('loading'); import sys; sys.stdout.flush(); raise RuntimeError('CUDA out of memory. Tried')"]}
+    pre = mcp.call("preview_submit_jobs", {"jobs": [job]})
+    assert pre["jobs"][0]["name"] == "boom" and "nothing was submitted" in pre["note"]
+    assert mcp.call("list_jobs")["total"] == 0
+    jid = mcp.call("submit_jobs", {"jobs": [job]})["jobs"][0]["id"]
+    gflow.wait_state(jid, "Failed")
+    lst = mcp.call("list_jobs", {"states": ["Failed"]})
+    assert [j["id"] for j in lst["jobs"]] == [jid] and lst["jobs"][0]["exit_code"] == 1
+    assert mcp.call("get_job", {"job_id": "@"})["job"]["id"] == jid
+    log = mcp.call("get_job_log", {"job_id": jid, "lines": 50})
+    assert "loading" in log["lines"] and any("RuntimeError" in ln for ln in log["lines"])
+    t = mcp.call("triage_job", {"job_id": jid})
+    assert t["job"]["state"] == "Failed" and t["job"]["exit_code"] == 1
+    assert any("Traceback" in ln for ln in t["evidence"])
+    assert any("CUDA out of memory" in ln for ln in t["evidence"])
+    assert "loading" not in t["evidence"]
+    d = " ".join(t["diagnosis"])
+    assert "GPU ran out of memory" in d and "Python exception" in d and "exited with code 1" in d
+    assert any("redo_job" in h for h in t["hints"])
+    assert t["job"]["runtime_secs"] >= 0
+    redo = mcp.call("redo_job", {"job_id": jid, "set": {"name": "boom2"}})
+    assert redo["jobs"][0]["redo_of"] == jid
+    st = mcp.call("get_stats")
+    assert st["jobs"] == 2 and st["by_state"]["Failed"] >= 1
+    text = mcp.call("triage_job", {"job_id": 999}, ok=False)
+    assert "999" in text
+
+
+def test_tools_that_change_a_job(gflow, mcp):
+    gflow.start()
+    mcp.init()
+    jid = mcp.call("submit_jobs", {"jobs": [{"command": ["sleep", "30"], "hold": True, "priority": 5}]})["jobs"][0]["id"]
+    p = mcp.call("preview_update_job", {"job_id": jid, "set": {"priority": 40, "name": "renamed"}})
+    assert p["valid"] is True and {c["field"] for c in p["changes"]} == {"priority", "name"}
+    assert gflow.job(jid)["priority"] == 5        # a preview changes nothing
+    p = mcp.call("preview_update_job", {"job_id": jid, "set": {"depends_on": [9999]}})
+    assert p["valid"] is False and "9999" in p["error"]
+    mcp.call("update_job", {"job_id": jid, "set": {"priority": 40}})
+    assert gflow.job(jid)["priority"] == 40
+    q = mcp.call("get_queue_pressure")
+    assert q["held"] == 1 and q["queued"] == 0
+    mcp.call("release_job", {"job_id": jid})
+    gflow.wait_state(jid, "Running")
+    text = mcp.call("hold_job", {"job_id": jid}, ok=False)
+    assert "Running" in text or "running" in text, text
+    text = mcp.call("update_job", {"job_id": jid, "set": {"priority": 1}}, ok=False)
+    assert "only queued or held" in text
+    mcp.call("cancel_job", {"job_id": jid})
+    gflow.wait_state(jid, "Cancelled")
+    t = mcp.call("triage_job", {"job_id": jid})
+    assert t["job"]["state"] == "Cancelled"
+    r = mcp.request("tools/call", {"name": "list_reservations", "arguments": {}})
+    assert r["content"][0]["text"]      # a list, or says reservations are not supported
+
+
+def test_help_and_usage(gflow):
+    r = gflow.cli("gflow", "mcp", "serve", "--help")
+    assert r.returncode == 0 and "triage_job" in r.stdout and "claude mcp add" in r.stdout
+    r = gflow.cli("gflow", "mcp")
+    assert r.returncode == 2 and "gflow mcp serve" in r.stderr
+    r = gflow.cli("gflow", "mcp", "serve", "--port", "1")
+    assert r.returncode == 2 and "unexpected '--port'" in r.stderr
+    assert "mcp" in gflow.cli("gflow", "--help").stdout
+    # EOF on stdin ends it cleanly
+    r = subprocess.run([str(gflow.build / "gflow"), "mcp", "serve"], input=b"", env=gflow.env,
+                       capture_output=True, timeout=10)
+    assert r.returncode == 0 and r.stdout == b""
+    assert os.path.exists(gflow.build / "gflow")

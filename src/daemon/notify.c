@@ -392,7 +392,9 @@ static void *worker(void *arg)
 						 : n->s->cfg.emails[d->target].max_retries;
 		if (rc == 0) {
 			n->sent++;
-		} else if (!d->test && !n->stop && d->attempt <= max_retries) {
+		} else if (n->stop) {
+			/* abandoned: the daemon is stopping */
+		} else if (!d->test && d->attempt <= max_retries) {
 			double wait = 1.0;
 
 			for (int i = 1; i < d->attempt && wait < BACKOFF_MAX; i++)

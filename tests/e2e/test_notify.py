@@ -209,10 +209,16 @@ max_retries = 1
         bad = gflow.submit("--notify-email", "alice@example.com", "--name", "bad-one", "false")
         ok = gflow.submit("--notify-email", "bob@example.com,carol@example.com",
                           "--notify-on", "job_started,job_completed", "true")
+        script = gflow.tmp / "job.sh"
+        script.write_text("#!/bin/sh\n# GFLOW --notify-email=dave@example.com\n# GFLOW --notify-on=job_failed\nexit 3\n")
+        script.chmod(0o755)
+        viadir = gflow.submit(str(script))
         gflow.wait_state(bad, "Failed")
         gflow.wait_state(ok, "Finished")
+        gflow.wait_state(viadir, "Failed")
         gflow.wait_for(lambda: len(box.to("ops@example.com")) >= 1 and box.to("alice@example.com")
-                       and len(box.to("bob@example.com")) >= 2, what="mails")
+                       and len(box.to("bob@example.com")) >= 2 and box.to("dave@example.com"), what="mails")
+        assert f"job {viadir} (job.sh): failed" in box.to("dave@example.com")[0][2]
         frm, rcpt, text = box.to("alice@example.com")[0]
         assert frm == "noreply@example.com" and rcpt == ["alice@example.com"]
         assert "Subject: [gflow-test] gflow on" in text and f"job {bad} (bad-one): failed" in text

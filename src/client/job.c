@@ -148,7 +148,7 @@ char *job_show_text(const json_t *j)
 
 /* One job by reference: GET /jobs/<id>, or GET /jobs?ids=@~N for the @
  * forms (the daemon resolves those for the caller). Caller owns it. */
-static json_t *fetch_job(const char *ref_text, struct gf_err *e)
+json_t *fetch_job(const char *ref_text, struct gf_err *e)
 {
 	struct gf_jobref ref;
 	struct sbuf path = { 0 };

@@ -8,11 +8,17 @@
 
 #include <jansson.h>
 
+#include "err.h"
+
 /* Key=Value lines of one job object, newline-terminated (malloc'd). */
 char *job_show_text(const json_t *job);
 
 /* Offset in the file open on fd where its last n lines begin (a final
  * newline does not start an empty line). -1 on a read error. */
 off_t job_last_lines_offset(int fd, long long n);
+
+/* One job by reference ("42", "@", "@~N"): the daemon's job object (the
+ * caller owns it), or NULL with e set. */
+json_t *fetch_job(const char *ref_text, struct gf_err *e);
 
 #endif

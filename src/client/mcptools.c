@@ -50,32 +50,13 @@ static json_t *ref_arg(json_t *v, struct gf_err *e)
 /* GET one job (full object; owner's view or public fields). */
 static json_t *fetch(json_t *v, struct gf_err *e)
 {
-	struct sbuf path = { 0 };
-	json_t *ref = ref_arg(v, e), *resp, *job;
+	char num[32];
 
-	if (!ref)
-		return NULL;
-	if (json_is_integer(ref))
-		sbuf_addf(&path, "/jobs/%lld", (long long)json_integer_value(ref));
-	else {
-		sbuf_adds(&path, "/jobs");
-		url_add_param(&path, "ids", json_string_value(ref));
+	if (json_is_integer(v)) {
+		snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v));
+		return fetch_job(num, e);
 	}
-	json_decref(ref);
-	resp = api_get(path.p, e);
-	sbuf_free(&path);
-	if (!resp)
-		return NULL;
-	job = json_object_get(resp, "job");
-	if (!job)
-		job = json_array_get(json_object_get(resp, "jobs"), 0);
-	if (!json_is_object(job)) {
-		json_decref(resp);
-		return gf_err_set(e, "no such job"), NULL;
-	}
-	json_incref(job);
-	json_decref(resp);
-	return job;
+	return fetch_job(json_string_value(v), e);
 }
 
 /* The last n lines of a job's log (an array of strings), or NULL with e. */
@@ -144,7 +125,7 @@ static json_t *t_health(json_t *a, struct gf_err *e)
 		json_object_set(h, "socket", json_object_get(i, "socket"));
 		json_object_set(h, "executor", json_object_get(i, "executor"));
 		json_object_set(h, "jobs", json_object_get(i, "jobs"));
-		json_object_set(h, "uptime_secs", json_real(now_secs() - jnum(i, "started_at", now_secs())));
+		json_object_set_new(h, "uptime_secs", json_real(now_secs() - jnum(i, "started_at", now_secs())));
 		json_decref(i);
 	}
 	return h;
@@ -543,8 +524,7 @@ static json_t *t_preview_update(json_t *a, struct gf_err *e)
 		else
 			json_object_set(spec, k, v);
 	}
-	body = json_pack("{s:[O],s:[],s:O,s:b}", "jobs", spec, "env", "cwd",
-	    json_object_get(j, "cwd") ? json_object_get(j, "cwd") : json_string("/"), "dry_run", 1);
+	body = json_pack("{s:[O],s:[],s:O?,s:b}", "jobs", spec, "env", "cwd", json_object_get(j, "cwd"), "dry_run", 1);
 	r = api_post("/jobs", body, e);
 	json_decref(body);
 	json_decref(spec);

@@ -84,9 +84,11 @@ class Client:
 
     def close(self):
         self.p.stdin.close()
-        assert self.p.wait(timeout=10) == 0
+        rc = self.p.wait(timeout=10 * SLOW)
+        err = self.p.stderr.read().decode(errors="replace")
         self.p.stdout.close()
         self.p.stderr.close()
+        assert rc == 0 and "Sanitizer" not in err and "runtime error" not in err, err[-4000:]
 
 
 @pytest.fixture

@@ -255,19 +255,23 @@ url = "{sink.url}"
     assert st == 400 and "notify_email" in body["error"], body
 
 
-def test_silent_endpoint_does_not_slow_the_api(gflow):
-    silent = Silent()
-    try:
-        configure(gflow, f"""
+def one_silent_hook(g, silent, more):
+    """Start g with one worker and one webhook that never answers."""
+    configure(g, f"""
 [notifications]
 enabled = true
 max_concurrent_deliveries = 1
 [[notifications.webhooks]]
 url = "{silent.url}"
-timeout_secs = 2
-max_retries = 0
+{more}
 """)
-        gflow.start()
+    g.start()
+
+
+def test_silent_endpoint_does_not_slow_the_api(gflow):
+    silent = Silent()
+    try:
+        one_silent_hook(gflow, silent, "timeout_secs = 2\nmax_retries = 0")
         for _ in range(5):
             gflow.submit("--hold", "true")
         # every delivery waits 2 s for an answer that never comes; the one
@@ -290,15 +294,7 @@ max_retries = 0
 def test_full_queue_drops_the_oldest(gflow):
     silent = Silent()
     try:
-        configure(gflow, f"""
-[notifications]
-enabled = true
-max_concurrent_deliveries = 1
-[[notifications.webhooks]]
-url = "{silent.url}"
-timeout_secs = 30
-""")
-        gflow.start()
+        one_silent_hook(gflow, silent, "timeout_secs = 30")
         gflow.cli("gbatch", "--hold", "--array", "1-1100", "true", check=True)
         info = gflow.wait_for(lambda: (lambda n: n if n["dropped"] > 0 else None)(
             gflow.api("GET", "/info")[1]["notifications"]), what="drops")

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -230,6 +231,14 @@ static int abort_if_stopping(void *arg, curl_off_t a, curl_off_t b, curl_off_t c
 	return stop;
 }
 
+/* Sockets close on exec: a runner forked meanwhile (exec.c) must not keep
+ * a connection to an endpoint open for its job's life. */
+static curl_socket_t open_cloexec(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	(void)arg, (void)purpose;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 struct reader {
 	const char *p;
 	size_t left;
@@ -279,6 +288,7 @@ static int deliver(struct notify *n, const struct delivery *d, char *detail, siz
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, abort_if_stopping);
 	curl_easy_setopt(c, CURLOPT_XFERINFODATA, n);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_cloexec);
 	if (d->kind == WEBHOOK) {
 		const struct gf_webhook *w = &cfg->webhooks[d->target];
 

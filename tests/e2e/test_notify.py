@@ -346,6 +346,10 @@ to = ["ops@example.com"]
 [[notifications.emails]]
 smtp_url = "smtp://127.0.0.1:{box.port}"
 from = "noreply@example.com"
+[[notifications.emails]]
+smtp_url = "smtp://127.0.0.1:{box.port}?tls=required"
+from = "noreply@example.com"
+to = ["tls@example.com"]
 """)
         gflow.start()
         r = gflow.cli("gctl", "notify", "test", "--event", "job_timeout")
@@ -357,6 +361,9 @@ from = "noreply@example.com"
         assert "secret" not in out
         assert f"email 1 (smtp://127.0.0.1:{box.port}): sent" in out
         assert "email 2" in out and "skipped" in out
+        # the server offers no STARTTLS: ?tls=required refuses to send in clear
+        assert f"email 3 (smtp://127.0.0.1:{box.port}): failed" in out
+        assert not box.to("tls@example.com")
         p = sink.of("job_timeout")[0]
         assert p["test"] is True and p["job"]["state"]
         assert any("event: job_timeout" in m[2] for m in box.to("ops@example.com"))

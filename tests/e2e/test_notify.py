@@ -417,3 +417,44 @@ events = ["job_finished"]
 """)
     r = gflow.cli("gflowd", "run", "--check")
     assert r.returncode != 0 and "unknown event 'job_finished'" in r.stderr, r.stderr
+
+
+def test_system_daemon_notifies_about_each_users_jobs(system_gflow, sink):
+    g = system_gflow
+    box = Mailbox()
+    try:
+        etc = g.root / "etc/gflow"
+        etc.mkdir(parents=True)
+        (etc / "gflow.toml").write_text(f"""
+[notifications]
+enabled = true
+[[notifications.webhooks]]
+url = "{sink.url}"
+events = ["job_completed"]
+[[notifications.emails]]
+smtp_url = "smtp://127.0.0.1:{box.port}"
+from = "gflow <root@example.com>"
+""")
+        g.start()
+        a = g.add_user("a")
+        jid = g.submit_as(a, "--notify-email", "a@example.com", "true")
+        g.wait_state(jid, "Finished")
+        g.wait_for(lambda: sink.of("job_completed", jid) and box.to("a@example.com"), what="notifications")
+        assert sink.of("job_completed", jid)[0]["job"]["user"] == a
+        assert f"job {jid}" in box.to("a@example.com")[0][2]
+        # what the job's owner asked for is theirs to see, not others'
+        b = g.add_user("b")
+        probe = ("import http.client, socket, sys\n"
+                 "c = http.client.HTTPConnection('x')\n"
+                 "c.sock = socket.socket(socket.AF_UNIX); c.sock.connect(sys.argv[1])\n"
+                 "c.request('GET', '/jobs/' + sys.argv[2]); print(c.getresponse().read().decode())\n")
+        shown = g.as_user(b, "/usr/bin/python3", "-c", probe, str(g.socket), str(jid), check=True).stdout
+        assert json.loads(shown)["job"]["id"] == jid and "notify" not in shown, shown
+        mine = g.as_user(a, "/usr/bin/python3", "-c", probe, str(g.socket), str(jid), check=True).stdout
+        assert json.loads(mine)["job"]["notify_email"] == "a@example.com", mine
+        r = g.as_user(a, "gctl", "notify", "test")
+        assert r.returncode == 1 and "only an admin" in r.stderr, r.stderr
+        st, body = g.api("POST", "/notify/test", {"event": "scheduler_online"})
+        assert st == 200 and body["results"][0]["result"] == "sent", body
+    finally:
+        box.close()

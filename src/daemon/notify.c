@@ -457,14 +457,58 @@ static json_t *payload(struct notify *n, const char *event, const char *what, js
 	return p;
 }
 
-/* Printable ASCII of s, for a header line. */
+/* s for a header line: control characters become '?'. */
 static void header_text(const char *s, char *out, size_t size)
 {
 	size_t k = 0;
 
 	for (; *s && k + 1 < size; s++)
-		out[k++] = (*s >= ' ' && *s < 0x7f) ? *s : '?';
+		out[k++] = ((unsigned char)*s < ' ' || *s == 0x7f) ? '?' : *s;
 	out[k] = '\0';
+}
+
+/* Add a header's text: as is when ASCII, else as RFC 2047 encoded words
+ * (UTF-8, base64) of at most 45 bytes each, on folded lines. */
+static void add_header_value(struct evbuffer *b, const char *s)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0;
+	bool ascii = true;
+
+	for (size_t k = 0; k < n; k++)
+		ascii &= p[k] < 0x80;
+	if (ascii) {
+		evbuffer_add(b, s, n);
+		return;
+	}
+	while (i < n) {
+		size_t len = n - i < 45 ? n - i : 45;
+
+		while (i + len < n && (p[i + len] & 0xc0) == 0x80)	/* whole characters */
+			len--;
+		evbuffer_add_printf(b, "%s=?UTF-8?B?", i ? "\r\n " : "");
+		for (size_t k = 0; k < len; k += 3) {
+			uint32_t v = (uint32_t)p[i + k] << 16 | (k + 1 < len ? (uint32_t)p[i + k + 1] << 8 : 0) |
+				     (k + 2 < len ? p[i + k + 2] : 0);
+			char q[4] = { b64[v >> 18], b64[(v >> 12) & 63], k + 1 < len ? b64[(v >> 6) & 63] : '=',
+				      k + 2 < len ? b64[v & 63] : '=' };
+
+			evbuffer_add(b, q, 4);
+		}
+		evbuffer_add(b, "?=", 2);
+		i += len;
+	}
+}
+
+/* A body line's value: control characters (but tabs) become '?'. */
+static void add_body_text(struct evbuffer *b, const char *s)
+{
+	for (; *s; s++) {
+		char c = ((unsigned char)*s < ' ' && *s != '\t') || *s == 0x7f ? '?' : *s;
+
+		evbuffer_add(b, &c, 1);
+	}
 }
 
 static void add_scalars(struct evbuffer *b, json_t *o)
@@ -477,12 +521,13 @@ static void add_scalars(struct evbuffer *b, json_t *o)
 
 		if (json_is_null(v))
 			continue;
-		if (json_is_string(v))
-			evbuffer_add_printf(b, "  %-16s %s\r\n", k, json_string_value(v));
-		else if ((text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT))) {
-			evbuffer_add_printf(b, "  %-16s %s\r\n", k, text);
-			free(text);
-		}
+		if (!(text = json_is_string(v) ? strdup(json_string_value(v))
+					       : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)))
+			continue;
+		evbuffer_add_printf(b, "  %-16s ", k);
+		add_body_text(b, text);
+		evbuffer_add(b, "\r\n", 2);
+		free(text);
 	}
 }
 
@@ -516,14 +561,22 @@ static char *mail_text(struct notify *n, const struct gf_email *m, char *const *
 	header_text(m->from, from, sizeof from);
 	localtime_r(&t, &tm);
 	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S %z", &tm);
-	evbuffer_add_printf(b, "Date: %s\r\nFrom: %s\r\nTo: ", date, from);
-	for (size_t i = 0; i < nto; i++)
-		evbuffer_add_printf(b, "%s%s", i ? ", " : "", to[i]);
-	evbuffer_add_printf(b, "\r\nSubject: %s\r\nMessage-ID: <gflow.%lld.%d.%llu@%s>\r\n", subject, (long long)t,
-			    (int)getpid(), ++n->msg_seq, n->host);
+	evbuffer_add_printf(b, "Date: %s\r\nFrom: ", date);
+	add_header_value(b, from);
+	evbuffer_add_printf(b, "\r\nTo: ");
+	for (size_t i = 0; i < nto; i++) {
+		evbuffer_add_printf(b, "%s", i ? ",\r\n " : "");
+		add_header_value(b, to[i]);
+	}
+	evbuffer_add_printf(b, "\r\nSubject: ");
+	add_header_value(b, subject);
+	evbuffer_add_printf(b, "\r\nMessage-ID: <gflow.%lld.%d.%llu@%s>\r\n", (long long)t, (int)getpid(),
+			    ++n->msg_seq, n->host);
 	evbuffer_add_printf(b, "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
 			       "Content-Transfer-Encoding: 8bit\r\nX-Gflow-Event: %s\r\n\r\n", event);
-	evbuffer_add_printf(b, "gflow on %s: %s\r\n\r\nevent: %s\r\ntime: %s\r\n", n->host, what, event,
+	evbuffer_add_printf(b, "gflow on %s: ", n->host);
+	add_body_text(b, what);
+	evbuffer_add_printf(b, "\r\n\r\nevent: %s\r\ntime: %s\r\n", event,
 			    json_string_value(json_object_get(p, "timestamp")));
 	static const char *const parts[] = { "job", "gpu", "reservation" };
 	for (size_t i = 0; i < 3; i++) {

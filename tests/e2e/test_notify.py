@@ -1,6 +1,8 @@
 """Notifications: webhooks and mail reach real sinks on 127.0.0.1 with the
 documented payloads; per-job mail; an endpoint that never answers does not
 slow the API; a full queue drops the oldest; gctl notify test."""
+import email
+import email.policy
 import json
 import re
 import socket
@@ -207,7 +209,7 @@ max_retries = 1
 """)
         gflow.start()
         bad = gflow.submit("--notify-email", "alice@example.com", "--name", "bad-one", "false")
-        ok = gflow.submit("--notify-email", "bob@example.com,carol@example.com",
+        ok = gflow.submit("--notify-email", "bob@example.com,carol@example.com", "--name", "训练-ü",
                           "--notify-on", "job_started,job_completed", "true")
         script = gflow.tmp / "job.sh"
         script.write_text("#!/bin/sh\n# GFLOW --notify-email=dave@example.com\n# GFLOW --notify-on=job_failed\nexit 3\n")
@@ -227,6 +229,10 @@ max_retries = 1
         assert f"job {bad}" in text
         bob = [m[2] for m in box.to("bob@example.com")]
         assert any("started" in t for t in bob) and any("completed" in t for t in bob)
+        # a subject that is not ASCII is sent as RFC 2047 encoded words
+        subjects = [email.message_from_string(t, policy=email.policy.default)["Subject"] for t in bob]
+        assert any(sj.endswith(f"job {ok} (训练-ü): completed") for sj in subjects), subjects
+        assert all(ord(ch) < 128 for t in bob for ch in t.split("\r\n\r\n")[0]), bob
         assert box.to("carol@example.com")
         assert ("mailer", "s3cret") in box.logins
         # the ops mailbox only takes job_failed: the finished job sent it nothing

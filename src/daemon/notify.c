@@ -501,6 +501,25 @@ static void add_header_value(struct evbuffer *b, const char *s)
 	}
 }
 
+/* "Name <addr>" or "addr" for From/To: only the name may be encoded. */
+static void add_mailbox(struct evbuffer *b, const char *s)
+{
+	const char *lt = strchr(s, '<');
+	size_t n = lt ? (size_t)(lt - s) : 0;
+	char name[512];
+
+	while (n && s[n - 1] == ' ')
+		n--;
+	if (!lt || !n || n >= sizeof name) {
+		add_header_value(b, s);
+		return;
+	}
+	memcpy(name, s, n);
+	name[n] = '\0';
+	add_header_value(b, name);
+	evbuffer_add_printf(b, " %s", lt);
+}
+
 /* A body line's value: control characters (but tabs) become '?'. */
 static void add_body_text(struct evbuffer *b, const char *s)
 {
@@ -562,11 +581,11 @@ static char *mail_text(struct notify *n, const struct gf_email *m, char *const *
 	localtime_r(&t, &tm);
 	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S %z", &tm);
 	evbuffer_add_printf(b, "Date: %s\r\nFrom: ", date);
-	add_header_value(b, from);
+	add_mailbox(b, from);
 	evbuffer_add_printf(b, "\r\nTo: ");
 	for (size_t i = 0; i < nto; i++) {
 		evbuffer_add_printf(b, "%s", i ? ",\r\n " : "");
-		add_header_value(b, to[i]);
+		add_mailbox(b, to[i]);
 	}
 	evbuffer_add_printf(b, "\r\nSubject: ");
 	add_header_value(b, subject);

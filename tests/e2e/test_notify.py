@@ -201,7 +201,7 @@ enabled = true
 [[notifications.emails]]
 smtp_url = "smtp://mailer:s3cret@127.0.0.1:{box.port}"
 from = "gflow <noreply@example.com>"
-to = ["ops@example.com"]
+to = ["Opérations <ops@example.com>"]
 events = ["job_failed"]
 subject_prefix = "[gflow-test]"
 timeout_secs = 10
@@ -227,6 +227,8 @@ max_retries = 1
         assert "From: gflow <noreply@example.com>" in text and "event: job_failed" in text
         frm, rcpt, text = box.to("ops@example.com")[0]
         assert f"job {bad}" in text
+        to = email.message_from_string(text, policy=email.policy.default)["To"]
+        assert to.addresses[0].display_name == "Opérations" and to.addresses[0].addr_spec == "ops@example.com"
         bob = [m[2] for m in box.to("bob@example.com")]
         assert any("started" in t for t in bob) and any("completed" in t for t in bob)
         # a subject that is not ASCII is sent as RFC 2047 encoded words

@@ -160,7 +160,7 @@ max_retries = 3
     assert sink.of("job_updated", h)[0]["job"]["state"] == "Hold"
     assert sink.of("job_released", h)
     status = gflow.cli("gflowd", "status", check=True).stdout
-    m = re.search(r"notifications: (\d+) sent, (\d+) failed, (\d+) dropped", status)
+    m = re.search(r"notify: +(\d+) sent, (\d+) failed, (\d+) dropped", status)
     assert m and int(m.group(1)) >= 8 and m.group(2) == "0" and m.group(3) == "0", status
 
 
@@ -387,7 +387,7 @@ def test_gctl_notify_test_when_off(gflow):
     gflow.start()
     r = gflow.cli("gctl", "notify", "test")
     assert r.returncode == 1 and "[notifications] enabled = true" in r.stderr, r.stderr
-    assert "notifications: off" in gflow.cli("gflowd", "status", check=True).stdout
+    assert "notify:    off" in gflow.cli("gflowd", "status", check=True).stdout
 
 
 def test_gpu_available(gflow, sink):

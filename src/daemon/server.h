@@ -1,6 +1,7 @@
 /* server.h — the daemon's one state object and the functions each daemon
  * file exports. All daemon state lives in `struct server`; everything runs
- * on its single libevent loop (only the NVML poller has a thread, gpu.c). */
+ * on its single libevent loop (only the NVML poller, gpu.c, and the notification
+ * workers, notify.c, have threads of their own). */
 #ifndef GF_SERVER_H
 #define GF_SERVER_H
 

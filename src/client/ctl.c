@@ -28,7 +28,11 @@ static const char ctl_help[] =
 "                                          harmless (until it exits or\n"
 "                                          gflowd restarts)\n"
 "  gpu-process unignore --gpu I --pid P    stop ignoring it\n"
-"  gpu-process list                        the ignored processes\n"
+"  gpu-process list [--all]                the ignored processes; with\n"
+"                                          --all every foreign process on\n"
+"                                          each GPU: pid, user, command,\n"
+"                                          age, GPU memory, and whether it\n"
+"                                          blocks the GPU\n"
 "  set-limit ID K                          at most K jobs of job ID's\n"
 "                                          batch (array/sweep) run at once\n"
 "  notify test [--event E]                 send a test notification (E:\n"
@@ -112,24 +116,53 @@ static void print_ignored(const json_t *answer)
 	}
 }
 
-enum { G_GPU, G_PID };
+/* gpu-process list --all: every foreign process of GET /gpus. */
+static void print_foreign(const json_t *answer)
+{
+	json_t *gpus = json_object_get(answer, "gpus");
+	size_t i, k, n = 0;
+
+	for (i = 0; i < json_array_size(gpus); i++) {
+		const json_t *gpu = json_array_get(gpus, i);
+		json_t *fl = json_object_get(gpu, "foreign");
+
+		for (k = 0; k < json_array_size(fl); k++) {
+			const json_t *f = json_array_get(fl, k);
+
+			if (!n++)
+				printf("GPU  PROCESS  STATUS\n");
+			printf("%-3lld  %s  ", (long long)jint(gpu, "index", 0),
+			    jstr(f, "label") ? jstr(f, "label") : "?");
+			if (jbool(f, "blocks", 1))
+				printf("blocks the GPU\n");
+			else
+				printf("does not block (%s)\n",
+				    jstr(f, "exempt") ? jstr(f, "exempt") : "");
+		}
+	}
+	if (!n)
+		printf("No foreign GPU processes\n");
+}
+
+enum { G_GPU, G_PID, G_ALL };
 
 static const struct opt_def gp_opts[] = {
-	{ G_GPU, "gpu", 0, 1 }, { G_PID, "pid", 0, 1 },
+	{ G_GPU, "gpu", 0, 1 }, { G_PID, "pid", 0, 1 }, { G_ALL, "all", 0, 0 },
 };
 
 static int gpu_process(int argc, char **argv)
 {
 	const char *usage = "usage: gctl gpu-process ignore|unignore --gpu I "
-	    "--pid P, or gctl gpu-process list";
+	    "--pid P, or gctl gpu-process list [--all]";
 	int64_t gpu = -1, pid = -1;
+	int all = 0;
 	struct opt_parser p;
 	struct gf_err e;
 	const char *val, *action = NULL;
 	json_t *body, *answer;
 	int id, ignore;
 
-	opt_init(&p, argc, argv, 1, gp_opts, 2, 1);
+	opt_init(&p, argc, argv, 1, gp_opts, 3, 1);
 	while ((id = opt_next(&p, &val, &e)) != OPT_END) {
 		switch (id) {
 		case OPT_ERROR:
@@ -145,17 +178,27 @@ static int gpu_process(int argc, char **argv)
 				return cmd_usage_error(PROG, &e);
 			break;
 		case G_PID:
-			if (gf_parse_int_range(val, 1, 4194304, "pid", &pid,
+			if (gf_parse_int_range(val, 1, 1 << 30, "pid", &pid,
 			    &e) < 0)
 				return cmd_usage_error(PROG, &e);
 			break;
+		case G_ALL:
+			all = 1;
+			break;
 		}
 	}
+	if (all && (!action || strcmp(action, "list") != 0))
+		return cmd_usagef(PROG, "--all goes with gpu-process list");
 	if (action && strcmp(action, "list") == 0) {
-		answer = api_get("/gpus/ignored", &e);
+		if (gpu >= 0 || pid >= 0)
+			return cmd_usagef(PROG, "gpu-process list takes no --gpu or --pid");
+		answer = api_get(all ? "/gpus" : "/gpus/ignored", &e);
 		if (!answer)
 			return cmd_fail(PROG, &e);
-		print_ignored(answer);
+		if (all)
+			print_foreign(answer);
+		else
+			print_ignored(answer);
 		json_decref(answer);
 		return EXIT_OK;
 	}
@@ -268,5 +311,5 @@ const struct command cmd_ctl = {
 	"ctl", "gctl", "runtime control: allowed GPUs, ignored processes, "
 	"limits", ctl_exec,
 	"show-gpus set-gpus gpu-process set-limit ignore unignore list "
-	"notify test --event completion --gpu --pid --help --version",
+	"notify test --event completion --gpu --pid --all --help --version",
 };

@@ -67,6 +67,35 @@ static void pids_text(struct sbuf *b, const json_t *pids)
 	free(l);
 }
 
+/* "unmanaged(pid=4242 user=bob cmd=python age=2d3h mem=642M)" for each
+ * foreign process that blocks the GPU, each after sep; with others, also
+ * the ones the [gpu] policy lets pass, as "foreign(…: why)". Falls back to
+ * the bare pids of an older daemon. */
+static void foreign_text(struct sbuf *b, const json_t *gpu, const char *sep, int others)
+{
+	json_t *fl = json_object_get(gpu, "foreign");
+	size_t i;
+
+	if (!fl) {
+		json_t *pids = json_object_get(gpu, "unmanaged_pids");
+
+		for (i = 0; i < json_array_size(pids); i++)
+			sbuf_addf(b, "%sunmanaged(pid=%lld)", sep,
+			    (long long)json_integer_value(json_array_get(pids, i)));
+		return;
+	}
+	for (i = 0; i < json_array_size(fl); i++) {
+		const json_t *f = json_array_get(fl, i);
+		const char *label = jstr(f, "label") ? jstr(f, "label") : "";
+
+		if (jbool(f, "blocks", 1))
+			sbuf_addf(b, "%sunmanaged(%s)", sep, label);
+		else if (others && !jbool(f, "ignored", 0))
+			sbuf_addf(b, "%sforeign(%s: %s)", sep, label,
+			    jstr(f, "exempt") ? jstr(f, "exempt") : "");
+	}
+}
+
 static void job_text(struct sbuf *b, const json_t *job)
 {
 	sbuf_addf(b, "%lld (%s)", (long long)jint(job, "id", 0),
@@ -254,10 +283,13 @@ static char *jobs_cell(const json_t *gpu, enum gpu_situation sit)
 			sbuf_adds(&b, ", ");
 		job_text(&b, json_array_get(jobs, i));
 	}
-	if (json_array_size(json_object_get(gpu, "unmanaged_pids"))) {
-		if (b.len)
-			sbuf_addc(&b, ' ');
-		pids_text(&b, json_object_get(gpu, "unmanaged_pids"));
+	{
+		struct sbuf f = { 0 };
+
+		foreign_text(&f, gpu, " ", 1);
+		if (f.len)
+			sbuf_adds(&b, b.len ? sbuf_str(&f) : sbuf_str(&f) + 1);
+		sbuf_free(&f);
 	}
 	if (json_array_size(json_object_get(gpu, "escaped"))) {
 		if (b.len)
@@ -335,19 +367,14 @@ char *info_no_gpus_line(const json_t *answer)
 	return sbuf_take(&b);
 }
 
-/* " unmanaged(pid=4242)" and/or " escaped(pid=77,job=5)". */
+/* " unmanaged(pid=4242 user=bob cmd=python age=2d3h mem=642M)" and/or
+ * " escaped(pid=77,job=5)". */
 static void unmanaged_reason(struct sbuf *b, const json_t *gpu)
 {
-	json_t *pids = json_object_get(gpu, "unmanaged_pids");
 	json_t *esc = json_object_get(gpu, "escaped");
 	size_t i;
 
-	if (json_array_size(pids)) {
-		char *l = fmt_int_list(pids);
-
-		sbuf_addf(b, " unmanaged(pid=%s)", l);
-		free(l);
-	}
+	foreign_text(b, gpu, " ", 0);
 	for (i = 0; i < json_array_size(esc); i++)
 		sbuf_addf(b, " escaped(pid=%lld,job=%lld)",
 		    (long long)jint(json_array_get(esc, i), "pid", 0),

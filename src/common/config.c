@@ -37,6 +37,7 @@ enum kind {
 	K_STRLIST,	/* char ** at off, its size_t count at off_n */
 	K_WEBHOOKS,
 	K_EMAILS,
+	K_OVERUSE,
 };
 
 struct setting {
@@ -58,6 +59,11 @@ static const struct setting settings[] = {
 	{ "daemon", "gpu_allocation_strategy", K_STRATEGY, F(strategy), 0, 0, 0 },
 	{ "daemon", "gpu_poll_interval_secs", K_INT, F(gpu_poll_interval_secs), 1, INT_MAX, 0 },
 	{ "daemon", "admin_group", K_STRING, F(admin_group), 0, 0, 0 },
+	{ "gpu", "unmanaged_min_memory_mb", K_INT64, F(gpu_unmanaged_min_memory_mb), 0, INT64_MAX, 0 },
+	{ "gpu", "unmanaged_ignore_commands", K_STRLIST, F(gpu_unmanaged_ignore_commands), 0, 0,
+	  F(n_gpu_unmanaged_ignore_commands) },
+	{ "gpu", "shared_overuse", K_OVERUSE, F(gpu_shared_overuse), 0, 0, 0 },
+	{ "gpu", "constrain_devices", K_BOOL, F(gpu_constrain_devices), 0, 0, 0 },
 	{ "daemon.fair_share", "enabled", K_BOOL, F(fair_share_enabled), 0, 0, 0 },
 	{ "daemon.fair_share", "half_life_secs", K_INT64, F(fair_share_half_life_secs), 1, INT64_MAX, 0 },
 	{ "executor", "type", K_EXECUTOR, F(executor), 0, 0, 0 },
@@ -74,7 +80,7 @@ static const struct setting settings[] = {
 /* Tables that hold settings or other tables. quota.users and
  * quota.projects hold one table per name. */
 static const char *const sections[] = {
-	"daemon", "daemon.fair_share", "executor", "projects", "notifications",
+	"daemon", "daemon.fair_share", "gpu", "executor", "projects", "notifications",
 	"quota", "quota.default_user", "quota.default_project", "quota.users", "quota.projects",
 };
 
@@ -776,6 +782,7 @@ static int apply(const struct setting *st, struct src *s, struct gf_config *c, s
 {
 	static const char *const strategies[] = { "sequential", "random" };
 	static const char *const executors[] = { "tmux", "process" };
+	static const char *const overuses[] = { "warn", "cancel" };
 	char *field = (char *)c + st->off;
 	int64_t v;
 	int i;
@@ -810,6 +817,11 @@ static int apply(const struct setting *st, struct src *s, struct gf_config *c, s
 		return get_targets(s, c, true, e);
 	case K_EMAILS:
 		return get_targets(s, c, false, e);
+	case K_OVERUSE:
+		if (get_choice(s, overuses, 2, &i, e))
+			return -1;
+		c->gpu_shared_overuse = i ? GF_OVERUSE_CANCEL : GF_OVERUSE_WARN;
+		return 0;
 	}
 	return gf_err_set(e, "unhandled setting");
 }
@@ -1377,6 +1389,7 @@ void gf_config_free(struct gf_config *c)
 	free(c->timezone);
 	free(c->admin_group);
 	free_strv(c->known_projects, c->n_known_projects);
+	free_strv(c->gpu_unmanaged_ignore_commands, c->n_gpu_unmanaged_ignore_commands);
 	for (i = 0; i < c->n_quota_users; i++)
 		free(c->quota_users[i].name);
 	free(c->quota_users);

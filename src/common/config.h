@@ -16,6 +16,7 @@
 
 enum gf_strategy { GF_STRATEGY_SEQUENTIAL, GF_STRATEGY_RANDOM };
 enum gf_executor { GF_EXEC_TMUX, GF_EXEC_PROCESS };
+enum gf_overuse { GF_OVERUSE_WARN, GF_OVERUSE_CANCEL };
 
 #define GF_DEFAULT_PORT 59000
 #define GF_MAX_GPUS 64		/* GPU indices are 0..63 */
@@ -69,6 +70,11 @@ struct gf_config {
 	enum gf_strategy strategy;	/* [daemon] gpu_allocation_strategy */
 	int gpu_poll_interval_secs;	/* [daemon] default 10, min 1 */
 	char *admin_group;		/* [daemon] admin_group: its members are admins; NULL none */
+	int64_t gpu_unmanaged_min_memory_mb;	/* [gpu] default 0: every foreign process blocks */
+	char **gpu_unmanaged_ignore_commands;	/* [gpu] command names that never block */
+	size_t n_gpu_unmanaged_ignore_commands;
+	enum gf_overuse gpu_shared_overuse;	/* [gpu] shared_overuse, default warn */
+	int gpu_constrain_devices;		/* [gpu] constrain_devices, default 0 */
 	int fair_share_enabled;		/* [daemon.fair_share] enabled, default 0 */
 	int64_t fair_share_half_life_secs; /* [daemon.fair_share] default 86400, > 0 */
 	enum gf_executor executor;	/* [executor] type, default tmux */

@@ -3,7 +3,8 @@
  * allowed set (restriction), and ignored processes. It decides which GPUs
  * are unmanaged: a compute process that belongs to no job (track.c says
  * which job a process belongs to) is foreign, and makes its GPU
- * unavailable. */
+ * unavailable (foreign.c names it and holds the [gpu] policy); so does one
+ * whose pid this pid namespace cannot see. */
 #include "server.h"
 
 #include <errno.h>
@@ -30,15 +31,67 @@ static bool is_ignored(struct server *s, int gpu, pid_t pid)
 	return false;
 }
 
-/* Ignored processes that exited are forgotten. */
+/* Is pid among the compute processes of GPU gpu in the snapshot? */
+static bool listed_on(struct server *s, int gpu, pid_t pid)
+{
+	if (!s->have_snap || gpu < 0 || (size_t)gpu >= s->snap.ndev)
+		return false;
+	for (size_t k = 0; k < s->snap.devs[gpu].nprocs; k++)
+		if ((pid_t)s->snap.devs[gpu].procs[k].pid == pid)
+			return true;
+	return false;
+}
+
+/* Ignored processes that exited are forgotten (one not visible here is
+ * kept while NVML lists it). */
 static void prune_ignored(struct server *s)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < s->nignored; i++)
-		if (pid_alive(s->ignored[i].pid))
+		if (pid_alive(s->ignored[i].pid) || listed_on(s, s->ignored[i].gpu, s->ignored[i].pid))
 			s->ignored[k++] = s->ignored[i];
 	s->nignored = k;
+}
+
+/* The pids of the snapshot seen alive in this pid namespace: one of them
+ * that is no longer alive has exited (since the poll), while a pid never
+ * seen is a process this namespace cannot see. */
+static bool seen_has(struct server *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->ngpu_seen; i++)
+		if (s->gpu_seen[i] == pid)
+			return true;
+	return false;
+}
+
+static void seen_add(struct server *s, pid_t pid)
+{
+	if (seen_has(s, pid))
+		return;
+	if (s->ngpu_seen == s->gpu_seen_cap) {
+		s->gpu_seen_cap = s->gpu_seen_cap ? 2 * s->gpu_seen_cap : 64;
+		s->gpu_seen = realloc(s->gpu_seen, s->gpu_seen_cap * sizeof *s->gpu_seen);
+		if (!s->gpu_seen)
+			abort();
+	}
+	s->gpu_seen[s->ngpu_seen++] = pid;
+}
+
+/* A new snapshot: forget the pids it no longer lists. */
+static void seen_prune(struct server *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->ngpu_seen; i++) {
+		bool listed = false;
+
+		for (size_t g = 0; g < s->snap.ndev && !listed; g++)
+			listed = listed_on(s, (int)g, s->gpu_seen[i]);
+		if (listed)
+			s->gpu_seen[k++] = s->gpu_seen[i];
+	}
+	s->ngpu_seen = k;
 }
 
 size_t gpustate_count(struct server *s)
@@ -85,20 +138,36 @@ void gpustate_refresh(struct server *s)
 
 		for (size_t k = 0; k < d->nprocs; k++) {
 			pid_t pid = (pid_t)d->procs[k].pid;
+			bool alive = pid_alive(pid);
+			struct foreign_proc f;
 			struct job *owner;
 
-			if (!pid_alive(pid))
-				continue;	/* gone since the poll */
-			owner = track_owner(s, pid);
+			if (alive)
+				seen_add(s, pid);
+			else if (seen_has(s, pid))
+				continue;	/* seen here before: gone since the poll */
+			/* A pid never seen here is not in this pid namespace (a
+			 * container's process): foreign, and it blocks like one. */
+			owner = alive ? track_owner(s, pid) : NULL;
 			if (owner) {
 				if (!(owner->gpu_mask & (1ULL << v->index)) && v->nescaped < 16) {
 					v->escaped[v->nescaped] = pid;
 					v->escaped_job[v->nescaped++] = owner->id;
 				}
-			} else if (is_ignored(s, v->index, pid))
+				continue;
+			}
+			foreign_describe(pid, d->procs[k].used_mb, alive, &f);
+			if (is_ignored(s, v->index, pid)) {
+				f.ignored = true;
+				f.blocks = false;
+			} else
+				foreign_apply_policy(&s->cfg, &f);
+			if (f.blocks)
+				v->nunmanaged++;
+			else
 				v->foreign_mb += d->procs[k].used_mb;
-			else if (v->nunmanaged < 16)
-				v->unmanaged[v->nunmanaged++] = pid;
+			if (v->nforeign < 16)
+				v->foreign[v->nforeign++] = f;
 		}
 	}
 	notify_gpus(s);
@@ -137,19 +206,46 @@ static const char *view_state(const struct gpu_view *v)
 	return "idle";
 }
 
-static json_t *pids_json(const pid_t *p, int n)
+/* The pids of the foreign processes that block the GPU. */
+static json_t *unmanaged_json(const struct gpu_view *v)
 {
 	json_t *a = json_array();
 
-	for (int i = 0; i < n; i++)
-		json_array_append_new(a, json_integer(p[i]));
+	for (int i = 0; i < v->nforeign; i++)
+		if (v->foreign[i].blocks)
+			json_array_append_new(a, json_integer(v->foreign[i].pid));
 	return a;
+}
+
+static json_t *foreign_list_json(const struct gpu_view *v)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < v->nforeign; i++)
+		json_array_append_new(a, foreign_json(&v->foreign[i]));
+	return a;
+}
+
+/* "unmanaged(pid=4242 user=bob cmd=python age=2d3h mem=642M)", one per
+ * blocking process, comma separated. */
+static void unmanaged_reason(const struct gpu_view *v, char *buf, size_t size)
+{
+	size_t len = 0;
+	char label[256];
+
+	buf[0] = '\0';
+	for (int i = 0; i < v->nforeign && len < size; i++) {
+		if (!v->foreign[i].blocks)
+			continue;
+		foreign_label(&v->foreign[i], label, sizeof label);
+		len += (size_t)snprintf(buf + len, size - len, "%sunmanaged(%s)", len ? ", " : "", label);
+	}
 }
 
 json_t *gpustate_json(struct server *s)
 {
 	json_t *o = json_object(), *gpus = json_array(), *allowed;
-	char reason[512];
+	char reason[1024];
 
 	gpustate_refresh(s);
 	json_object_set_new(o, "nvml_ok", json_boolean(s->have_snap && s->snap.nvml_ok));
@@ -198,14 +294,9 @@ json_t *gpustate_json(struct server *s)
 		reason[0] = '\0';
 		if (v->down)
 			snprintf(reason, sizeof reason, "%s", d->down_reason[0] ? d->down_reason : "GPU lost");
-		else if (v->nunmanaged) {
-			size_t len = (size_t)snprintf(reason, sizeof reason, "unmanaged(pid=");
-
-			for (int i = 0; i < v->nunmanaged && len < sizeof reason - 16; i++)
-				len += (size_t)snprintf(reason + len, sizeof reason - len, "%s%d", i ? "," : "",
-							(int)v->unmanaged[i]);
-			snprintf(reason + len, sizeof reason - len, ")");
-		} else if (v->nescaped)
+		else if (v->nunmanaged)
+			unmanaged_reason(v, reason, sizeof reason);
+		else if (v->nescaped)
 			snprintf(reason, sizeof reason, "job %lld process %d on a GPU it was not given",
 				 (long long)v->escaped_job[0], (int)v->escaped[0]);
 		json_object_set_new(gj, "index", json_integer(v->index));
@@ -218,7 +309,8 @@ json_t *gpustate_json(struct server *s)
 		json_object_set_new(gj, "allowed", json_boolean(v->allowed));
 		json_object_set_new(gj, "jobs", jobs);
 		json_object_set_new(gj, "booked_mb", json_integer((json_int_t)v->booked_mb));
-		json_object_set_new(gj, "unmanaged_pids", pids_json(v->unmanaged, v->nunmanaged));
+		json_object_set_new(gj, "unmanaged_pids", unmanaged_json(v));
+		json_object_set_new(gj, "foreign", foreign_list_json(v));
 		json_object_set_new(gj, "escaped", esc);
 		json_object_set_new(gj, "ignored_pids", ign);
 		json_object_set_new(gj, "reason", json_string(reason));
@@ -335,8 +427,8 @@ int gpustate_ignore(struct server *s, int gpu, pid_t pid, bool ignore, struct gf
 	if (gpu < 0 || (size_t)gpu >= gpustate_count(s))
 		return gf_err_set(e, "no GPU %d on this machine", gpu);
 	if (ignore) {
-		if (!pid_alive(pid))
-			return gf_err_set(e, "no process %d is running", (int)pid);
+		if (!pid_alive(pid) && !listed_on(s, gpu, pid))
+			return gf_err_set(e, "no process %d is running or listed on GPU %d", (int)pid, gpu);
 		if (is_ignored(s, gpu, pid))
 			return 0;
 		s->ignored = realloc(s->ignored, (s->nignored + 1) * sizeof *s->ignored);
@@ -384,6 +476,7 @@ static void take_snapshot(struct server *s)
 		gpu_snapshot_free(&s->snap);
 	s->snap = snap;
 	s->have_snap = true;
+	seen_prune(s);
 }
 
 static void on_gpu_poll(evutil_socket_t fd, short what, void *arg)
@@ -432,4 +525,5 @@ void gpustate_close(struct server *s)
 	if (s->have_snap)
 		gpu_snapshot_free(&s->snap);
 	free(s->ignored);
+	free(s->gpu_seen);
 }

@@ -45,6 +45,21 @@ struct daemon_opts {
 
 struct reload;			/* a reload being prepared or drained (loop.c) */
 
+/* A compute process on a GPU that belongs to no job, named (foreign.c). */
+struct foreign_proc {
+	pid_t pid;
+	uint64_t used_mb;		/* 0 when NVML cannot tell */
+	bool visible;			/* the pid exists in this pid namespace */
+	bool ignored;			/* gctl gpu-process ignore */
+	bool blocks;			/* makes its GPU unavailable */
+	const char *exempt;		/* why it does not block (policy), else NULL */
+	bool have_uid;
+	uid_t uid;
+	char user[64];
+	char cmd[32];			/* /proc/<pid>/comm */
+	int64_t age_secs;		/* -1 unknown */
+};
+
 /* What the daemon knows about one GPU right now (gpustate.c). */
 struct gpu_view {
 	int index;
@@ -53,8 +68,9 @@ struct gpu_view {
 	bool exclusive;			/* held by an exclusive job */
 	int nshared;
 	uint64_t booked_mb, foreign_mb;
-	pid_t unmanaged[16];		/* foreign compute processes (not ignored) */
-	int nunmanaged;
+	struct foreign_proc foreign[16];	/* foreign compute processes, named */
+	int nforeign;
+	int nunmanaged;			/* of them, those that block the GPU */
 	pid_t escaped[16];		/* job processes on a GPU their job was not given */
 	int64_t escaped_job[16];
 	int nescaped;
@@ -172,6 +188,8 @@ struct server {
 	char allowed_source[64];
 	struct ignored_proc *ignored;
 	size_t nignored;
+	pid_t *gpu_seen;		/* pids of the snapshot once seen alive here */
+	size_t ngpu_seen, gpu_seen_cap;
 	struct gpu_view views[GFLOW_MAX_GPUS];
 	size_t nviews;
 
@@ -319,6 +337,12 @@ void jobs_failed_because(struct server *s, const int64_t *ids, size_t n, int64_t
 void jobs_would_cascade(struct server *s, const int64_t *ids, size_t n, int64_t **out, size_t *nout);
 /* At shutdown: answer requests waiting for a cascade, free the queue. */
 void jobs_close(struct server *s);
+
+/* foreign.c — foreign GPU processes named, and the [gpu] policy */
+void foreign_describe(pid_t pid, uint64_t used_mb, bool visible, struct foreign_proc *f);
+void foreign_apply_policy(const struct gf_config *cfg, struct foreign_proc *f);
+void foreign_label(const struct foreign_proc *f, char *buf, size_t size);	/* "pid=… user=… cmd=… age=… mem=…" */
+json_t *foreign_json(const struct foreign_proc *f);
 
 /* exec.c — the one place that starts processes */
 int exec_init(struct server *s, struct gf_err *e);	/* opens the run and log directories */

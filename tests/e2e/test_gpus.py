@@ -63,7 +63,7 @@ def test_unmanaged_gpu_is_never_used_and_frees_when_it_goes(gflow):
         line = [ln for ln in r.stdout.splitlines() if "unmanaged" in ln]
         assert line and str(foreign.pid) in line[0], r.stdout
         show = g.cli("gctl", "show-gpus", check=True).stdout
-        assert f"unmanaged(pid={foreign.pid})" in show
+        assert f"unmanaged(pid={foreign.pid} user=" in show
         go = g.tmp / "go"
         a = g.submit("--gpus", "1", "sh", "-c", f"while [ ! -e {go} ]; do sleep 0.02; done")
         b = g.submit("--gpus", "1", "true")

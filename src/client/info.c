@@ -78,10 +78,18 @@ static void foreign_text(struct sbuf *b, const json_t *gpu, const char *sep, int
 
 	if (!fl) {
 		json_t *pids = json_object_get(gpu, "unmanaged_pids");
+		char *l;
 
-		for (i = 0; i < json_array_size(pids); i++)
-			sbuf_addf(b, "%sunmanaged(pid=%lld)", sep,
-			    (long long)json_integer_value(json_array_get(pids, i)));
+		if (!json_array_size(pids))
+			return;
+		sbuf_adds(b, sep);
+		if (others) {
+			pids_text(b, pids);
+			return;
+		}
+		l = fmt_int_list(pids);
+		sbuf_addf(b, "unmanaged(pid=%s)", l);
+		free(l);
 		return;
 	}
 	for (i = 0; i < json_array_size(fl); i++) {

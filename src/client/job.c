@@ -60,6 +60,46 @@ static void kv_int(struct sbuf *b, const char *key, int64_t v)
 	sbuf_addf(b, "%s=%lld\n", key, (long long)v);
 }
 
+/* GPUUUIDs=, PeakGPUMemory= (one per GPU, as GPUIDs), MeanGPUUtil= and,
+ * for a shared job that used more than its booking, GPUMemoryExceeded=. */
+static void kv_gpu_usage(struct sbuf *b, const json_t *j)
+{
+	const json_t *u = json_object_get(j, "gpu_usage");
+	json_t *uuids = json_object_get(u, "gpu_uuids");
+	json_t *peak = json_object_get(u, "peak_gpu_memory_mb");
+	struct sbuf l = { 0 };
+	char buf[64], booked[32];
+	size_t i;
+
+	if (!json_is_object(u))
+		return;
+	for (i = 0; i < json_array_size(uuids); i++)
+		sbuf_addf(&l, "%s%s", i ? "," : "",
+		    json_string_value(json_array_get(uuids, i)) ?
+		    json_string_value(json_array_get(uuids, i)) : "?");
+	kv(b, "GPUUUIDs", sbuf_str(&l));
+	sbuf_free(&l);
+	for (i = 0; i < json_array_size(peak); i++) {
+		fmt_mb_human(json_integer_value(json_array_get(peak, i)), buf,
+		    sizeof buf);
+		sbuf_addf(&l, "%s%s", i ? "," : "", buf);
+	}
+	kv(b, "PeakGPUMemory", sbuf_str(&l));
+	sbuf_free(&l);
+	if (json_is_number(json_object_get(u, "mean_gpu_util"))) {
+		snprintf(buf, sizeof buf, "%.0f%%",
+		    json_number_value(json_object_get(u, "mean_gpu_util")));
+		kv(b, "MeanGPUUtil", buf);
+	} else
+		kv(b, "MeanGPUUtil", NULL);
+	if (jbool(u, "memory_exceeded", 0)) {
+		fmt_mb_human(jint(u, "exceeded_mb", 0), buf, sizeof buf);
+		fmt_mb_human(jint(j, "gpu_memory_mb", 0), booked, sizeof booked);
+		sbuf_addf(b, "GPUMemoryExceeded=yes (used %s on a %s booking)\n",
+		    buf, booked);
+	}
+}
+
 static const char *yes_no(const json_t *j, const char *field, int dflt)
 {
 	if (!jhas(j, field) && dflt < 0)
@@ -103,6 +143,7 @@ char *job_show_text(const json_t *j)
 	s = fmt_int_list(json_object_get(j, "gpu_ids"));
 	kv(&b, "GPUIDs", s);
 	free(s);
+	kv_gpu_usage(&b, j);
 	kv(&b, "Shared", yes_no(j, "shared", 0));
 	kv_mb(&b, "GPUMemory", j, "gpu_memory_mb");
 	kv_mb(&b, "Memory", j, "memory_mb");
@@ -234,9 +275,16 @@ static int help_or_fail(const char *help, int id, const char *val,
 /* ---------- show ---------- */
 
 static const char show_help[] =
-"usage: gjob show IDS\n\n"
+"usage: gjob show [-o text|json] IDS\n\n"
 "Show jobs as Key=Value lines, a blank line between jobs. IDS: 42, 1,2,3,\n"
-"1-5, @ (your latest job), @~N (N before it).\n";
+"1-5, @ (your latest job), @~N (N before it).\n"
+"  -o, --output json   the jobs as the daemon's JSON objects, one array\n";
+
+enum { S_OUTPUT };
+
+static const struct opt_def show_opts[] = {
+	{ S_OUTPUT, "output", 'o', 1 }, { J_HELP, "help", 'h', 0 },
+};
 
 static const struct opt_def help_only[] = { { J_HELP, "help", 'h', 0 } };
 
@@ -287,12 +335,28 @@ static int job_show(int argc, char **argv)
 	struct sbuf path = { 0 }, q = { 0 };
 	struct gf_err e;
 	char **pos, *ids;
-	int npos, rc = EXIT_OK;
+	int npos = 0, rc = EXIT_OK, as_json = 0, id;
 	json_t *resp, *jobs;
+	struct opt_parser p;
+	const char *val;
 	size_t i, k;
 
-	if (simple_args(argc, argv, show_help, &pos, &npos, &rc) < 0)
-		return rc;
+	pos = xcalloc((size_t)argc + 1, sizeof *pos);
+	opt_init(&p, argc, argv, 1, show_opts, 2, 1);
+	while ((id = opt_next(&p, &val, &e)) != OPT_END) {
+		if (id == OPT_POSITIONAL) {
+			pos[npos++] = (char *)val;
+			continue;
+		}
+		if (id == S_OUTPUT && (!strcmp(val, "json") || !strcmp(val, "text"))) {
+			as_json = !strcmp(val, "json");
+			continue;
+		}
+		free(pos);
+		if (id == S_OUTPUT)
+			return cmd_usagef(PROG, "invalid output format '%s': expected text or json", val);
+		return help_or_fail(show_help, id, val, &e);
+	}
 	if (npos == 0) {
 		free(pos);
 		return cmd_usagef(PROG, "usage: gjob show IDS");
@@ -315,7 +379,13 @@ static int job_show(int argc, char **argv)
 		goto out;
 	}
 	jobs = json_object_get(resp, "jobs");
-	show_jobs(jobs, 1);
+	if (as_json) {
+		char *text = json_dumps(jobs, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+		printf("%s\n", text ? text : "[]");
+		free(text);
+	} else
+		show_jobs(jobs, 1);
 	/* ids that matched nothing (the daemon resolved the @ forms) */
 	for (i = 0; i < l.n; i++) {
 		if (l.v[i].is_relative)

@@ -489,6 +489,7 @@ static void on_gpu_poll(evutil_socket_t fd, short what, void *arg)
 		;
 	take_snapshot(s);
 	prune_ignored(s);
+	usage_sample(s);
 	server_schedule(s);
 }
 

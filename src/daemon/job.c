@@ -97,6 +97,7 @@ void job_free(struct job *j)
 	free(j->notify_on);
 	free(j->deps);
 	json_decref(j->params);
+	json_decref(j->gpu_usage);
 	free(j->tmux_session);
 	free(j->tmux_socket);
 	free(j->dependents);
@@ -206,8 +207,8 @@ static const char *const job_fields[] = {
 	"conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
 	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "submit_time",
 	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
-	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "log_path", "notify_email",
-	"notify_on", NULL,
+	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "gpu_usage", "log_path",
+	"notify_email", "notify_on", NULL,
 };
 
 bool job_field_known(const char *key)
@@ -335,6 +336,8 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "runner_ticks", json_integer((json_int_t)j->runner_ticks));
 	if (want(only, "run_seq"))
 		json_object_set_new(o, "run_seq", json_integer(j->run_seq));
+	if (j->gpu_usage && want(only, "gpu_usage"))
+		json_object_set_new(o, "gpu_usage", json_deep_copy(j->gpu_usage));
 	if (log_path && want(only, "log_path"))
 		json_object_set_new(o, "log_path", json_string(log_path));
 	return o;
@@ -461,5 +464,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->runner_pid = (pid_t)get_int(o, "runner_pid");
 	j->runner_ticks = (unsigned long long)get_int(o, "runner_ticks");
 	j->run_seq = get_int(o, "run_seq");
+	v = json_object_get(o, "gpu_usage");
+	j->gpu_usage = json_is_object(v) ? json_deep_copy(v) : NULL;
 	return j;
 }

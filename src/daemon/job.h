@@ -80,6 +80,7 @@ struct job {
 	pid_t runner_pid;
 	unsigned long long runner_ticks;
 	int64_t run_seq;	/* distinguishes run directories of one job */
+	json_t *gpu_usage;	/* what it used on its GPUs (usage.c), or NULL. Persisted. */
 
 	/* Runtime only. txn.c keeps these when a job's stored fields are
 	 * replaced (an update, a rollback: see adopt()); add new ones there. */

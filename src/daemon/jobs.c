@@ -446,6 +446,7 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	n->has_exit = false;
 	n->exit_code = n->exit_signal = 0;
 	n->gpu_mask = 0;
+	usage_clear(n);
 	n->memory_enforced = -1;
 	n->active = false;
 	n->runner_pid = 0;
@@ -704,6 +705,7 @@ void jobs_schedule_pass(struct server *s)
 			job_set_reason(j, NULL);
 			j->start_time = now_real();
 			j->gpu_mask = d[i].gpu_mask;
+			usage_start(s, j);
 			j->active = true;
 			j->runner_pid = 0;
 			j->runner_ticks = 0;

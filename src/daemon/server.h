@@ -189,6 +189,7 @@ struct server {
 	struct ignored_proc *ignored;
 	size_t nignored;
 	pid_t *gpu_seen;		/* pids of the snapshot once seen alive here */
+	uint64_t usage_seq;		/* the snapshot usage.c sampled last */
 	size_t ngpu_seen, gpu_seen_cap;
 	struct gpu_view views[GFLOW_MAX_GPUS];
 	size_t nviews;
@@ -343,6 +344,14 @@ void foreign_describe(pid_t pid, uint64_t used_mb, bool visible, struct foreign_
 void foreign_apply_policy(const struct gf_config *cfg, struct foreign_proc *f);
 void foreign_label(const struct foreign_proc *f, char *buf, size_t size);	/* "pid=… user=… cmd=… age=… mem=…" */
 json_t *foreign_json(const struct foreign_proc *f);
+
+/* usage.c — what each job really used on its GPUs */
+void usage_start(struct server *s, struct job *j);	/* at start, in its transaction: GPU UUIDs */
+void usage_clear(struct job *j);
+/* After a new snapshot: each running job's GPU memory (by its processes)
+ * and utilisation, recorded in one transaction; shared overuse flagged and
+ * handled as [gpu] shared_overuse says. */
+void usage_sample(struct server *s);
 
 /* exec.c — the one place that starts processes */
 int exec_init(struct server *s, struct gf_err *e);	/* opens the run and log directories */

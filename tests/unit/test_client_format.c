@@ -527,6 +527,38 @@ static void test_ginfo_long_and_no_gpus(void **state)
 	json_decref(a);
 }
 
+/* Foreign processes named by the daemon ("foreign"): blocking ones as
+ * unmanaged(label), the ones the [gpu] policy lets pass only in ginfo -l. */
+static void test_foreign_named(void **state)
+{
+	const char *answer =
+	    "{\"gpus\":[{\"index\":0,\"name\":\"A100\",\"state\":\"unmanaged\","
+	    "\"allowed\":true,\"jobs\":[],\"unmanaged_pids\":[4242],"
+	    "\"foreign\":[{\"pid\":4242,\"blocks\":true,\"label\":"
+	    "\"pid=4242 user=bob cmd=python age=2d3h mem=642M\"},"
+	    "{\"pid\":7,\"blocks\":false,\"exempt\":\"in [gpu] "
+	    "unmanaged_ignore_commands\",\"label\":\"pid=7 user=root cmd=Xorg "
+	    "age=9d0h mem=20M\"}]},"
+	    "{\"index\":1,\"name\":\"A100\",\"state\":\"unmanaged\","
+	    "\"allowed\":true,\"jobs\":[],\"unmanaged_pids\":[5000000],"
+	    "\"foreign\":[{\"pid\":5000000,\"blocks\":true,\"label\":"
+	    "\"pid=5000000 not visible here mem=1.5G\"}]}]}";
+	json_t *a = J(answer);
+	char *s = info_show_gpus_text(a);
+
+	(void)state;
+	assert_string_equal(s,
+	    "0 in_use unmanaged(pid=4242 user=bob cmd=python age=2d3h mem=642M)\n"
+	    "1 in_use unmanaged(pid=5000000 not visible here mem=1.5G)\n");
+	free(s);
+	json_decref(a);
+	s = info_text(answer, 1);
+	assert_non_null(strstr(s, "unmanaged(pid=4242 user=bob cmd=python "
+	    "age=2d3h mem=642M) foreign(pid=7 user=root cmd=Xorg age=9d0h "
+	    "mem=20M: in [gpu] unmanaged_ignore_commands)"));
+	free(s);
+}
+
 static void test_show_gpus_spec(void **state)
 {
 	json_t *a = J(spec_gpus);
@@ -1020,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_ginfo_spec_example),
 		cmocka_unit_test(test_ginfo_other_situations),
 		cmocka_unit_test(test_ginfo_long_and_no_gpus),
+		cmocka_unit_test(test_foreign_named),
 		cmocka_unit_test(test_show_gpus_spec),
 		cmocka_unit_test(test_job_show),
 		cmocka_unit_test(test_last_lines),

@@ -100,6 +100,46 @@ static void kv_gpu_usage(struct sbuf *b, const json_t *j)
 	}
 }
 
+/* Hint= after Reason=: what to change, for the reasons a user can act on
+ * (the seed's troubleshooting advice, made automatic). */
+static void kv_hint(struct sbuf *b, const json_t *j)
+{
+	const char *reason = jstr(j, "reason");
+	json_t *peak = json_object_get(json_object_get(j, "gpu_usage"),
+	    "peak_gpu_memory_mb");
+	int64_t top = 0, booked = jint(j, "gpu_memory_mb", 0);
+	char p[32], m[32];
+	size_t i;
+
+	if (!reason)
+		return;
+	for (i = 0; i < json_array_size(peak); i++)
+		if (json_integer_value(json_array_get(peak, i)) > top)
+			top = json_integer_value(json_array_get(peak, i));
+	fmt_mb_human(top, p, sizeof p);
+	if (strcmp(reason, "OutOfMemory:GPU") == 0 ||
+	    strncmp(reason, "GPUMemoryExceeded", 17) == 0) {
+		if (jbool(j, "shared", 0) && booked > 0 && top > 0) {
+			fmt_mb_human(booked, m, sizeof m);
+			sbuf_addf(b, "Hint=peak %s on a %s booking: raise "
+			    "--gpu-memory\n", p, m);
+		} else if (top > 0)
+			sbuf_addf(b, "Hint=ran out of GPU memory (peak %s on one "
+			    "GPU): use a smaller batch or model, or more GPUs\n", p);
+		else
+			sbuf_adds(b, "Hint=ran out of GPU memory: use a smaller "
+			    "batch or model, or more GPUs\n");
+	} else if (strcmp(reason, "OutOfMemory:Host") == 0) {
+		if (jint(j, "memory_mb", 0) > 0) {
+			fmt_mb_human(jint(j, "memory_mb", 0), m, sizeof m);
+			sbuf_addf(b, "Hint=it reached its --memory limit of %s: "
+			    "raise --memory\n", m);
+		} else
+			sbuf_adds(b, "Hint=the kernel's OOM killer ended it: the "
+			    "machine ran out of memory\n");
+	}
+}
+
 static const char *yes_no(const json_t *j, const char *field, int dflt)
 {
 	if (!jhas(j, field) && dflt < 0)
@@ -121,6 +161,7 @@ char *job_show_text(const json_t *j)
 	kv(&b, "Project", jstr(j, "project"));
 	kv(&b, "State", jstr(j, "state"));
 	kv(&b, "Reason", jstr(j, "reason"));
+	kv_hint(&b, j);
 	fmt_exit(j, 0, buf, sizeof buf);
 	kv(&b, "ExitCode", buf);
 	s = fmt_argv_line(json_object_get(j, "command"));

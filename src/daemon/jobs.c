@@ -505,7 +505,7 @@ static void apply_result(struct job *j, const struct job_result *r, const char *
 		job_set_reason(j, "CancelledByUser");
 	} else if (r->oom) {
 		j->state = JS_FAILED;
-		job_set_reason(j, "OutOfMemory");
+		job_set_reason(j, "OutOfMemory:Host");
 	} else if (!strcmp(r->ended_by, "error")) {
 		snprintf(reason, sizeof reason, "SystemError:%s", r->error[0] ? r->error : "job did not start");
 		j->state = JS_FAILED;
@@ -531,6 +531,7 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 	/* A job whose processes are still being killed keeps what it holds. */
 	j->active = j->draining;
 	apply_result(j, r, why);
+	failure_classify(s, j, r);
 	if (j->state == JS_FAILED && j->attempt < j->max_retries) {
 		retry = make_retry(s, j, &e);
 		if (!retry || move_dependents(s, j, retry, &e))

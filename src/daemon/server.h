@@ -353,6 +353,10 @@ void usage_clear(struct job *j);
  * handled as [gpu] shared_overuse says. */
 void usage_sample(struct server *s);
 
+/* failure.c — a Failed job with no reason yet: OutOfMemory:GPU (its log's
+ * tail), Signal:<name> */
+void failure_classify(struct server *s, struct job *j, const struct job_result *r);
+
 /* exec.c — the one place that starts processes */
 int exec_init(struct server *s, struct gf_err *e);	/* opens the run and log directories */
 void exec_close(struct server *s);

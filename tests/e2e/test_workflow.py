@@ -349,5 +349,5 @@ def test_memory_limit_is_enforced_where_a_cgroup_is_delegated(gflow):
     hog = g.submit("--memory", "100M", "python3", "-c",
                    "import time; b = bytearray(400 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); time.sleep(5)")
     j = g.wait_state(hog, {"Failed", "Finished"}, timeout=30)
-    assert j["state"] == "Failed" and j["reason"] == "OutOfMemory"
+    assert j["state"] == "Failed" and j["reason"] == "OutOfMemory:Host"
     assert j["memory_enforced"] is True

@@ -92,6 +92,9 @@ static void kv_gpu_usage(struct sbuf *b, const json_t *j)
 		kv(b, "MeanGPUUtil", buf);
 	} else
 		kv(b, "MeanGPUUtil", NULL);
+	if (jhas(u, "devices_constrained"))
+		kv(b, "DevicesConstrained", jbool(u, "devices_constrained", 0) ?
+		    "yes" : "no");
 	if (jbool(u, "memory_exceeded", 0)) {
 		fmt_mb_human(jint(u, "exceeded_mb", 0), buf, sizeof buf);
 		fmt_mb_human(jint(j, "gpu_memory_mb", 0), booked, sizeof booked);

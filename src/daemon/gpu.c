@@ -116,6 +116,7 @@ struct nvml_api {
 	nvmlReturn_t (*pci)(nvmlDevice_t, nvmlPciInfo_t *);
 	nvmlReturn_t (*topo)(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *);
 	nvmlReturn_t (*driver)(char *, unsigned int);
+	nvmlReturn_t (*minor)(nvmlDevice_t, unsigned int *);
 };
 
 struct gpu_lib {
@@ -164,6 +165,7 @@ static int resolve(struct gpu_lib *lib, struct gf_err *e)
 	a->topo = (nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *))
 		sym(lib, "nvmlDeviceGetTopologyCommonAncestor");
 	a->driver = (nvmlReturn_t (*)(char *, unsigned int))sym(lib, "nvmlSystemGetDriverVersion");
+	a->minor = (nvmlReturn_t (*)(nvmlDevice_t, unsigned int *))sym(lib, "nvmlDeviceGetMinorNumber");
 
 	if (!a->init)
 		return gf_err_set(e, "NVML unusable: missing symbol nvmlInit_v2");
@@ -418,6 +420,15 @@ static void poll_optional(struct gpu_lib *lib, nvmlDevice_t h, struct gpu_dev *d
 		else if (rc == NVML_ERROR_FUNCTION_NOT_FOUND)
 			lib->api.pci = NULL;
 	}
+	if (lib->api.minor) {
+		unsigned int m = 0;
+
+		rc = lib->api.minor(h, &m);
+		if (rc == NVML_SUCCESS && m < 256)
+			d->minor = (int)m;
+		else if (rc == NVML_ERROR_FUNCTION_NOT_FOUND)
+			lib->api.minor = NULL;
+	}
 }
 
 /* Fill d for GPU i; the handle goes to *h (NULL when the GPU is down). */
@@ -427,6 +438,7 @@ static void poll_dev(struct gpu_lib *lib, unsigned int i, struct gpu_dev *d, nvm
 
 	d->index = (int)i;
 	d->util_pct = -1;
+	d->minor = -1;
 	*h = NULL;
 	rc = lib->api.get_handle(i, h);
 	if (rc != NVML_SUCCESS) {

@@ -37,6 +37,7 @@ struct gpu_dev {
 	char pci_bus_id[32];	/* "" when unknown */
 	uint64_t total_mb, used_mb;
 	int util_pct;		/* -1 unknown */
+	int minor;		/* of its /dev/nvidiaN (nvmlDeviceGetMinorNumber), -1 unknown */
 	int down;		/* NVML calls on this GPU fail (e.g. GPU is lost) */
 	char down_reason[128];	/* e.g. "nvmlDeviceGetMemoryInfo: GPU is lost" */
 	struct gpu_proc *procs;	/* compute processes, owned */

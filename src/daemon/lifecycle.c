@@ -704,7 +704,7 @@ static const char *fmt_uptime(double secs, char *buf, size_t size)
 static int cmd_status(struct lc *c)
 {
 	pid_t pid;
-	json_t *o, *gpus;
+	json_t *o, *gpus, *track;
 	char *body, up[64], sys[GF_PATH_MAX];
 	const char *sock = c->paths.socket;
 	int st;
@@ -767,6 +767,13 @@ static int cmd_status(struct lc *c)
 			       json_string_value(json_object_get(g, "state")));
 	} else
 		printf("  GPUs:      none (%s)\n", json_string_value(json_object_get(gpus, "status")));
+	track = json_object_get(o, "tracking");
+	if (json_is_true(json_object_get(track, "devices_constrained")))
+		printf("  devices:   DevicesConstrained=yes (a job opens only its own GPUs)\n");
+	else
+		printf("  devices:   DevicesConstrained=no (%s)\n",
+		       json_string_value(json_object_get(track, "devices_why"))
+			       ? json_string_value(json_object_get(track, "devices_why")) : "unknown");
 	json_decref(o);
 	return 0;
 }

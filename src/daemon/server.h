@@ -99,6 +99,8 @@ struct tracker {
 	char freezer[GF_PATH_MAX];	/* v1 freezer jobs directory, "" none */
 	char mem[GF_PATH_MAX];		/* where --memory is enforced, "" nowhere */
 	bool mem_v1;
+	char devices[GF_PATH_MAX];	/* v1 devices jobs directory ([gpu] constrain_devices), "" none */
+	char devices_why[192];		/* when "": why devices are not constrained */
 	uint8_t key[16];		/* of the session way's marker */
 	struct seen_pid *seen;		/* session way: processes seen as a job's */
 	size_t nseen, seen_cap;
@@ -356,6 +358,13 @@ void usage_sample(struct server *s);
 /* failure.c — a Failed job with no reason yet: OutOfMemory:GPU (its log's
  * tail), Signal:<name> */
 void failure_classify(struct server *s, struct job *j, const struct job_result *r);
+
+/* devices.c — [gpu] constrain_devices: what a job may open */
+#define NVIDIA_MAJOR 195
+/* Write the job's rules into its v1 devices group dir: every /dev/nvidiaN
+ * but its own GPUs' is denied (nvidiactl, nvidia-modeset and nvidia-uvm
+ * stay allowed). */
+int devices_restrict(struct server *s, const struct job *j, const char *dir, struct gf_err *e);
 
 /* exec.c — the one place that starts processes */
 int exec_init(struct server *s, struct gf_err *e);	/* opens the run and log directories */

@@ -224,6 +224,25 @@ static void setup_v1_memory(struct tracker *t, const char *name)
 		t->mem_v1 = true;
 }
 
+/* [gpu] constrain_devices: this daemon's jobs directory in the v1 devices
+ * hierarchy; otherwise why not. */
+static void setup_devices(struct server *s, const char *name)
+{
+	struct tracker *t = &s->track;
+	struct cg_hier h;
+
+	if (!s->cfg.gpu_constrain_devices)
+		snprintf(t->devices_why, sizeof t->devices_why, "[gpu] constrain_devices is off");
+	else if (geteuid() != 0)
+		snprintf(t->devices_why, sizeof t->devices_why, "the daemon does not run as root");
+	else if (find_hier("devices", &h))
+		snprintf(t->devices_why, sizeof t->devices_why,
+			 "no cgroup v1 devices controller here (cgroup v2 device control is not supported)");
+	else if (make_jobs_dir(&h, NULL, name, t->devices, sizeof t->devices))
+		snprintf(t->devices_why, sizeof t->devices_why, "cannot make a group in the devices hierarchy: %s",
+			 strerror(errno));
+}
+
 /* FNV-1a: a stable short name for this daemon's groups, from its data
  * directory (several daemons may share a machine). */
 static uint64_t fnv1a(const char *s)
@@ -269,6 +288,7 @@ int track_setup(struct server *s, struct gf_err *e)
 				     "groups", want, want);
 	if (!t->mem[0] && strcmp(want, "session"))
 		setup_v1_memory(t, name);
+	setup_devices(s, name);
 	return 0;
 }
 
@@ -288,6 +308,8 @@ void track_close(struct server *s)
 		rmdir(s->track.freezer);
 	if (s->track.mem[0] && strcmp(s->track.mem, s->track.cg))
 		rmdir(s->track.mem);
+	if (s->track.devices[0])
+		rmdir(s->track.devices);
 	free(s->track.seen);
 	s->track.seen = NULL;
 	s->track.nseen = s->track.seen_cap = 0;
@@ -406,6 +428,12 @@ size_t track_prepare(struct server *s, const struct job *j, char paths[][GF_PATH
 			n++;
 		}
 		set_memory(paths[strcmp(t->mem, t->cg) ? n - 1 : 0], t->mem_v1, j->memory_mb);
+	}
+	if (t->devices[0]) {
+		if (job_group(t->devices, j, paths[n], GF_PATH_MAX) || make_group(paths[n], e) ||
+		    devices_restrict(s, j, paths[n], e))
+			return (size_t)-1;
+		n++;
 	}
 	return n;
 }
@@ -679,11 +707,11 @@ static void remove_group(const char *dir, int depth)
 
 void track_release(struct server *s, const struct job *j)
 {
-	const char *dirs[3] = { s->track.cg, s->track.freezer, s->track.mem };
+	const char *dirs[4] = { s->track.cg, s->track.freezer, s->track.mem, s->track.devices };
 	char dir[GF_PATH_MAX];
 	size_t k = 0;
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (dirs[i][0] && !job_group(dirs[i], j, dir, sizeof dir))
 			remove_group(dir, 0);
 	/* Forget the pids seen as this job's. */
@@ -798,6 +826,9 @@ void track_observe(struct server *s)
 
 json_t *track_json(struct server *s)
 {
-	return json_pack("{s:s,s:s?,s:s?}", "method", track_method_name(s), "cgroup",
-			 s->track.cg[0] ? s->track.cg : NULL, "memory_cgroup", s->track.mem[0] ? s->track.mem : NULL);
+	return json_pack("{s:s,s:s?,s:s?,s:b,s:s?,s:s?}", "method", track_method_name(s), "cgroup",
+			 s->track.cg[0] ? s->track.cg : NULL, "memory_cgroup", s->track.mem[0] ? s->track.mem : NULL,
+			 "devices_constrained", s->track.devices[0] != '\0', "devices_cgroup",
+			 s->track.devices[0] ? s->track.devices : NULL, "devices_why",
+			 s->track.devices[0] ? NULL : s->track.devices_why);
 }

@@ -11,7 +11,8 @@
  * Kept in the job's stored record as "gpu_usage" (docs/api.md):
  *   {"gpu_uuids":[...], "peak_gpu_memory_mb":[...] (one per gpu_ids entry),
  *    "util_sum":S, "util_samples":N, "mean_gpu_util":S/N or null,
- *    "memory_exceeded":bool, "exceeded_mb":M (the use that overran)} */
+ *    "memory_exceeded":bool, "exceeded_mb":M (the use that overran),
+ *    "devices_constrained":bool ([gpu] constrain_devices in force)} */
 #include "server.h"
 
 #include <stdio.h>
@@ -52,6 +53,7 @@ void usage_start(struct server *s, struct job *j)
 	json_object_set_new(u, "util_samples", json_integer(0));
 	json_object_set_new(u, "mean_gpu_util", json_null());
 	json_object_set_new(u, "memory_exceeded", json_false());
+	json_object_set_new(u, "devices_constrained", json_boolean(s->track.devices[0] != '\0'));
 	j->gpu_usage = u;
 }
 

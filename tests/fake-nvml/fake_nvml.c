@@ -130,6 +130,7 @@ struct fake_gpu {
 	unsigned long long total_mb, used_mb;
 	int used_set;		/* used_mb given; otherwise the sum of its procs */
 	unsigned int util, mem_util;
+	unsigned int minor;	/* of /dev/nvidiaN, default the index */
 	int lost;
 	int hang_secs;
 };
@@ -186,6 +187,7 @@ static void gpu_defaults(struct fake_gpu *g, int index)
 	snprintf(g->uuid, sizeof g->uuid, "GPU-%08x-0000-4000-8000-%012x", (unsigned)index, (unsigned)index);
 	snprintf(g->pci, sizeof g->pci, "00000000:%02X:00.0", (unsigned)(0x10 + index));
 	g->total_mb = 81920;
+	g->minor = (unsigned int)index;
 }
 
 /* Define GPU `index` as *g (or defaults), keeping lost/hang flags that
@@ -306,6 +308,8 @@ static void parse_gpu(struct fake_machine *m, char *rest, const char *path, int 
 			g.util = (unsigned int)v;
 		else if ((val = kv(tok, "mem_util")) && !parse_num(val, 0, 100, &v))
 			g.mem_util = (unsigned int)v;
+		else if ((val = kv(tok, "minor")) && !parse_num(val, 0, 255, &v))
+			g.minor = (unsigned int)v;
 		else
 			return warn(path, ln, "bad gpu field", tok);
 	}
@@ -935,6 +939,21 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
 		utilization->gpu = g->util;
 		utilization->memory = g->mem_util;
 	} else
+		rc = NVML_ERROR_INVALID_ARGUMENT;
+	leave();
+	return rc;
+}
+
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber)
+{
+	struct fake_gpu *g;
+	nvmlReturn_t rc = enter_device("nvmlDeviceGetMinorNumber", device, &g);
+
+	if (rc)
+		return rc;
+	if (minorNumber)
+		*minorNumber = g->minor;
+	else
 		rc = NVML_ERROR_INVALID_ARGUMENT;
 	leave();
 	return rc;

@@ -23,7 +23,9 @@ static const char ctl_help[] =
 "                                          restricted, and why\n"
 "  set-gpus SPEC|all                       let gflow allocate only these\n"
 "                                          GPUs (0, 0,2,4, 0-3, 0-1,3);\n"
-"                                          running jobs keep theirs\n"
+"                                          I:K is MIG device K of GPU I\n"
+"                                          (0:1,1), I a whole GPU; running\n"
+"                                          jobs keep theirs\n"
 "  gpu-process ignore --gpu I --pid P      treat a foreign process as\n"
 "                                          harmless (until it exits or\n"
 "                                          gflowd restarts)\n"
@@ -78,7 +80,8 @@ static int set_gpus(int argc, char **argv)
 
 	if (argc != 2)
 		return cmd_usagef(PROG, "usage: gctl set-gpus SPEC|all");
-	if (gf_parse_gpu_spec(argv[1], &mask, &all, &e) < 0)
+	/* I:K (a MIG device) only the daemon can check */
+	if (!strchr(argv[1], ':') && gf_parse_gpu_spec(argv[1], &mask, &all, &e) < 0)
 		return cmd_usage_error(PROG, &e);
 	body = json_object();
 	json_object_set_new(body, "spec", json_string(argv[1]));

@@ -331,7 +331,7 @@ struct table *info_long_table(const json_t *answer)
 		const json_t *gpu = json_array_get(gpus, i);
 		enum gpu_situation sit = info_situation(gpu);
 		char index[16], mem[64], used[32], total[32], util[16];
-		struct sbuf state = { 0 };
+		struct sbuf state = { 0 }, name = { 0 };
 		char *jobs = jobs_cell(gpu, sit);
 		const char *row[6];
 
@@ -354,12 +354,20 @@ struct table *info_long_table(const json_t *answer)
 			sbuf_adds(&state, ",restricted");
 		row[0] = index;
 		row[1] = jstr(gpu, "name") ? jstr(gpu, "name") : "-";
+		if (jhas(gpu, "mig_index")) {
+			/* a MIG device: which GPU it is part of */
+			sbuf_addf(&name, "%s (GPU %lld:%lld)", row[1],
+			    (long long)jint(gpu, "parent_index", 0),
+			    (long long)jint(gpu, "mig_index", 0));
+			row[1] = sbuf_str(&name);
+		}
 		row[2] = mem;
 		row[3] = util;
 		row[4] = sbuf_str(&state);
 		row[5] = jobs;
 		table_add_row(t, row);
 		sbuf_free(&state);
+		sbuf_free(&name);
 		free(jobs);
 	}
 	return t;
@@ -452,7 +460,9 @@ static const char info_help[] =
 "same situation: idle, allocated (one row per job), shared (its jobs and\n"
 "GPU memory booked/total), unmanaged (a process gflow did not start; its\n"
 "pids), restricted (outside the GPUs gflow may use: gctl set-gpus), down.\n"
-"NODES are physical GPU indices (as in CUDA_VISIBLE_DEVICES).\n"
+"NODES are physical GPU indices (as in CUDA_VISIBLE_DEVICES). A GPU in MIG\n"
+"mode is shown as its MIG devices, each a unit of its own, numbered after\n"
+"the units before it; -l names each one's GPU and MIG index (GPU 0:1).\n"
 "\n"
 "  -l, --long         one row per GPU: index, name, memory used/total,\n"
 "                     utilisation, state, jobs\n"

@@ -283,7 +283,7 @@ static void buf_var(struct buf *b, const char *name, const char *value)
 static int write_env(struct server *s, const struct job *j, int dfd, const char *dir, struct gf_err *e)
 {
 	struct buf b = { 0 };
-	char *env = NULL, ids[256] = "", num[32], mark[128];
+	char *env = NULL, ids[256] = "", num[32], mark[128], cvd[64 * 100];
 	size_t len = 0;
 	int rc;
 
@@ -306,7 +306,8 @@ static int write_env(struct server *s, const struct job *j, int dfd, const char 
 			snprintf(ids + l, sizeof ids - l, "%s%d", first ? "" : ",", i);
 			first = 0;
 		}
-	buf_var(&b, "CUDA_VISIBLE_DEVICES", ids);
+	gpustate_cuda_devices(s, j->gpu_mask, cvd, sizeof cvd);	/* MIG devices by UUID */
+	buf_var(&b, "CUDA_VISIBLE_DEVICES", cvd);
 	buf_var(&b, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
 	buf_var(&b, "GFLOW_GPU_IDS", ids);
 	snprintf(num, sizeof num, "%lld", (long long)j->id);

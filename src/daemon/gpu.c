@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ typedef enum nvmlReturn_enum {
 	NVML_ERROR_INVALID_ARGUMENT = 2,
 	NVML_ERROR_NOT_SUPPORTED = 3,
 	NVML_ERROR_NO_PERMISSION = 4,
+	NVML_ERROR_NOT_FOUND = 6,
 	NVML_ERROR_INSUFFICIENT_SIZE = 7,
 	NVML_ERROR_DRIVER_NOT_LOADED = 9,
 	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
@@ -117,7 +119,12 @@ struct nvml_api {
 	nvmlReturn_t (*topo)(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *);
 	nvmlReturn_t (*driver)(char *, unsigned int);
 	nvmlReturn_t (*minor)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned int *, unsigned int *);
+	nvmlReturn_t (*mig_max)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*mig_handle)(nvmlDevice_t, unsigned int, nvmlDevice_t *);
 };
+
+#define NVML_DEVICE_MIG_ENABLE 1
 
 struct gpu_lib {
 	void *dl;
@@ -166,6 +173,10 @@ static int resolve(struct gpu_lib *lib, struct gf_err *e)
 		sym(lib, "nvmlDeviceGetTopologyCommonAncestor");
 	a->driver = (nvmlReturn_t (*)(char *, unsigned int))sym(lib, "nvmlSystemGetDriverVersion");
 	a->minor = (nvmlReturn_t (*)(nvmlDevice_t, unsigned int *))sym(lib, "nvmlDeviceGetMinorNumber");
+	a->mig_mode = (nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *))sym(lib, "nvmlDeviceGetMigMode");
+	a->mig_max = (nvmlReturn_t (*)(nvmlDevice_t, unsigned int *))sym(lib, "nvmlDeviceGetMaxMigDeviceCount");
+	a->mig_handle = (nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t *))
+		sym(lib, "nvmlDeviceGetMigDeviceHandleByIndex");
 
 	if (!a->init)
 		return gf_err_set(e, "NVML unusable: missing symbol nvmlInit_v2");
@@ -437,6 +448,8 @@ static void poll_dev(struct gpu_lib *lib, unsigned int i, struct gpu_dev *d, nvm
 	nvmlReturn_t rc;
 
 	d->index = (int)i;
+	d->parent = (int)i;
+	d->mig_index = -1;
 	d->util_pct = -1;
 	d->minor = -1;
 	*h = NULL;
@@ -518,10 +531,115 @@ static int poll_failed(struct gpu_snapshot *out, const char *fmt, const char *wh
 	return -1;
 }
 
+/* Is GPU h in MIG mode? (No when the driver has no MIG calls.) */
+static bool mig_on(struct gpu_lib *lib, nvmlDevice_t h)
+{
+	unsigned int cur = 0, pending = 0;
+	nvmlReturn_t rc;
+
+	if (!lib->api.mig_mode || !lib->api.mig_max || !lib->api.mig_handle)
+		return false;
+	rc = lib->api.mig_mode(h, &cur, &pending);
+	if (rc == NVML_ERROR_FUNCTION_NOT_FOUND)
+		lib->api.mig_mode = NULL;
+	return rc == NVML_SUCCESS && cur == NVML_DEVICE_MIG_ENABLE;
+}
+
+/* The MIG devices of GPU p (handle h) as units, appended to out[*n..cap). */
+static void poll_mig(struct gpu_lib *lib, nvmlDevice_t h, const struct gpu_dev *p, struct gpu_dev *out,
+		     size_t *n, size_t cap)
+{
+	unsigned int max = 0;
+
+	if (lib->api.mig_max(h, &max) != NVML_SUCCESS)
+		return;
+	for (unsigned int k = 0; k < max && *n < cap; k++) {
+		struct gpu_dev *u = &out[*n];
+		nvmlDevice_t mh = NULL;
+		nvmlReturn_t rc = lib->api.mig_handle(h, k, &mh);
+
+		if (rc == NVML_ERROR_NOT_FOUND || (rc == NVML_SUCCESS && !mh))
+			continue;	/* no MIG device at this index */
+		memset(u, 0, sizeof *u);
+		u->parent = p->index;
+		u->mig_index = (int)k;
+		u->util_pct = -1;	/* NVML has no utilisation for MIG devices */
+		u->minor = p->minor;
+		snprintf(u->pci_bus_id, sizeof u->pci_bus_id, "%s", p->pci_bus_id);
+		(*n)++;
+		if (rc != NVML_SUCCESS) {
+			mark_down(lib, u, "nvmlDeviceGetMigDeviceHandleByIndex", rc);
+			continue;
+		}
+		if ((rc = lib->api.get_uuid(mh, u->uuid, sizeof u->uuid)) != NVML_SUCCESS) {
+			u->uuid[0] = '\0';
+			mark_down(lib, u, "nvmlDeviceGetUUID", rc);
+			continue;
+		}
+		u->uuid[sizeof u->uuid - 1] = '\0';
+		if (lib->api.get_name(mh, u->name, sizeof u->name) != NVML_SUCCESS)
+			snprintf(u->name, sizeof u->name, "%s MIG", p->name);
+		u->name[sizeof u->name - 1] = '\0';
+		if (poll_memory(lib, mh, u) == 0)
+			poll_procs(lib, mh, u);
+	}
+}
+
+/* The units of allocation: each GPU, or each MIG device of a GPU in MIG
+ * mode (a GPU in MIG mode without MIG devices is a unit that is down). */
+static size_t make_units(struct gpu_lib *lib, struct gpu_dev *phys, nvmlDevice_t *h, size_t n,
+			 struct gpu_dev *units)
+{
+	size_t nu = 0;
+
+	for (size_t i = 0; i < n && nu < GPU_MAX_DEVS; i++) {
+		size_t before = nu;
+
+		if (!phys[i].down && h[i] && mig_on(lib, h[i])) {
+			poll_mig(lib, h[i], &phys[i], units, &nu, GPU_MAX_DEVS);
+			if (nu > before) {
+				free(phys[i].procs);
+				phys[i].procs = NULL;
+				phys[i].nprocs = 0;
+				continue;
+			}
+			phys[i].down = 1;
+			snprintf(phys[i].down_reason, sizeof phys[i].down_reason,
+				 "MIG mode is on and the GPU has no MIG devices");
+		}
+		units[nu++] = phys[i];
+		phys[i].procs = NULL;
+		phys[i].nprocs = 0;
+	}
+	for (size_t u = 0; u < nu; u++)
+		units[u].index = (int)u;
+	return nu;
+}
+
+/* The topology of units from that of their GPUs: two MIG devices of one
+ * GPU are as close as can be. */
+static int *unit_topo(const int *ptopo, size_t n, const struct gpu_dev *units, size_t nu)
+{
+	int *t;
+
+	if (!ptopo || !nu || !(t = calloc(nu * nu, sizeof *t)))
+		return NULL;
+	for (size_t a = 0; a < nu; a++)
+		for (size_t b = 0; b < nu; b++) {
+			size_t pa = (size_t)units[a].parent, pb = (size_t)units[b].parent;
+
+			t[a * nu + b] = pa == pb ? NVML_TOPOLOGY_INTERNAL
+				      : pa < n && pb < n ? ptopo[pa * n + pb] : NVML_TOPOLOGY_SYSTEM;
+		}
+	return t;
+}
+
 int gpu_lib_poll(struct gpu_lib *lib, struct gpu_snapshot *out)
 {
 	unsigned int n = 0;
 	nvmlDevice_t *handles;
+	struct gpu_dev *phys;
+	int *ptopo;
 	nvmlReturn_t rc;
 
 	memset(out, 0, sizeof *out);
@@ -534,16 +652,23 @@ int gpu_lib_poll(struct gpu_lib *lib, struct gpu_snapshot *out)
 	out->nvml_ok = 1;
 	if (!n)
 		return 0;
-	out->devs = calloc(n, sizeof *out->devs);
+	phys = calloc(n, sizeof *phys);
+	out->devs = calloc(GPU_MAX_DEVS, sizeof *out->devs);
 	handles = calloc(n, sizeof *handles);
-	if (!out->devs || !handles) {
+	if (!phys || !out->devs || !handles) {
 		free(handles);
+		free(phys);
 		return poll_failed(out, "%s", "out of memory taking a GPU snapshot");
 	}
-	out->ndev = n;
 	for (unsigned int i = 0; i < n; i++)
-		poll_dev(lib, i, &out->devs[i], &handles[i]);
-	out->topo = poll_topo(lib, out->devs, handles, n);
+		poll_dev(lib, i, &phys[i], &handles[i]);
+	ptopo = poll_topo(lib, phys, handles, n);
+	out->ndev = make_units(lib, phys, handles, n, out->devs);
+	out->topo = unit_topo(ptopo, n, out->devs, out->ndev);
+	for (unsigned int i = 0; i < n; i++)
+		free(phys[i].procs);
+	free(ptopo);
+	free(phys);
 	free(handles);
 	return 0;
 }

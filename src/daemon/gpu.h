@@ -30,9 +30,13 @@ struct gpu_proc {
 	uint64_t used_mb;	/* 0 when NVML cannot tell */
 };
 
+/* One unit of allocation: a GPU, or a MIG device of a GPU in MIG mode.
+ * Without MIG the units are the GPUs and index is the NVML index. */
 struct gpu_dev {
-	int index;		/* NVML index; devs[i].index == i */
-	char uuid[96];
+	int index;		/* unit number; devs[i].index == i */
+	int parent;		/* NVML index of the GPU (== index without MIG) */
+	int mig_index;		/* MIG device index on the parent, -1: a whole GPU */
+	char uuid[96];		/* GPU-… or, for a MIG device, MIG-… */
 	char name[96];
 	char pci_bus_id[32];	/* "" when unknown */
 	uint64_t total_mb, used_mb;

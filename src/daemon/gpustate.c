@@ -300,6 +300,8 @@ json_t *gpustate_json(struct server *s)
 			snprintf(reason, sizeof reason, "job %lld process %d on a GPU it was not given",
 				 (long long)v->escaped_job[0], (int)v->escaped[0]);
 		json_object_set_new(gj, "index", json_integer(v->index));
+		json_object_set_new(gj, "parent_index", json_integer(d->parent));
+		json_object_set_new(gj, "mig_index", d->mig_index >= 0 ? json_integer(d->mig_index) : json_null());
 		json_object_set_new(gj, "name", json_string(d->name));
 		json_object_set_new(gj, "uuid", json_string(d->uuid));
 		json_object_set_new(gj, "total_mb", json_integer((json_int_t)d->total_mb));
@@ -318,6 +320,23 @@ json_t *gpustate_json(struct server *s)
 	}
 	json_object_set_new(o, "gpus", gpus);
 	return o;
+}
+
+void gpustate_cuda_devices(struct server *s, uint64_t mask, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int g = 0; g < 64 && len < size; g++) {
+		const struct gpu_dev *d = s->have_snap && (size_t)g < s->snap.ndev ? &s->snap.devs[g] : NULL;
+
+		if (!(mask & (1ULL << g)))
+			continue;
+		if (d && d->mig_index >= 0)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", d->uuid);
+		else
+			len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? "," : "", d ? d->parent : g);
+	}
 }
 
 /* ---- restriction ------------------------------------------------------- */
@@ -355,13 +374,87 @@ static void set_allowed(struct server *s, bool all, uint64_t mask, const char *s
 	snprintf(s->allowed_source, sizeof s->allowed_source, "%s", source);
 }
 
+static bool any_mig(struct server *s)
+{
+	for (size_t g = 0; s->have_snap && g < s->snap.ndev; g++)
+		if (s->snap.devs[g].mig_index >= 0)
+			return true;
+	return false;
+}
+
+/* One item of a unit spec: I (every unit of GPU I), A-B (GPUs A..B) or
+ * I:K (MIG device K of GPU I) into *mask. */
+static int unit_item(struct server *s, const char *spec, const char *item, uint64_t *mask, struct gf_err *e)
+{
+	long a, b, k = -1;
+	char *end;
+	uint64_t got = 0;
+
+	a = strtol(item, &end, 10);
+	b = a;
+	if (end == item || a < 0)
+		goto bad;
+	if (*end == '-') {
+		const char *p = end + 1;
+
+		b = strtol(p, &end, 10);
+		if (end == p || b < a)
+			goto bad;
+	} else if (*end == ':') {
+		const char *p = end + 1;
+
+		k = strtol(p, &end, 10);
+		if (end == p || k < 0)
+			goto bad;
+	}
+	if (*end)
+		goto bad;
+	for (size_t g = 0; g < s->snap.ndev; g++) {
+		const struct gpu_dev *d = &s->snap.devs[g];
+
+		if (d->parent >= a && d->parent <= b && (k < 0 || d->mig_index == k))
+			got |= 1ULL << g;
+	}
+	if (!got && k >= 0)
+		return gf_err_set(e, "GPU spec '%s': GPU %ld has no MIG device %ld", spec, a, k);
+	if (!got)
+		return gf_err_set(e, "GPU spec '%s': this machine has no GPU %s", spec, item);
+	*mask |= got;
+	return 0;
+bad:
+	return gf_err_set(e, "GPU spec '%s': '%s' is not a GPU (I, A-B, or I:K for MIG device K of GPU I)",
+			  spec, item);
+}
+
+/* A spec of the units to allow. Where no GPU is in MIG mode the units are
+ * the GPUs, and a spec without I:K means what gf_parse_gpu_spec says. */
+static int parse_units(struct server *s, const char *spec, uint64_t *mask, int *all, struct gf_err *e)
+{
+	char *copy, *item, *save = NULL;
+	int rc = 0;
+
+	if ((!any_mig(s) && !strchr(spec, ':')) || !strcmp(spec, "all"))
+		return gf_parse_gpu_spec(spec, mask, all, e);
+	*mask = 0;
+	*all = 0;
+	copy = strdup(spec);
+	if (!copy)
+		return gf_err_set(e, "out of memory");
+	for (item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save))
+		rc = unit_item(s, spec, item, mask, e);
+	free(copy);
+	if (!rc && !*mask)
+		rc = gf_err_set(e, "GPU spec '%s': no GPU named", spec);
+	return rc;
+}
+
 int gpustate_set_allowed(struct server *s, const char *spec, struct gf_err *e)
 {
 	uint64_t mask;
 	int all;
 	char basis[64];
 
-	if (gf_parse_gpu_spec(spec, &mask, &all, e))
+	if (parse_units(s, spec, &mask, &all, e))
 		return -1;
 	if (!all && check_exists(s, mask, spec, e))
 		return -1;
@@ -403,7 +496,7 @@ static int apply_sources(struct server *s, struct gf_err *e)
 		goto out;
 	}
 	if (stored && stored_basis && !strcmp(stored_basis, basis) &&
-	    gf_parse_gpu_spec(stored, &mask, &all, NULL) == 0) {
+	    parse_units(s, stored, &mask, &all, NULL) == 0) {
 		set_allowed(s, all, mask, "gctl set-gpus");
 		goto out;
 	}

@@ -397,6 +397,9 @@ json_t *gpustate_json(struct server *s);
 int gpustate_set_allowed(struct server *s, const char *spec, struct gf_err *e);
 int gpustate_ignore(struct server *s, int gpu, pid_t pid, bool ignore, struct gf_err *e);
 json_t *gpustate_ignored_json(struct server *s);
+/* CUDA_VISIBLE_DEVICES for the units in mask: NVML indices, and MIG-<uuid>
+ * for MIG devices. */
+void gpustate_cuda_devices(struct server *s, uint64_t mask, char *buf, size_t size);
 
 /* auth.c — callers, roles and per-user tokens */
 int auth_setup(struct server *s, struct gf_err *e);	/* after the store is open */

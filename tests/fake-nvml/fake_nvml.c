@@ -119,10 +119,22 @@ typedef enum nvmlGpuLevel_enum {
 #define FAKE_MAX_FAILS 32
 #define FAKE_FIELD 128
 
+#define FAKE_MAX_MIG 7		/* MIG devices per GPU (an A100/H100 has up to 7) */
+#define NVML_DEVICE_MIG_ENABLE 1
+
 struct fake_proc {
 	int gpu;
 	unsigned int pid;
 	unsigned long long used_mb;
+	int mig;		/* MIG device index on the GPU, -1 none */
+};
+
+/* `mig I count=N [profile=P] [total_mb=M]`: GPU I in MIG mode. */
+struct fake_mig {
+	int on;
+	int count;
+	char profile[32];
+	unsigned long long total_mb;	/* per instance; 0: the GPU's / count */
 };
 
 struct fake_gpu {
@@ -152,18 +164,22 @@ struct fake_machine {
 	size_t nprocs, procs_cap;
 	size_t nfile_procs;	/* the first procs come from `proc` lines */
 	char env_var[FAKE_FIELD];	/* `env_procs VAR`: live processes carrying VAR */
+	struct fake_mig mig[FAKE_MAX_GPUS];
 	struct fake_fail fails[FAKE_MAX_FAILS];
 	int nfails;
 };
 
-/* The handle NVML gives out: one per index, stable for the process. */
+/* The handle NVML gives out: one per index (and one per MIG device of
+ * each), stable for the process. */
 struct nvmlDevice_st {
 	int index;
+	int mig;		/* -1: the GPU itself */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fake_machine machine;
 static struct nvmlDevice_st handles[FAKE_MAX_GPUS];
+static struct nvmlDevice_st mig_handles[FAKE_MAX_GPUS][FAKE_MAX_MIG];
 static int init_count;
 static int loaded;		/* machine has been read at least once */
 static struct stat loaded_st;	/* identity of the file last read */
@@ -266,7 +282,7 @@ static int parse_gpu_index(const char *s, long long *out)
 	return parse_num(s, 0, FAKE_MAX_GPUS - 1, out);
 }
 
-static int add_proc(struct fake_machine *m, int gpu, unsigned int pid, unsigned long long used_mb)
+static int add_proc(struct fake_machine *m, int gpu, unsigned int pid, unsigned long long used_mb, int mig)
 {
 	if (m->nprocs == m->procs_cap) {
 		size_t cap = m->procs_cap ? m->procs_cap * 2 : 64;
@@ -277,7 +293,7 @@ static int add_proc(struct fake_machine *m, int gpu, unsigned int pid, unsigned 
 		m->procs = np;
 		m->procs_cap = cap;
 	}
-	m->procs[m->nprocs++] = (struct fake_proc){ gpu, pid, used_mb };
+	m->procs[m->nprocs++] = (struct fake_proc){ gpu, pid, used_mb, mig };
 	return 0;
 }
 
@@ -324,7 +340,7 @@ static void parse_gpu(struct fake_machine *m, char *rest, const char *path, int 
 static void parse_proc(struct fake_machine *m, char *rest, const char *path, int ln)
 {
 	char *tok = next_token(&rest);
-	long long idx, pid = -1, used = 0;
+	long long idx, pid = -1, used = 0, mig = -1;
 	const char *val;
 
 	if (!tok || parse_gpu_index(tok, &idx))
@@ -334,12 +350,37 @@ static void parse_proc(struct fake_machine *m, char *rest, const char *path, int
 			continue;
 		if ((val = kv(tok, "used_mb")) && !parse_num(val, 0, 1LL << 40, &used))
 			continue;
+		if ((val = kv(tok, "mig")) && !parse_num(val, 0, FAKE_MAX_MIG - 1, &mig))
+			continue;
 		return warn(path, ln, "bad proc field", tok);
 	}
 	if (pid < 0)
 		return warn(path, ln, "proc without", "pid=");
-	if (add_proc(m, (int)idx, (unsigned int)pid, (unsigned long long)used))
+	if (add_proc(m, (int)idx, (unsigned int)pid, (unsigned long long)used, (int)mig))
 		return warn(path, ln, "out of memory for", "proc");
+}
+
+/* mig I count=N [profile=P] [total_mb=M] */
+static void parse_mig(struct fake_machine *m, char *rest, const char *path, int ln)
+{
+	char *tok = next_token(&rest);
+	struct fake_mig g = { 1, 0, "1g.10gb", 0 };
+	long long idx, v;
+	const char *val;
+
+	if (!tok || parse_gpu_index(tok, &idx))
+		return warn(path, ln, "bad mig gpu index", tok ? tok : "");
+	while ((tok = next_token(&rest))) {
+		if ((val = kv(tok, "count")) && !parse_num(val, 0, FAKE_MAX_MIG, &v))
+			g.count = (int)v;
+		else if ((val = kv(tok, "profile")))
+			snprintf(g.profile, sizeof g.profile, "%s", val);
+		else if ((val = kv(tok, "total_mb")) && !parse_num(val, 0, 1LL << 40, &v))
+			g.total_mb = (unsigned long long)v;
+		else
+			return warn(path, ln, "bad mig field", tok);
+	}
+	m->mig[idx] = g;
 }
 
 /* lost I | hang I secs=S | topo I J level=L */
@@ -413,6 +454,8 @@ static void parse_line(struct fake_machine *m, char *line, const char *path, int
 		parse_gpu(m, rest, path, ln);
 	else if (!strcmp(kw, "proc"))
 		parse_proc(m, rest, path, ln);
+	else if (!strcmp(kw, "mig"))
+		parse_mig(m, rest, path, ln);
 	else if (!strcmp(kw, "lost") || !strcmp(kw, "hang") || !strcmp(kw, "topo"))
 		parse_gpu_flag(m, kw, rest, path, ln);
 	else if (!strcmp(kw, "omit") || !strcmp(kw, "fail"))
@@ -447,6 +490,11 @@ static void machine_load(struct fake_machine *m, const char *path)
 		parse_line(m, line, path, ++ln);
 	fclose(f);
 	m->nfile_procs = m->nprocs;
+}
+
+static void mig_uuid(int gpu, int k, char *buf, size_t size)
+{
+	snprintf(buf, size, "MIG-%08x-%04x-4000-8000-%012x", (unsigned)gpu, (unsigned)k, (unsigned)(gpu * 16 + k));
 }
 
 /* `env_procs VAR`: like a real driver, report the processes that use the
@@ -488,12 +536,28 @@ static void scan_env_procs(struct fake_machine *m)
 			continue;
 		for (char *p = vis; *p;) {
 			char *end;
-			long g = strtol(p, &end, 10);
+			long g;
 
+			if (!strncmp(p, "MIG-", 4)) {
+				size_t len = strcspn(p, ",");
+
+				for (int i = 0; i < m->ngpus; i++)
+					for (int k = 0; k < m->mig[i].count; k++) {
+						char uuid[64];
+
+						mig_uuid(i, k, uuid, sizeof uuid);
+						if (strlen(uuid) == len && !strncmp(p, uuid, len))
+							add_proc(m, i, pid, (unsigned long long)used, k);
+					}
+				p += len;
+				p += *p == ',';
+				continue;
+			}
+			g = strtol(p, &end, 10);
 			if (end == p)
 				break;
 			if (g >= 0 && g < m->ngpus)
-				add_proc(m, (int)g, pid, (unsigned long long)used);
+				add_proc(m, (int)g, pid, (unsigned long long)used, -1);
 			p = *end == ',' ? end + 1 : end;
 		}
 	}
@@ -633,9 +697,19 @@ fail:
 
 static int handle_index(nvmlDevice_t d)
 {
+	if (d >= &mig_handles[0][0] && d < &mig_handles[0][0] + FAKE_MAX_GPUS * FAKE_MAX_MIG)
+		return (int)(d - &mig_handles[0][0]) / FAKE_MAX_MIG;
 	if (d < &handles[0] || d >= &handles[FAKE_MAX_GPUS])
 		return -1;
 	return (int)(d - handles);
+}
+
+/* The MIG device index of a MIG handle, else -1. */
+static int handle_mig(nvmlDevice_t d)
+{
+	if (d >= &mig_handles[0][0] && d < &mig_handles[0][0] + FAKE_MAX_GPUS * FAKE_MAX_MIG)
+		return (int)(d - &mig_handles[0][0]) % FAKE_MAX_MIG;
+	return -1;
 }
 
 static nvmlReturn_t enter_device(const char *symbol, nvmlDevice_t d, struct fake_gpu **g)
@@ -651,6 +725,10 @@ static nvmlReturn_t enter_device(const char *symbol, nvmlDevice_t d, struct fake
 		return rc;
 	}
 	rc = enter_index(symbol, index);
+	if (rc == NVML_SUCCESS && handle_mig(d) >= machine.mig[index].count) {
+		pthread_mutex_unlock(&lock);
+		return NVML_ERROR_INVALID_ARGUMENT;	/* the MIG device was destroyed */
+	}
 	if (rc == NVML_SUCCESS)
 		*g = &machine.gpus[index];
 	return rc;
@@ -670,6 +748,25 @@ static nvmlReturn_t copy_out(char *buf, unsigned int length, const char *s)
 static unsigned long long mb(unsigned long long v)
 {
 	return v * 1024ULL * 1024ULL;
+}
+
+/* A MIG device's memory: its own total, and what its processes use. */
+static unsigned long long mig_total_mb(int index)
+{
+	const struct fake_mig *m = &machine.mig[index];
+
+	return m->total_mb ? m->total_mb : machine.gpus[index].total_mb / (unsigned long long)(m->count ? m->count : 1);
+}
+
+static unsigned long long mig_used_mb(int index, int k)
+{
+	unsigned long long sum = 0;
+
+	scan_env_procs(&machine);
+	for (size_t i = 0; i < machine.nprocs; i++)
+		if (machine.procs[i].gpu == index && machine.procs[i].mig == k)
+			sum += machine.procs[i].used_mb;
+	return sum > mig_total_mb(index) ? mig_total_mb(index) : sum;
 }
 
 static unsigned long long used_mb(const struct fake_gpu *g)
@@ -792,6 +889,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 		return rc;
 	if (device) {
 		handles[index].index = (int)index;
+		handles[index].mig = -1;
 		*device = &handles[index];
 	} else
 		rc = NVML_ERROR_INVALID_ARGUMENT;
@@ -803,10 +901,15 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 {
 	struct fake_gpu *g;
 	nvmlReturn_t rc = enter_device("nvmlDeviceGetUUID", device, &g);
+	char mu[64];
 
 	if (rc)
 		return rc;
-	rc = copy_out(uuid, length, g->uuid);
+	if (handle_mig(device) >= 0) {
+		mig_uuid(handle_index(device), handle_mig(device), mu, sizeof mu);
+		rc = copy_out(uuid, length, mu);
+	} else
+		rc = copy_out(uuid, length, g->uuid);
 	leave();
 	return rc;
 }
@@ -815,10 +918,15 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 {
 	struct fake_gpu *g;
 	nvmlReturn_t rc = enter_device("nvmlDeviceGetName", device, &g);
+	char mn[FAKE_FIELD + 48];
 
 	if (rc)
 		return rc;
-	rc = copy_out(name, length, g->name);
+	if (handle_mig(device) >= 0) {
+		snprintf(mn, sizeof mn, "%s MIG %s", g->name, machine.mig[handle_index(device)].profile);
+		rc = copy_out(name, length, mn);
+	} else
+		rc = copy_out(name, length, g->name);
 	leave();
 	return rc;
 }
@@ -830,7 +938,11 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 
 	if (rc)
 		return rc;
-	if (memory) {
+	if (memory && handle_mig(device) >= 0) {
+		memory->total = mb(mig_total_mb(handle_index(device)));
+		memory->used = mb(mig_used_mb(handle_index(device), handle_mig(device)));
+		memory->free = memory->total - memory->used;
+	} else if (memory) {
 		memory->total = mb(g->total_mb);
 		memory->used = mb(used_mb(g));
 		memory->free = memory->total - memory->used;
@@ -851,7 +963,12 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
 		rc = NVML_ERROR_INVALID_ARGUMENT;
 	else if (memory->version != nvmlMemory_v2)
 		rc = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-	else {
+	else if (handle_mig(device) >= 0) {
+		memory->total = mb(mig_total_mb(handle_index(device)));
+		memory->reserved = 0;
+		memory->used = mb(mig_used_mb(handle_index(device), handle_mig(device)));
+		memory->free = memory->total - memory->used;
+	} else {
 		memory->total = mb(g->total_mb);
 		memory->reserved = 0;
 		memory->used = mb(used_mb(g));
@@ -870,7 +987,7 @@ static nvmlReturn_t list_procs(const char *symbol, nvmlDevice_t device, unsigned
 	struct fake_gpu *g;
 	nvmlReturn_t rc = enter_device(symbol, device, &g);
 	unsigned int n = 0, k = 0;
-	int index;
+	int index, mig = handle_mig(device);
 
 	if (rc)
 		return rc;
@@ -881,7 +998,7 @@ static nvmlReturn_t list_procs(const char *symbol, nvmlDevice_t device, unsigned
 	index = (int)(g - machine.gpus);
 	scan_env_procs(&machine);
 	for (size_t i = 0; i < machine.nprocs; i++)
-		n += machine.procs[i].gpu == index;
+		n += machine.procs[i].gpu == index && (mig < 0 || machine.procs[i].mig == mig);
 	if (n > *infoCount) {
 		*infoCount = n;
 		leave();
@@ -891,13 +1008,14 @@ static nvmlReturn_t list_procs(const char *symbol, nvmlDevice_t device, unsigned
 		const struct fake_proc *p = &machine.procs[i];
 		unsigned char *slot = (unsigned char *)infos + k * size;
 
-		if (p->gpu != index)
+		if (p->gpu != index || (mig >= 0 && p->mig != mig))
 			continue;
 		if (size == sizeof(nvmlProcessInfo_v1_t)) {
 			nvmlProcessInfo_v1_t v1 = { p->pid, mb(p->used_mb) };
 			memcpy(slot, &v1, sizeof v1);
 		} else {
-			nvmlProcessInfo_v2_t v2 = { p->pid, mb(p->used_mb), 0xFFFFFFFFu, 0xFFFFFFFFu };
+			unsigned int gi = p->mig >= 0 ? (unsigned int)p->mig : 0xFFFFFFFFu;
+			nvmlProcessInfo_v2_t v2 = { p->pid, mb(p->used_mb), gi, p->mig >= 0 ? 0u : 0xFFFFFFFFu };
 			memcpy(slot, &v2, sizeof v2);
 		}
 		k++;
@@ -935,11 +1053,113 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
 
 	if (rc)
 		return rc;
-	if (utilization) {
+	if (handle_mig(device) >= 0)
+		rc = NVML_ERROR_NOT_SUPPORTED;	/* as on real MIG devices */
+	else if (utilization) {
 		utilization->gpu = g->util;
 		utilization->memory = g->mem_util;
 	} else
 		rc = NVML_ERROR_INVALID_ARGUMENT;
+	leave();
+	return rc;
+}
+
+/* ---- MIG ------------------------------------------------------------------ */
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
+{
+	struct fake_gpu *g;
+	nvmlReturn_t rc = enter_device("nvmlDeviceGetMigMode", device, &g);
+
+	if (rc)
+		return rc;
+	if (!currentMode || !pendingMode || handle_mig(device) >= 0)
+		rc = NVML_ERROR_INVALID_ARGUMENT;
+	else
+		*currentMode = *pendingMode = machine.mig[handle_index(device)].on ? NVML_DEVICE_MIG_ENABLE : 0;
+	leave();
+	return rc;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
+{
+	struct fake_gpu *g;
+	nvmlReturn_t rc = enter_device("nvmlDeviceGetMaxMigDeviceCount", device, &g);
+
+	if (rc)
+		return rc;
+	if (!count || handle_mig(device) >= 0)
+		rc = NVML_ERROR_INVALID_ARGUMENT;
+	else
+		*count = machine.mig[handle_index(device)].on ? FAKE_MAX_MIG : 0;
+	leave();
+	return rc;
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice)
+{
+	struct fake_gpu *g;
+	nvmlReturn_t rc = enter_device("nvmlDeviceGetMigDeviceHandleByIndex", device, &g);
+	int gpu = handle_index(device);
+
+	if (rc)
+		return rc;
+	if (!migDevice || handle_mig(device) >= 0 || !machine.mig[gpu].on || index >= FAKE_MAX_MIG)
+		rc = NVML_ERROR_INVALID_ARGUMENT;
+	else if ((int)index >= machine.mig[gpu].count)
+		rc = NVML_ERROR_NOT_FOUND;
+	else {
+		mig_handles[gpu][index] = (struct nvmlDevice_st){ gpu, (int)index };
+		*migDevice = &mig_handles[gpu][index];
+	}
+	leave();
+	return rc;
+}
+
+nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t *device)
+{
+	struct fake_gpu *g;
+	nvmlReturn_t rc = enter_device("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", migDevice, &g);
+	int gpu = handle_index(migDevice);
+
+	if (rc)
+		return rc;
+	if (!device || handle_mig(migDevice) < 0)
+		rc = NVML_ERROR_INVALID_ARGUMENT;
+	else {
+		handles[gpu] = (struct nvmlDevice_st){ gpu, -1 };
+		*device = &handles[gpu];
+	}
+	leave();
+	return rc;
+}
+
+nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice)
+{
+	struct fake_gpu *g;
+	nvmlReturn_t rc = enter_device("nvmlDeviceIsMigDeviceHandle", device, &g);
+
+	if (rc)
+		return rc;
+	if (isMigDevice)
+		*isMigDevice = handle_mig(device) >= 0;
+	else
+		rc = NVML_ERROR_INVALID_ARGUMENT;
+	leave();
+	return rc;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id)
+{
+	struct fake_gpu *g;
+	nvmlReturn_t rc = enter_device("nvmlDeviceGetGpuInstanceId", device, &g);
+
+	if (rc)
+		return rc;
+	if (!id || handle_mig(device) < 0)
+		rc = handle_mig(device) < 0 ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
+	else
+		*id = (unsigned int)handle_mig(device);
 	leave();
 	return rc;
 }

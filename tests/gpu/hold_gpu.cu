@@ -1,5 +1,7 @@
 // hold_gpu.cu — a real CUDA process for tests/gpu/run.sh: allocates some
-// device memory on the GPUs it can see and holds it for N seconds.
+// device memory on the GPUs it can see and holds it for N seconds. Asked
+// for more than the GPU has, it fails the way CUDA programs do
+// ("cudaErrorMemoryAllocation: out of memory"), for the OutOfMemory:GPU check.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,7 @@ int main(int argc, char **argv)
 	cudaError_t rc = cudaMalloc(&p, mb << 20);
 
 	if (rc != cudaSuccess) {
-		fprintf(stderr, "hold_gpu: cudaMalloc: %s\n", cudaGetErrorString(rc));
+		fprintf(stderr, "hold_gpu: cudaMalloc: %s: %s\n", cudaGetErrorName(rc), cudaGetErrorString(rc));
 		return 1;
 	}
 	cudaMemset(p, 1, mb << 20);

@@ -24,6 +24,7 @@ struct user_stats {
 	char *user;
 	long long jobs, by_state[NSTATES];
 	double gpu_secs;
+	double util_secs, util_weighted;	/* GPU-seconds with a mean utilisation, and their sum */
 };
 
 static int cmp_user(const void *a, const void *b)
@@ -34,8 +35,8 @@ static int cmp_user(const void *a, const void *b)
 
 static void add_row(struct table *t, const struct user_stats *u)
 {
-	char cells[NSTATES + 3][32];
-	const char *row[NSTATES + 3];
+	char cells[NSTATES + 4][32];
+	const char *row[NSTATES + 4];
 	size_t k;
 
 	snprintf(cells[0], sizeof cells[0], "%s", u->user);
@@ -45,7 +46,12 @@ static void add_row(struct table *t, const struct user_stats *u)
 		    u->by_state[k]);
 	snprintf(cells[NSTATES + 2], sizeof cells[0], "%.2f",
 	    u->gpu_secs / 3600);
-	for (k = 0; k < NSTATES + 3; k++)
+	if (u->util_secs > 0)
+		snprintf(cells[NSTATES + 3], sizeof cells[0], "%.0f%%",
+		    u->util_weighted / u->util_secs);
+	else
+		snprintf(cells[NSTATES + 3], sizeof cells[0], "-");
+	for (k = 0; k < NSTATES + 4; k++)
 		row[k] = cells[k];
 	row[0] = u->user; /* names may be longer than a cell buffer */
 	table_add_row(t, row);
@@ -55,7 +61,7 @@ struct table *stats_table(const json_t *jobs, double now)
 {
 	static const char *const headers[] = { "USER", "JOBS", "RUNNING",
 		"QUEUED", "HOLD", "FINISHED", "FAILED", "CANCELLED", "TIMEOUT",
-		"GPU_HOURS" };
+		"GPU_HOURS", "GPU_UTIL" };
 	struct user_stats *v = NULL, total;
 	size_t n = 0, i, k;
 	struct table *t;
@@ -66,6 +72,7 @@ struct table *stats_table(const json_t *jobs, double now)
 		const char *user = jstr(j, "user") ? jstr(j, "user") : "?";
 		const char *state = jstr(j, "state");
 		double start = jnum(j, "start_time", 0), end = jnum(j, "end_time", 0);
+		const json_t *util;
 		struct user_stats *u = NULL;
 
 		for (k = 0; k < n; k++)
@@ -89,6 +96,15 @@ struct table *stats_table(const json_t *jobs, double now)
 				ngpu = (size_t)jint(j, "gpus", 0);
 			if (secs > 0)
 				u->gpu_secs += secs * (double)ngpu;
+			/* the mean utilisation the daemon measured (gpu_usage),
+			 * weighted by GPU-seconds */
+			util = json_object_get(json_object_get(j, "gpu_usage"),
+			    "mean_gpu_util");
+			if (secs > 0 && json_is_number(util)) {
+				u->util_secs += secs * (double)ngpu;
+				u->util_weighted += secs * (double)ngpu *
+				    json_number_value(util);
+			}
 		}
 	}
 	qsort(v, n, sizeof *v, cmp_user);
@@ -99,6 +115,8 @@ struct table *stats_table(const json_t *jobs, double now)
 		for (k = 0; k < NSTATES; k++)
 			total.by_state[k] += v[i].by_state[k];
 		total.gpu_secs += v[i].gpu_secs;
+		total.util_secs += v[i].util_secs;
+		total.util_weighted += v[i].util_weighted;
 	}
 	if (n > 1) {
 		total.user = "TOTAL";
@@ -122,7 +140,9 @@ static const struct opt_def stats_opts[] = {
 static const char stats_help[] =
 "usage: gstats [-u USERS|all] [--since TIME] [-o table|csv|json]\n"
 "       gstats completion bash|zsh|fish\n\n"
-"Per-user job counts by state and GPU-hours used (GPUs x run time).\n"
+"Per-user job counts by state and GPU-hours used (GPUs x run time), and\n"
+"the mean GPU utilisation measured while their jobs ran (GPU_UTIL,\n"
+"weighted by GPU-hours; - when unknown, e.g. other users' jobs).\n"
 "  -u, --user USERS|all  these users (default: all)\n"
 "      --since TIME      jobs submitted since: 1h, 30m, 7d, HH:MM,\n"
 "                        YYYY-MM-DD[THH:MM]\n"

@@ -991,7 +991,8 @@ static void test_stats(void **state)
 	json_t *jobs = J("[{\"user\":\"bob\",\"state\":\"Running\",\"gpus\":2,"
 	    "\"gpu_ids\":[0,1],\"start_time\":100},"
 	    "{\"user\":\"alice\",\"state\":\"Finished\",\"gpus\":1,"
-	    "\"gpu_ids\":[0],\"start_time\":100,\"end_time\":1900},"
+	    "\"gpu_ids\":[0],\"start_time\":100,\"end_time\":1900,"
+	    "\"gpu_usage\":{\"mean_gpu_util\":40}},"
 	    "{\"user\":\"alice\",\"state\":\"Queued\",\"gpus\":4}]");
 	struct table *t = stats_table(jobs, 3700);
 	char *s = table_render(t, TABLE_CSV);
@@ -999,10 +1000,10 @@ static void test_stats(void **state)
 	(void)state;
 	assert_string_equal(s,
 	    "USER,JOBS,RUNNING,QUEUED,HOLD,FINISHED,FAILED,CANCELLED,TIMEOUT,"
-	    "GPU_HOURS\n"
-	    "alice,2,0,1,0,1,0,0,0,0.50\n"
-	    "bob,1,1,0,0,0,0,0,0,2.00\n"
-	    "TOTAL,3,1,1,0,1,0,0,0,2.50\n");
+	    "GPU_HOURS,GPU_UTIL\n"
+	    "alice,2,0,1,0,1,0,0,0,0.50,40%\n"
+	    "bob,1,1,0,0,0,0,0,0,2.00,-\n"
+	    "TOTAL,3,1,1,0,1,0,0,0,2.50,40%\n");
 	free(s);
 	table_free(t);
 	json_decref(jobs);

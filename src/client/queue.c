@@ -127,6 +127,23 @@ static char *nodelist_cell(const json_t *job)
 	return sbuf_take(&b);
 }
 
+/* REASON: the job's reason; for a running shared job whose processes use
+ * more GPU memory than it booked, that detail. */
+static char *reason_cell(const json_t *job)
+{
+	const json_t *u = json_object_get(job, "gpu_usage");
+	char used[32], booked[32], buf[96];
+
+	if (!jstr(job, "reason") && jbool(u, "memory_exceeded", 0)) {
+		fmt_mb_human(jint(u, "exceeded_mb", 0), used, sizeof used);
+		fmt_mb_human(jint(job, "gpu_memory_mb", 0), booked, sizeof booked);
+		snprintf(buf, sizeof buf, "GPUMemoryExceeded(used %s, booked %s)",
+		    used, booked);
+		return xstrdup(buf);
+	}
+	return dup_or_dash(jstr(job, "reason"));
+}
+
 char *queue_field_value(const json_t *job, enum qfield f, double now)
 {
 	char buf[64];
@@ -182,7 +199,7 @@ char *queue_field_value(const json_t *job, enum qfield f, double now)
 	case QF_END:
 		return time_cell(job, "end_time");
 	case QF_REASON:
-		return dup_or_dash(jstr(job, "reason"));
+		return reason_cell(job);
 	case QF_GPUIDS:
 		s = fmt_int_list(json_object_get(job, "gpu_ids"));
 		if (!*s) {
@@ -658,7 +675,8 @@ static const char *const field_keys[QF_COUNT] = {
 	[QF_USER] = "user,uid", [QF_PROJECT] = "project",
 	[QF_EXIT] = "exit_code,exit_signal", [QF_PRIORITY] = "priority",
 	[QF_SUBMIT] = "submit_time", [QF_START] = "start_time",
-	[QF_END] = "end_time", [QF_REASON] = "reason", [QF_GPUIDS] = "gpu_ids",
+	[QF_END] = "end_time", [QF_REASON] = "reason,gpu_usage,gpu_memory_mb",
+	[QF_GPUIDS] = "gpu_ids",
 };
 
 /* Ask the daemon for only the fields this listing shows: building and

@@ -63,6 +63,8 @@ def test_shared_overuse_is_flagged(gflow):
     g.wait_for(lambda: "GPUMemoryExceeded" in show(g, jid), what="overuse flagged")
     assert show(g, jid)["GPUMemoryExceeded"] == "yes (used 642M on a 500M booking)"
     assert g.job(jid)["state"] == "Running"     # warn (the default) only reports
+    r = g.cli("gqueue", "-f", "JOBID,ST,REASON", check=True).stdout
+    assert "GPUMemoryExceeded(used 642M, booked 500M)" in r, r
     assert "more than its 500 MB booking" in g.daemon_log()
     g.cli("gcancel", str(jid), check=True)
 

@@ -578,7 +578,7 @@ static void poll_mig(struct gpu_lib *lib, nvmlDevice_t h, const struct gpu_dev *
 		}
 		u->uuid[sizeof u->uuid - 1] = '\0';
 		if (lib->api.get_name(mh, u->name, sizeof u->name) != NVML_SUCCESS)
-			snprintf(u->name, sizeof u->name, "%s MIG", p->name);
+			snprintf(u->name, sizeof u->name, "%.90s MIG", p->name);
 		u->name[sizeof u->name - 1] = '\0';
 		if (poll_memory(lib, mh, u) == 0)
 			poll_procs(lib, mh, u);

@@ -30,20 +30,6 @@ def devices_hierarchy():
                    for ln in f)
 
 
-def rm_devices_group(g, info):
-    d = info.get("tracking", {}).get("devices_cgroup")
-    if d and os.path.isdir(d):
-        for sub in os.listdir(d):
-            try:
-                os.rmdir(os.path.join(d, sub))
-            except OSError:
-                pass
-        try:
-            os.rmdir(d)
-        except OSError:
-            pass
-
-
 def test_job_opens_only_its_own_gpu(gflow):
     g = gflow
     if os.geteuid() != 0 or not devices_hierarchy():
@@ -57,6 +43,8 @@ def test_job_opens_only_its_own_gpu(gflow):
     g.set_scenario("gpu 0\ngpu 1 minor=2\ngpu 2 minor=1\n")
     g.start()
     info = g.api("GET", "/info")[1]
+    if info["tracking"].get("devices_cgroup"):
+        g.cgroups.add(info["tracking"]["devices_cgroup"])   # removed at cleanup
     try:
         assert info["tracking"]["devices_constrained"] is True, info["tracking"]
         st = g.cli("gflowd", "status", check=True).stdout
@@ -80,7 +68,6 @@ def test_job_opens_only_its_own_gpu(gflow):
         assert set(out.values()) == {"EPERM"}, out
     finally:
         g.stop()
-        rm_devices_group(g, info)
 
 
 def test_not_enforceable_is_said(gflow):

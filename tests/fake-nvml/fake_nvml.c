@@ -1081,21 +1081,6 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode
 	return rc;
 }
 
-nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
-{
-	struct fake_gpu *g;
-	nvmlReturn_t rc = enter_device("nvmlDeviceGetMaxMigDeviceCount", device, &g);
-
-	if (rc)
-		return rc;
-	if (!count || handle_mig(device) >= 0)
-		rc = NVML_ERROR_INVALID_ARGUMENT;
-	else
-		*count = machine.mig[handle_index(device)].on ? FAKE_MAX_MIG : 0;
-	leave();
-	return rc;
-}
-
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice)
 {
 	struct fake_gpu *g;
@@ -1134,49 +1119,71 @@ nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice
 	return rc;
 }
 
-nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice)
+/* Calls that answer one unsigned int about a device: `value` gives it, or
+ * an error code (the lock is held while it runs). */
+static nvmlReturn_t get_uint(const char *symbol, nvmlDevice_t device, unsigned int *out,
+			     nvmlReturn_t (*value)(nvmlDevice_t, const struct fake_gpu *, unsigned int *))
 {
 	struct fake_gpu *g;
-	nvmlReturn_t rc = enter_device("nvmlDeviceIsMigDeviceHandle", device, &g);
+	nvmlReturn_t rc = enter_device(symbol, device, &g);
 
 	if (rc)
 		return rc;
-	if (isMigDevice)
-		*isMigDevice = handle_mig(device) >= 0;
-	else
-		rc = NVML_ERROR_INVALID_ARGUMENT;
+	rc = out ? value(device, g, out) : NVML_ERROR_INVALID_ARGUMENT;
 	leave();
 	return rc;
+}
+
+static nvmlReturn_t max_mig_value(nvmlDevice_t d, const struct fake_gpu *g, unsigned int *v)
+{
+	(void)g;
+	if (handle_mig(d) >= 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*v = machine.mig[handle_index(d)].on ? FAKE_MAX_MIG : 0;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
+{
+	return get_uint("nvmlDeviceGetMaxMigDeviceCount", device, count, max_mig_value);
+}
+
+static nvmlReturn_t is_mig_value(nvmlDevice_t d, const struct fake_gpu *g, unsigned int *v)
+{
+	(void)g;
+	*v = handle_mig(d) >= 0;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice)
+{
+	return get_uint("nvmlDeviceIsMigDeviceHandle", device, isMigDevice, is_mig_value);
+}
+
+static nvmlReturn_t instance_value(nvmlDevice_t d, const struct fake_gpu *g, unsigned int *v)
+{
+	(void)g;
+	if (handle_mig(d) < 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*v = (unsigned int)handle_mig(d);
+	return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id)
 {
-	struct fake_gpu *g;
-	nvmlReturn_t rc = enter_device("nvmlDeviceGetGpuInstanceId", device, &g);
+	return get_uint("nvmlDeviceGetGpuInstanceId", device, id, instance_value);
+}
 
-	if (rc)
-		return rc;
-	if (!id || handle_mig(device) < 0)
-		rc = handle_mig(device) < 0 ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
-	else
-		*id = (unsigned int)handle_mig(device);
-	leave();
-	return rc;
+static nvmlReturn_t minor_value(nvmlDevice_t d, const struct fake_gpu *g, unsigned int *v)
+{
+	(void)d;
+	*v = g->minor;
+	return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber)
 {
-	struct fake_gpu *g;
-	nvmlReturn_t rc = enter_device("nvmlDeviceGetMinorNumber", device, &g);
-
-	if (rc)
-		return rc;
-	if (minorNumber)
-		*minorNumber = g->minor;
-	else
-		rc = NVML_ERROR_INVALID_ARGUMENT;
-	leave();
-	return rc;
+	return get_uint("nvmlDeviceGetMinorNumber", device, minorNumber, minor_value);
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)

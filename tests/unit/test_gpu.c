@@ -344,6 +344,49 @@ static void test_topology(void **state)
 	gpu_snapshot_free(&s);
 }
 
+/* MIG: a GPU in MIG mode becomes its MIG devices (units), each with its
+ * own UUID, name, memory and processes; units after it are renumbered;
+ * two units of one GPU are INTERNAL to each other. */
+static void test_mig_units(void **state)
+{
+	struct gpu_snapshot s;
+
+	(void)state;
+	write_scenario("gpu 0 name=A100 total_mb=80000\ngpu 1 name=B\ngpu 2\n"
+	    "mig 1 count=2 profile=3g.40gb total_mb=40000\n"
+	    "proc 1 pid=31 used_mb=100 mig=1\nproc 0 pid=32 used_mb=5\ntopo 0 1 level=10\n"
+	    "mig 2 count=0\n");
+	probe(&s);
+	assert_int_equal(s.ndev, 4);
+	assert_int_equal(s.devs[0].parent, 0);
+	assert_int_equal(s.devs[0].mig_index, -1);
+	for (int u = 1; u <= 2; u++) {
+		assert_int_equal(s.devs[u].index, u);
+		assert_int_equal(s.devs[u].parent, 1);
+		assert_int_equal(s.devs[u].mig_index, u - 1);
+		assert_memory_equal(s.devs[u].uuid, "MIG-", 4);
+		assert_string_equal(s.devs[u].name, "B MIG 3g.40gb");
+		assert_int_equal(s.devs[u].total_mb, 40000);
+		assert_int_equal(s.devs[u].util_pct, -1);
+	}
+	assert_string_not_equal(s.devs[1].uuid, s.devs[2].uuid);
+	assert_int_equal(s.devs[1].nprocs, 0);
+	assert_int_equal(s.devs[2].nprocs, 1);
+	assert_int_equal(s.devs[2].procs[0].pid, 31);
+	assert_int_equal(s.devs[2].used_mb, 100);
+	assert_int_equal(s.devs[0].nprocs, 1);
+	/* MIG mode without MIG devices: one unit, down */
+	assert_int_equal(s.devs[3].parent, 2);
+	assert_true(s.devs[3].down);
+	assert_non_null(strstr(s.devs[3].down_reason, "no MIG devices"));
+	assert_non_null(s.topo);
+	assert_int_equal(s.topo[1 * 4 + 2], 0);
+	assert_int_equal(s.topo[0 * 4 + 1], 10);
+	assert_int_equal(s.topo[0 * 4 + 2], 10);
+	assert_int_equal(s.topo[0 * 4 + 3], 50);
+	gpu_snapshot_free(&s);
+}
+
 static void test_snapshot_copy(void **state)
 {
 	struct gpu_snapshot s, c;
@@ -687,6 +730,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_omit_optional),
 		cmocka_unit_test(test_fallback_versions),
 		cmocka_unit_test(test_topology),
+		cmocka_unit_test(test_mig_units),
 		cmocka_unit_test(test_snapshot_copy),
 		cmocka_unit_test(test_missing_symbol),
 		cmocka_unit_test(test_library_absent),

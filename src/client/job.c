@@ -1179,7 +1179,7 @@ static const struct {
 
 static const char job_help[] =
 "usage: gjob <command> [args...]\n\n"
-"  show IDS                          a job's details, Key=Value\n"
+"  show [-o json] IDS                a job's details, Key=Value (or JSON)\n"
 "  log ID [-f N | -l N] [--follow]   its output\n"
 "  attach ID                         its tmux session (tmux executor)\n"
 "  close-sessions [IDS]              kill tmux sessions of ended jobs\n"
@@ -1228,5 +1228,5 @@ const struct command cmd_job = {
 	"--depends-on-all --depends-on-any --no-auto-cancel --auto-cancel "
 	"--max-retries --max-concurrent --begin --clear-gpu-memory "
 	"--clear-memory --clear-time --clear-conda-env "
-	"--clear-depends-on --clear-begin --clear-shared --help --version",
+	"--clear-depends-on --clear-begin --clear-shared --output --help --version",
 };

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +77,20 @@ static void seen_add(struct server *s, pid_t pid)
 			abort();
 	}
 	s->gpu_seen[s->ngpu_seen++] = pid;
+}
+
+/* In the machine's initial pid namespace every process is visible, so a
+ * listed pid that is not alive has exited, unless no process here could
+ * have it (above pid_max). Elsewhere only a pid once seen alive can. */
+static void pid_namespace(struct server *s)
+{
+	struct stat st;
+	char buf[32];
+
+	s->sees_all_pids = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == 0xEFFFFFFCU;	/* PROC_PID_INIT_INO */
+	s->pid_max = 4194304;	/* the kernel's largest */
+	if (runfile_read_text("/proc/sys/kernel", "pid_max", buf, sizeof buf) == 0 && atol(buf) > 0)
+		s->pid_max = atol(buf);
 }
 
 /* A new snapshot: forget the pids it no longer lists. */
@@ -144,10 +159,10 @@ void gpustate_refresh(struct server *s)
 
 			if (alive)
 				seen_add(s, pid);
-			else if (seen_has(s, pid))
-				continue;	/* seen here before: gone since the poll */
-			/* A pid never seen here is not in this pid namespace (a
-			 * container's process): foreign, and it blocks like one. */
+			else if (seen_has(s, pid) || (s->sees_all_pids && pid <= s->pid_max))
+				continue;	/* gone since the poll */
+			/* Otherwise the pid is not in this pid namespace (the
+			 * daemon runs in a container): foreign, and it blocks. */
 			owner = alive ? track_owner(s, pid) : NULL;
 			if (owner) {
 				if (!(owner->gpu_mask & (1ULL << v->index)) && v->nescaped < 16) {
@@ -593,6 +608,7 @@ int gpustate_init(struct server *s, struct gf_err *e)
 
 	if (interval < 1)
 		interval = 1;
+	pid_namespace(s);
 	if (pipe2(s->gpu_pipe, O_NONBLOCK | O_CLOEXEC) < 0)
 		return gf_err_set(e, "pipe: %s", strerror(errno));
 	s->poller = gpu_poller_start(interval, s->gpu_pipe[1], e);

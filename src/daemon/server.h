@@ -192,6 +192,8 @@ struct server {
 	size_t nignored;
 	pid_t *gpu_seen;		/* pids of the snapshot once seen alive here */
 	uint64_t usage_seq;		/* the snapshot usage.c sampled last */
+	bool sees_all_pids;		/* in the machine's initial pid namespace */
+	long pid_max;			/* /proc/sys/kernel/pid_max */
 	size_t ngpu_seen, gpu_seen_cap;
 	struct gpu_view views[GFLOW_MAX_GPUS];
 	size_t nviews;

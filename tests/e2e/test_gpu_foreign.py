@@ -1,11 +1,14 @@
 """Foreign GPU processes (issue 16): each one named (pid, user, command, age,
 memory), a pid this pid namespace cannot see blocks its GPU, and the opt-in
 [gpu] policy for small or listed processes."""
-import json
 import os
 import pwd
+import shutil
+import signal
 import subprocess
 import time
+
+import pytest
 
 from conftest import SLOW
 
@@ -113,3 +116,42 @@ def test_policy_bad_values_are_refused(gflow):
     write_config(g, '[gpu]\nshared_overuse = "kill"\n')
     r = subprocess.run([str(g.build / "gflowd"), "run", "--check"], env=g.env, capture_output=True, text=True)
     assert r.returncode != 0 and "shared_overuse" in r.stderr, r.stderr
+
+
+def test_daemon_in_a_pid_namespace_blocks_what_it_cannot_see(gflow):
+    """The daemon in a pid namespace of its own (as in a container): NVML
+    lists a process by its host pid, which does not exist in there. It must
+    block its GPU, while the job processes it does see come and go freely."""
+    g = gflow
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare(1)")
+    foreign = subprocess.Popen(["sleep", "300"], env=g.env)
+    try:
+        var = "FAKE_GPU_MB_" + g.tag
+        g.set_scenario(f"gpu 0\ngpu 1\nproc 0 pid={foreign.pid} used_mb=100\nenv_procs {var}\n")
+        with open(g.log, "ab") as out:
+            g.proc = subprocess.Popen(
+                ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM",
+                 str(g.build / "gflowd"), "run", "--gpu-poll-interval-secs", "1"],
+                env=g.env, stdout=out, stderr=subprocess.STDOUT, cwd=g.tmp, start_new_session=True)
+        g.wait_up()
+        show = g.cli("gctl", "show-gpus", check=True).stdout
+        assert f"unmanaged(pid={foreign.pid} not visible here mem=100M)" in show.splitlines()[0], show
+        # short jobs whose processes NVML lists come and go on GPU 1 without
+        # leaving it blocked (their pids were seen here)
+        for _ in range(3):
+            j = g.submit("--gpus", "1", "sh", "-c", "sleep 1.5", env={var: "10"})
+            assert g.wait_state(j, "Finished")["gpu_ids"] == [1]
+        b = g.submit("--gpus", "2", "true")
+        time.sleep(1.5 * SLOW)
+        assert g.job(b)["state"] == "Queued"
+        g.set_scenario(f"gpu 0\ngpu 1\nenv_procs {var}\n")
+        g.wait_state(b, "Finished", timeout=10)
+    finally:
+        # unshare(1) does not pass SIGTERM on: stop the daemon itself
+        if g.proc:
+            kids = f"/proc/{g.proc.pid}/task/{g.proc.pid}/children"
+            for pid in (open(kids).read().split() if os.path.exists(kids) else []):
+                os.kill(int(pid), signal.SIGTERM)
+        foreign.kill()
+        foreign.wait()

@@ -350,4 +350,6 @@ def test_memory_limit_is_enforced_where_a_cgroup_is_delegated(gflow):
                    "import time; b = bytearray(400 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); time.sleep(5)")
     j = g.wait_state(hog, {"Failed", "Finished"}, timeout=30)
     assert j["state"] == "Failed" and j["reason"] == "OutOfMemory:Host"
+    show = g.cli("gjob", "show", str(hog), check=True).stdout
+    assert "Hint=it reached its --memory limit of 100M: raise --memory" in show, show
     assert j["memory_enforced"] is True

@@ -6,7 +6,7 @@
 
 const char *const gf_events[] = {
 	"job_submitted", "job_updated", "job_started", "job_completed", "job_failed",
-	"job_cancelled", "job_timeout", "job_held", "job_released",
+	"job_cancelled", "job_timeout", "job_held", "job_released", "job_gpu_memory_exceeded",
 	"gpu_available", "reservation_created", "reservation_cancelled", "scheduler_online",
 	NULL,
 };
@@ -40,10 +40,12 @@ int gf_events_check_list(const char *list, struct gf_err *e)
 			if (known_n(p, n, false))
 				return gf_err_set(e, "'%.*s' is not about one job: per-job mail takes %s", (int)n,
 						  p, "job_submitted, job_updated, job_started, job_completed, "
-						     "job_failed, job_cancelled, job_timeout, job_held, job_released");
+						     "job_failed, job_cancelled, job_timeout, job_held, job_released, "
+						     "job_gpu_memory_exceeded");
 			return gf_err_set(e, "unknown notification event '%.*s' (known: job_submitted, "
 					     "job_updated, job_started, job_completed, job_failed, job_cancelled, "
-					     "job_timeout, job_held, job_released)", (int)(n > 100 ? 100 : n), p);
+					     "job_timeout, job_held, job_released, job_gpu_memory_exceeded)",
+					     (int)(n > 100 ? 100 : n), p);
 		}
 		if (!p[n])
 			return 0;

@@ -34,6 +34,9 @@ int notify_check_job(struct server *s, const struct job *j, struct gf_err *e);
 /* After a commit: job j was added (before_state -1) or changed from
  * before_state; updated when its fields were edited (gjob update). */
 void notify_job_change(struct server *s, const struct job *j, int before_state, bool updated);
+/* Job j has a named event that no state change tells (usage.c:
+ * "job_gpu_memory_exceeded"). After its commit. */
+void notify_job_event(struct server *s, const struct job *j, const char *event);
 /* After the GPU views were recomputed: GPUs that became idle. */
 void notify_gpus(struct server *s);
 /* A reservation was made or cancelled ("reservation_created" /

@@ -14,6 +14,7 @@
  *    "memory_exceeded":bool, "exceeded_mb":M (the use that overran),
  *    "devices_constrained":bool ([gpu] constrain_devices in force)} */
 #include "server.h"
+#include "notify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +142,7 @@ static void after_overuse(struct server *s, struct job *j, uint64_t mb, int gpu)
 		(long long)j->id, (unsigned long long)mb, gpu, (long long)j->gpu_memory_mb,
 		s->cfg.gpu_shared_overuse == GF_OVERUSE_CANCEL ? ": cancelling it ([gpu] shared_overuse = \"cancel\")"
 							       : "");
+	notify_job_event(s, j, "job_gpu_memory_exceeded");
 	if (s->cfg.gpu_shared_overuse != GF_OVERUSE_CANCEL || j->state != JS_RUNNING)
 		return;
 	snprintf(reason, sizeof reason, "GPUMemoryExceeded: used %llu MB on GPU %d, booked %lld MB",

@@ -3,6 +3,9 @@ its peak GPU memory (the fake NVML reports the job's own process, through
 `env_procs`) and the mean utilisation; a shared job over its booking is
 flagged, and cancelled under [gpu] shared_overuse = "cancel"."""
 import json
+import time
+
+from test_notify import Sink
 
 
 def var_of(g):
@@ -55,6 +58,9 @@ def test_uuids_peak_memory_and_mean_util(gflow):
 def test_shared_overuse_is_flagged(gflow):
     g = gflow
     var = var_of(g)
+    sink = Sink()
+    write_config(g, f'[notifications]\nenabled = true\n[[notifications.webhooks]]\nurl = "{sink.url}"\n'
+                    'events = ["job_gpu_memory_exceeded"]\n')
     g.set_scenario(f"gpu 0\nenv_procs {var}\n")
     g.start("--gpu-poll-interval-secs", "1")
     jid = g.submit("--gpus", "1", "--shared", "--gpu-memory", "500M", "--", "sh", "-c", "exec sleep 300",
@@ -66,6 +72,14 @@ def test_shared_overuse_is_flagged(gflow):
     r = g.cli("gqueue", "-f", "JOBID,ST,REASON", check=True).stdout
     assert "GPUMemoryExceeded(used 642M, booked 500M)" in r, r
     assert "more than its 500 MB booking" in g.daemon_log()
+    # the job_gpu_memory_exceeded event, once
+    try:
+        g.wait_for(lambda: sink.of("job_gpu_memory_exceeded", jid), what="job_gpu_memory_exceeded webhook")
+        time.sleep(1.5)
+        assert len(sink.of("job_gpu_memory_exceeded", jid)) == 1
+        assert sink.of("job_gpu_memory_exceeded", jid)[0]["job"]["state"] == "Running"
+    finally:
+        sink.close()
     g.cli("gcancel", str(jid), check=True)
 
 

@@ -388,11 +388,12 @@ static json_t *t_triage(json_t *a, struct gf_err *e)
 		json_array_append_new(hints, json_string("redo it with a longer limit: redo_job with set "
 		    "{\"time_limit_secs\": N}, or make it save and resume from checkpoints"));
 	}
-	if (reason && !strcmp(reason, "OutOfMemory")) {
+	if (reason && !strcmp(reason, "OutOfMemory:Host")) {
 		json_array_append_new(diag, json_string("the job used more memory than its --memory limit and was killed"));
 		json_array_append_new(hints, json_string("redo it with more memory: set {\"memory_mb\": N}"));
 	}
-	if (log_has(lines, "CUDA out of memory") || log_has(lines, "OutOfMemoryError")) {
+	if ((reason && !strcmp(reason, "OutOfMemory:GPU")) || log_has(lines, "CUDA out of memory") ||
+	    log_has(lines, "OutOfMemoryError")) {
 		json_array_append_new(diag, json_string("the GPU ran out of memory (CUDA out of memory)"));
 		json_array_append_new(hints, json_string("use a smaller batch or model, more GPUs (set {\"gpus\": N}), "
 		    "or an exclusive GPU instead of a shared one"));
@@ -400,7 +401,7 @@ static json_t *t_triage(json_t *a, struct gf_err *e)
 	if (log_has(lines, "Traceback (most recent call last)"))
 		json_array_append_new(diag, json_string("the program raised a Python exception (see the Traceback "
 		    "in evidence; its last line names the error)"));
-	if (log_has(lines, "Killed") && !(reason && !strcmp(reason, "OutOfMemory")))
+	if (log_has(lines, "Killed") && !(reason && !strcmp(reason, "OutOfMemory:Host")))
 		json_array_append_new(diag, json_string("the log says Killed: the kernel or a user killed the program "
 		    "(often host memory)"));
 	if (reason && !strncmp(reason, "DependencyFailed:", 17)) {

@@ -32,10 +32,12 @@ static int cmp_user(const void *a, const void *b)
 	    ((const struct user_stats *)b)->user);
 }
 
-static void add_row(struct table *t, const struct user_stats *u)
+/* usage: the users' decayed GPU-seconds (fair share), or NULL for no
+ * such column. */
+static void add_row(struct table *t, const struct user_stats *u, const json_t *usage)
 {
-	char cells[NSTATES + 3][32];
-	const char *row[NSTATES + 3];
+	char cells[NSTATES + 4][32];
+	const char *row[NSTATES + 4];
 	size_t k;
 
 	snprintf(cells[0], sizeof cells[0], "%s", u->user);
@@ -45,17 +47,20 @@ static void add_row(struct table *t, const struct user_stats *u)
 		    u->by_state[k]);
 	snprintf(cells[NSTATES + 2], sizeof cells[0], "%.2f",
 	    u->gpu_secs / 3600);
-	for (k = 0; k < NSTATES + 3; k++)
+	snprintf(cells[NSTATES + 3], sizeof cells[0], "%.2f",
+	    usage ? jnum(usage, u->user, 0) / 3600 : 0.0);
+	for (k = 0; k < NSTATES + 4; k++)
 		row[k] = cells[k];
 	row[0] = u->user; /* names may be longer than a cell buffer */
 	table_add_row(t, row);
 }
 
-struct table *stats_table(const json_t *jobs, double now)
+struct table *stats_table(const json_t *jobs, double now,
+    const json_t *usage)
 {
 	static const char *const headers[] = { "USER", "JOBS", "RUNNING",
 		"QUEUED", "HOLD", "FINISHED", "FAILED", "CANCELLED", "TIMEOUT",
-		"GPU_HOURS" };
+		"GPU_HOURS", "SHARE_GPU_HOURS" };
 	struct user_stats *v = NULL, total;
 	size_t n = 0, i, k;
 	struct table *t;
@@ -92,9 +97,10 @@ struct table *stats_table(const json_t *jobs, double now)
 		}
 	}
 	qsort(v, n, sizeof *v, cmp_user);
-	t = table_new(sizeof headers / sizeof headers[0], headers);
+	t = table_new(sizeof headers / sizeof headers[0] - (usage ? 0 : 1),
+	    headers);
 	for (i = 0; i < n; i++) {
-		add_row(t, &v[i]);
+		add_row(t, &v[i], usage);
 		total.jobs += v[i].jobs;
 		for (k = 0; k < NSTATES; k++)
 			total.by_state[k] += v[i].by_state[k];
@@ -102,7 +108,7 @@ struct table *stats_table(const json_t *jobs, double now)
 	}
 	if (n > 1) {
 		total.user = "TOTAL";
-		add_row(t, &total);
+		add_row(t, &total, NULL);
 	}
 	for (i = 0; i < n; i++)
 		free(v[i].user);
@@ -122,7 +128,8 @@ static const struct opt_def stats_opts[] = {
 static const char stats_help[] =
 "usage: gstats [-u USERS|all] [--since TIME] [-o table|csv|json]\n"
 "       gstats completion bash|zsh|fish\n\n"
-"Per-user job counts by state and GPU-hours used (GPUs x run time).\n"
+"Per-user job counts by state and GPU-hours used (GPUs x run time);\n"
+"SHARE_GPU_HOURS is the decayed usage fair share orders by.\n"
 "  -u, --user USERS|all  these users (default: all)\n"
 "      --since TIME      jobs submitted since: 1h, 30m, 7d, HH:MM,\n"
 "                        YYYY-MM-DD[THH:MM]\n"
@@ -139,7 +146,7 @@ static int stats_exec(int argc, char **argv)
 	struct opt_parser p;
 	struct gf_err e;
 	struct table *t;
-	json_t *resp;
+	json_t *resp, *usage;
 	time_t since;
 	char *text, buf[32];
 	int id;
@@ -198,7 +205,10 @@ static int stats_exec(int argc, char **argv)
 	sbuf_free(&path);
 	if (!resp)
 		return cmd_fail(PROG, &e);
-	t = stats_table(json_object_get(resp, "jobs"), (double)time(NULL));
+	usage = api_get("/usage", &e);	/* an older daemon has none */
+	t = stats_table(json_object_get(resp, "jobs"), (double)time(NULL),
+	    usage ? json_object_get(usage, "users") : NULL);
+	json_decref(usage);
 	text = table_render(t, fmt);
 	fputs(text, stdout);
 	free(text);

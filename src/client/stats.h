@@ -10,6 +10,8 @@
  * GPU_HOURS, one row per user (sorted by name) and a TOTAL row when there
  * is more than one user. GPU-hours count GPUs x run time (to `now` for
  * running jobs). */
-struct table *stats_table(const json_t *jobs, double now);
+/* usage: {"user": decayed GPU-seconds} for a SHARE_GPU_HOURS column, or
+ * NULL for none. */
+struct table *stats_table(const json_t *jobs, double now, const json_t *usage);
 
 #endif

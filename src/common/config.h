@@ -23,6 +23,7 @@ enum gf_executor { GF_EXEC_TMUX, GF_EXEC_PROCESS };
 /* -1 = unlimited */
 struct gf_quota {
 	int64_t max_running_jobs, max_running_gpus, max_queued_jobs;
+	int64_t max_gpu_hours_per_day;	/* GPU-hours in any rolling 24 h */
 };
 
 struct gf_named_quota {
@@ -69,8 +70,8 @@ struct gf_config {
 	enum gf_strategy strategy;	/* [daemon] gpu_allocation_strategy */
 	int gpu_poll_interval_secs;	/* [daemon] default 10, min 1 */
 	char *admin_group;		/* [daemon] admin_group: its members are admins; NULL none */
-	int fair_share_enabled;		/* [daemon.fair_share] enabled, default 0 */
-	int64_t fair_share_half_life_secs; /* [daemon.fair_share] default 86400, > 0 */
+	int fair_share_enabled;		/* [daemon.fair_share] enabled, default 1 */
+	int64_t fair_share_half_life_secs; /* [daemon.fair_share] default 604800 (7 days), > 0 */
 	enum gf_executor executor;	/* [executor] type, default tmux */
 	char **known_projects;		/* [projects] known_projects */
 	size_t n_known_projects;

@@ -961,7 +961,7 @@ static void test_stats(void **state)
 	    "{\"user\":\"alice\",\"state\":\"Finished\",\"gpus\":1,"
 	    "\"gpu_ids\":[0],\"start_time\":100,\"end_time\":1900},"
 	    "{\"user\":\"alice\",\"state\":\"Queued\",\"gpus\":4}]");
-	struct table *t = stats_table(jobs, 3700);
+	struct table *t = stats_table(jobs, 3700, NULL);
 	char *s = table_render(t, TABLE_CSV);
 
 	(void)state;

@@ -206,13 +206,16 @@ static void resv_create(struct server *s, struct evhttp_request *req, json_t *bo
 	r.ngpus = gpus ? (int)json_integer_value(gpus) : 0;
 	r.start = json_number_value(start);
 	r.end = r.start + (double)json_integer_value(dur);
-	if (reserve_create(s, &r, &e)) {
-		if (store_full(s->store) || !strncmp(e.msg, "store", 5))
-			api_reply_store_err(s, req, &e);
-		else
-			api_reply_err(req, 409, "%s", e.msg);
+	int rc = reserve_create(s, &r, &e);
+
+	if (rc == -2)
+		api_reply_err(req, 409, "%s", e.msg);
+	else if (rc && (store_full(s->store) || !strncmp(e.msg, "store", 5) || !strncmp(e.msg, "disk full", 9)))
+		api_reply_store_err(s, req, &e);
+	else if (rc)
+		api_reply_err(req, 400, "%s", e.msg);
+	if (rc)
 		return;
-	}
 	api_reply(req, 201, json_pack("{s:o}", "reservation", reserve_json(reserve_get(s, r.id), now_real())));
 	return;
 bad:

@@ -268,7 +268,7 @@ int reserve_create(struct server *s, struct reservation *r, struct gf_err *e)
 	if (!r->by_count)
 		r->ngpus = __builtin_popcountll(r->gpu_mask);
 	if (place(s, r, ngpus, e))
-		return -1;
+		return -2;	/* a clash, not bad input */
 	for (size_t i = 0; i < s->nresvs; i++)
 		if (s->resvs[i].id >= next)
 			next = s->resvs[i].id + 1;

@@ -487,7 +487,9 @@ double reserve_next_edge(struct server *s, double now);
 const struct reservation *reserve_get(struct server *s, int64_t id);
 /* "Reservation: 3 for bob on GPU 1, 14:00-16:00 UTC" */
 void reserve_describe(struct server *s, int64_t id, char *buf, size_t size);
-int reserve_create(struct server *s, struct reservation *r, struct gf_err *e);	/* r->id set */
+/* 0 (r->id set); -2 when it clashes with another reservation; -1 for bad
+ * input or a store error (store_full / "store:" say which). */
+int reserve_create(struct server *s, struct reservation *r, struct gf_err *e);
 int reserve_cancel(struct server *s, int64_t id, struct gf_err *e);
 json_t *reserve_json(const struct reservation *r, double now);
 const char *reserve_status(const struct reservation *r, double now);

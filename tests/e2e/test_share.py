@@ -228,3 +228,47 @@ def test_reservation_keeps_gpu_and_opens_on_time(share):
     g.start()
     out = g.cli("gctl", "reserve", "get", "2", check=True).stdout
     assert "Status=cancelled" in out
+
+
+BAD = [
+    ("/quotas/set", {"subject": "user", "name": "a", "limits": {"max_running_jobs": 1}, "x": 1}, 400, "'x'"),
+    ("/quotas/set", {"subject": "group", "limits": {"max_running_jobs": 1}}, 400, "'group'"),
+    ("/quotas/set", {"subject": "user", "limits": {"max_running_jobs": 1}}, 400, "'name'"),
+    ("/quotas/set", {"subject": "default_user", "name": "a", "limits": {"max_queued_jobs": 1}}, 400, "'name'"),
+    ("/quotas/set", {"subject": "user", "name": "a:b", "limits": {"max_queued_jobs": 1}}, 400, "':'"),
+    ("/quotas/set", {"subject": "user", "name": "a", "limits": {"max_runing_jobs": 1}}, 400, "max_runing_jobs"),
+    ("/quotas/set", {"subject": "user", "name": "a", "limits": {"max_running_gpus": -2}}, 400, "max_running_gpus"),
+    ("/quotas/set", {"subject": "user", "name": "a", "limits": {}}, 400, "at least one limit"),
+    ("/quotas/remove", {"subject": "user", "name": "nobody"}, 404, "user:nobody"),
+    ("/reservations", {"user": "root", "gpus": 1, "gpu_ids": [0], "start": 0, "duration_secs": 1800}, 400,
+     "either"),
+    ("/reservations", {"user": "root", "gpu_ids": [0, 99], "start": 0, "duration_secs": 1800}, 400,
+     "'gpu_ids' item 2"),
+    ("/reservations", {"user": "root", "gpus": 1, "start": "soon", "duration_secs": 1800}, 400, "'start'"),
+    ("/reservations", {"user": "root", "gpus": 1, "start": 4102444800, "duration_secs": 100}, 400,
+     "multiple of 30 minutes"),
+    ("/reservations", {"user": "root", "gpus": 5, "start": 4102444800, "duration_secs": 1800}, 400,
+     "this machine has 2 GPUs"),
+    ("/reservations", {"user": "no-such-user-x", "gpus": 1, "start": 4102444800, "duration_secs": 1800}, 400,
+     "no-such-user-x"),
+    ("/reservations/cancel", {"id": 42}, 404, "reservation 42"),
+]
+
+
+@pytest.mark.parametrize("path,body,code,word", BAD, ids=[f"{p}:{w}" for p, _, _, w in BAD])
+def test_bad_fair_use_requests_name_the_bad_part(gflow, path, body, code, word):
+    gflow.gpus(2)
+    gflow.start()
+    st, answer = gflow.api("POST", path, body)
+    assert st == code and word in answer["error"], (st, answer)
+    assert "\n" not in answer["error"]
+
+
+def test_list_filters_are_checked(gflow):
+    gflow.start()
+    st, answer = gflow.api("GET", "/reservations?state=active")
+    assert st == 400 and "'state'" in answer["error"]
+    st, answer = gflow.api("GET", "/reservations?status=done")
+    assert st == 400 and "'done'" in answer["error"]
+    st, answer = gflow.api("GET", "/reservations/7")
+    assert st == 404

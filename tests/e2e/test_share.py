@@ -106,6 +106,13 @@ def test_quota_max_running_gpus_names_the_limit(share):
     g.wait_state(j5, "Finished")
     g.cli("gctl", "quota", "set", "--user", alice, "--max-gpu-hours-per-day", "unlimited", check=True)
     g.wait_state(j4, "Finished")
+    # a project's quota holds its jobs, whoever submits them
+    g.cli("gctl", "quota", "set", "--project", "vis", "--max-running-jobs", "1", check=True)
+    p1 = g.submit_as(alice, "--project", "vis", "sleep", "300")
+    p2 = g.submit_as(alice, "--project", "vis", "sleep", "300")
+    g.wait_state(p1, "Running")
+    g.wait_for(lambda: reason(g, p2)[2] == "Quota: project vis max_running_jobs=1", what="the project's quota")
+    g.as_user(alice, "gcancel", p1, p2, check=True)
     # a batch cap says so too
     r = g.as_user(alice, "gbatch", "--array", "1-2%1", "sleep", "300", check=True)
     first = int([ln for ln in r.stdout.split() if ln.isdigit()][0])
@@ -156,6 +163,33 @@ def test_fair_share_orders_equal_priority_by_decayed_usage(share):
     g.start()
     users = g.api("GET", "/usage")[1]["users"]
     assert users[bob] >= bob_before * 0.99 and 1.9 * 3600 < users[alice] < 2.1 * 3600
+
+
+def test_fair_share_keys_are_enforced(share):
+    """half_life_secs decays usage; enabled = false orders by id alone."""
+    g = share
+    g.gpus(1)
+    alice, bob = g.add_user("a"), g.add_user("b")
+    g.env["GFLOW_DAEMON__FAIR_SHARE__ENABLED"] = "false"
+    g.env["GFLOW_DAEMON__FAIR_SHARE__HALF_LIFE_SECS"] = "3600"
+    g.start()
+    g.stop()
+    db = sqlite3.connect(g.data / "gflow.db")
+    with db:     # 2 GPU-hours, one half-life ago: 1 GPU-hour now
+        db.execute("INSERT INTO usage(key, data) VALUES (?, ?)",
+                   (alice, json.dumps({"gpu_secs": 7200.0, "at": time.time() - 3600})))
+    db.close()
+    g.start()
+    st, body = g.api("GET", "/usage")
+    assert body["enabled"] is False and body["half_life_secs"] == 3600
+    assert 3500 < body["users"][alice] < 3700
+    blocker = g.submit_as(bob, "--gpus", "1", "sleep", "300")
+    g.wait_state(blocker, "Running")
+    ja = g.submit_as(alice, "--gpus", "1", "sleep", "300")
+    jb = g.submit_as(bob, "--gpus", "1", "sleep", "300")
+    g.as_user(bob, "gcancel", blocker, check=True)
+    g.wait_state(ja, "Running")     # off: submission order, usage or not
+    assert g.job(jb)["state"] == "Queued"
 
 
 def test_reservation_keeps_gpu_and_opens_on_time(share):

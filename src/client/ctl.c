@@ -1,6 +1,7 @@
 /* ctl.c — gctl: runtime control of the daemon: which GPUs it may use
  * (show-gpus, set-gpus), foreign GPU processes it should ignore
- * (gpu-process), and the concurrency limit of a job group (set-limit). */
+ * (gpu-process), the concurrency limit of a job group (set-limit); quota
+ * and reserve are in share.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "info.h"
 #include "opt.h"
 #include "parse.h"
+#include "share.h"
 #include "util.h"
 
 #define PROG "gctl"
@@ -41,10 +43,31 @@ static const char ctl_help[] =
 "                                          an event name, default\n"
 "                                          job_completed) to every webhook\n"
 "                                          and mail target; print each result\n"
+"  quota list [-o FORMAT]                  users and projects: limits,\n"
+"                                          what they hold, fair-share usage\n"
+"  quota set (--user U | --project P | --default-user | --default-project)\n"
+"        [--max-running-jobs N] [--max-running-gpus N]\n"
+"        [--max-queued-jobs N] [--max-gpu-hours-per-day N]\n"
+"                                          merge a runtime override (kept\n"
+"                                          by the daemon, wins over the\n"
+"                                          config; N or unlimited)\n"
+"  quota remove (--user U | --project P | --default-user | --default-project)\n"
+"                                          back to the config\n"
+"  reserve create --user U (--gpus N | --gpu-spec 0,2) --start TIME\n"
+"        --duration D [--timezone TZ]      keep GPUs for U in a window\n"
+"                                          (TIME: YYYY-MM-DD HH:MM or ISO\n"
+"                                          8601, on :00 or :30; D: 2h, 90m,\n"
+"                                          a multiple of 30 minutes)\n"
+"  reserve list [--active] [--user U] [--status S] [-o FORMAT]\n"
+"  reserve list --timeline [--range 48h]   one row per GPU, one column per\n"
+"                                          half hour\n"
+"  reserve get ID | reserve cancel ID\n"
 "  completion bash|zsh|fish                a shell completion script\n\n"
-"Changes need the daemon's user or root. Not supported yet: reserve,\n"
-"quota. Also: --help, --version, --config PATH (before the command;\n"
-"not needed by the client).\n";
+"Changes need an admin (the daemon's user, root, or the admin group of a\n"
+"system daemon); anyone may list. reserve shows and reads times in\n"
+"--timezone, else the config's timezone, else the system's. Also: --help,\n"
+"--version, --config PATH (before the command; the file is checked, the\n"
+"timezone is read from the usual config file).\n";
 
 static int show_gpus(int argc, char **argv)
 {
@@ -276,7 +299,8 @@ static int ctl_exec(int argc, char **argv)
 	argc -= skip;
 	argv += skip;
 	if (argc < 2)
-		return cmd_usagef(PROG, "missing command (commands: show-gpus, set-gpus, gpu-process, set-limit, notify)");
+		return cmd_usagef(PROG, "missing command (commands: show-gpus, set-gpus, gpu-process, set-limit, notify, "
+				  "quota, reserve)");
 	sub = argv[1];
 	if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 ||
 	    strcmp(sub, "help") == 0) {
@@ -302,17 +326,21 @@ static int ctl_exec(int argc, char **argv)
 		return set_limit(argc - 1, argv + 1);
 	if (strcmp(sub, "notify") == 0)
 		return ctl_notify(argc - 1, argv + 1);
-	if (strcmp(sub, "reserve") == 0 || strcmp(sub, "quota") == 0) {
-		fprintf(stderr, "%s: '%s' is not supported yet\n", PROG, sub);
-		return EXIT_USAGE;
-	}
+	if (strcmp(sub, "quota") == 0)
+		return share_quota(argc - 1, argv + 1);
+	if (strcmp(sub, "reserve") == 0)
+		return share_reserve(argc - 1, argv + 1);
 	return cmd_usagef(PROG, "unknown command '%s' (commands: show-gpus, "
-	    "set-gpus, gpu-process, set-limit, notify)", sub);
+	    "set-gpus, gpu-process, set-limit, notify, quota, reserve)", sub);
 }
 
 const struct command cmd_ctl = {
 	"ctl", "gctl", "runtime control: allowed GPUs, ignored processes, "
-	"limits", ctl_exec,
-	"show-gpus set-gpus gpu-process set-limit ignore unignore list "
-	"notify test --event completion --gpu --pid --all --help --version",
+	"limits, notifications, quotas, reservations", ctl_exec,
+	"show-gpus set-gpus gpu-process set-limit notify quota reserve ignore "
+	"unignore list test set remove create get cancel completion --event "
+	"--gpu --pid --all --user --project --default-user --default-project "
+	"--max-running-jobs --max-running-gpus --max-queued-jobs "
+	"--max-gpu-hours-per-day --gpus --gpu-spec --start --duration "
+	"--timezone --active --status --timeline --range --help --version",
 };

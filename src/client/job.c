@@ -164,6 +164,11 @@ char *job_show_text(const json_t *j)
 	kv(&b, "Project", jstr(j, "project"));
 	kv(&b, "State", jstr(j, "state"));
 	kv(&b, "Reason", jstr(j, "reason"));
+	/* Why it waits: the limit or reservation, and when it should start. */
+	if (jhas(j, "reason_detail"))
+		kv(&b, "ReasonDetail", jstr(j, "reason_detail"));
+	if (jhas(j, "expected_start"))
+		kv_time(&b, "ExpectedStart", j, "expected_start");
 	kv_hint(&b, j);
 	fmt_exit(j, 0, buf, sizeof buf);
 	kv(&b, "ExitCode", buf);

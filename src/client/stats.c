@@ -33,10 +33,12 @@ static int cmp_user(const void *a, const void *b)
 	    ((const struct user_stats *)b)->user);
 }
 
-static void add_row(struct table *t, const struct user_stats *u)
+/* usage: the users' decayed GPU-seconds (fair share), or NULL for no
+ * such column. */
+static void add_row(struct table *t, const struct user_stats *u, const json_t *usage)
 {
-	char cells[NSTATES + 4][32];
-	const char *row[NSTATES + 4];
+	char cells[NSTATES + 5][32];
+	const char *row[NSTATES + 5];
 	size_t k;
 
 	snprintf(cells[0], sizeof cells[0], "%s", u->user);
@@ -51,17 +53,20 @@ static void add_row(struct table *t, const struct user_stats *u)
 		    u->util_weighted / u->util_secs);
 	else
 		snprintf(cells[NSTATES + 3], sizeof cells[0], "-");
-	for (k = 0; k < NSTATES + 4; k++)
+	snprintf(cells[NSTATES + 4], sizeof cells[0], "%.2f",
+	    usage ? jnum(usage, u->user, 0) / 3600 : 0.0);
+	for (k = 0; k < NSTATES + 5; k++)
 		row[k] = cells[k];
 	row[0] = u->user; /* names may be longer than a cell buffer */
 	table_add_row(t, row);
 }
 
-struct table *stats_table(const json_t *jobs, double now)
+struct table *stats_table(const json_t *jobs, double now,
+    const json_t *usage)
 {
 	static const char *const headers[] = { "USER", "JOBS", "RUNNING",
 		"QUEUED", "HOLD", "FINISHED", "FAILED", "CANCELLED", "TIMEOUT",
-		"GPU_HOURS", "GPU_UTIL" };
+		"GPU_HOURS", "GPU_UTIL", "SHARE_GPU_HOURS" };
 	struct user_stats *v = NULL, total;
 	size_t n = 0, i, k;
 	struct table *t;
@@ -108,9 +113,10 @@ struct table *stats_table(const json_t *jobs, double now)
 		}
 	}
 	qsort(v, n, sizeof *v, cmp_user);
-	t = table_new(sizeof headers / sizeof headers[0], headers);
+	t = table_new(sizeof headers / sizeof headers[0] - (usage ? 0 : 1),
+	    headers);
 	for (i = 0; i < n; i++) {
-		add_row(t, &v[i]);
+		add_row(t, &v[i], usage);
 		total.jobs += v[i].jobs;
 		for (k = 0; k < NSTATES; k++)
 			total.by_state[k] += v[i].by_state[k];
@@ -120,7 +126,7 @@ struct table *stats_table(const json_t *jobs, double now)
 	}
 	if (n > 1) {
 		total.user = "TOTAL";
-		add_row(t, &total);
+		add_row(t, &total, NULL);
 	}
 	for (i = 0; i < n; i++)
 		free(v[i].user);
@@ -142,7 +148,8 @@ static const char stats_help[] =
 "       gstats completion bash|zsh|fish\n\n"
 "Per-user job counts by state and GPU-hours used (GPUs x run time), and\n"
 "the mean GPU utilisation measured while their jobs ran (GPU_UTIL,\n"
-"weighted by GPU-hours; - when unknown, e.g. other users' jobs).\n"
+"weighted by GPU-hours; - when unknown, e.g. other users' jobs);\n"
+"SHARE_GPU_HOURS is the decayed usage fair share orders by.\n"
 "  -u, --user USERS|all  these users (default: all)\n"
 "      --since TIME      jobs submitted since: 1h, 30m, 7d, HH:MM,\n"
 "                        YYYY-MM-DD[THH:MM]\n"
@@ -159,7 +166,7 @@ static int stats_exec(int argc, char **argv)
 	struct opt_parser p;
 	struct gf_err e;
 	struct table *t;
-	json_t *resp;
+	json_t *resp, *usage;
 	time_t since;
 	char *text, buf[32];
 	int id;
@@ -218,7 +225,10 @@ static int stats_exec(int argc, char **argv)
 	sbuf_free(&path);
 	if (!resp)
 		return cmd_fail(PROG, &e);
-	t = stats_table(json_object_get(resp, "jobs"), (double)time(NULL));
+	usage = api_get("/usage", &e);	/* an older daemon has none */
+	t = stats_table(json_object_get(resp, "jobs"), (double)time(NULL),
+	    usage ? json_object_get(usage, "users") : NULL);
+	json_decref(usage);
 	text = table_render(t, fmt);
 	fputs(text, stdout);
 	free(text);

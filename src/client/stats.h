@@ -7,10 +7,12 @@
 #include "table.h"
 
 /* USER JOBS RUNNING QUEUED HOLD FINISHED FAILED CANCELLED TIMEOUT
- * GPU_HOURS GPU_UTIL, one row per user (sorted by name) and a TOTAL row when
- * there is more than one user. GPU-hours count GPUs x run time (to `now` for
- * running jobs); GPU_UTIL is the mean utilisation the daemon measured
- * (gpu_usage), weighted by GPU-hours, "-" when none is known. */
-struct table *stats_table(const json_t *jobs, double now);
+ * GPU_HOURS GPU_UTIL [SHARE_GPU_HOURS], one row per user (sorted by name)
+ * and a TOTAL row when there is more than one user. GPU-hours count GPUs x
+ * run time (to `now` for running jobs); GPU_UTIL is the mean utilisation
+ * the daemon measured (gpu_usage), weighted by GPU-hours, "-" when none is
+ * known. usage: {"user": decayed GPU-seconds} for a SHARE_GPU_HOURS column,
+ * or NULL for none. */
+struct table *stats_table(const json_t *jobs, double now, const json_t *usage);
 
 #endif

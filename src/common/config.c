@@ -86,11 +86,14 @@ static const char *const sections[] = {
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
-static const char *const quota_keys[] = { "max_running_jobs", "max_running_gpus", "max_queued_jobs" };
+static const char *const quota_keys[] = { "max_running_jobs", "max_running_gpus", "max_queued_jobs",
+	"max_gpu_hours_per_day" };
+#define NQUOTA_KEYS 4
 
 static int64_t *quota_field(struct gf_quota *q, size_t i)
 {
-	return i == 0 ? &q->max_running_jobs : i == 1 ? &q->max_running_gpus : &q->max_queued_jobs;
+	return i == 0 ? &q->max_running_jobs : i == 1 ? &q->max_running_gpus : i == 2 ? &q->max_queued_jobs
+	       : &q->max_gpu_hours_per_day;
 }
 
 /* A value: a node of the file, or the text of an environment variable.
@@ -858,7 +861,7 @@ static int quota_key(const char *key)
 {
 	size_t i;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < NQUOTA_KEYS; i++)
 		if (!strcmp(quota_keys[i], key))
 			return (int)i;
 	return -1;
@@ -883,6 +886,7 @@ static struct gf_quota *named_quota(struct gf_named_quota **list, size_t *n, con
 	if (!(nl[*n].name = xstrdup(name, e)))
 		return NULL;
 	nl[*n].q.max_running_jobs = nl[*n].q.max_running_gpus = nl[*n].q.max_queued_jobs = QUOTA_UNSET;
+	nl[*n].q.max_gpu_hours_per_day = QUOTA_UNSET;
 	return &nl[(*n)++].q;
 }
 
@@ -906,7 +910,7 @@ static void finish_quotas(struct gf_named_quota *list, size_t n, const struct gf
 	size_t i, k;
 
 	for (i = 0; i < n; i++)
-		for (k = 0; k < 3; k++)
+		for (k = 0; k < NQUOTA_KEYS; k++)
 			if (*quota_field(&list[i].q, k) == QUOTA_UNSET)
 				*quota_field(&list[i].q, k) = *quota_field((struct gf_quota *)def, k);
 }
@@ -980,8 +984,8 @@ static int walk_quota(struct loader *L, const char *section, const char *name, c
 		const char *key = key_at(t, i);
 
 		if (!key || (k = quota_key(key)) < 0) {
-			gf_err_set(L->e, "unknown key '%.100s' in [%s] (known keys: %s, %s, %s)",
-			    toml_table_key(t, i), show, quota_keys[0], quota_keys[1], quota_keys[2]);
+			gf_err_set(L->e, "unknown key '%.100s' in [%s] (known keys: %s, %s, %s, %s)",
+			    toml_table_key(t, i), show, quota_keys[0], quota_keys[1], quota_keys[2], quota_keys[3]);
 			return at_key(L, t, i);
 		}
 		if (get_quota(&s, quota_field(q, (size_t)k), L->e)) {
@@ -1325,14 +1329,15 @@ static int load_env(struct gf_config *c, char *const *envp, struct gf_err *e)
 
 void gf_config_defaults(struct gf_config *c)
 {
-	static const struct gf_quota unlimited = { -1, -1, -1 };
+	static const struct gf_quota unlimited = { -1, -1, -1, -1 };
 
 	memset(c, 0, sizeof *c);
 	c->host = strdup("localhost");
 	c->port = GF_DEFAULT_PORT;
 	c->strategy = GF_STRATEGY_SEQUENTIAL;
 	c->gpu_poll_interval_secs = 10;
-	c->fair_share_half_life_secs = 86400;
+	c->fair_share_enabled = 1;
+	c->fair_share_half_life_secs = 604800;
 	c->executor = GF_EXEC_TMUX;
 	c->quota_default_user = unlimited;
 	c->quota_default_project = unlimited;

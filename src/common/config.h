@@ -24,6 +24,7 @@ enum gf_overuse { GF_OVERUSE_WARN, GF_OVERUSE_CANCEL };
 /* -1 = unlimited */
 struct gf_quota {
 	int64_t max_running_jobs, max_running_gpus, max_queued_jobs;
+	int64_t max_gpu_hours_per_day;	/* GPU-hours in any rolling 24 h */
 };
 
 struct gf_named_quota {
@@ -75,8 +76,8 @@ struct gf_config {
 	size_t n_gpu_unmanaged_ignore_commands;
 	enum gf_overuse gpu_shared_overuse;	/* [gpu] shared_overuse, default warn */
 	int gpu_constrain_devices;		/* [gpu] constrain_devices, default 0 */
-	int fair_share_enabled;		/* [daemon.fair_share] enabled, default 0 */
-	int64_t fair_share_half_life_secs; /* [daemon.fair_share] default 86400, > 0 */
+	int fair_share_enabled;		/* [daemon.fair_share] enabled, default 1 */
+	int64_t fair_share_half_life_secs; /* [daemon.fair_share] default 604800 (7 days), > 0 */
 	enum gf_executor executor;	/* [executor] type, default tmux */
 	char **known_projects;		/* [projects] known_projects */
 	size_t n_known_projects;

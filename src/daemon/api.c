@@ -73,6 +73,27 @@ static void reply_store_err(struct server *s, struct evhttp_request *req, const 
 	reply_err(req, store_full(s->store) ? 507 : 500, "%s", e->msg);
 }
 
+void api_reply(struct evhttp_request *req, int code, json_t *body)
+{
+	reply(req, code, body);
+}
+
+void api_reply_err(struct evhttp_request *req, int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	reply_err(req, code, "%s", msg);
+}
+
+void api_reply_store_err(struct server *s, struct evhttp_request *req, const struct gf_err *e)
+{
+	reply_store_err(s, req, e);
+}
+
 /* ---- decoding helpers -------------------------------------------------- */
 
 static json_t *parse_body(const char *data, size_t len, struct gf_err *e)
@@ -654,6 +675,11 @@ static void h_submit(struct server *s, struct evhttp_request *req, struct caller
 		reply_err(req, 400, "%s", e.msg);
 		return;
 	}
+	if (quota_check_submit(s, sub.jobs, sub.n, &e)) {
+		reply_err(req, 409, "%s", e.msg);
+		submission_free(&sub);
+		return;
+	}
 	out = json_array();
 	if (sub.dry) {
 		for (i = 0; i < sub.n; i++)
@@ -865,15 +891,21 @@ static json_t *job_json_only(struct server *s, const struct caller *c, const str
 {
 	char log[GF_PATH_MAX], *shown[sizeof public_fields / sizeof public_fields[0]];
 	size_t n = 0;
+	json_t *o;
 
 	jobs_log_path(s, j, log, sizeof log);
 	if (owns(c, j))
-		return job_to_json_only(j, log, only);
-	for (char *const *f = public_fields; *f; f++)
-		if (!only || in_strv(only, *f))
-			shown[n++] = *f;
-	shown[n] = NULL;
-	return job_to_json_only(j, NULL, shown);
+		o = job_to_json_only(j, log, only);
+	else {
+		for (char *const *f = public_fields; *f; f++)
+			if (!only || in_strv(only, *f))
+				shown[n++] = *f;
+		shown[n] = NULL;
+		o = job_to_json_only(j, NULL, shown);
+	}
+	if (!only)
+		quota_annotate(s, j, o);	/* why it waits (quota.c) */
+	return o;
 }
 
 static json_t *job_json(struct server *s, const struct caller *c, const struct job *j)
@@ -1321,6 +1353,7 @@ static void h_redo(struct server *s, struct evhttp_request *req, struct caller *
 	bool cascade = false;
 	struct gf_err e;
 	struct job *j;
+	int code = 400;
 
 	if (check_fields(body, fields, "request", &e) || get_bool(body, "cascade", &cascade, &e) ||
 	    (set && !json_is_object(set) && gf_err_set(&e, "'set' must be an object")) ||
@@ -1359,6 +1392,10 @@ static void h_redo(struct server *s, struct evhttp_request *req, struct caller *
 		if (!made[i])
 			goto bad;
 		nmade = i + 1;
+	}
+	if (quota_check_submit(s, made, nold, &e)) {
+		code = 409;	/* over max_queued_jobs: none is made */
+		goto bad;
 	}
 	if (jobs_txn_begin(s, &e))
 		goto fail;
@@ -1405,7 +1442,7 @@ bad:
 	free(newid);
 	free(old);
 	json_decref(empty);
-	reply_err(req, 400, "%s", e.msg);
+	reply_err(req, code, "%s", e.msg);
 }
 
 /* gctl set-limit: the running cap of the group a job belongs to. */
@@ -1611,6 +1648,8 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 			reply(req, 200, gpustate_json(s));
 		else if (!strcmp(path, "/gpus/ignored"))
 			reply(req, 200, json_pack("{s:o}", "ignored", gpustate_ignored_json(s)));
+		else if (api_share_path(path))
+			api_share_get(s, req, path);
 		else
 			reply_err(req, 404, "no such endpoint: GET %s", path);
 		return;
@@ -1653,6 +1692,8 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 		h_token(s, req, &c, true);
 	else if (!strcmp(path, "/notify/test"))
 		notify_api_test(s, req, c.admin, body);
+	else if (api_share_path(path))
+		api_share_post(s, req, path, body, c.admin);
 	else
 		reply_err(req, 404, "no such endpoint: POST %s", path);
 	json_decref(body);

@@ -539,11 +539,12 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 		j->retried_by = retry->id;
 	} else if (j->state != JS_FINISHED)
 		cascade_push_dependents(s, j, NULL);
-	if (jobs_save(s, j, &e))
+	if (jobs_save(s, j, &e) || usage_stage(s, j, &e))
 		goto fail;
 	cascade_work(s);
 	if (jobs_txn_commit(s, &e))
 		goto fail;
+	usage_commit(s);	/* fair share: its run counts from now on */
 	cascade_after(s);
 	if (!j->draining)
 		reap_forget(s, j);
@@ -553,6 +554,7 @@ fail:
 	/* The runner's result file stays; the caller tries again later. */
 	fprintf(stderr, "gflowd: recording the end of job %lld: %s\n", (long long)j->id, e.msg);
 	jobs_txn_rollback(s);
+	usage_drop(s);
 	server_schedule(s);
 	return -1;
 }
@@ -622,8 +624,14 @@ void jobs_schedule_pass(struct server *s)
 {
 	size_t nq = 0, nr = 0, ng, started;
 	struct sched_job *q;
+	struct job **qj;
 	struct sched_running *r;
 	struct sched_decision *d;
+	struct sched_resv *resvs;
+	struct quota_subjects *qs;
+	size_t nresvs, nsubjects, nusers = 0;
+	struct user_usage *usage = NULL;
+	const struct sched_quota *subjects;
 	struct sched_gpu gpus[GFLOW_MAX_GPUS];
 	struct sched_input in;
 	double now = now_real(), next_begin = INFINITY;
@@ -641,10 +649,13 @@ void jobs_schedule_pass(struct server *s)
 		if (j && j->active)
 			nr++;
 	}
+	if (s->cfg.fair_share_enabled)
+		usage = usage_snapshot(s, now, &nusers);
 	q = calloc(nq + 1, sizeof *q);
+	qj = calloc(nq + 1, sizeof *qj);
 	r = calloc(nr + 1, sizeof *r);
 	d = calloc(nq + 1, sizeof *d);
-	if (!q || !r || !d)
+	if (!q || !qj || !r || !d)
 		abort();
 	nq = nr = 0;
 	for (size_t i = 0; i < s->nopen; i++) {
@@ -672,19 +683,34 @@ void jobs_schedule_pass(struct server *s)
 			.group_id = j->group_id,
 			.group_cap = j->max_concurrent,
 			.blocked = jobs_blocked_reason(s, j, now),
+			.uid = (uint32_t)j->uid,
+			.usage = usage_in(usage, nusers, j->user),
 		};
+		qj[nq] = j;
 		if (j->begin_at > now && j->begin_at < next_begin)
 			next_begin = j->begin_at;
 		nq++;
 	}
+	/* Fair use: quotas, reservations (whose edges wake the next pass). */
+	qs = quota_subjects_build(s, q, qj, nq, now);
+	subjects = quota_subjects_array(qs, &nsubjects);
+	resvs = reserve_sched(s, now, &nresvs);
+	if (reserve_next_edge(s, now) < next_begin)
+		next_begin = reserve_next_edge(s, now);
 	ng = gpustate_sched_gpus(s, gpus);
 	in = (struct sched_input){
 		.jobs = q, .njobs = nq, .running = r, .nrunning = nr, .gpus = gpus, .ngpus = ng,
 		.mem_total_mb = s->mem_total_mb, .now = now, .strategy = s->strategy,
 		.seed = s->sched_seed = s->sched_seed * 6364136223846793005ULL + 1442695040888963407ULL,
 		.topo = s->snap.ndev == ng ? s->snap.topo : NULL,
+		.quotas = subjects, .nquotas = nsubjects, .resvs = resvs, .nresvs = nresvs,
+		.no_limit_horizon = NO_LIMIT_HORIZON_SECS,
 	};
 	started = sched_pass(&in, d);
+	quota_notes(s, qs, d, nq);
+	quota_subjects_free(qs);
+	free(resvs);
+	usage_snapshot_free(usage, nusers);
 
 	for (size_t i = 0; i < nq; i++) {
 		struct job *j = jobs_get(s, d[i].id);
@@ -743,6 +769,7 @@ void jobs_schedule_pass(struct server *s)
 	}
 	arm_begin_timer(s, next_begin, now);
 	free(q);
+	free(qj);
 	free(r);
 	free(d);
 }

@@ -707,7 +707,8 @@ static int setup(struct server *s, struct gf_err *e)
 	s->mem_total_mb = meminfo_total_mb();
 	s->sched_seed = (uint64_t)now_real() ^ ((uint64_t)getpid() << 32);
 	s->started_at = now_real();
-	if (!(s->store = store_open(s->paths.db, e)) || jobs_load(s, e) || auth_setup(s, e))
+	if (!(s->store = store_open(s->paths.db, e)) || jobs_load(s, e) || auth_setup(s, e) || quota_load(s, e) ||
+	    reserve_load(s, e) || usage_load(s, e))
 		return -1;
 	s->base = event_base_new();
 	if (!s->base)
@@ -756,6 +757,9 @@ static void teardown(struct server *s)
 		}
 	free(s->jobs);
 	free(s->open);
+	quota_close(s);
+	reserve_close(s);
+	usage_close(s);
 	reload_free(s->reload);
 	if (s->sched_ev)
 		event_free(s->sched_ev);

@@ -82,6 +82,7 @@ struct state {
 	/* The running set including jobs started in this pass, for reservations. */
 	struct sched_running *run;
 	size_t nrun;
+	struct sched_quota *q;	/* the subjects, counting this pass's starts */
 };
 
 static int cmp_jobs(const void *a, const void *b)
@@ -91,6 +92,8 @@ static int cmp_jobs(const void *a, const void *b)
 
 	if (x->priority != y->priority)
 		return y->priority - x->priority;
+	if (x->usage != y->usage)
+		return (x->usage > y->usage) - (x->usage < y->usage);
 	return (x->id > y->id) - (x->id < y->id);
 }
 
@@ -135,8 +138,10 @@ static int topo_level(const struct state *st, int a, int b)
 	return st->in->topo ? st->in->topo[a * (int)st->ngpus + b] : 0;
 }
 
-/* Pick j->gpus slots (positions in st->gpus) or return 0. */
-static uint64_t pick_gpus(const struct state *st, const struct sched_job *j)
+/* Pick j->gpus slots (positions in st->gpus) or return 0. Slots in
+ * `barred` are not taken; slots in `prefer` (reserved for the job's user
+ * now) come first. */
+static uint64_t pick_gpus(const struct state *st, const struct sched_job *j, uint64_t barred, uint64_t prefer)
 {
 	int cand[MAX_GPUS], n = 0, need = j->gpus;
 	uint64_t best = 0;
@@ -145,15 +150,19 @@ static uint64_t pick_gpus(const struct state *st, const struct sched_job *j)
 	if (need <= 0)
 		return 0;
 	/* Shared jobs pack: GPUs that already host shared jobs come first. */
-	for (int pass = 0; pass < (j->shared ? 2 : 1); pass++)
-		for (size_t k = 0; k < st->ngpus; k++) {
-			const struct sched_gpu *g = &st->gpus[st->order[k]];
+	for (int pref = prefer ? 0 : 1; pref < 2; pref++)
+		for (int pass = 0; pass < (j->shared ? 2 : 1); pass++)
+			for (size_t k = 0; k < st->ngpus; k++) {
+				int slot = st->order[k];
+				const struct sched_gpu *g = &st->gpus[slot];
 
-			if (j->shared && (pass == 0) != (g->nshared > 0))
-				continue;
-			if (gpu_fits(g, j))
-				cand[n++] = st->order[k];
-		}
+				if (j->shared && (pass == 0) != (g->nshared > 0))
+					continue;
+				if ((barred >> slot) & 1 || (prefer && ((prefer >> slot) & 1) != (pref == 0)))
+					continue;
+				if (gpu_fits(g, j))
+					cand[n++] = slot;
+			}
 	if (n < need)
 		return 0;
 	if (need == 1 || !st->in->topo) {
@@ -223,8 +232,84 @@ static uint64_t physical_to_slots(const struct state *st, uint64_t phys)
 	return slots;
 }
 
+/* The subject a job names (1-based), or NULL. */
+static struct sched_quota *subject(const struct state *st, int i)
+{
+	return i >= 1 && (size_t)i <= st->in->nquotas ? &st->q[i - 1] : NULL;
+}
+
+/* Would j keep its user's and its project's quotas? Else d says which. */
+static bool quota_ok(const struct state *st, const struct sched_job *j, struct sched_decision *d)
+{
+	int idx[2] = { j->user_quota, j->project_quota };
+
+	for (int k = 0; k < 2; k++) {
+		const struct sched_quota *q = subject(st, idx[k]);
+		enum sched_limit lim = LIM_NONE;
+
+		if (!q)
+			continue;
+		if (q->max_jobs >= 0 && q->running_jobs + 1 > q->max_jobs)
+			lim = LIM_JOBS;
+		else if (j->gpus && q->max_gpus >= 0 && q->running_gpus + j->gpus > q->max_gpus)
+			lim = LIM_GPUS;
+		else if (j->gpus && q->day_used_up)
+			lim = LIM_GPU_HOURS;
+		if (lim != LIM_NONE) {
+			d->quota = idx[k];
+			d->limit = lim;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Slots j may not take for a reservation of another user (*resv: the
+ * one ending last of them, *until: its end), and slots reserved for j's
+ * user now (*prefer). */
+static uint64_t barred_slots(const struct state *st, const struct sched_job *j, int64_t *resv, double *until,
+			     uint64_t *prefer)
+{
+	const struct sched_input *in = st->in;
+	double end = in->now + (j->time_limit_secs ? (double)j->time_limit_secs : in->no_limit_horizon);
+	uint64_t barred = 0;
+
+	*prefer = 0;
+	*resv = 0;
+	*until = 0;
+	for (size_t i = 0; i < in->nresvs; i++) {
+		const struct sched_resv *r = &in->resvs[i];
+
+		if (r->end <= in->now)
+			continue;
+		if (r->uid == j->uid) {
+			if (r->start <= in->now)
+				*prefer |= physical_to_slots(st, r->gpu_mask);
+			continue;
+		}
+		if (r->start >= end)
+			continue;	/* the job ends before it begins */
+		barred |= physical_to_slots(st, r->gpu_mask);
+		if (r->end > *until) {
+			*until = r->end;
+			*resv = r->id;
+		}
+	}
+	return barred;
+}
+
 static void take(struct state *st, const struct sched_job *j, uint64_t slots)
 {
+	struct sched_quota *uq = subject(st, j->user_quota), *pq = subject(st, j->project_quota);
+
+	if (uq) {
+		uq->running_jobs++;
+		uq->running_gpus += j->gpus;
+	}
+	if (pq && pq != uq) {
+		pq->running_jobs++;
+		pq->running_gpus += j->gpus;
+	}
 	for (size_t i = 0; i < st->ngpus; i++) {
 		if (!(slots & (1ULL << i)))
 			continue;
@@ -331,8 +416,11 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	make_order(&st);
 	st.run = malloc((in->nrunning + in->njobs + 1) * sizeof *st.run);
 	order = malloc((in->njobs + 1) * sizeof *order);
-	if (!st.run || !order)
+	st.q = malloc((in->nquotas + 1) * sizeof *st.q);
+	if (!st.run || !order || !st.q)
 		abort();
+	if (in->nquotas)
+		memcpy(st.q, in->quotas, in->nquotas * sizeof *st.q);
 	if (in->nrunning)
 		memcpy(st.run, in->running, in->nrunning * sizeof *st.run);
 	st.nrun = in->nrunning;
@@ -349,25 +437,40 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	for (size_t i = 0; i < in->njobs; i++) {
 		const struct sched_job *j = order[i];
 		struct sched_decision *d = &out[i];
-		uint64_t slots = 0;
+		uint64_t slots = 0, barred, prefer;
+		int64_t resv_id;
+		double until;
 		bool fits;
 
-		d->id = j->id;
-		d->gpu_mask = 0;
+		*d = (struct sched_decision){ .id = j->id };
 		if (j->blocked) {
 			d->reason = j->blocked;
 			continue;
 		}
 		if (j->group_id && j->group_cap && groups_count(&groups, j->group_id) >= j->group_cap) {
 			d->reason = "Resources";
+			d->limit = LIM_GROUP;
 			continue;
 		}
-		fits = mem_fits(&st, j) && (j->gpus == 0 || (slots = pick_gpus(&st, j)));
+		if (!quota_ok(&st, j, d)) {
+			d->reason = "Quota";
+			continue;
+		}
+		barred = j->gpus ? barred_slots(&st, j, &resv_id, &until, &prefer) : 0;
+		fits = mem_fits(&st, j) && (j->gpus == 0 || (slots = pick_gpus(&st, j, barred, prefer)));
+		if (!fits && barred && mem_fits(&st, j) && pick_gpus(&st, j, 0, 0)) {
+			/* Only another user's reservation keeps it off. */
+			d->reason = "Reservation";
+			d->resv_id = resv_id;
+			d->expected_start = until;
+			continue;
+		}
 		if (!fits) {
 			d->reason = "Resources";
 			if (!reserved && !j->shared) {
 				resv = reserve(&st, j);
 				reserved = true;
+				d->expected_start = isfinite(resv.at) ? resv.at : 0;
 			}
 			continue;
 		}
@@ -395,5 +498,6 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	free(groups.counts);
 	free(order);
 	free(st.run);
+	free(st.q);
 	return started;
 }

@@ -6,7 +6,21 @@
  * reservation at the earliest time T its GPUs and memory will be free (from
  * the running jobs' time limits); a later job may start ahead of it only
  * when it ends before T by its own time limit, or uses only what the
- * reservation leaves over. Jobs held back by that rule wait with `Priority`. */
+ * reservation leaves over. Jobs held back by that rule wait with `Priority`.
+ *
+ * Fair use (all of it comes in as input):
+ * - Fair share: within one priority, the job whose user has less decayed
+ *   usage goes first (callers pass usage 0 for all when it is off).
+ * - Quotas: a job starts only when its user's and its project's subjects
+ *   both stay within max_running_jobs / max_running_gpus once it runs, and
+ *   (for GPU jobs) the subject has not used up max_gpu_hours_per_day;
+ *   otherwise it waits with `Quota` (the decision names the subject and the
+ *   limit). Jobs started in the pass count at once.
+ * - Reservations: a GPU reserved for another user is not given to a job
+ *   that would still run when the reservation begins, judged by the job's
+ *   time limit, or for a job without one by `no_limit_horizon` seconds;
+ *   a job kept off only by that waits with `Reservation`. A job prefers
+ *   GPUs reserved for its own user now. */
 #ifndef GF_SCHED_H
 #define GF_SCHED_H
 
@@ -37,6 +51,24 @@ struct sched_job {
 	int64_t group_id;		/* 0 = none */
 	int group_cap;			/* 0 = none */
 	const char *blocked;		/* not eligible now: this reason is kept */
+	uint32_t uid;			/* owner, for reservations */
+	int user_quota, project_quota;	/* 1 + index into sched_input.quotas; 0 none */
+	double usage;			/* the owner's decayed usage (fair share) */
+};
+
+/* A quota subject (a user or a project): its limits and what it holds. */
+struct sched_quota {
+	int64_t max_jobs, max_gpus;	/* -1 = unlimited */
+	int64_t running_jobs, running_gpus;
+	bool day_used_up;		/* max_gpu_hours_per_day reached */
+};
+
+/* GPUs kept for one user in [start, end). */
+struct sched_resv {
+	int64_t id;
+	uint32_t uid;
+	uint64_t gpu_mask;		/* physical indices */
+	double start, end;
 };
 
 struct sched_running {
@@ -58,12 +90,25 @@ struct sched_input {
 	enum sched_strategy strategy;
 	uint64_t seed;			/* for SCHED_RANDOM */
 	const int *topo;		/* ngpus*ngpus NVML common-ancestor levels, or NULL */
+	const struct sched_quota *quotas;
+	size_t nquotas;
+	const struct sched_resv *resvs;
+	size_t nresvs;
+	double no_limit_horizon;	/* seconds a job without a time limit is assumed to run */
 };
+
+/* What held a job back, for `gjob show`. */
+enum sched_limit { LIM_NONE, LIM_JOBS, LIM_GPUS, LIM_GPU_HOURS, LIM_GROUP /* its batch's cap (Resources) */ };
 
 struct sched_decision {
 	int64_t id;
 	uint64_t gpu_mask;		/* GPUs to start on, when reason is NULL */
 	const char *reason;		/* NULL: start now; else why it waits */
+	int quota;			/* Quota: the subject that holds it (as user_quota) */
+	enum sched_limit limit;		/* and which of its limits */
+	int64_t resv_id;		/* Reservation: the one that keeps it off */
+	double expected_start;		/* when it can start by the running jobs'
+					 * time limits; 0 = not known */
 };
 
 /* Fills out[0..njobs) in scheduling order (one decision per job) and

@@ -112,6 +112,55 @@ struct user_token {
 	char token[64];
 };
 
+/* Fair use: a runtime quota override (quota.c); unset fields are
+ * QUOTA_UNSET. Keys: "user:<name>", "project:<name>", "default_user",
+ * "default_project". */
+#define QUOTA_UNSET INT64_MIN
+struct quota_override {
+	char *key;
+	struct gf_quota q;
+};
+
+/* GPUs kept for one user in [start, end) (reserve.c). */
+struct reservation {
+	int64_t id;
+	uid_t uid;
+	char *user;
+	uint64_t gpu_mask;		/* physical indices */
+	int ngpus;			/* as asked (--gpus N), or the spec's count */
+	bool by_count;			/* --gpus N: GPUs picked at creation */
+	double start, end, created;
+	bool cancelled;
+};
+
+/* A user's decayed usage in GPU-seconds, as of `at` (usage.c). */
+struct user_usage {
+	char *user;
+	double value, at;
+};
+
+/* A GPU job's run that ended within the last 24 h, for
+ * max_gpu_hours_per_day (usage.c). */
+struct recent_run {
+	double start, end;
+	int gpus;
+	char *user, *project;
+};
+
+/* What holds a queued job back, for `gjob show` (quota.c; rebuilt by each
+ * pass, in id order, only for jobs with more to say than their reason).
+ * Compact: the words are made when a job is shown. */
+enum note_kind { NOTE_QUOTA, NOTE_RESERVATION, NOTE_GROUP, NOTE_RESOURCES };
+struct wait_note {
+	int64_t id;
+	double expected_start;		/* 0 = not known */
+	int64_t value;			/* the quota limit, or the batch cap */
+	int64_t ref;			/* reservation id, or batch id */
+	int32_t subject;		/* quota: index into server.note_names */
+	uint8_t kind;			/* enum note_kind */
+	uint8_t limit;			/* quota: enum sched_limit */
+};
+
 struct server {
 	struct event_base *base;
 	struct gf_paths paths;
@@ -208,6 +257,23 @@ struct server {
 	struct event *inotify_ev;
 
 	struct notify *notify;		/* notifications (notify.c), NULL when off */
+	/* Fair use */
+	struct quota_override *quota_ov;
+	size_t nquota_ov;
+	struct reservation *resvs;	/* by id, cancelled ones kept */
+	size_t nresvs;
+	struct user_usage *usage;
+	size_t nusage;
+	struct user_usage *usage_pending;	/* staged in the open transaction */
+	size_t nusage_pending;
+	struct recent_run *recent;		/* GPU runs ended in the last 24 h */
+	size_t nrecent, recent_cap;
+	struct recent_run recent_pending;	/* staged with usage_pending */
+	bool have_recent_pending;
+	struct wait_note *notes;
+	size_t nnotes;
+	char **note_names;		/* quota subjects the notes name */
+	size_t nnote_names;
 
 	struct event *sig_term, *sig_int, *sig_reload;
 	bool reloading;			/* draining: listeners paused, answers close */
@@ -431,6 +497,85 @@ void track_kill(struct server *s, const struct job *j);	/* SIGKILL all that is l
 void track_release(struct server *s, const struct job *j);	/* remove its groups */
 struct job *track_owner(struct server *s, pid_t pid);	/* the active job of a process */
 void track_observe(struct server *s);	/* session way: remember what is seen */
+
+/* quota.c — quotas: overrides, effective limits, the pass's subjects,
+ * refusal over max_queued_jobs, and why a job waits */
+int quota_load(struct server *s, struct gf_err *e);	/* after the store is open */
+void quota_close(struct server *s);
+/* The limits that hold for a user or project (name NULL: the default). */
+void quota_effective(struct server *s, bool project, const char *name, struct gf_quota *out);
+/* Merge set fields into the override of key; remove it (*had: was there). */
+int quota_set(struct server *s, const char *key, const struct gf_quota *q, struct gf_err *e);
+int quota_remove(struct server *s, const char *key, bool *had, struct gf_err *e);
+/* Would these n new waiting jobs break max_queued_jobs of a user or a
+ * project of theirs? Then e names the limit. */
+int quota_check_submit(struct server *s, struct job *const *jobs, size_t n, struct gf_err *e);
+json_t *quota_list_json(struct server *s);
+/* The pass's quota subjects: fills each queued job's indices (jobs[i] is
+ * the job of q[i]); free the result with quota_subjects_free. */
+struct quota_subjects;
+struct quota_subjects *quota_subjects_build(struct server *s, struct sched_job *q, struct job **jobs, size_t nq,
+					    double now);
+const struct sched_quota *quota_subjects_array(const struct quota_subjects *qs, size_t *n);
+void quota_subjects_free(struct quota_subjects *qs);
+/* After the pass: remember why each waiting job waits. */
+void quota_notes(struct server *s, const struct quota_subjects *qs, const struct sched_decision *d, size_t n);
+/* The note of a queued job, or NULL. */
+const struct wait_note *quota_note(struct server *s, int64_t id);
+/* Add reason_detail / expected_start to a job's JSON (a queued job's note). */
+void quota_annotate(struct server *s, const struct job *j, json_t *o);
+
+/* reserve.c — reservations. A job without a time limit is taken to run
+ * this long: it is not started on GPUs reserved for someone else within
+ * the next hour. */
+#define NO_LIMIT_HORIZON_SECS 3600.0
+int reserve_load(struct server *s, struct gf_err *e);
+void reserve_close(struct server *s);
+/* The reservations the pass must know (not cancelled, not over); free. */
+struct sched_resv *reserve_sched(struct server *s, double now, size_t *n);
+/* The next start or end of a reservation after now (INFINITY: none). */
+double reserve_next_edge(struct server *s, double now);
+const struct reservation *reserve_get(struct server *s, int64_t id);
+/* "Reservation: 3 for bob on GPU 1, 14:00-16:00 UTC" */
+void reserve_describe(struct server *s, int64_t id, char *buf, size_t size);
+/* 0 (r->id set); -2 when it clashes with another reservation; -1 for bad
+ * input or a store error (store_full / "store:" say which). */
+int reserve_create(struct server *s, struct reservation *r, struct gf_err *e);
+int reserve_cancel(struct server *s, int64_t id, struct gf_err *e);
+json_t *reserve_json(const struct reservation *r, double now);
+const char *reserve_status(const struct reservation *r, double now);
+
+/* usage.c — decayed GPU-seconds per user (fair share) */
+int usage_load(struct server *s, struct gf_err *e);
+void usage_close(struct server *s);
+/* A user's decayed usage now, counting their running jobs so far. */
+double usage_of(struct server *s, const char *user, double now);
+/* Every user's usage now, for one pass (look up with usage_in). */
+struct user_usage *usage_snapshot(struct server *s, double now, size_t *n);
+double usage_in(const struct user_usage *v, size_t n, const char *user);
+void usage_snapshot_free(struct user_usage *v, size_t n);
+/* Inside the transaction that records j's end: add its run; applied to
+ * memory by usage_commit after the commit, dropped by usage_drop. */
+int usage_stage(struct server *s, const struct job *j, struct gf_err *e);
+void usage_commit(struct server *s);
+void usage_drop(struct server *s);
+json_t *usage_json(struct server *s, double now);	/* {"user": GPU-seconds} */
+/* GPU-seconds a user's or project's jobs ran in the last 24 h (ended runs
+ * kept since the daemon started, from the job table; running ones so far). */
+double usage_day_gpu_secs(struct server *s, bool project, const char *name, double now);
+/* GPU-seconds a CPU-only job counts per second of run. */
+#define USAGE_CPU_WEIGHT 0.05
+
+/* api.c's answers, for the other route files */
+void api_reply(struct evhttp_request *req, int code, json_t *body);
+__attribute__((format(printf, 3, 4))) void api_reply_err(struct evhttp_request *req, int code, const char *fmt, ...);
+void api_reply_store_err(struct server *s, struct evhttp_request *req, const struct gf_err *e);
+
+/* api_share.c — routes of /quotas, /reservations, /usage: anyone reads,
+ * admins change */
+void api_share_get(struct server *s, struct evhttp_request *req, const char *path);
+void api_share_post(struct server *s, struct evhttp_request *req, const char *path, json_t *body, bool admin);
+bool api_share_path(const char *path);
 
 /* util */
 double now_real(void);

@@ -9,7 +9,17 @@
 #include <string.h>
 #include <sqlite3.h>
 
-enum { ST_INSERT_JOB, ST_UPDATE_JOB, ST_PUT_ENV, ST_GET_ENV, ST_SET, ST_DEL, ST_GET, ST_N };
+enum {
+	ST_INSERT_JOB, ST_UPDATE_JOB, ST_PUT_ENV, ST_GET_ENV, ST_SET, ST_DEL, ST_GET,
+	ST_ROW_PUT, ST_ROW_DEL = ST_ROW_PUT + STORE_NTABLES, ST_N = ST_ROW_DEL + STORE_NTABLES
+};
+
+static const char *const table_name[STORE_NTABLES] = {
+	[STORE_QUOTAS] = "quota_overrides", [STORE_RESERVATIONS] = "reservations", [STORE_USAGE] = "usage",
+};
+
+#define ROW_PUT(t) "INSERT INTO " t "(key, data) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET data = excluded.data"
+#define ROW_DEL(t) "DELETE FROM " t " WHERE key = ?"
 
 static const char *const stmt_sql[ST_N] = {
 	[ST_INSERT_JOB] = "INSERT INTO jobs(data) VALUES (?)",
@@ -20,6 +30,12 @@ static const char *const stmt_sql[ST_N] = {
 		    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
 	[ST_DEL] = "DELETE FROM settings WHERE key = ?",
 	[ST_GET] = "SELECT value FROM settings WHERE key = ?",
+	[ST_ROW_PUT + STORE_QUOTAS] = ROW_PUT("quota_overrides"),
+	[ST_ROW_PUT + STORE_RESERVATIONS] = ROW_PUT("reservations"),
+	[ST_ROW_PUT + STORE_USAGE] = ROW_PUT("usage"),
+	[ST_ROW_DEL + STORE_QUOTAS] = ROW_DEL("quota_overrides"),
+	[ST_ROW_DEL + STORE_RESERVATIONS] = ROW_DEL("reservations"),
+	[ST_ROW_DEL + STORE_USAGE] = ROW_DEL("usage"),
 };
 
 /* Each entry migrates from version i to i+1. */
@@ -27,6 +43,10 @@ static const char *const migrations[] = {
 	"CREATE TABLE jobs(id INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL);"
 	"CREATE TABLE envs(id INTEGER PRIMARY KEY AUTOINCREMENT, data BLOB NOT NULL);"
 	"CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+	/* 2: fair use (quota.c, reserve.c, usage.c), each row a JSON object. */
+	"CREATE TABLE quota_overrides(key TEXT PRIMARY KEY, data TEXT NOT NULL);"
+	"CREATE TABLE reservations(key TEXT PRIMARY KEY, data TEXT NOT NULL);"
+	"CREATE TABLE usage(key TEXT PRIMARY KEY, data TEXT NOT NULL);",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -380,4 +400,44 @@ char *store_get_setting(struct store *s, const char *key)
 		v = strdup((const char *)sqlite3_column_text(q, 0));
 	sqlite3_reset(q);
 	return v;
+}
+
+int store_row_put(struct store *s, enum store_table t, const char *key, const json_t *data, struct gf_err *e)
+{
+	sqlite3_stmt *q = s->st[data ? ST_ROW_PUT + t : ST_ROW_DEL + t];
+	char *text = data ? json_dumps(data, JSON_COMPACT) : NULL;
+	int rc;
+
+	if (data && !text)
+		abort();
+	sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+	if (text)
+		sqlite3_bind_text(q, 2, text, -1, SQLITE_STATIC);
+	rc = step_done(s, q, e, table_name[t]);
+	free(text);
+	return rc;
+}
+
+int store_each_row(struct store *s, enum store_table t, store_row_cb cb, void *arg, struct gf_err *e)
+{
+	char sql[80];
+	sqlite3_stmt *q;
+	int rc;
+
+	snprintf(sql, sizeof sql, "SELECT key, data FROM %s ORDER BY key", table_name[t]);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+		return db_fail(s, e, table_name[t]);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *key = (const char *)sqlite3_column_text(q, 0);
+		json_t *row = json_loads((const char *)sqlite3_column_text(q, 1), 0, NULL);
+
+		if (row && json_is_object(row))
+			cb(arg, key, row);
+		else
+			fprintf(stderr, "gflowd: %s: row '%s' is not a JSON object: left as it is, not used\n",
+				table_name[t], key);
+		json_decref(row);
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : db_fail(s, e, table_name[t]);
 }

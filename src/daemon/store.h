@@ -54,4 +54,14 @@ char *store_get_setting(struct store *s, const char *key);
 typedef void (*store_setting_cb)(void *arg, const char *key, const char *value);
 int store_each_setting(struct store *s, const char *prefix, store_setting_cb cb, void *arg, struct gf_err *e);
 
+/* Keyed JSON rows of the fair-use tables: quota overrides (key: the
+ * subject), reservations (key: the id, zero-padded), decayed usage (key: the
+ * user). data NULL deletes. Inside a transaction like every write. */
+enum store_table { STORE_QUOTAS, STORE_RESERVATIONS, STORE_USAGE, STORE_NTABLES };
+int store_row_put(struct store *s, enum store_table t, const char *key, const json_t *data, struct gf_err *e);
+/* Every row in key order; rows that are not JSON objects are named on
+ * stderr and skipped. */
+typedef void (*store_row_cb)(void *arg, const char *key, json_t *row);
+int store_each_row(struct store *s, enum store_table t, store_row_cb cb, void *arg, struct gf_err *e);
+
 #endif

@@ -994,7 +994,7 @@ static void test_stats(void **state)
 	    "\"gpu_ids\":[0],\"start_time\":100,\"end_time\":1900,"
 	    "\"gpu_usage\":{\"mean_gpu_util\":40}},"
 	    "{\"user\":\"alice\",\"state\":\"Queued\",\"gpus\":4}]");
-	struct table *t = stats_table(jobs, 3700);
+	struct table *t = stats_table(jobs, 3700, NULL);
 	char *s = table_render(t, TABLE_CSV);
 
 	(void)state;

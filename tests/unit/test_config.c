@@ -138,8 +138,8 @@ static void check_defaults(const struct gf_config *c)
 	assert_int_equal(c->gpus_set, 0);
 	assert_int_equal(c->strategy, GF_STRATEGY_SEQUENTIAL);
 	assert_int_equal(c->gpu_poll_interval_secs, 10);
-	assert_int_equal(c->fair_share_enabled, 0);
-	assert_int_equal(c->fair_share_half_life_secs, 86400);
+	assert_int_equal(c->fair_share_enabled, 1);
+	assert_int_equal(c->fair_share_half_life_secs, 604800);
 	assert_int_equal(c->executor, GF_EXEC_TMUX);
 	assert_int_equal(c->n_known_projects, 0);
 	assert_int_equal(c->require_project, 0);
@@ -208,6 +208,7 @@ static void test_full_file(void **state)
 		   "max_running_gpus = 4\n"
 		   "[quota.users.bob]\n"
 		   "max_running_jobs = -1\n"
+		   "max_gpu_hours_per_day = 24\n"
 		   "[quota.projects.vision]\n"
 		   "max_queued_jobs = 10\n"
 		   "[notifications]\n"
@@ -247,6 +248,9 @@ static void test_full_file(void **state)
 	assert_int_equal(c->quota_users[0].q.max_queued_jobs, 100);
 	assert_string_equal(c->quota_users[1].name, "bob");
 	assert_int_equal(c->quota_users[1].q.max_running_jobs, -1);
+	assert_int_equal(c->quota_users[1].q.max_gpu_hours_per_day, 24);
+	assert_int_equal(c->quota_users[0].q.max_gpu_hours_per_day, -1);
+	assert_int_equal(c->quota_default_user.max_gpu_hours_per_day, -1);
 	assert_int_equal(c->n_quota_projects, 1);
 	assert_int_equal(c->quota_projects[0].q.max_queued_jobs, 10);
 	assert_int_equal(c->quota_projects[0].q.max_running_gpus, 8);
@@ -459,8 +463,10 @@ static void test_env_other_sections(void **state)
 	env(f, "GFLOW_QUOTA__DEFAULT_USER__MAX_RUNNING_JOBS=3");
 	env(f, "GFLOW_QUOTA__DEFAULT_PROJECT__MAX_QUEUED_JOBS=9");
 	env(f, "GFLOW_QUOTA__USERS__Alice__MAX_RUNNING_GPUS=1");
+	env(f, "GFLOW_QUOTA__DEFAULT_PROJECT__MAX_GPU_HOURS_PER_DAY=100");
 	env(f, "GFLOW_TIMEZONE=Europe/Paris");
 	load_ok(f, NULL);
+	assert_int_equal(f->c.quota_default_project.max_gpu_hours_per_day, 100);
 	assert_int_equal(f->c.executor, GF_EXEC_PROCESS);
 	assert_int_equal(f->c.n_known_projects, 3);
 	assert_string_equal(f->c.known_projects[1], "b");

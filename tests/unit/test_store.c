@@ -1,6 +1,7 @@
 /* test_store.c — the SQLite store: rows that cannot be read are handed to
- * the loader as such (not an error that stops the load), and the id
- * sequence can be raised past ids found elsewhere. */
+ * the loader as such (not an error that stops the load), the id
+ * sequence can be raised past ids found elsewhere, and the keyed rows of
+ * the fair-use tables (schema 2) are kept, replaced and deleted. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -164,6 +165,64 @@ static void the_floor_survives_a_reopen(void **state)
 	assert_int_equal(insert(f->st, "b"), 8);
 }
 
+struct fair_rows {
+	char keys[4][32];
+	int64_t vals[4];
+	int n;
+};
+
+static void collect_row(void *arg, const char *key, json_t *row)
+{
+	struct fair_rows *v = arg;
+
+	snprintf(v->keys[v->n], sizeof v->keys[0], "%s", key);
+	v->vals[v->n++] = json_integer_value(json_object_get(row, "v"));
+}
+
+static void fair_use_rows_are_kept_replaced_and_deleted(void **state)
+{
+	struct fixture *f = *state;
+	struct fair_rows v = { 0 };
+	struct gf_err e;
+	json_t *a = json_pack("{s:i}", "v", 1), *b = json_pack("{s:i}", "v", 2);
+	sqlite3 *db;
+
+	assert_int_equal(store_begin(f->st, &e), 0);
+	assert_int_equal(store_row_put(f->st, STORE_QUOTAS, "user:bob", a, &e), 0);
+	assert_int_equal(store_row_put(f->st, STORE_QUOTAS, "user:alice", a, &e), 0);
+	assert_int_equal(store_row_put(f->st, STORE_QUOTAS, "user:alice", b, &e), 0);	/* replaces */
+	assert_int_equal(store_row_put(f->st, STORE_USAGE, "carol", b, &e), 0);
+	assert_int_equal(store_commit(f->st, &e), 0);
+	/* a row that is not an object is skipped, not fatal */
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "INSERT INTO quota_overrides(key, data) VALUES ('user:zed', 'nope')", NULL,
+				      NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	store_close(f->st);
+	f->st = store_open(f->db, &e);
+	assert_non_null(f->st);
+	assert_int_equal(store_each_row(f->st, STORE_QUOTAS, collect_row, &v, &e), 0);
+	assert_int_equal(v.n, 2);
+	assert_string_equal(v.keys[0], "user:alice");
+	assert_int_equal(v.vals[0], 2);
+	assert_string_equal(v.keys[1], "user:bob");
+	assert_int_equal(store_begin(f->st, &e), 0);
+	assert_int_equal(store_row_put(f->st, STORE_QUOTAS, "user:bob", NULL, &e), 0);	/* deletes */
+	assert_int_equal(store_commit(f->st, &e), 0);
+	memset(&v, 0, sizeof v);
+	assert_int_equal(store_each_row(f->st, STORE_QUOTAS, collect_row, &v, &e), 0);
+	assert_int_equal(v.n, 1);
+	memset(&v, 0, sizeof v);
+	assert_int_equal(store_each_row(f->st, STORE_USAGE, collect_row, &v, &e), 0);
+	assert_int_equal(v.n, 1);
+	assert_string_equal(v.keys[0], "carol");
+	memset(&v, 0, sizeof v);
+	assert_int_equal(store_each_row(f->st, STORE_RESERVATIONS, collect_row, &v, &e), 0);
+	assert_int_equal(v.n, 0);
+	json_decref(a);
+	json_decref(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +230,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(the_loader_can_still_stop_the_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(ids_continue_past_a_raised_floor, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_floor_survives_a_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(fair_use_rows_are_kept_replaced_and_deleted, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

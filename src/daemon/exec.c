@@ -27,6 +27,15 @@
 
 extern char **environ;
 
+/* In a child: close every descriptor from `from` up, however many the
+ * daemon has open (connections may be numbered past 1024). */
+static void close_fds_from(int from)
+{
+	if (close_range((unsigned)from, ~0U, 0) < 0)
+		for (int i = from; i < 65536; i++)
+			close(i);
+}
+
 /* In the child: stdin from /dev/null, stdout and stderr to out_fd (-1:
  * /dev/null), nothing else open, then exec. */
 static void child_exec(char *const argv[], int out_fd)
@@ -42,8 +51,7 @@ static void child_exec(char *const argv[], int out_fd)
 		dup2(out_fd, 1);
 		dup2(out_fd, 2);
 	}
-	for (int i = 3; i < 1024; i++)
-		close(i);
+	close_fds_from(3);
 	execv(argv[0], argv);
 	/* Only async-signal-safe calls here: the daemon has a poller thread. */
 	(void)!write(2, "gflowd: cannot run ", 19);
@@ -181,14 +189,24 @@ int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_e
 	if (pid == 0) {
 		/* Only system calls here: the daemon has a poller thread. */
 		int r[2] = { 0, 0 }, fd;
+		struct stat sb;
 
+		/* Nothing of the daemon's stays open here, its lock least of all:
+		 * a daemon killed meanwhile must be restartable at once. */
+		if (dup2(p[1], 3) == 3)
+			p[1] = 3;
+		close_fds_from(4);
 		if (setgroups((size_t)o.ngroups, o.groups) || setresgid(o.gid, o.gid, o.gid) ||
 		    setresuid(uid, uid, uid))
 			r[0] = 1, r[1] = errno;
 		else if (chdir(cwd))
 			r[0] = 2, r[1] = errno;
-		else if (script && (fd = open(script, O_RDONLY | O_CLOEXEC)) < 0)
+		/* Never blocks (a FIFO would hold the daemon here): a script is a
+		 * regular file the owner may read. */
+		else if (script && (fd = open(script, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 			r[0] = 3, r[1] = errno;
+		else if (script && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)))
+			r[0] = 4, r[1] = 0;
 		(void)!write(p[1], r, sizeof r);
 		_exit(0);
 	}
@@ -204,6 +222,8 @@ int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_e
 		return gf_err_set(e, "%s cannot enter the working directory %s: %s", o.name, cwd, strerror(got[1]));
 	if (got[0] == 3)
 		return gf_err_set(e, "%s cannot read the script %s: %s", o.name, script, strerror(got[1]));
+	if (got[0] == 4)
+		return gf_err_set(e, "the script %s is not a regular file", script);
 	return 0;
 }
 

@@ -118,6 +118,25 @@ def test_submission_that_the_owner_could_not_run_is_refused(two):
     assert f"{a} cannot enter the working directory {secret}" in r.stdout
 
 
+def test_a_fifo_as_script_is_refused_without_holding_up_the_daemon(two):
+    """The owner check opens the script as the owner: a FIFO must not make
+    it (and with it the whole daemon) wait for a writer."""
+    g, a, _ = two
+    fifo = g.home_of(a) / "pipe.sh"
+    g.as_user(a, "mkfifo", str(fifo), check=True)
+    code = ("import json, socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(20)\n"
+            "body = json.dumps({'jobs': [{'command': [sys.argv[2]], 'script': sys.argv[2]}], "
+            "'cwd': sys.argv[3], 'env': []})\n"
+            "s.sendall(('POST /jobs HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n'\n"
+            "           'Content-Length: %d\\r\\n\\r\\n%s' % (len(body), body)).encode())\n"
+            "print(s.makefile().read())\n")
+    r = g.as_user(a, "/usr/bin/python3", "-c", code, str(g.socket), str(fifo), str(g.home_of(a)), check=True)
+    assert " 400 " in r.stdout.splitlines()[0], r.stdout
+    assert f"the script {fifo} is not a regular file" in r.stdout
+    assert g.api("GET", "/health")[0] == 200
+
+
 def test_per_user_tokens_act_as_their_user_over_tcp(two):
     g, a, b = two
     ja = g.submit_as(a, "--hold", "sleep", "100")

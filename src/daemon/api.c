@@ -1611,6 +1611,8 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 			reply(req, 200, gpustate_json(s));
 		else if (!strcmp(path, "/gpus/ignored"))
 			reply(req, 200, json_pack("{s:o}", "ignored", gpustate_ignored_json(s)));
+		else if (!strcmp(path, "/metrics"))
+			metrics_get(s, req);
 		else
 			reply_err(req, 404, "no such endpoint: GET %s", path);
 		return;
@@ -1660,12 +1662,18 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 
 static void on_unix(struct evhttp_request *req, void *arg)
 {
+	double t0 = metrics_clock();
+
 	route(req, arg, true);
+	metrics_observe(&((struct server *)arg)->metrics.api, metrics_clock() - t0);
 }
 
 static void on_tcp(struct evhttp_request *req, void *arg)
 {
+	double t0 = metrics_clock();
+
 	route(req, arg, false);
+	metrics_observe(&((struct server *)arg)->metrics.api, metrics_clock() - t0);
 }
 
 /* ---- listeners, and the connections a reload waits for -------------------

@@ -61,7 +61,7 @@ static void on_sched(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	jobs_schedule_pass(arg);
+	metrics_sched_pass(arg);
 }
 
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg)

@@ -60,6 +60,15 @@ struct foreign_proc {
 	int64_t age_secs;		/* -1 unknown */
 };
 
+/* A Prometheus histogram of durations in seconds (metrics.c); bucket[i]
+ * counts the observations up to its bound (cumulative). */
+#define METRICS_BUCKETS 12
+struct histogram {
+	uint64_t bucket[METRICS_BUCKETS];
+	uint64_t count;
+	double sum;
+};
+
 /* What the daemon knows about one GPU right now (gpustate.c). */
 struct gpu_view {
 	int index;
@@ -208,6 +217,10 @@ struct server {
 	struct event *inotify_ev;
 
 	struct notify *notify;		/* notifications (notify.c), NULL when off */
+	/* What /metrics reports besides the state (metrics.c). */
+	struct {
+		struct histogram sched, api;
+	} metrics;
 
 	struct event *sig_term, *sig_int, *sig_reload;
 	bool reloading;			/* draining: listeners paused, answers close */
@@ -431,6 +444,12 @@ void track_kill(struct server *s, const struct job *j);	/* SIGKILL all that is l
 void track_release(struct server *s, const struct job *j);	/* remove its groups */
 struct job *track_owner(struct server *s, pid_t pid);	/* the active job of a process */
 void track_observe(struct server *s);	/* session way: remember what is seen */
+
+/* metrics.c — GET /metrics, and the timings it reports */
+void metrics_get(struct server *s, struct evhttp_request *req);
+double metrics_clock(void);	/* monotonic seconds */
+void metrics_observe(struct histogram *h, double secs);
+void metrics_sched_pass(struct server *s);	/* jobs_schedule_pass, timed */
 
 /* util */
 double now_real(void);

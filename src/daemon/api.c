@@ -73,6 +73,11 @@ static void reply_store_err(struct server *s, struct evhttp_request *req, const 
 	reply_err(req, store_full(s->store) ? 507 : 500, "%s", e->msg);
 }
 
+void api_error(struct evhttp_request *req, int code, const char *msg)
+{
+	reply_err(req, code, "%s", msg);
+}
+
 /* ---- decoding helpers -------------------------------------------------- */
 
 static json_t *parse_body(const char *data, size_t len, struct gf_err *e)
@@ -1605,6 +1610,8 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 			h_info(s, req, &c);
 		else if (!strcmp(path, "/jobs"))
 			h_list(s, req, &c);
+		else if (!strncmp(path, "/jobs/", 6) && strchr(path + 6, '/'))
+			joblog_get(s, req, c.uid, c.admin, path + 6);
 		else if (!strncmp(path, "/jobs/", 6))
 			h_get(s, req, &c, path + 6);
 		else if (!strcmp(path, "/gpus"))

@@ -251,6 +251,8 @@ int api_open_connections(struct server *s);
 int api_listen_tcp(const char *host, int port, struct gf_err *e);
 /* The listening fds, for a reload. */
 int api_fds(struct server *s, int *unix_fd, int *tcp_fd);
+/* Answer {"error": msg} (for the handlers in other files). */
+void api_error(struct evhttp_request *req, int code, const char *msg);
 
 /* jobs.c — the state machine */
 struct job *jobs_get(struct server *s, int64_t id);
@@ -450,6 +452,9 @@ void metrics_get(struct server *s, struct evhttp_request *req);
 double metrics_clock(void);	/* monotonic seconds */
 void metrics_observe(struct histogram *h, double secs);
 void metrics_sched_pass(struct server *s);	/* jobs_schedule_pass, timed */
+
+/* joblog.c — GET /jobs/<id>/log (rest: "<id>/log"), for the job's owner or an admin */
+void joblog_get(struct server *s, struct evhttp_request *req, uid_t uid, bool admin, const char *rest);
 
 /* util */
 double now_real(void);

@@ -1620,6 +1620,8 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 			reply(req, 200, json_pack("{s:o}", "ignored", gpustate_ignored_json(s)));
 		else if (!strcmp(path, "/metrics"))
 			metrics_get(s, req);
+		else if (!strcmp(path, "/") || !strncmp(path, "/ui", 3))
+			web_get(s, req, path);
 		else
 			reply_err(req, 404, "no such endpoint: GET %s", path);
 		return;

@@ -456,6 +456,9 @@ void metrics_sched_pass(struct server *s);	/* jobs_schedule_pass, timed */
 /* joblog.c — GET /jobs/<id>/log (rest: "<id>/log"), for the job's owner or an admin */
 void joblog_get(struct server *s, struct evhttp_request *req, uid_t uid, bool admin, const char *rest);
 
+/* web.c — the dashboard's files: GET / and /ui/<file> */
+void web_get(struct server *s, struct evhttp_request *req, const char *path);
+
 /* util */
 double now_real(void);
 int64_t meminfo_total_mb(void);

@@ -5,11 +5,13 @@
 import * as api from './api.js';
 import { Detail } from './detail.js';
 import { renderGpus } from './gpus.js';
+import { renderHistory } from './history.js';
 import { JobTable } from './jobs.js';
 import { el } from './util.js';
 
 const POLL_MS = 1500;
 const FULL_MS = 30000;
+const HISTORY_MS = 30000;
 const FIELDS = 'id,name,user,uid,project,state,st,reason,gpus,gpu_ids,submit_time,start_time,end_time,'
   + 'priority,depends_on,dep_mode,active';
 const LIVE = new Set(['Queued', 'Hold', 'Running']);
@@ -17,7 +19,7 @@ const LIVE = new Set(['Queued', 'Hold', 'Running']);
 const $ = (id) => document.getElementById(id);
 const jobs = new Map();
 let caller = null;          // {uid, admin} of the token, when one is given
-let lastFull = 0, maxSubmit = 0, gpuInfo = { gpus: [] }, busy = false;
+let lastHistory = 0, lastFull = 0, maxSubmit = 0, gpuInfo = { gpus: [] }, busy = false;
 
 function say(msg, bad) {
   const s = $('status');
@@ -109,6 +111,10 @@ async function poll(force) {
       }
     }
     publish();
+    if (now - lastHistory > HISTORY_MS) {
+      lastHistory = now;
+      renderHistory($('history'), await api.get('/history'));
+    }
     $('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
     if ($('status').classList.contains('bad') && $('status').dataset.net) say('');
   } catch (e) {

@@ -78,6 +78,11 @@ void api_error(struct evhttp_request *req, int code, const char *msg)
 	reply_err(req, code, "%s", msg);
 }
 
+void api_reply_json(struct evhttp_request *req, json_t *body)
+{
+	reply(req, 200, body);
+}
+
 /* ---- decoding helpers -------------------------------------------------- */
 
 static json_t *parse_body(const char *data, size_t len, struct gf_err *e)
@@ -1620,6 +1625,8 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 			reply(req, 200, json_pack("{s:o}", "ignored", gpustate_ignored_json(s)));
 		else if (!strcmp(path, "/metrics"))
 			metrics_get(s, req);
+		else if (!strcmp(path, "/history"))
+			history_get(s, req);
 		else if (!strcmp(path, "/") || !strncmp(path, "/ui", 3))
 			web_get(s, req, path);
 		else

@@ -730,7 +730,8 @@ static int setup(struct server *s, struct gf_err *e)
 	sigprocmask(SIG_UNBLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);	/* a closed tmux session must not stop us */
-	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e) || gpustate_init(s, e) || notify_init(s, e))
+	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e) || gpustate_init(s, e) || notify_init(s, e) ||
+	    history_init(s, e))
 		return -1;
 	reap_recover(s);
 	return api_init(s, e);
@@ -742,6 +743,7 @@ static void teardown(struct server *s)
 	jobs_close(s);
 	api_close(s);
 	gpustate_close(s);
+	history_close(s);
 	reap_close(s);
 	exec_close(s);
 	track_close(s);

@@ -60,6 +60,16 @@ struct foreign_proc {
 	int64_t age_secs;		/* -1 unknown */
 };
 
+/* The dashboard's history ring (history.c): samples of the last 24 hours,
+ * oldest at head; also in the store. */
+struct history {
+	struct store_sample *ring;
+	size_t head, n, cap;
+	int interval;			/* seconds between samples */
+	struct event *ev;
+	bool failing;			/* the store refused the last sample (said once) */
+};
+
 /* A Prometheus histogram of durations in seconds (metrics.c); bucket[i]
  * counts the observations up to its bound (cumulative). */
 #define METRICS_BUCKETS 12
@@ -217,6 +227,9 @@ struct server {
 	struct event *inotify_ev;
 
 	struct notify *notify;		/* notifications (notify.c), NULL when off */
+
+	struct history history;		/* the dashboard's samples (history.c) */
+
 	/* What /metrics reports besides the state (metrics.c). */
 	struct {
 		struct histogram sched, api;
@@ -251,8 +264,10 @@ int api_open_connections(struct server *s);
 int api_listen_tcp(const char *host, int port, struct gf_err *e);
 /* The listening fds, for a reload. */
 int api_fds(struct server *s, int *unix_fd, int *tcp_fd);
-/* Answer {"error": msg} (for the handlers in other files). */
+/* Answer {"error": msg}, or 200 with body (taken), for the handlers in
+ * other files. */
 void api_error(struct evhttp_request *req, int code, const char *msg);
+void api_reply_json(struct evhttp_request *req, json_t *body);
 
 /* jobs.c — the state machine */
 struct job *jobs_get(struct server *s, int64_t id);
@@ -455,6 +470,11 @@ void metrics_sched_pass(struct server *s);	/* jobs_schedule_pass, timed */
 
 /* joblog.c — GET /jobs/<id>/log (rest: "<id>/log"), for the job's owner or an admin */
 void joblog_get(struct server *s, struct evhttp_request *req, uid_t uid, bool admin, const char *rest);
+
+/* history.c — the dashboard's history ring and GET /history */
+int history_init(struct server *s, struct gf_err *e);	/* after the store and the loop */
+void history_close(struct server *s);
+void history_get(struct server *s, struct evhttp_request *req);
 
 /* web.c — the dashboard's files: GET / and /ui/<file> */
 void web_get(struct server *s, struct evhttp_request *req, const char *path);

@@ -54,4 +54,15 @@ char *store_get_setting(struct store *s, const char *key);
 typedef void (*store_setting_cb)(void *arg, const char *key, const char *value);
 int store_each_setting(struct store *s, const char *prefix, store_setting_cb cb, void *arg, struct gf_err *e);
 
+/* The dashboard's history (history.c): one sample of the machine. */
+struct store_sample {
+	double t;
+	int64_t gpus_used, gpus_total, queued, running, held;
+};
+/* Record x and drop the samples older than keep_from (autocommit). */
+int store_add_sample(struct store *s, const struct store_sample *x, double keep_from, struct gf_err *e);
+/* Every sample from `from` on, oldest first. */
+typedef void (*store_sample_cb)(void *arg, const struct store_sample *x);
+int store_each_sample(struct store *s, double from, store_sample_cb cb, void *arg, struct gf_err *e);
+
 #endif

@@ -74,6 +74,7 @@ def test_dashboard(gflow, browser, tmp_path):
     try:
         g.set_scenario("".join(f'gpu {i} name="Fake H100" total_mb=81920 util={20 * i}\n' for i in range(4))
                        + f"proc 3 pid={foreign.pid} used_mb=2048\n")
+        g.env["GFLOW_HISTORY_SECS"] = "1"
         g.start("--gpu-poll-interval-secs", "1")
         g.wait_for(lambda: g.api("GET", "/gpus")[1]["gpus"][3]["state"] == "unmanaged", what="foreign process seen")
         go = g.tmp / "go"
@@ -110,6 +111,13 @@ def test_dashboard(gflow, browser, tmp_path):
             st = g.job(jid)["st"]
             wait(g, lambda: row_st(d, jid) == st, f"job {jid} shown {st}")
         assert "train-0" in d.find_element(By.CSS_SELECTOR, '[data-gpu="0"]').text
+        # history: the plots are drawn (samples, and GPU-hours of the running jobs)
+        wait(g, lambda: d.find_element(By.CSS_SELECTOR, '[data-plot="gpus"] svg').get_attribute("aria-label")
+             .startswith("GPUs in use, last 24 hours: now "), "the GPUs-in-use plot")
+        assert d.find_elements(By.CSS_SELECTOR, '[data-plot="gpus"] path.line')
+        assert d.find_elements(By.CSS_SELECTOR, '[data-plot="queued"] path.line')
+        assert d.find_elements(By.CSS_SELECTOR, '[data-plot="hours"] rect')
+        assert g.job(ids["run"][0])["user"] in d.find_element(By.CSS_SELECTOR, '[data-plot="hours"] .legend').text
         # read-only without a token: nothing to act with
         assert not d.find_elements(By.CSS_SELECTOR, ".act")
 

@@ -163,6 +163,7 @@ def test_dashboard(gflow, browser, tmp_path):
         d.save_screenshot(str(shots / "dashboard-light.png"))
         d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
         d.save_screenshot(str(shots / "dashboard-dark.png"))
+        d.find_element(By.ID, "history").screenshot(str(shots / "dashboard-history.png"))
         go.touch()
         wait(g, lambda: "more output" in d.find_element(By.CSS_SELECTOR, "#detail pre.log").text, "the log followed")
         g.wait_state(run, "Finished")

@@ -1,7 +1,7 @@
 // gpus.js — one card per GPU from GET /gpus: index, name, state, memory and
 // utilisation bars, the jobs on it (with their owners, from the jobs the
 // page knows) and processes gflow did not start.
-import { el, fmtMB } from './util.js';
+import { el, fmtMB, keepFocus } from './util.js';
 
 function bar(label, value, max, text) {
   const pct = max > 0 ? Math.max(0, Math.min(100, (100 * value) / max)) : 0;
@@ -22,7 +22,8 @@ function card(g, jobs, onOpen) {
   for (const gj of g.jobs || []) {
     const j = jobs.get(gj.id);
     const who = j && j.user ? ` (${j.user})` : '';
-    const b = el('button', { type: 'button', class: 'link' }, `#${gj.id} ${gj.name}${who}`);
+    const b = el('button', { type: 'button', class: 'link', 'data-focus-key': `gpu-${g.index}-job-${gj.id}` },
+      `#${gj.id} ${gj.name}${who}`);
     b.addEventListener('click', () => onOpen(gj.id));
     list.append(el('li', {}, b, gj.shared ? el('span', { class: 'muted' }, ` shared, ${fmtMB(gj.gpu_memory_mb)}`) : ''));
   }
@@ -45,8 +46,14 @@ function card(g, jobs, onOpen) {
     list);
 }
 
+let shown = null;   // what the cards show now: redrawn only when it changes
+
 export function renderGpus(root, info, jobs, onOpen) {
+  const owners = (info.gpus || []).flatMap((g) => (g.jobs || []).map((gj) => (jobs.get(gj.id) || {}).user));
+  const sig = JSON.stringify([info, owners]);
+  if (sig === shown && root.childElementCount) return;
+  shown = sig;
   const cards = (info.gpus || []).map((g) => card(g, jobs, onOpen));
   if (!cards.length) cards.push(el('p', { class: 'muted' }, info.status || 'no GPUs'));
-  root.replaceChildren(...cards);
+  keepFocus(root, () => root.replaceChildren(...cards));
 }

@@ -1,7 +1,7 @@
 // jobs.js — the jobs table: gqueue's columns, filters (user, state, project,
 // name), sorting, and virtual rows (only the rows in view are in the
 // document, so 10,000 jobs scroll as fast as 10).
-import { el, fmtDuration, runTime } from './util.js';
+import { el, fmtDuration, keepFocus, runTime } from './util.js';
 
 const ROW_H = 34;   // px; matches .jt-row in style.css
 const OVERSCAN = 8;
@@ -120,33 +120,75 @@ export class JobTable {
     const top = Math.max(0, this.body.scrollTop - ROW_H), h = this.body.clientHeight || 600;
     const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
     const last = Math.min(this.view.length, Math.ceil((top + h) / ROW_H) + OVERSCAN);
-    const rows = [];
-    for (let i = first; i < last; i++) rows.push(this.row(this.view[i], i, now));
-    this.spacer.replaceChildren(...rows);
+    // Rows stay the same elements while their job is in view, changed in
+    // place: a click or the focus is never lost to a live update.
+    const cache = this.rows || new Map(), next = new Map(), rows = [];
+    for (let i = first; i < last; i++) {
+      const j = this.view[i];
+      const r = cache.get(j.id) || this.newRow(j.id);
+      this.fill(r, j, i, now);
+      next.set(j.id, r);
+      rows.push(r.el);
+    }
+    this.rows = next;
+    const cur = this.spacer.children;
+    if (cur.length !== rows.length || rows.some((r, k) => cur[k] !== r))
+      keepFocus(this.spacer, () => this.spacer.replaceChildren(...rows));
   }
 
-  row(j, i, now) {
-    const r = el('div', {
-      class: `jt-row st-${j.st}`, role: 'row', 'aria-rowindex': String(i + 2), 'data-job': String(j.id),
-    });
-    r.style.transform = `translateY(${i * ROW_H}px)`;
+  newRow(id) {
+    const r = { el: el('div', { role: 'row', 'data-job': String(id) }), cells: [], act: null, actSig: null, idx: -1 };
     for (const c of COLUMNS) {
-      const t = cellText(c, j, now);
       if (c.key === 'id') {
-        const b = el('button', { type: 'button', class: 'link', 'aria-label': `Job ${j.id} details` }, t);
-        b.addEventListener('click', () => this.onOpen(j.id));
-        r.append(el('div', { class: 'jt-cell c-id', role: 'cell' }, b));
+        const b = el('button', {
+          type: 'button', class: 'link', 'aria-label': `Job ${id} details`, 'data-focus-key': `id-${id}`,
+        });
+        b.addEventListener('click', () => this.onOpen(id));
+        r.el.append(el('div', { class: 'jt-cell c-id', role: 'cell' }, b));
+        r.cells.push(b);
       } else {
-        r.append(el('div', { class: `jt-cell c-${c.key}`, role: 'cell', title: t }, t));
+        const cell = el('div', { class: `jt-cell c-${c.key}`, role: 'cell' });
+        r.el.append(cell);
+        r.cells.push(cell);
       }
     }
-    const act = el('div', { class: 'jt-cell c-act', role: 'cell' });
-    for (const a of this.actions(j)) {
-      const b = el('button', { type: 'button', class: `act act-${a.label.toLowerCase()}`, 'aria-label': `${a.label} job ${j.id}` }, a.label);
-      b.addEventListener('click', a.run);
-      act.append(b);
-    }
-    r.append(act);
+    r.act = el('div', { class: 'jt-cell c-act', role: 'cell' });
+    r.el.append(r.act);
     return r;
+  }
+
+  fill(r, j, i, now) {
+    const cls = `jt-row st-${j.st}${i % 2 ? ' odd' : ''}`;
+    if (r.el.className !== cls) r.el.className = cls;
+    if (r.idx !== i) {
+      r.idx = i;
+      r.el.style.transform = `translateY(${i * ROW_H}px)`;
+      r.el.setAttribute('aria-rowindex', String(i + 2));
+    }
+    COLUMNS.forEach((c, k) => {
+      const t = cellText(c, j, now);
+      if (r.cells[k].textContent !== t) {
+        r.cells[k].textContent = t;
+        if (c.key !== 'id') r.cells[k].title = t;
+      }
+    });
+    const acts = this.actions(j);
+    const sig = acts.map((a) => a.label).join(',');
+    if (sig !== r.actSig) {
+      r.actSig = sig;
+      const id = j.id;
+      keepFocus(r.act, () => r.act.replaceChildren(...acts.map((a) => {
+        const b = el('button', {
+          type: 'button', class: `act act-${a.label.toLowerCase()}`, 'aria-label': `${a.label} job ${id}`,
+          'data-focus-key': `${a.label}-${id}`,
+        }, a.label);
+        b.addEventListener('click', () => this.actions(this.jobOf(id)).find((x) => x.label === a.label)?.run());
+        return b;
+      })));
+    }
+  }
+
+  jobOf(id) {
+    return this.all.find((j) => j.id === id) || { id };
   }
 }

@@ -34,3 +34,15 @@ export function runTime(j, now) {
   if (!j.start_time) return null;
   return (j.end_time || now) - j.start_time;
 }
+
+// Re-render inside root with fn() without losing keyboard focus: the
+// element that had it is found again by its data-focus-key and focused.
+export function keepFocus(root, fn) {
+  const a = document.activeElement;
+  const key = a && root.contains(a) ? a.getAttribute('data-focus-key') : null;
+  fn();
+  if (key) {
+    const again = root.querySelector(`[data-focus-key="${CSS.escape(key)}"]`);
+    if (again) again.focus({ preventScroll: true });
+  }
+}

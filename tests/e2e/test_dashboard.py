@@ -21,6 +21,7 @@ selenium = pytest.importorskip("selenium")
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 
 CHROMIUM = shutil.which("chromium")
 DRIVER = shutil.which("chromedriver")
@@ -140,6 +141,21 @@ def test_dashboard(gflow, browser, tmp_path):
              "filtered by name")
         d.find_element(By.ID, "f-name").clear()
         d.execute_script("const s=document.getElementById('f-name'); s.value=''; s.dispatchEvent(new Event('input'))")
+
+        # keyboard: a focused row keeps its focus across live updates; Enter opens it
+        fin = ids["fin"][0]
+        focus = f"const b = document.querySelector('[data-focus-key=\"id-{fin}\"]'); if (b) b.focus(); return !!b"
+        wait(g, lambda: d.execute_script(focus), "the row to focus")
+        stamp = d.find_element(By.ID, "updated").text
+        wait(g, lambda: d.find_element(By.ID, "updated").text != stamp, "a live update")
+        assert d.switch_to.active_element.get_attribute("data-focus-key") == f"id-{fin}"
+
+        def press(key):     # the focused element may be replaced meanwhile: then press again
+            return wait(g, lambda: d.switch_to.active_element.send_keys(key) or True, f"pressing {key!r}")
+        press(Keys.ENTER)
+        wait(g, lambda: d.find_element(By.CSS_SELECTOR, "#detail h2").text.startswith(f"Job {fin}:"), "details by keyboard")
+        press(Keys.ESCAPE)
+        wait(g, lambda: not d.find_element(By.ID, "detail").is_displayed(), "details closed by Escape")
 
         # with the token: cancel is offered on the user's jobs, and works
         token = g.cli("gflowd", "token", check=True).stdout.strip()

@@ -1,6 +1,6 @@
 /* metrics.c — GET /metrics in the Prometheus text exposition format
  * (docs/api.md): job counters and gauges per user (and project), the GPUs as
- * GET /gpus shows them, host memory, and the histograms of scheduler-pass
+ * GET /gpus shows them, host memory, notification deliveries, and the histograms of scheduler-pass
  * and API-request time this file records. Labels are users, projects, job
  * states and GPU indexes only (no job ids), so the series stay few.
  *
@@ -275,6 +275,25 @@ static void host_section(struct server *s, struct evbuffer *b)
 	evbuffer_add_printf(b, "gflow_host_memory_total_bytes %lld\n", (long long)s->mem_total_mb * 1048576LL);
 }
 
+/* Deliveries of notifications (notify.c), counted since the daemon started;
+ * all 0 when notifications are off. */
+static void notify_section(struct server *s, struct evbuffer *b)
+{
+	static const char *const kinds[] = { "sent", "failed", "dropped" };
+	json_t *o = notify_json(s);
+
+	family(b, "gflow_notifications_total", "counter",
+	       "Notification deliveries since the daemon started: sent, failed (after its retries) or dropped "
+	       "(the queue was full).");
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+		evbuffer_add_printf(b, "gflow_notifications_total{result=\"%s\"} %lld\n", kinds[k],
+				    (long long)json_integer_value(json_object_get(o, kinds[k])));
+	family(b, "gflow_notifications_queued", "gauge", "Notification deliveries waiting or in flight.");
+	evbuffer_add_printf(b, "gflow_notifications_queued %lld\n",
+			    (long long)json_integer_value(json_object_get(o, "queued")));
+	json_decref(o);
+}
+
 static void histogram(struct evbuffer *b, const char *name, const char *help, const struct histogram *h)
 {
 	family(b, name, "histogram", help);
@@ -296,6 +315,7 @@ void metrics_get(struct server *s, struct evhttp_request *req)
 	jobs_section(s, b);
 	gpus_section(s, b);
 	host_section(s, b);
+	notify_section(s, b);
 	histogram(b, "gflow_scheduler_pass_seconds", "Time of each scheduler pass.", &s->metrics.sched);
 	histogram(b, "gflow_api_request_seconds",
 		  "Time the daemon spent on each API request (until its answer, or until it waits for a cascade).",

@@ -134,3 +134,41 @@ def test_metrics_label_values_are_escaped(gflow):
     _, s = samples(scrape(g)[2])
     assert s[("gflow_jobs_ended_total", (("project", odd), ("state", "finished"), ("user", user)))] == 1
     assert s[("gflow_jobs_submitted_total", (("project", odd), ("user", user)))] == 1
+
+
+def test_metrics_count_notification_deliveries(gflow):
+    pytest.importorskip("prometheus_client")
+    from test_notify import Sink    # webhook endpoints on 127.0.0.1: one answers 200, one 500
+
+    ok, failing = Sink(), Sink(status=500)
+    g = gflow
+    cfg = g.tmp / "gflow.toml"
+    cfg.write_text(f"""
+[notifications]
+enabled = true
+[[notifications.webhooks]]
+url = "{ok.url}"
+events = ["job_completed"]
+[[notifications.webhooks]]
+url = "{failing.url}"
+events = ["job_completed"]
+max_retries = 0
+""")
+    try:
+        g.start("--config", str(cfg))
+        _, s = samples(scrape(g)[2])
+        assert s[("gflow_notifications_total", (("result", "sent"),))] == 0
+        g.wait_state(g.submit("true"), "Finished")
+
+        def counted():
+            n = g.api("GET", "/info")[1]["notifications"]
+            return n if n.get("sent") == 1 and n.get("failed") == 1 and n.get("queued") == 0 else None
+        n = g.wait_for(counted, what="one delivery sent and one failed")
+        _, s = samples(scrape(g)[2])
+        for result in ("sent", "failed", "dropped"):
+            assert s[("gflow_notifications_total", (("result", result),))] == n[result], result
+        assert s[("gflow_notifications_queued", ())] == 0
+        assert ok.events() == ["job_completed"] and failing.events() == ["job_completed"]
+    finally:
+        ok.close()
+        failing.close()

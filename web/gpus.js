@@ -17,6 +17,26 @@ function bar(label, value, max, text) {
     el('span', { class: 'bar-text' }, text));
 }
 
+function fmtAge(secs) {
+  if (secs == null) return '';
+  if (secs < 60) return `${secs}s`;
+  if (secs < 3600) return `${Math.floor(secs / 60)}m`;
+  if (secs < 86400) return `${Math.floor(secs / 3600)}h`;
+  return `${Math.floor(secs / 86400)}d`;
+}
+
+// A process gflow did not start: pid, owner, command, age, memory, and
+// whether it keeps the GPU from gflow's jobs.
+function foreignItem(f) {
+  const who = f.visible === false ? 'in another pid namespace'
+    : [f.user, f.command].filter((x) => x).join(' ') || 'unknown';
+  const extra = [f.age_secs != null ? `up ${fmtAge(f.age_secs)}` : '', f.used_mb ? fmtMB(f.used_mb) : '']
+    .filter((x) => x).join(', ');
+  const why = f.blocks ? 'not started by gflow' : `allowed: ${f.exempt || (f.ignored ? 'ignored' : 'does not block')}`;
+  return el('li', { class: f.blocks ? 'foreign' : 'muted', 'data-pid': String(f.pid) },
+    `pid ${f.pid} — ${who}${extra ? ` (${extra})` : ''} — ${why}`);
+}
+
 function card(g, jobs, onOpen) {
   const list = el('ul', { class: 'gpu-jobs' });
   for (const gj of g.jobs || []) {
@@ -27,12 +47,18 @@ function card(g, jobs, onOpen) {
     b.addEventListener('click', () => onOpen(gj.id));
     list.append(el('li', {}, b, gj.shared ? el('span', { class: 'muted' }, ` shared, ${fmtMB(gj.gpu_memory_mb)}`) : ''));
   }
-  for (const pid of g.unmanaged_pids || [])
-    list.append(el('li', { class: 'foreign' }, `pid ${pid} — not started by gflow`));
+  if (g.foreign) {
+    for (const f of g.foreign) list.append(foreignItem(f));
+  } else {
+    for (const pid of g.unmanaged_pids || [])
+      list.append(el('li', { class: 'foreign' }, `pid ${pid} — not started by gflow`));
+  }
   for (const x of g.escaped || [])
     list.append(el('li', { class: 'foreign' }, `pid ${x.pid} of job #${x.job} — on a GPU it was not given`));
-  for (const pid of g.ignored_pids || [])
-    list.append(el('li', { class: 'muted' }, `pid ${pid} — ignored`));
+  if (!g.foreign) {
+    for (const pid of g.ignored_pids || [])
+      list.append(el('li', { class: 'muted' }, `pid ${pid} — ignored`));
+  }
   if (!list.childElementCount) list.append(el('li', { class: 'muted' }, 'nothing running'));
   const util = g.util_pct == null ? null : g.util_pct;
   return el('article', { class: `gpu-card state-${g.state}`, 'data-gpu': String(g.index), 'aria-label': `GPU ${g.index}: ${g.state}` },
@@ -42,7 +68,8 @@ function card(g, jobs, onOpen) {
     el('p', { class: 'gpu-name' }, g.name || 'unknown model'),
     bar('Memory', g.used_mb || 0, g.total_mb || 0, `${fmtMB(g.used_mb)} / ${fmtMB(g.total_mb)}`),
     bar('Utilisation', util || 0, 100, util == null ? 'unknown' : `${util}%`),
-    g.reason ? el('p', { class: 'gpu-reason' }, g.reason) : '',
+    // the foreign processes are listed below; other reasons (down, …) here
+    g.reason && !(g.foreign && g.reason.startsWith('unmanaged(')) ? el('p', { class: 'gpu-reason' }, g.reason) : '',
     list);
 }
 

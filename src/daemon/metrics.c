@@ -240,10 +240,17 @@ static void gpus_section(struct server *s, struct evbuffer *b)
 	json_array_foreach(gpus, i, g) {
 		const char *st = json_string_value(json_object_get(g, "state"));
 
-		for (size_t k = 0; k < sizeof states / sizeof states[0]; k++)
+		bool known = false;
+
+		for (size_t k = 0; k < sizeof states / sizeof states[0]; k++) {
+			known |= st && !strcmp(st, states[k]);
 			evbuffer_add_printf(b, "gflow_gpu_state{gpu=\"%lld\",state=\"%s\"} %d\n",
 					    (long long)json_integer_value(json_object_get(g, "index")), states[k],
 					    st && !strcmp(st, states[k]));
+		}
+		if (st && !known)	/* a state newer than this list */
+			evbuffer_add_printf(b, "gflow_gpu_state{gpu=\"%lld\",state=\"%s\"} 1\n",
+					    (long long)json_integer_value(json_object_get(g, "index")), st);
 	}
 	family(b, "gflow_gpu_unmanaged", "gauge",
 	       "1 when processes gflow did not start (and does not ignore) use the GPU, else 0.");

@@ -108,6 +108,9 @@ def test_dashboard(gflow, browser, tmp_path):
         assert {x["state"] for x in gpus} >= {"allocated", "idle", "unmanaged"}
         card3 = d.find_element(By.CSS_SELECTOR, '[data-gpu="3"]').text
         assert f"pid {foreign.pid}" in card3, card3
+        if "foreign" in gpus[3]:     # who runs it and what, as GET /gpus names it
+            f = gpus[3]["foreign"][0]
+            assert f["command"] in card3 and f["user"] in card3 and "not started by gflow" in card3, card3
         # each job, in its state
         for jid in every:
             st = g.job(jid)["st"]

@@ -63,7 +63,7 @@ function card(g, jobs, onOpen) {
   const util = g.util_pct == null ? null : g.util_pct;
   return el('article', { class: `gpu-card state-${g.state}`, 'data-gpu': String(g.index), 'aria-label': `GPU ${g.index}: ${g.state}` },
     el('header', {},
-      el('h3', {}, `GPU ${g.index}`),
+      el('h3', {}, g.mig_index != null ? `GPU ${g.parent_index}:${g.mig_index} (MIG)` : `GPU ${g.index}`),
       el('span', { class: `badge state-${g.state}`, 'data-testid': 'gpu-state' }, g.state)),
     el('p', { class: 'gpu-name' }, g.name || 'unknown model'),
     bar('Memory', g.used_mb || 0, g.total_mb || 0, `${fmtMB(g.used_mb)} / ${fmtMB(g.total_mb)}`),

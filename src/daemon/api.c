@@ -1642,6 +1642,8 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 			h_info(s, req, &c);
 		else if (!strcmp(path, "/jobs"))
 			h_list(s, req, &c);
+		else if (!strncmp(path, "/jobs/", 6) && strchr(path + 6, '/'))
+			joblog_get(s, req, c.uid, c.admin, path + 6);
 		else if (!strncmp(path, "/jobs/", 6))
 			h_get(s, req, &c, path + 6);
 		else if (!strcmp(path, "/gpus"))
@@ -1650,6 +1652,12 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 			reply(req, 200, json_pack("{s:o}", "ignored", gpustate_ignored_json(s)));
 		else if (api_share_path(path))
 			api_share_get(s, req, path);
+		else if (!strcmp(path, "/metrics"))
+			metrics_get(s, req);
+		else if (!strcmp(path, "/history"))
+			history_get(s, req);
+		else if (!strcmp(path, "/") || !strncmp(path, "/ui", 3))
+			web_get(s, req, path);
 		else
 			reply_err(req, 404, "no such endpoint: GET %s", path);
 		return;
@@ -1701,12 +1709,18 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 
 static void on_unix(struct evhttp_request *req, void *arg)
 {
+	double t0 = metrics_clock();
+
 	route(req, arg, true);
+	metrics_observe(&((struct server *)arg)->metrics.api, metrics_clock() - t0);
 }
 
 static void on_tcp(struct evhttp_request *req, void *arg)
 {
+	double t0 = metrics_clock();
+
 	route(req, arg, false);
+	metrics_observe(&((struct server *)arg)->metrics.api, metrics_clock() - t0);
 }
 
 /* ---- listeners, and the connections a reload waits for -------------------

@@ -61,7 +61,7 @@ static void on_sched(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	jobs_schedule_pass(arg);
+	metrics_sched_pass(arg);
 }
 
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
@@ -731,7 +731,8 @@ static int setup(struct server *s, struct gf_err *e)
 	sigprocmask(SIG_UNBLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);	/* a closed tmux session must not stop us */
-	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e) || gpustate_init(s, e) || notify_init(s, e))
+	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e) || gpustate_init(s, e) || notify_init(s, e) ||
+	    history_init(s, e))
 		return -1;
 	reap_recover(s);
 	return api_init(s, e);
@@ -743,6 +744,7 @@ static void teardown(struct server *s)
 	jobs_close(s);
 	api_close(s);
 	gpustate_close(s);
+	history_close(s);
 	reap_close(s);
 	exec_close(s);
 	track_close(s);

@@ -60,6 +60,25 @@ struct foreign_proc {
 	int64_t age_secs;		/* -1 unknown */
 };
 
+/* The dashboard's history ring (history.c): samples of the last 24 hours,
+ * oldest at head; also in the store. */
+struct history {
+	struct store_sample *ring;
+	size_t head, n, cap;
+	int interval;			/* seconds between samples */
+	struct event *ev;
+	bool failing;			/* the store refused the last sample (said once) */
+};
+
+/* A Prometheus histogram of durations in seconds (metrics.c); bucket[i]
+ * counts the observations up to its bound (cumulative). */
+#define METRICS_BUCKETS 12
+struct histogram {
+	uint64_t bucket[METRICS_BUCKETS];
+	uint64_t count;
+	double sum;
+};
+
 /* What the daemon knows about one GPU right now (gpustate.c). */
 struct gpu_view {
 	int index;
@@ -274,6 +293,13 @@ struct server {
 	size_t nnotes;
 	char **note_names;		/* quota subjects the notes name */
 	size_t nnote_names;
+
+	struct history history;		/* the dashboard's samples (history.c) */
+
+	/* What /metrics reports besides the state (metrics.c). */
+	struct {
+		struct histogram sched, api;
+	} metrics;
 
 	struct event *sig_term, *sig_int, *sig_reload;
 	bool reloading;			/* draining: listeners paused, answers close */
@@ -576,6 +602,23 @@ void api_reply_store_err(struct server *s, struct evhttp_request *req, const str
 void api_share_get(struct server *s, struct evhttp_request *req, const char *path);
 void api_share_post(struct server *s, struct evhttp_request *req, const char *path, json_t *body, bool admin);
 bool api_share_path(const char *path);
+
+/* metrics.c — GET /metrics, and the timings it reports */
+void metrics_get(struct server *s, struct evhttp_request *req);
+double metrics_clock(void);	/* monotonic seconds */
+void metrics_observe(struct histogram *h, double secs);
+void metrics_sched_pass(struct server *s);	/* jobs_schedule_pass, timed */
+
+/* joblog.c — GET /jobs/<id>/log (rest: "<id>/log"), for the job's owner or an admin */
+void joblog_get(struct server *s, struct evhttp_request *req, uid_t uid, bool admin, const char *rest);
+
+/* history.c — the dashboard's history ring and GET /history */
+int history_init(struct server *s, struct gf_err *e);	/* after the store and the loop */
+void history_close(struct server *s);
+void history_get(struct server *s, struct evhttp_request *req);
+
+/* web.c — the dashboard's files: GET / and /ui/<file> */
+void web_get(struct server *s, struct evhttp_request *req, const char *path);
 
 /* util */
 double now_real(void);

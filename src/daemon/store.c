@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 
 enum {
-	ST_INSERT_JOB, ST_UPDATE_JOB, ST_PUT_ENV, ST_GET_ENV, ST_SET, ST_DEL, ST_GET,
+	ST_INSERT_JOB, ST_UPDATE_JOB, ST_PUT_ENV, ST_GET_ENV, ST_SET, ST_DEL, ST_GET, ST_ADD_SAMPLE, ST_TRIM_SAMPLES,
 	ST_ROW_PUT, ST_ROW_DEL = ST_ROW_PUT + STORE_NTABLES, ST_N = ST_ROW_DEL + STORE_NTABLES
 };
 
@@ -36,6 +36,9 @@ static const char *const stmt_sql[ST_N] = {
 	[ST_ROW_DEL + STORE_QUOTAS] = ROW_DEL("quota_overrides"),
 	[ST_ROW_DEL + STORE_RESERVATIONS] = ROW_DEL("reservations"),
 	[ST_ROW_DEL + STORE_USAGE] = ROW_DEL("usage"),
+	[ST_ADD_SAMPLE] = "INSERT OR REPLACE INTO history(t, gpus_used, gpus_total, queued, running, held) "
+			  "VALUES (?, ?, ?, ?, ?, ?)",
+	[ST_TRIM_SAMPLES] = "DELETE FROM history WHERE t < ?",
 };
 
 /* Each entry migrates from version i to i+1. */
@@ -47,6 +50,9 @@ static const char *const migrations[] = {
 	"CREATE TABLE quota_overrides(key TEXT PRIMARY KEY, data TEXT NOT NULL);"
 	"CREATE TABLE reservations(key TEXT PRIMARY KEY, data TEXT NOT NULL);"
 	"CREATE TABLE usage(key TEXT PRIMARY KEY, data TEXT NOT NULL);",
+	/* 3: the dashboard's history ring (history.c). */
+	"CREATE TABLE history(t REAL PRIMARY KEY, gpus_used INTEGER NOT NULL, gpus_total INTEGER NOT NULL,"
+	" queued INTEGER NOT NULL, running INTEGER NOT NULL, held INTEGER NOT NULL);",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -440,4 +446,46 @@ int store_each_row(struct store *s, enum store_table t, store_row_cb cb, void *a
 	}
 	sqlite3_finalize(q);
 	return rc == SQLITE_DONE ? 0 : db_fail(s, e, table_name[t]);
+}
+
+int store_add_sample(struct store *s, const struct store_sample *x, double keep_from, struct gf_err *e)
+{
+	sqlite3_stmt *q = s->st[ST_ADD_SAMPLE], *trim = s->st[ST_TRIM_SAMPLES];
+
+	s->full = false;
+	sqlite3_bind_double(q, 1, x->t);
+	sqlite3_bind_int64(q, 2, x->gpus_used);
+	sqlite3_bind_int64(q, 3, x->gpus_total);
+	sqlite3_bind_int64(q, 4, x->queued);
+	sqlite3_bind_int64(q, 5, x->running);
+	sqlite3_bind_int64(q, 6, x->held);
+	if (step_done(s, q, e, "recording a history sample"))
+		return -1;
+	sqlite3_bind_double(trim, 1, keep_from);
+	return step_done(s, trim, e, "trimming the history");
+}
+
+int store_each_sample(struct store *s, double from, store_sample_cb cb, void *arg, struct gf_err *e)
+{
+	sqlite3_stmt *q;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT t, gpus_used, gpus_total, queued, running, held FROM history "
+				      "WHERE t >= ? ORDER BY t", -1, &q, NULL) != SQLITE_OK)
+		return db_fail(s, e, "reading the history");
+	sqlite3_bind_double(q, 1, from);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct store_sample x = {
+			.t = sqlite3_column_double(q, 0),
+			.gpus_used = sqlite3_column_int64(q, 1),
+			.gpus_total = sqlite3_column_int64(q, 2),
+			.queued = sqlite3_column_int64(q, 3),
+			.running = sqlite3_column_int64(q, 4),
+			.held = sqlite3_column_int64(q, 5),
+		};
+
+		cb(arg, &x);
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : db_fail(s, e, "reading the history");
 }

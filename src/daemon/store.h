@@ -64,4 +64,15 @@ int store_row_put(struct store *s, enum store_table t, const char *key, const js
 typedef void (*store_row_cb)(void *arg, const char *key, json_t *row);
 int store_each_row(struct store *s, enum store_table t, store_row_cb cb, void *arg, struct gf_err *e);
 
+/* The dashboard's history (history.c): one sample of the machine. */
+struct store_sample {
+	double t;
+	int64_t gpus_used, gpus_total, queued, running, held;
+};
+/* Record x and drop the samples older than keep_from (autocommit). */
+int store_add_sample(struct store *s, const struct store_sample *x, double keep_from, struct gf_err *e);
+/* Every sample from `from` on, oldest first. */
+typedef void (*store_sample_cb)(void *arg, const struct store_sample *x);
+int store_each_sample(struct store *s, double from, store_sample_cb cb, void *arg, struct gf_err *e);
+
 #endif

@@ -98,6 +98,15 @@ def test_an_admin_group_member_may_change_anyones_job_others_not_gctl(system_gfl
     ja = g.submit_as(a, "--hold", "sleep", "100")
     g.as_user(boss, "gcancel", ja, check=True)
     assert g.job(ja)["state"] == "Cancelled"
+    # the owner's log file is the owner's alone; an admin reads it through the daemon
+    jl = g.submit_as(a, "sh", "-c", "echo line-one; echo line-two")
+    g.wait_state(jl, "Finished")
+    assert g.as_user(boss, "cat", str(log_path(g, a, jl))).returncode != 0
+    assert g.as_user(boss, "gjob", "log", jl, check=True).stdout == "line-one\nline-two\n"
+    assert g.as_user(boss, "gjob", "log", "-l", "1", jl, check=True).stdout == "line-two\n"
+    other = g.add_user("o")
+    r = g.as_user(other, "gjob", "log", jl)
+    assert r.returncode != 0 and "line-one" not in r.stdout
     r = g.as_user(a, "gctl", "set-gpus", "0")
     assert r.returncode != 0 and "only root and members of the group" in r.stderr and grp in r.stderr
     g.as_user(boss, "gctl", "set-gpus", "0", check=True)

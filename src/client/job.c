@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "batch.h"
 #include "bytes.h"
 #include "command.h"
@@ -724,12 +725,19 @@ static int job_log(int argc, char **argv)
 
 static const char attach_help[] =
 "usage: gjob attach ID\n\n"
-"Attach to the tmux session of a running job (detach again: Ctrl-b d).\n";
+"Attach your terminal to a running job of the tmux executor: see its output\n"
+"and type into it. Detach again with Ctrl-b d; the job runs on.\n\n"
+"With your own daemon this is the job's session on gflow's tmux server.\n"
+"With the system daemon the job's runner offers its terminal on a socket:\n"
+"you see the last 64 KiB of output first, the window size follows yours,\n"
+"Ctrl-b Ctrl-b types one Ctrl-b. Only the job's owner, root and members of\n"
+"[daemon] admin_group may attach. Jobs of the process executor have no\n"
+"terminal: follow them with gjob log ID --follow.\n";
 
 static int job_attach(int argc, char **argv)
 {
 	char **pos, target[300], sockbuf[4200];
-	const char *state, *session, *exec_kind, *sock;
+	const char *state, *session, *exec_kind, *sock, *attach_sock;
 	int npos, rc = EXIT_OK;
 	struct gf_err e;
 	json_t *job;
@@ -750,18 +758,24 @@ static int job_attach(int argc, char **argv)
 	session = jstr(job, "tmux_session");
 	sock = jstr(job, "tmux_socket");
 	exec_kind = jstr(job, "executor");
+	attach_sock = jstr(job, "attach_socket");
 	if (state && (strcmp(state, "Queued") == 0 || strcmp(state, "Hold") == 0))
 		fprintf(stderr, "%s: job %lld has not started yet (%s)\n", PROG,
 		    id, state);
 	else if (state_is_ended(state))
 		fprintf(stderr, "%s: job %lld has ended (%s); see its output "
 		    "with: gjob log %lld\n", PROG, id, state, id);
-	else if ((exec_kind && strcmp(exec_kind, "tmux") != 0) || !session)
+	else if ((exec_kind && strcmp(exec_kind, "tmux") != 0) || (!session && !attach_sock))
 		fprintf(stderr, "%s: job %lld runs with the %s executor and has "
 		    "no tmux session; follow its output with: gjob log %lld "
 		    "--follow\n", PROG, id, exec_kind ? exec_kind : "process",
 		    id);
-	else
+	else if (attach_sock) {
+		/* The system daemon: the runner offers the job's terminal. */
+		rc = attach_job(id, attach_sock, jstr(job, "user"));
+		json_decref(job);
+		return rc;
+	} else
 		goto attach;
 	json_decref(job);
 	return EXIT_FAIL;
@@ -1225,7 +1239,7 @@ static const char job_help[] =
 "usage: gjob <command> [args...]\n\n"
 "  show [-o json] IDS                a job's details, Key=Value (or JSON)\n"
 "  log ID [-f N | -l N] [--follow]   its output\n"
-"  attach ID                         its tmux session (tmux executor)\n"
+"  attach ID                         its terminal (tmux executor; Ctrl-b d detaches)\n"
 "  close-sessions [IDS]              kill tmux sessions of ended jobs\n"
 "  hold IDS                          keep queued jobs from starting\n"
 "  release IDS [--at TIME]           let held jobs queue again\n"

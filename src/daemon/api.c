@@ -876,7 +876,7 @@ static char *const public_fields[] = {
 	"memory_mb", "time_limit_secs", "priority", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced",
-	"executor", "active", NULL,
+	"executor", "active", "attach_socket", NULL,
 };
 
 static bool in_strv(char *const *v, const char *s)
@@ -885,6 +885,17 @@ static bool in_strv(char *const *v, const char *s)
 		if (!strcmp(*v, s))
 			return true;
 	return false;
+}
+
+/* A running job's attach socket (system mode, tmux executor): public, so
+ * that a user who may not attach hears the rule from the runner. */
+static void add_attach_socket(struct server *s, const struct job *j, char *const *only, json_t *o)
+{
+	char sock[GF_PATH_MAX];
+
+	if ((!only || in_strv(only, "attach_socket")) && j->state == JS_RUNNING &&
+	    exec_attach_socket(s, j, sock, sizeof sock))
+		json_object_set_new(o, "attach_socket", json_string(sock));
 }
 
 static json_t *job_json_only(struct server *s, const struct caller *c, const struct job *j, char *const *only)
@@ -905,6 +916,7 @@ static json_t *job_json_only(struct server *s, const struct caller *c, const str
 	}
 	if (!only)
 		quota_annotate(s, j, o);	/* why it waits (quota.c) */
+	add_attach_socket(s, j, only, o);
 	return o;
 }
 

@@ -3,7 +3,10 @@
  * A job is started by making its run directory (its environment and its
  * command, as files), its log and its cgroups (track.c), and launching
  * `gflow-runner` for it, either as the command of a new detached session
- * on gflow's own tmux server or as a detached process of its own. Nothing
+ * on gflow's own tmux server or as a detached process of its own. Under
+ * the system daemon a tmux-executor job gets no tmux (root's server would
+ * be out of its owner's reach): its runner offers the job's terminal on an
+ * attach socket, <runtime dir>/attach/<id>.sock, instead. Nothing
  * under the data directory is reached through a symbolic link: the run and
  * log directories are opened once, and everything in them is made with
  * openat(O_EXCL | O_NOFOLLOW) or mkdirat, so a link planted there fails
@@ -374,6 +377,35 @@ static int write_argv(const struct job *j, int dfd, const char *dir, struct gf_e
 	return rc;
 }
 
+/* System mode, tmux executor: where the runner offers the job's terminal
+ * (derived from the id: it needs nothing stored). */
+bool exec_attach_socket(struct server *s, const struct job *j, char *buf, size_t size)
+{
+	return s->paths.system && j->executor == EXEC_TMUX &&
+	       gf_pathf(buf, size, "%s/attach/%lld.sock", s->paths.runtime_dir, (long long)j->id) == 0;
+}
+
+/* <runtime dir>/attach, root's, 0711: anyone may reach a socket in it
+ * whose name they know, nobody lists or plants anything there. A stale
+ * socket of this job is removed. */
+static int attach_prepare(struct server *s, const struct job *j, char *sock, size_t size, struct gf_err *e)
+{
+	char dir[GF_PATH_MAX];
+	struct stat st;
+
+	if (!exec_attach_socket(s, j, sock, size) || gf_pathf(dir, sizeof dir, "%s/attach", s->paths.runtime_dir))
+		return gf_err_set(e, "the attach socket path is too long");
+	if (mkdir(dir, 0711) && errno != EEXIST)
+		return gf_err_set(e, "cannot create %s: %s", dir, strerror(errno));
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return gf_err_set(e, "%s is not a directory of the daemon's own: not using it", dir);
+	if ((st.st_mode & 07777) != 0711 && chmod(dir, 0711))
+		return gf_err_set(e, "cannot set mode 0711 on %s: %s", dir, strerror(errno));
+	if (unlink(sock) && errno != ENOENT)
+		return gf_err_set(e, "cannot remove the stale %s: %s", sock, strerror(errno));
+	return 0;
+}
+
 /* A run directory holds only plain files (env, argv, runner, result, their
  * .tmp siblings after a crash, runner.out): remove them and it. A link in
  * its place is removed itself, never followed. */
@@ -382,8 +414,12 @@ void exec_remove_run_dir(struct server *s, const struct job *j)
 	char name[64];
 	struct dirent *d;
 	DIR *dp;
+	char sock[GF_PATH_MAX];
 	int dfd;
 
+	/* The runner removes its socket; one it could not (killed) goes here. */
+	if (exec_attach_socket(s, j, sock, sizeof sock))
+		unlink(sock);
 	run_dir_name(j, name, sizeof name);
 	dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
@@ -535,7 +571,7 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
  * directory, log, cgroups, and the runner under tmux or on its own. */
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 {
-	char dir[GF_PATH_MAX], log[GF_PATH_MAX], cgroups[4][GF_PATH_MAX];
+	char dir[GF_PATH_MAX], log[GF_PATH_MAX], cgroups[4][GF_PATH_MAX], attach[GF_PATH_MAX];
 	struct argv a = { .n = 0 };
 	size_t ncg;
 	int dfd, out, rc;
@@ -585,8 +621,21 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	}
 	if (j->executor == EXEC_TMUX) {
 		arg(&a, "--pty");
-		close(dfd);
-		return start_in_tmux(s, j, &a, e);
+		if (!s->paths.system) {
+			close(dfd);
+			return start_in_tmux(s, j, &a, e);
+		}
+		/* The system daemon: no tmux, an attach socket (see the top). */
+		if (attach_prepare(s, j, attach, sizeof attach, e)) {
+			close(dfd);
+			return gf_err_prefix(e, "attach");
+		}
+		arg(&a, "--attach");
+		arg(&a, attach);
+		if (s->have_admin_gid) {
+			arg(&a, "--attach-group");
+			argf(&a, "%lld", (long long)s->admin_gid);
+		}
 	}
 	/* What the runner says before it has a log goes to runner.out. */
 	out = openat(dfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -208,7 +208,8 @@ static const char *const job_fields[] = {
 	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "submit_time",
 	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
 	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "gpu_usage", "log_path",
-	"notify_email", "notify_on", NULL,
+	"notify_email", "notify_on",
+	"attach_socket", NULL,	/* api.c adds it: derived from the daemon's paths */
 };
 
 bool job_field_known(const char *key)

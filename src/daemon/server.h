@@ -472,6 +472,8 @@ int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int
 	       struct gf_err *e);
 void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size);
 void exec_remove_run_dir(struct server *s, const struct job *j);
+/* System mode, tmux executor: the job's attach socket (false: it has none). */
+bool exec_attach_socket(struct server *s, const struct job *j, char *buf, size_t size);
 
 /* reap.c — watching runners, and the backstop when one dies or stops */
 int reap_init(struct server *s, struct gf_err *e);

@@ -7,7 +7,8 @@
  * pseudo-terminal it also copies to its own stdout), enforces the time
  * limit, obeys SIGTERM/SIGINT as "cancel", cleans up whatever the job left
  * behind, and writes RUNDIR/result once the job and every descendant are
- * gone (retrying until it can: the exit status is never given up). It needs
+ * gone (retrying until it can: the exit status is never given up). Under
+ * --attach it offers the pty to viewers through a socket (attach.c). It needs
  * nothing from the daemon after it starts, so it outlives daemon restarts.
  * One poll() loop; signals arrive through a signalfd. Nothing in RUNDIR or
  * the log is reached through a symbolic link. */
@@ -34,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "err.h"
 #include "owner.h"
 #include "runfile.h"
@@ -56,6 +58,8 @@ struct opts {
 	long long uid, gid;		/* the job's owner (--uid/--gid), -1: as we are */
 	bool log_new;			/* --log-new: the log must not exist yet */
 	bool pty;
+	const char *attach;		/* --attach: the socket to offer the pty at */
+	long long attach_gid;		/* --attach-group, -1: none */
 	char **argv;			/* NULL: read RUNDIR/argv */
 };
 
@@ -107,6 +111,7 @@ struct runner {
 
 	bool enforced;		/* a joined cgroup limits memory */
 	struct owner owner;	/* whom the job runs as (system daemon) */
+	struct attach *attach;	/* viewers of the pty (--attach), NULL: none */
 };
 
 static const int cancel_ladder[] = { SIGINT, SIGTERM, SIGKILL };
@@ -157,7 +162,8 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 
 static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
-	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW };
+	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW,
+	       O_ATTACH, O_ATTACH_GID };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -170,13 +176,15 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "uid", required_argument, NULL, O_UID },
 		{ "gid", required_argument, NULL, O_GID },
 		{ "log-new", no_argument, NULL, O_LOGNEW },
+		{ "attach", required_argument, NULL, O_ATTACH },
+		{ "attach-group", required_argument, NULL, O_ATTACH_GID },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	memset(o, 0, sizeof *o);
 	o->grace = 10;
-	o->uid = o->gid = -1;
+	o->uid = o->gid = o->attach_gid = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (c) {
@@ -209,8 +217,14 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 				return gf_err_set(e, "invalid --cgroup '%s': expected an absolute path", optarg);
 			o->cgroups[o->ncgroups++] = optarg;
 			break;
+		case O_ATTACH:
+			if (optarg[0] != '/')
+				return gf_err_set(e, "invalid --attach '%s': expected an absolute path", optarg);
+			o->attach = optarg;
+			break;
 		case O_UID:
-		case O_GID: {
+		case O_GID:
+		case O_ATTACH_GID: {
 			char *end;
 			long long v;
 
@@ -218,7 +232,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 			v = strtoll(optarg, &end, 10);
 			if (!*optarg || *end || errno || v < 0 || v > 0x7fffffff)
 				return gf_err_set(e, "invalid %s '%s': expected a number", argv[optind - 2], optarg);
-			*(c == O_UID ? &o->uid : &o->gid) = v;
+			*(c == O_UID ? &o->uid : c == O_GID ? &o->gid : &o->attach_gid) = v;
 			break;
 		}
 		case O_LOGNEW:
@@ -243,6 +257,10 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		return gf_err_set(e, "missing --cwd");
 	if ((o->uid < 0) != (o->gid < 0))
 		return gf_err_set(e, "--uid and --gid go together");
+	if (o->attach && !o->pty)
+		return gf_err_set(e, "--attach needs --pty");
+	if (o->attach_gid >= 0 && !o->attach)
+		return gf_err_set(e, "--attach-group needs --attach");
 	o->argv = optind < argc ? argv + optind : NULL;
 	return 0;
 }
@@ -604,12 +622,12 @@ static void reap(struct runner *r)
 
 /* --- the pty ----------------------------------------------------------- */
 
-static void copy_winsize(const struct runner *r)
+static bool copy_winsize(const struct runner *r)
 {
 	struct winsize ws;
 
-	if (r->master >= 0 && (ioctl(0, TIOCGWINSZ, &ws) == 0 || ioctl(1, TIOCGWINSZ, &ws) == 0))
-		ioctl(r->master, TIOCSWINSZ, &ws);
+	return r->master >= 0 && (ioctl(0, TIOCGWINSZ, &ws) == 0 || ioctl(1, TIOCGWINSZ, &ws) == 0) &&
+	       ioctl(r->master, TIOCSWINSZ, &ws) == 0;
 }
 
 /* Open a pty pair; the slave is handed to the child, the master kept. The
@@ -641,7 +659,11 @@ static int open_pty(struct runner *r, int *slave, struct gf_err *e)
 		r->master = -1;
 		return -1;
 	}
-	copy_winsize(r);
+	if (!copy_winsize(r)) {
+		struct winsize ws = { .ws_row = 24, .ws_col = 80 };	/* no pane: until a viewer says */
+
+		ioctl(r->master, TIOCSWINSZ, &ws);
+	}
 	fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
 	return 0;
 }
@@ -649,14 +671,17 @@ static int open_pty(struct runner *r, int *slave, struct gf_err *e)
 /* The pane (the runner's own terminal under tmux) passes keys through raw,
  * so ^C reaches the job's terminal, not the runner; it still turns "\n"
  * into "\r\n" on output. Stdin/stdout go non-blocking: a stalled pane must
- * never stall the job or its log. */
+ * never stall the job or its log. Not under tmux (stdin and stdout are not
+ * a terminal) there is no pane, and they are left alone. */
 static void pane_setup(struct runner *r)
 {
 	struct termios t;
 
+	r->to_job.max = JOB_BUF_MAX;
+	if (!isatty(0) || !isatty(1))
+		return;
 	r->pane_in = r->pane_out = true;
 	r->to_pane.max = PANE_BUF_MAX;
-	r->to_job.max = JOB_BUF_MAX;
 	if (tcgetattr(0, &r->pane_saved) == 0) {
 		t = r->pane_saved;
 		cfmakeraw(&t);
@@ -760,9 +785,18 @@ static void from_master(struct runner *r)
 		}
 		write_all(r->logfd, buf, (size_t)n);
 		pane_write(r, buf, (size_t)n);
+		attach_output(r->attach, buf, (size_t)n);
 		if (r->gone)
 			r->quiet_until = now_mono() + QUIET_SECS;
 	}
+}
+
+/* Keys for the job's terminal (from the pane or a viewer). */
+static void to_job(struct runner *r, const char *data, size_t n)
+{
+	outbuf_add(&r->to_job, data, n);
+	if (outbuf_flush(&r->to_job, r->master))
+		outbuf_free(&r->to_job);
 }
 
 /* Keys typed into the pane: to the job's terminal. */
@@ -781,9 +815,49 @@ static void from_pane(struct runner *r)
 		r->pane_in = false;	/* EOF, or EIO when the pane closed */
 		return;
 	}
-	outbuf_add(&r->to_job, buf, (size_t)n);
-	if (outbuf_flush(&r->to_job, r->master))
-		outbuf_free(&r->to_job);
+	to_job(r, buf, (size_t)n);
+}
+
+/* --- viewers through the attach socket (attach.c) ---------------------- */
+
+static void viewer_keys(void *ctx, const char *data, size_t n)
+{
+	struct runner *r = ctx;
+
+	if (r->master >= 0)
+		to_job(r, data, n);
+}
+
+static bool viewer_can_type(void *ctx)
+{
+	const struct runner *r = ctx;
+
+	return r->master >= 0 && r->to_job.len < r->to_job.max;
+}
+
+/* The kernel sends SIGWINCH to the job's foreground process group. */
+static void viewer_winsize(void *ctx, unsigned rows, unsigned cols)
+{
+	const struct runner *r = ctx;
+	struct winsize ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+
+	if (r->master >= 0 && rows && cols)
+		ioctl(r->master, TIOCSWINSZ, &ws);
+}
+
+/* Offer the pty at --attach; a job whose socket cannot be made still runs. */
+static void offer_attach(struct runner *r)
+{
+	struct attach_hooks h = { r, viewer_keys, viewer_can_type, viewer_winsize };
+	struct gf_err e;
+	char me[32];
+
+	snprintf(me, sizeof me, "%u", (unsigned)getuid());
+	r->attach = attach_open(r->o.attach, r->o.job, r->owner.set ? r->owner.uid : getuid(),
+				r->owner.set ? r->owner.gid : getgid(), r->owner.set ? r->owner.name : me,
+				r->o.attach_gid >= 0, (gid_t)r->o.attach_gid, &h, &e);
+	if (!r->attach)
+		fprintf(stderr, "gflow-runner: job %s: no attach: %s\n", r->o.job, e.msg);
 }
 
 /* --- starting the job -------------------------------------------------- */
@@ -980,8 +1054,8 @@ static int next_timeout(const struct runner *r, double now)
 static void supervise(struct runner *r)
 {
 	for (;;) {
-		struct pollfd fds[5];
-		int n = 0, isig, ierr = -1, imaster = -1, iin = -1, iout = -1;
+		struct pollfd fds[5 + ATTACH_MAX_FDS];
+		int n = 0, isig, ierr = -1, imaster = -1, iin = -1, iout = -1, iatt = 0, natt = 0;
 		double now;
 
 		reap(r);
@@ -1011,6 +1085,8 @@ static void supervise(struct runner *r)
 			fds[iin = n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
 		if (r->pane_out && r->to_pane.len)
 			fds[iout = n++] = (struct pollfd){ .fd = 1, .events = POLLOUT };
+		if (r->attach)
+			n += natt = attach_pollfds(r->attach, fds + (iatt = n));
 		if (poll(fds, (nfds_t)n, next_timeout(r, now)) < 0) {
 			if (errno != EINTR)
 				usleep(10000);	/* cannot happen; never spin */
@@ -1028,6 +1104,8 @@ static void supervise(struct runner *r)
 			from_pane(r);
 		if (iout >= 0 && fds[iout].revents)
 			pane_write(r, "", 0);
+		if (natt)
+			attach_events(r->attach, fds + iatt, natt);
 	}
 }
 
@@ -1067,6 +1145,7 @@ static void log_error(struct runner *r, const char *msg)
 		write_all(r->logfd, line, (size_t)n);
 	if (r->o.pty)
 		pane_write(r, line, (size_t)n);
+	attach_output(r->attach, line, (size_t)n);
 }
 
 static void fill_result(struct runner *r, struct job_result *res)
@@ -1194,10 +1273,14 @@ int main(int argc, char **argv)
 	if (start_job(&r, &e) == 0) {
 		if (r.o.pty)
 			pane_setup(&r);
+		if (r.o.attach)
+			offer_attach(&r);
 		supervise(&r);
 		fill_result(&r, &res);
 		pane_flush_final(&r);
 		pane_restore(&r);
+		attach_close(r.attach, 0.5);	/* viewers see the end, then EOF */
+		r.attach = NULL;
 	} else {
 		res.start = res.end = clock_secs(CLOCK_REALTIME);
 		res.exited = 1;

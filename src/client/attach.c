@@ -91,7 +91,7 @@ static int connect_to(long long id, const char *path, const char *owner)
 		fprintf(stderr, "%s: job %lld belongs to %s; only %s or an admin may attach\n", PROG, id,
 			owner ? owner : "another user", owner ? owner : "its owner");
 	else if (err == ENOENT || err == ECONNREFUSED)
-		fprintf(stderr, "%s: job %lld offers no attach socket (%s): it has ended or is ending; "
+		fprintf(stderr, "%s: job %lld has no attach socket at %s (it is starting or ending); "
 			"see its output with: gjob log %lld\n", PROG, id, path, id);
 	else
 		fprintf(stderr, "%s: job %lld: cannot connect to %s: %s\n", PROG, id, path, strerror(err));

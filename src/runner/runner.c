@@ -832,7 +832,8 @@ static bool viewer_can_type(void *ctx)
 {
 	const struct runner *r = ctx;
 
-	return r->master >= 0 && r->to_job.len < r->to_job.max;
+	/* Room for what one read of a viewer may bring (attach.c). */
+	return r->master >= 0 && r->to_job.max - r->to_job.len >= ATTACH_FRAME_MAX;
 }
 
 /* The kernel sends SIGWINCH to the job's foreground process group. */

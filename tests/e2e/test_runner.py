@@ -304,6 +304,12 @@ def test_unopenable_log_is_an_error_result(runs, tmp_path):
     (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--grace", "soon", "--", "true"], "--grace 'soon'"),
     (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--frobnicate", "--", "true"], "'--frobnicate'"),
     (["--job", "../1", "--dir", "x", "--log", "y", "--cwd", "/", "--", "true"], "--job '../1'"),
+    (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--attach", "/s", "--", "true"], "--attach needs --pty"),
+    (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--pty", "--attach", "s", "--", "true"], "--attach 's'"),
+    (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--attach-group", "5", "--", "true"],
+     "--attach-group needs --attach"),
+    (["--job", "1", "--dir", "x", "--log", "y", "--cwd", "/", "--pty", "--attach", "/s", "--attach-group", "g",
+      "--", "true"], "--attach-group 'g'"),
 ])
 def test_bad_arguments_exit_2_without_result(tmp_path, args, words):
     proc = subprocess.run([str(runner_path()), *args], cwd=tmp_path, capture_output=True,

@@ -23,34 +23,18 @@
 
 #include "attachwire.h"
 #include "command.h"
+#include "runfile.h"
 
 #define PROG "gjob"
 #define PREFIX_KEY 0x02		/* Ctrl-b, as in tmux */
 #define DETACH_KEY 'd'
 #define HELLO_WAIT_MS 10000
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int send_frame(int sock, int type, const void *data, size_t n)
 {
 	unsigned char head[3] = { (unsigned char)type, (unsigned char)(n >> 8), (unsigned char)n };
 
-	return write_all(sock, head, sizeof head) || write_all(sock, data, n) ? -1 : 0;
+	return gf_write_all(sock, head, sizeof head) || gf_write_all(sock, data, n) ? -1 : 0;
 }
 
 static int send_winsize(int sock)
@@ -202,7 +186,7 @@ static enum how relay(int sock, int sigfd)
 				continue;
 			if (n <= 0)
 				return ENDED;
-			if (write_all(1, buf, (size_t)n))
+			if (gf_write_all(1, buf, (size_t)n))
 				return BROKEN;
 		}
 		if (fds[1].revents) {
@@ -272,7 +256,7 @@ int attach_job(long long id, const char *sock_path, const char *owner)
 		fprintf(stderr, "%s: cannot set the terminal to raw mode: %s\n", PROG, strerror(errno));
 		how = BROKEN;
 	} else {
-		if (send_winsize(sock) || (have && write_all(1, buf + start, have)))
+		if (send_winsize(sock) || (have && gf_write_all(1, buf + start, have)))
 			how = ENDED;
 		else
 			how = relay(sock, sigfd);

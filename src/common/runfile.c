@@ -32,8 +32,10 @@ static int fail(struct gf_err *e, int err, const char *fmt, ...)
 	return -1;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+int gf_write_all(int fd, const void *data, size_t len)
 {
+	const char *p = data;
+
 	while (len) {
 		ssize_t n = write(fd, p, len);
 
@@ -67,7 +69,7 @@ static int write_file(int dfd, const char *label, const char *name, const void *
 		saved = errno;
 		return fail(e, saved, "cannot create %s/%s: %s", label, tmp, strerror(saved));
 	}
-	if (write_all(fd, data, len) || (durable && fsync(fd))) {
+	if (gf_write_all(fd, data, len) || (durable && fsync(fd))) {
 		saved = errno;
 		close(fd);
 		unlinkat(dfd, tmp, 0);

@@ -40,6 +40,9 @@ struct job_result {
 /* Writes `runner` exclusively: fails with errno EEXIST when the file is
  * there already (the daemon claimed the directory for a start it gave up
  * on), so a runner never overwrites a claim. */
+/* Write all of data to fd (retrying short writes and EINTR); -1 with errno. */
+int gf_write_all(int fd, const void *data, size_t len);
+
 int runfile_write_runner(const char *dir, const struct runner_info *ri, struct gf_err *e);
 int runfile_write_runner_at(int dirfd, const char *dir, const struct runner_info *ri, struct gf_err *e);
 

@@ -130,23 +130,6 @@ static double now_mono(void)
 	return clock_secs(CLOCK_MONOTONIC);
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* --- command line ------------------------------------------------------ */
 
 static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, struct gf_err *e)
@@ -441,7 +424,7 @@ static int join_cgroups(struct runner *r, struct gf_err *e)
 
 		snprintf(path, sizeof path, "%s/cgroup.procs", cg);
 		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write_all(fd, pid, (size_t)n))
+		if (fd < 0 || gf_write_all(fd, pid, (size_t)n))
 			err = errno;
 		if (fd >= 0 && close(fd) && !err)
 			err = errno;
@@ -783,7 +766,7 @@ static void from_master(struct runner *r)
 			close_master(r);	/* EIO: every slave fd is closed */
 			return;
 		}
-		write_all(r->logfd, buf, (size_t)n);
+		gf_write_all(r->logfd, buf, (size_t)n);
 		pane_write(r, buf, (size_t)n);
 		attach_output(r->attach, buf, (size_t)n);
 		if (r->gone)
@@ -894,7 +877,7 @@ static void child_fail(int errw, int stage, int err)
 {
 	struct child_err ce = { stage, err };
 
-	write_all(errw, &ce, sizeof ce);
+	gf_write_all(errw, &ce, sizeof ce);
 	_exit(child_exit_code(&ce));
 }
 
@@ -1143,7 +1126,7 @@ static void log_error(struct runner *r, const char *msg)
 	int n = snprintf(line, sizeof line, "gflow-runner: %s\n", msg);
 
 	if (r->logfd >= 0)
-		write_all(r->logfd, line, (size_t)n);
+		gf_write_all(r->logfd, line, (size_t)n);
 	if (r->o.pty)
 		pane_write(r, line, (size_t)n);
 	attach_output(r->attach, line, (size_t)n);

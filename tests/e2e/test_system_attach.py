@@ -79,6 +79,8 @@ class Viewer:
         while self.read_some(0):
             pass
         os.close(self.master)
+        for word in (b"ERROR: AddressSanitizer", b"ERROR: LeakSanitizer", b"runtime error:"):
+            assert word not in self.out, self.out
         return self.proc.returncode
 
 

@@ -123,26 +123,18 @@ static int hello(long long id, int sock, char *buf, size_t size, size_t *start, 
 	return 0;
 }
 
-/* Keys typed: to the job, but for Ctrl-b d. *prefix carries a Ctrl-b
- * across reads. Returns 1 on detach, -1 when the runner is gone. */
-static int relay_keys(int sock, const unsigned char *in, size_t n, int *prefix)
+size_t attach_filter_keys(const unsigned char *in, size_t n, int *prefix, unsigned char *out, int *detach)
 {
-	unsigned char out[ATTACH_FRAME_MAX];
 	size_t len = 0;
-	int detach = 0;
 
-	for (size_t i = 0; i < n && !detach; i++) {
+	*detach = 0;
+	for (size_t i = 0; i < n && !*detach; i++) {
 		unsigned char c = in[i];
 
-		if (len + 2 > sizeof out) {
-			if (send_frame(sock, ATTACH_FRAME_KEYS, out, len))
-				return -1;
-			len = 0;
-		}
 		if (*prefix) {
 			*prefix = 0;
 			if (c == DETACH_KEY)
-				detach = 1;
+				*detach = 1;
 			else if (c == PREFIX_KEY)
 				out[len++] = c;
 			else {
@@ -154,8 +146,24 @@ static int relay_keys(int sock, const unsigned char *in, size_t n, int *prefix)
 		else
 			out[len++] = c;
 	}
-	if (len && send_frame(sock, ATTACH_FRAME_KEYS, out, len))
-		return -1;
+	return len;
+}
+
+/* Keys typed: to the job in frames, but for Ctrl-b d. Returns 1 on
+ * detach, -1 when the runner is gone. */
+static int relay_keys(int sock, const unsigned char *in, size_t n, int *prefix)
+{
+	static unsigned char out[65536 + 1];
+	int detach;
+	size_t len;
+
+	if (n > sizeof out - 1)
+		n = sizeof out - 1;
+	len = attach_filter_keys(in, n, prefix, out, &detach);
+	for (size_t off = 0; off < len; off += ATTACH_FRAME_MAX)
+		if (send_frame(sock, ATTACH_FRAME_KEYS, out + off,
+			       len - off < ATTACH_FRAME_MAX ? len - off : ATTACH_FRAME_MAX))
+			return -1;
 	return detach;
 }
 

@@ -7,6 +7,7 @@ another user hears the rule; root and admin-group members get in; a viewer
 that never reads does not stall the job.
 """
 import fcntl
+import grp
 import os
 import pwd
 import select
@@ -172,20 +173,28 @@ def test_owner_attaches_sees_replay_and_live_output_types_resizes_and_detaches(s
     assert r.returncode != 0 and "has ended" in r.stderr, r.stderr
 
 
-def test_admin_group_member_attaches_and_a_viewer_sees_the_end(system_gflow):
+def test_admin_group_member_attaches_beside_the_owner_after_a_daemon_restart(system_gflow):
     g = system_gflow
-    grp = g.add_group(f"gfadm{g.tag[:6]}")
-    start_tmux_daemon(g, f'[daemon]\nadmin_group = "{grp}"\n')
-    a, boss = g.add_user("a"), g.add_user("z", groups=[grp])
+    group = g.add_group(f"gfadm{g.tag[:6]}")
+    start_tmux_daemon(g, f'[daemon]\nadmin_group = "{group}"\n')
+    a, boss = g.add_user("a"), g.add_user("z", groups=[group])
     jid, j = running_job(g, a, "echo ready; read x; echo bye=$x")
     st = os.stat(j["attach_socket"])
-    assert st.st_gid == __import__("grp").getgrnam(grp).gr_gid and stat.S_IMODE(st.st_mode) == 0o660
+    assert st.st_gid == grp.getgrnam(group).gr_gid and stat.S_IMODE(st.st_mode) == 0o660
+    # the socket is named by the job's id: a restarted daemon names the same one
+    g.stop()
+    g.start()
+    assert g.wait_state(jid, "Running")["attach_socket"] == j["attach_socket"]
+    # two viewers at once: the admin-group member and the owner
     v = Viewer(g, boss, jid)
     v.expect("ready")
+    w = Viewer(g, a, jid)
+    w.expect("ready")
     v.type(b"now\r")
-    v.expect("bye=now")
-    v.expect("has ended")       # the job ended while attached: told, then out
-    assert v.finish() == 0, v.out
+    for viewer in (v, w):
+        viewer.expect("bye=now")
+        viewer.expect("has ended")  # the job ended while attached: told, then out
+        assert viewer.finish() == 0, viewer.out
     g.wait_state(jid, "Finished")
 
 

@@ -1252,8 +1252,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* From here on, every way out writes a result. */
-	if (!r.o.pty)
-		setsid();	/* fails harmlessly when we lead a session already */
+	if (!r.o.pty || !isatty(0))
+		setsid();	/* no pane: a session of our own (fails harmlessly when we lead one) */
 	if (start_job(&r, &e) == 0) {
 		if (r.o.pty)
 			pane_setup(&r);

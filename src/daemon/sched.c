@@ -437,7 +437,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	for (size_t i = 0; i < in->njobs; i++) {
 		const struct sched_job *j = order[i];
 		struct sched_decision *d = &out[i];
-		uint64_t slots = 0, barred, prefer;
+		uint64_t slots = 0, barred, prefer = 0;
 		int64_t resv_id;
 		double until;
 		bool fits;

@@ -46,13 +46,13 @@ static const char *const migrations[] = {
 	"CREATE TABLE jobs(id INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL);"
 	"CREATE TABLE envs(id INTEGER PRIMARY KEY AUTOINCREMENT, data BLOB NOT NULL);"
 	"CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);",
-	/* 2: fair use (quota.c, reserve.c, usage.c), each row a JSON object. */
-	"CREATE TABLE quota_overrides(key TEXT PRIMARY KEY, data TEXT NOT NULL);"
-	"CREATE TABLE reservations(key TEXT PRIMARY KEY, data TEXT NOT NULL);"
-	"CREATE TABLE usage(key TEXT PRIMARY KEY, data TEXT NOT NULL);",
+	/* 2: fair use (quota.c, reserve.c, fairshare.c), each row a JSON object. */
+	("CREATE TABLE quota_overrides(key TEXT PRIMARY KEY, data TEXT NOT NULL);"
+	 "CREATE TABLE reservations(key TEXT PRIMARY KEY, data TEXT NOT NULL);"
+	 "CREATE TABLE usage(key TEXT PRIMARY KEY, data TEXT NOT NULL);"),
 	/* 3: the dashboard's history ring (history.c). */
-	"CREATE TABLE history(t REAL PRIMARY KEY, gpus_used INTEGER NOT NULL, gpus_total INTEGER NOT NULL,"
-	" queued INTEGER NOT NULL, running INTEGER NOT NULL, held INTEGER NOT NULL);",
+	("CREATE TABLE history(t REAL PRIMARY KEY, gpus_used INTEGER NOT NULL, gpus_total INTEGER NOT NULL,"
+	 " queued INTEGER NOT NULL, running INTEGER NOT NULL, held INTEGER NOT NULL);"),
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 

@@ -370,7 +370,10 @@ def test_time_limit_escalates_to_sigkill(runs, tmp_path):
 
 
 def test_cancel(runs, tmp_path):
-    r = runs(tmp_path, ["sh", "-c", "echo ready; sleep 100"])
+    # exec: the shell between its echo and its fork may hold SIGINT back
+    # (dash does while it sets up a child), which the cancel ladder then
+    # rightly follows with SIGTERM; the job itself must get SIGINT first.
+    r = runs(tmp_path, ["sh", "-c", "echo ready; exec sleep 100"])
     r.wait_log("ready")
     r.proc.send_signal(signal.SIGTERM)
     res = r.finish()

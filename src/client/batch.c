@@ -20,6 +20,7 @@
 #include "execlimit.h"
 #include "format.h"
 #include "http.h"
+#include "remote.h"
 #include "util.h"
 
 #define PROG "gbatch"
@@ -64,6 +65,8 @@ const struct opt_def batch_opt_defs[] = {
 	{ BO_CONFIG, "config", 0, 1 },
 	{ BO_HELP, "help", 'h', 0 },
 	{ BO_VERSION, "version", 'V', 0 },
+	{ BO_CLUSTER, "cluster", 0, 1 },
+	{ BO_EXPORT_ENV, "export-env", 0, 0 },
 };
 const size_t batch_opt_ndefs = sizeof batch_opt_defs / sizeof batch_opt_defs[0];
 
@@ -126,6 +129,12 @@ static const char batch_help[] =
 "                               job_held, job_released,\n"
 "                               job_gpu_memory_exceeded (default: completed,\n"
 "                               failed, timeout, cancelled)\n"
+"Slurm (docs/slurm.md):\n"
+"  --cluster NAME               submit to [clusters.NAME] of gflow.toml with\n"
+"                               sbatch (over ssh when it names a host);\n"
+"                               --dry-run prints the script and what is lost\n"
+"  --export-env                 with --cluster: carry this environment into\n"
+"                               the job (default: none of it)\n"
 "Other:\n"
 "  --dry-run                    show what would be submitted; submit nothing\n"
 "  --config PATH                config file (the client reads nothing from\n"
@@ -191,6 +200,7 @@ void batch_opts_free(struct batch_opts *o)
 	free(o->config);
 	free(o->script);
 	free(o->notify_on);
+	free(o->cluster);
 	free(o->interp[0]);
 	free(o->interp[1]);
 	json_decref(o->depends_on);
@@ -208,6 +218,7 @@ int batch_is_directive(int id)
 	case BO_MEMORY: case BO_GPU_MEMORY: case BO_PRIORITY:
 	case BO_CONDA_ENV: case BO_DEPENDS_ON: case BO_PROJECT:
 	case BO_NOTIFY_EMAIL: case BO_NOTIFY_ON: case BO_BEGIN:
+	case BO_CLUSTER:
 		return 1;
 	}
 	return 0;
@@ -464,6 +475,14 @@ int batch_apply(struct batch_opts *o, int id, const char *val,
 		return 0;
 	case BO_VERSION:
 		o->version = 1;
+		return 0;
+	case BO_CLUSTER:
+		if (check_text(val, flag, e))
+			return -1;
+		set_str(&o->cluster, val);
+		return 0;
+	case BO_EXPORT_ENV:
+		o->export_env = 1;
 		return 0;
 	case BO_COUNT:
 		break;
@@ -947,6 +966,8 @@ static int decide_conda(struct batch_opts *o, const struct batch_ctx *ctx,
 {
 	const char *dflt = ctx->conda_env;
 
+	if (o->cluster)	/* conda is the cluster's business (cluster.c) */
+		return 0;
 	if (o->conda_env)
 		return batch_check_conda(o, ctx, e);
 	if (o->script || !dflt || !*dflt)
@@ -1450,6 +1471,10 @@ static int submit(const struct batch_opts *o, const struct batch_ctx *ctx)
 	json_t *body, *resp, *jobs;
 	char *text;
 
+	if (o->cluster)		/* a Slurm job (remote.c) */
+		return remote_submit(PROG, o, ctx);
+	if (o->export_env)
+		return cmd_usagef(PROG, "--export-env goes with --cluster NAME");
 	if (o->config && cmd_check_config(o->config, &e) < 0)
 		return cmd_fail(PROG, &e);
 	body = batch_request(o, ctx, &e);
@@ -1533,5 +1558,6 @@ const struct command cmd_batch = {
 	"--conda-env --depends-on --dependency --depends-on-all "
 	"--depends-on-any --no-auto-cancel --array --param --param-file "
 	"--name-template --max-concurrent --max-retries --begin --hold "
-	"--notify-email --notify-on --dry-run --config --help --version",
+	"--notify-email --notify-on --dry-run --config --help --version "
+	"--cluster --export-env",
 };

@@ -27,6 +27,7 @@ enum batch_opt {
 	BO_PARAM, BO_PARAM_FILE, BO_NAME_TEMPLATE, BO_MAX_CONCURRENT,
 	BO_MAX_RETRIES, BO_BEGIN, BO_HOLD, BO_NOTIFY_EMAIL, BO_NOTIFY_ON,
 	BO_DRY_RUN, BO_CONFIG, BO_HELP, BO_VERSION,
+	BO_CLUSTER, BO_EXPORT_ENV, /* gbatch --cluster (cluster.c, slurm.c) */
 	BO_COUNT
 };
 
@@ -80,6 +81,9 @@ struct batch_opts {
 	/* $CONDA_DEFAULT_ENV for a command job: 1 used, -1 skipped because
 	 * the submitter has no conda (main warns), 0 not set */
 	int conda_default;
+	/* --cluster NAME: a Slurm job of [clusters.NAME] (docs/slurm.md) */
+	char *cluster;
+	int export_env;
 };
 
 void batch_opts_init(struct batch_opts *o);

@@ -8,6 +8,7 @@
 #include "format.h"
 #include "http.h"
 #include "opt.h"
+#include "remote.h"
 #include "util.h"
 
 #define PROG "gcancel"
@@ -153,10 +154,11 @@ static int cancel_exec(int argc, char **argv)
 	}
 	if (!ids.len)
 		return cmd_usagef(PROG, "usage: gcancel IDS [--dry-run]");
-	refs = jobref_list_json(ids.p, &e);
+	/* jobs on a Slurm cluster go to scancel (remote.c) */
+	rc = remote_divert(PROG, "cancel", ids.p, dry, &refs);
 	sbuf_free(&ids);
 	if (!refs)
-		return cmd_usage_error(PROG, &e);
+		return rc;
 	body = json_object();
 	json_object_set_new(body, "ids", refs);
 	json_object_set_new(body, "dry_run", json_boolean(dry));

@@ -33,6 +33,7 @@ extern const struct command cmd_job;
 extern const struct command cmd_cancel;
 extern const struct command cmd_ctl;
 extern const struct command cmd_stats;
+extern const struct command cmd_cluster; /* remote.c */
 
 /* "<prog>: <e->msg>" on stderr; returns EXIT_FAIL. */
 int cmd_fail(const char *prog, const struct gf_err *e);

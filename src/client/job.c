@@ -21,6 +21,7 @@
 #include "http.h"
 #include "opt.h"
 #include "parse.h"
+#include "remote.h"
 #include "util.h"
 
 #define PROG "gjob"
@@ -233,6 +234,12 @@ char *job_show_text(const json_t *j)
 	kv(&b, "Executor", jstr(j, "executor"));
 	kv(&b, "TmuxSession", jstr(j, "tmux_session"));
 	kv(&b, "LogPath", jstr(j, "log_path"));
+	if (jstr(j, "cluster")) {	/* a Slurm job (remote.c) */
+		kv(&b, "Cluster", jstr(j, "cluster"));
+		kv(&b, "SlurmJobId", jstr(j, "slurm_id"));
+		if (jstr(j, "remote_log"))
+			kv(&b, "RemoteLog", jstr(j, "remote_log"));
+	}
 	return sbuf_take(&b);
 }
 
@@ -423,6 +430,7 @@ static int job_show(int argc, char **argv)
 	sbuf_adds(&path, "/jobs");
 	sbuf_adds(&path, q.p);
 	sbuf_free(&q);
+	remote_sync(PROG, NULL, 0);	/* cluster jobs as Slurm has them now */
 	resp = api_get(path.p, &e);
 	sbuf_free(&path);
 	if (!resp) {
@@ -670,6 +678,16 @@ static int job_log(int argc, char **argv)
 		return cmd_fail(PROG, &e);
 	path = jstr(job, "log_path");
 	state = jstr(job, "state");
+	if (jstr(job, "cluster")) {	/* its output is on the cluster */
+		if (first >= 0 || last >= 0 || follow)
+			rc = cmd_usagef(PROG, "job %s runs on cluster %s: gjob log shows "
+			    "its whole output file (no -f, -l or --follow)", ref,
+			    jstr(job, "cluster"));
+		else
+			rc = remote_log(PROG, job);
+		json_decref(job);
+		return rc;
+	}
 	if (!path) {
 		json_decref(job);
 		return cmd_usagef(PROG, "job %s has no log path", ref);
@@ -907,17 +925,19 @@ static int job_hold(int argc, char **argv)
 	}
 	ids = join_ids(pos, npos);
 	free(pos);
-	refs = jobref_list_json(ids, &e);
+	/* jobs on a Slurm cluster: scontrol hold (remote.c) */
+	rc = remote_divert(PROG, "hold", ids, 0, &refs);
 	free(ids);
 	if (!refs)
-		return cmd_usage_error(PROG, &e);
+		return rc;
 	body = json_object();
 	json_object_set_new(body, "ids", refs);
 	resp = api_post("/jobs/hold", body, &e);
 	json_decref(body);
 	if (!resp)
 		return cmd_fail(PROG, &e);
-	rc = report_done(resp, "Held");
+	if (report_done(resp, "Held") != EXIT_OK)
+		rc = EXIT_FAIL;
 	json_decref(resp);
 	return rc;
 }
@@ -962,10 +982,20 @@ static int job_release(int argc, char **argv)
 	}
 	if (!ids.len)
 		return cmd_usagef(PROG, "usage: gjob release IDS [--at TIME]");
-	refs = jobref_list_json(ids.p, &e);
-	sbuf_free(&ids);
-	if (!refs)
-		return cmd_usage_error(PROG, &e);
+	/* jobs on a Slurm cluster: scontrol release (remote.c); --at is
+	 * this daemon's and not Slurm's */
+	if (!has_at) {
+		int rrc = remote_divert(PROG, "release", ids.p, 0, &refs);
+
+		sbuf_free(&ids);
+		if (!refs)
+			return rrc;
+	} else {
+		refs = jobref_list_json(ids.p, &e);
+		sbuf_free(&ids);
+		if (!refs)
+			return cmd_usage_error(PROG, &e);
+	}
 	body = json_object();
 	json_object_set_new(body, "ids", refs);
 	json_object_set_new(body, "at", has_at ? json_integer(at) : json_null());

@@ -10,7 +10,7 @@
 
 static const struct command *const commands[] = {
 	&cmd_batch, &cmd_queue, &cmd_info, &cmd_job, &cmd_cancel, &cmd_ctl,
-	&cmd_stats,
+	&cmd_stats, &cmd_cluster,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -18,6 +18,7 @@
 #include "http.h"
 #include "opt.h"
 #include "parse.h"
+#include "remote.h"
 
 #define PROG "gqueue"
 
@@ -32,7 +33,7 @@ static const struct {
 	{ QF_EXIT, "EXIT" }, { QF_PRIORITY, "PRIORITY" },
 	{ QF_SUBMIT, "SUBMIT" }, { QF_START, "START" }, { QF_END, "END" },
 	{ QF_GPUMEM, "GPUMEM" }, { QF_REASON, "REASON" },
-	{ QF_GPUIDS, "GPUIDS" },
+	{ QF_GPUIDS, "GPUIDS" }, { QF_CLUSTER, "CLUSTER" },
 	/* other spellings */
 	{ QF_NODELIST, "NODELIST" }, { QF_NODES, "GPUS" },
 	{ QF_EXIT, "EXITCODE" }, { QF_JOBID, "ID" },
@@ -207,6 +208,8 @@ char *queue_field_value(const json_t *job, enum qfield f, double now)
 			return xstrdup("-");
 		}
 		return s;
+	case QF_CLUSTER:
+		return dup_or_dash(jstr(job, "cluster"));
 	case QF_COUNT:
 		break;
 	}
@@ -599,7 +602,8 @@ struct table *queue_table(const json_t *jobs, const enum qfield *f, size_t nf,
 enum {
 	Q_ALL, Q_COMPLETED, Q_STATES, Q_JOBS, Q_USER, Q_NAME, Q_PROJECT,
 	Q_LIMIT, Q_SINCE, Q_SORT, Q_TREE, Q_GROUP, Q_TMUX, Q_WATCH,
-	Q_INTERVAL, Q_OUTPUT, Q_FORMAT, Q_CONFIG, Q_HELP, Q_VERSION
+	Q_INTERVAL, Q_OUTPUT, Q_FORMAT, Q_CONFIG, Q_HELP, Q_VERSION,
+	Q_CLUSTER
 };
 
 static const struct opt_def queue_opts[] = {
@@ -614,7 +618,7 @@ static const struct opt_def queue_opts[] = {
 	{ Q_WATCH, "watch", 'w', 0 }, { Q_INTERVAL, "interval", 0, 1 },
 	{ Q_OUTPUT, "output", 'o', 1 }, { Q_FORMAT, "format", 'f', 1 },
 	{ Q_CONFIG, "config", 0, 1 }, { Q_HELP, "help", 'h', 0 },
-	{ Q_VERSION, "version", 'V', 0 },
+	{ Q_VERSION, "version", 'V', 0 }, { Q_CLUSTER, "cluster", 0, 1 },
 };
 
 static const char queue_help[] =
@@ -631,6 +635,8 @@ static const char queue_help[] =
 "  -u, --user USERS|all    these users' jobs (default: yours)\n"
 "  -N, --name NAMES        jobs with these names (comma list)\n"
 "  -P, --project P         jobs of this project\n"
+"      --cluster NAME      jobs sent to Slurm cluster NAME (gbatch --cluster);\n"
+"                          the state of cluster jobs is read from Slurm first\n"
 "  -n, --limit N           the first N jobs; -N: the last N; 0: all\n"
 "      --since TIME        submitted since: 1h, 30m, 2d, now-90s, N minutes,\n"
 "                          HH:MM (today), YYYY-MM-DD[THH:MM]\n"
@@ -648,7 +654,7 @@ static const char queue_help[] =
 "                          Fields: JOBID NAME ST STATE TIME NODES\n"
 "                          NODELIST(REASON) TIMELIMIT MEMORY USER PROJECT\n"
 "                          EXIT PRIORITY SUBMIT START END GPUMEM REASON\n"
-"                          GPUIDS\n"
+"                          GPUIDS CLUSTER\n"
 "      --config PATH       config file (not needed by the client)\n"
 "  -h, --help              this help\n"
 "  -V, --version           print the version\n"
@@ -659,6 +665,7 @@ static const char queue_help[] =
 struct queue_opts {
 	int all, completed, tree, group, tmux, watch, fields_given;
 	const char *states, *jobs, *users, *names, *project, *since, *sort;
+	const char *cluster;
 	long long limit;
 	int64_t interval;
 	enum table_fmt fmt;
@@ -677,6 +684,7 @@ static const char *const field_keys[QF_COUNT] = {
 	[QF_SUBMIT] = "submit_time", [QF_START] = "start_time",
 	[QF_END] = "end_time", [QF_REASON] = "reason,gpu_usage,gpu_memory_mb",
 	[QF_GPUIDS] = "gpu_ids",
+	[QF_CLUSTER] = "cluster",
 };
 
 /* Ask the daemon for only the fields this listing shows: building and
@@ -697,6 +705,8 @@ static void add_fields_param(const struct queue_opts *q, struct sbuf *qs)
 		sbuf_adds(&f, ",name,depends_on,redo_of,retry_of");
 	if (q->tmux)
 		sbuf_adds(&f, ",tmux_session,tmux_socket");
+	if (q->cluster)
+		sbuf_adds(&f, ",cluster");
 	url_add_param(qs, "fields", sbuf_str(&f));
 	sbuf_free(&f);
 }
@@ -785,6 +795,7 @@ static char *render(const struct queue_opts *q, struct gf_err *e)
 
 	if (build_query(q, &path, e) < 0)
 		return NULL;
+	remote_sync(PROG, q->cluster, 0);	/* Slurm's word on cluster jobs */
 	resp = api_get(path.p, e);
 	sbuf_free(&path);
 	if (!resp)
@@ -798,6 +809,14 @@ static char *render(const struct queue_opts *q, struct gf_err *e)
 	}
 	if (q->tmux)
 		filter_tmux(jobs);
+	for (size_t i = 0; q->cluster && i < json_array_size(jobs);) {
+		const char *c = jstr(json_array_get(jobs, i), "cluster");
+
+		if (c && !strcmp(c, q->cluster))
+			i++;
+		else
+			json_array_remove(jobs, i);
+	}
 	if (q->sort && queue_sort(jobs, q->sort, now, e) < 0) {
 		json_decref(resp);
 		return NULL;
@@ -892,6 +911,7 @@ static int parse_queue_opts(int argc, char **argv, struct queue_opts *q,
 		case Q_USER: q->users = val; break;
 		case Q_NAME: q->names = val; break;
 		case Q_PROJECT: q->project = val; break;
+		case Q_CLUSTER: q->cluster = val; break;
 		case Q_LIMIT:
 			if (gf_parse_int_range(val, -1000000000, 1000000000,
 			    "limit", &n, e) < 0)
@@ -979,7 +999,7 @@ static int queue_exec(int argc, char **argv)
 const struct command cmd_queue = {
 	"queue", "gqueue", "list jobs", queue_exec,
 	"completion --all -a --completed -c --states -s --jobs -j --user -u "
-	"--name -N --project -P --limit -n --since --sort -r --tree -t "
+	"--cluster --name -N --project -P --limit -n --since --sort -r --tree -t "
 	"--group -g --tmux -T --watch -w --interval --output -o --format -f "
 	"--config --help --version",
 };

@@ -82,6 +82,7 @@ static const struct setting settings[] = {
 static const char *const sections[] = {
 	"daemon", "daemon.fair_share", "gpu", "executor", "projects", "notifications",
 	"quota", "quota.default_user", "quota.default_project", "quota.users", "quota.projects",
+	"clusters",
 };
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])
@@ -1025,6 +1026,157 @@ static int walk_names(struct loader *L, const char *section, const struct toml_v
 	return 0;
 }
 
+/* ---------- [clusters.<name>] ---------- */
+
+static void free_cluster(struct gf_cluster *k)
+{
+	free(k->name);
+	free(k->type);
+	free(k->host);
+	free(k->partition);
+	free(k->account);
+	free(k->qos);
+	free(k->remote_dir);
+	free(k->prelude);
+	free_strv(k->map_from, k->n_map);
+	free_strv(k->map_to, k->n_map);
+}
+
+static const char *const cluster_keys =
+	"type, host, partition, account, qos, remote_dir, prelude, path_map";
+
+/* path_map = { "/local/prefix" = "/remote/prefix", ... }: absolute paths. */
+static int get_path_map(struct loader *L, struct gf_cluster *k, const char *show,
+    const struct toml_value *t)
+{
+	size_t i, n = toml_table_len(t);
+
+	k->map_from = calloc(n + 1, sizeof *k->map_from);
+	k->map_to = calloc(n + 1, sizeof *k->map_to);
+	if (!k->map_from || !k->map_to)
+		return gf_err_set(L->e, "out of memory");
+	for (i = 0; i < n; i++) {
+		const char *from = key_at(t, i), *to = plain_string(toml_table_at(t, i));
+
+		if (!from || from[0] != '/' || !to || to[0] != '/') {
+			gf_err_set(L->e, "[%s] path_map: each entry maps an absolute local path to an "
+			    "absolute remote path (\"/home/me/proj\" = \"/scratch/me/proj\")", show);
+			return at(L, toml_table_at(t, i));
+		}
+		if (!(k->map_from[i] = xstrdup(from, L->e)) || !(k->map_to[i] = xstrdup(to, L->e)))
+			return -1;
+		k->n_map = i + 1;
+	}
+	return 0;
+}
+
+static int walk_cluster(struct loader *L, struct gf_cluster *k, const char *show,
+    const struct toml_value *t)
+{
+	size_t i;
+
+	for (i = 0; i < toml_table_len(t); i++) {
+		const struct toml_value *v = toml_table_at(t, i);
+		const char *key = key_at(t, i);
+		struct src s = { .v = v };
+		char **field = NULL;
+
+		if (key && !strcmp(key, "path_map")) {
+			if (toml_type(v) != TOML_TABLE) {
+				expected(&s, "a table of \"local\" = \"remote\" paths", L->e);
+				gf_err_prefix(L->e, "[%s] path_map", show);
+				return at(L, v);
+			}
+			if (get_path_map(L, k, show, v))
+				return -1;
+			continue;
+		}
+		if (key && !strcmp(key, "type"))
+			field = &k->type;
+		else if (key && !strcmp(key, "host"))
+			field = &k->host;
+		else if (key && !strcmp(key, "partition"))
+			field = &k->partition;
+		else if (key && !strcmp(key, "account"))
+			field = &k->account;
+		else if (key && !strcmp(key, "qos"))
+			field = &k->qos;
+		else if (key && !strcmp(key, "remote_dir"))
+			field = &k->remote_dir;
+		else if (key && !strcmp(key, "prelude"))
+			field = &k->prelude;
+		if (!field) {
+			gf_err_set(L->e, "unknown key '%.100s' in [%s] (known keys: %s)",
+			    toml_table_key(t, i), show, cluster_keys);
+			return at_key(L, t, i);
+		}
+		if (get_string(&s, field, L->e)) {
+			gf_err_prefix(L->e, "[%s] %s", show, key);
+			return at(L, v);
+		}
+		if (field == &k->type && strcmp(k->type, "slurm")) {
+			gf_err_set(L->e, "[%s] type: \"%.50s\" is not a cluster type gflow knows "
+			    "(known: \"slurm\")", show, k->type);
+			return at(L, v);
+		}
+		if (field == &k->remote_dir && k->remote_dir[0] != '/') {
+			gf_err_set(L->e, "[%s] remote_dir: must be an absolute path", show);
+			return at(L, v);
+		}
+	}
+	if (!k->type) {
+		gf_err_set(L->e, "[%s]: type = \"slurm\" is missing", show);
+		return at(L, t);
+	}
+	return 0;
+}
+
+/* [clusters]: one table per cluster name. */
+static int walk_clusters(struct loader *L, const struct toml_value *t)
+{
+	char show[160], name[128];
+	size_t i;
+
+	for (i = 0; i < toml_table_len(t); i++) {
+		const struct toml_value *v = toml_table_at(t, i);
+		const char *key = key_at(t, i);
+		struct gf_cluster *nk;
+
+		if (!key || !*key || !is_bare(key)) {
+			gf_err_set(L->e, "[clusters]: a cluster name is letters, digits, '-' and '_'");
+			return at_key(L, t, i);
+		}
+		name_show(key, name, sizeof name);
+		snprintf(show, sizeof show, "clusters.%s", name);
+		if (toml_type(v) != TOML_TABLE) {
+			struct src s = { .v = v };
+
+			expected(&s, "a table", L->e);
+			gf_err_prefix(L->e, "[%s]", show);
+			return at(L, v);
+		}
+		nk = realloc(L->c->clusters, (L->c->n_clusters + 1) * sizeof *nk);
+		if (!nk)
+			return gf_err_set(L->e, "out of memory");
+		L->c->clusters = nk;
+		nk += L->c->n_clusters++;
+		memset(nk, 0, sizeof *nk);
+		if (!(nk->name = xstrdup(key, L->e)) || walk_cluster(L, nk, show, v))
+			return -1;
+	}
+	return 0;
+}
+
+const struct gf_cluster *gf_config_cluster(const struct gf_config *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_clusters; i++)
+		if (!strcmp(c->clusters[i].name, name))
+			return &c->clusters[i];
+	return NULL;
+}
+
 static int walk(struct loader *L, const char *section, const struct toml_value *t)
 {
 	char child[128], known[512], show[256];
@@ -1061,7 +1213,10 @@ static int walk(struct loader *L, const char *section, const struct toml_value *
 			gf_err_prefix(L->e, "[%s]", child);
 			return at(L, v);
 		}
-		if (!strcmp(child, "quota.users") || !strcmp(child, "quota.projects")) {
+		if (!strcmp(child, "clusters")) {
+			if (walk_clusters(L, v))
+				return -1;
+		} else if (!strcmp(child, "quota.users") || !strcmp(child, "quota.projects")) {
 			if (walk_names(L, child, v))
 				return -1;
 		} else if (!strncmp(child, "quota.", 6)) {
@@ -1404,6 +1559,9 @@ void gf_config_free(struct gf_config *c)
 	free(c->quota_projects);
 	free_webhooks(c->webhooks, c->n_webhooks);
 	free_emails(c->emails, c->n_emails);
+	for (i = 0; i < c->n_clusters; i++)
+		free_cluster(&c->clusters[i]);
+	free(c->clusters);
 	memset(c, 0, sizeof *c);
 }
 

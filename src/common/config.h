@@ -61,6 +61,19 @@ struct gf_email {
 	int max_retries;		/* default 3 */
 };
 
+/* [clusters.<name>]: a Slurm cluster gbatch --cluster sends jobs to
+ * (client side only; see docs/slurm.md). */
+struct gf_cluster {
+	char *name;
+	char *type;			/* "slurm" (the only type) */
+	char *host;			/* login node for `ssh HOST`; NULL: sbatch here */
+	char *partition, *account, *qos; /* NULL: the cluster's default */
+	char *remote_dir;		/* scripts and logs; NULL: ~/gflow-slurm there */
+	char *prelude;			/* shell lines run before the job, or NULL */
+	char **map_from, **map_to;	/* path_map: local prefix -> remote prefix */
+	size_t n_map;
+};
+
 struct gf_config {
 	char *path;			/* file that was read, or NULL when none existed */
 	char *host;			/* [daemon] host, default "localhost" */
@@ -95,6 +108,8 @@ struct gf_config {
 	size_t n_emails;
 	int notify_max_concurrent;	/* [notifications] max_concurrent_deliveries, default 4, 1..64 */
 	char *timezone;			/* top-level timezone, or NULL */
+	struct gf_cluster *clusters;	/* [clusters.<name>], in file order */
+	size_t n_clusters;
 };
 
 /* Defaults only. Allocates host; release with gf_config_free(). */
@@ -117,6 +132,9 @@ int gf_config_load(const char *explicit_path, char *const *envp, struct gf_confi
 int gf_config_check_text(const char *path, const char *text, size_t len, struct gf_err *e);
 
 void gf_config_free(struct gf_config *c);
+
+/* [clusters.<name>], or NULL. */
+const struct gf_cluster *gf_config_cluster(const struct gf_config *c, const char *name);
 
 /* The quota for a user / project: its own entry, else the default. */
 const struct gf_quota *gf_config_user_quota(const struct gf_config *c, const char *user);

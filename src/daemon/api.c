@@ -876,7 +876,7 @@ static char *const public_fields[] = {
 	"memory_mb", "time_limit_secs", "priority", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced",
-	"executor", "active", "attach_socket", NULL,
+	"executor", "active", "attach_socket", "cluster", "slurm_id", NULL,
 };
 
 static bool in_strv(char *const *v, const char *s)
@@ -1714,6 +1714,8 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 		notify_api_test(s, req, c.admin, body);
 	else if (api_share_path(path))
 		api_share_post(s, req, path, body, c.admin);
+	else if (!strncmp(path, "/remote/", 8))
+		api_remote(s, req, c.uid, c.admin, path + 8, body);
 	else
 		reply_err(req, 404, "no such endpoint: POST %s", path);
 	json_decref(body);

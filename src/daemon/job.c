@@ -100,6 +100,9 @@ void job_free(struct job *j)
 	json_decref(j->gpu_usage);
 	free(j->tmux_session);
 	free(j->tmux_socket);
+	free(j->cluster);
+	free(j->slurm_id);
+	free(j->remote_log);
 	free(j->dependents);
 	free(j);
 }
@@ -209,7 +212,7 @@ static const char *const job_fields[] = {
 	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
 	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "gpu_usage", "log_path",
 	"notify_email", "notify_on",
-	"attach_socket", NULL,	/* api.c adds it: derived from the daemon's paths */
+	"attach_socket", "cluster", "slurm_id", "remote_log", NULL,	/* api.c adds it: derived from the daemon's paths */
 };
 
 bool job_field_known(const char *key)
@@ -341,6 +344,12 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "gpu_usage", json_deep_copy(j->gpu_usage));
 	if (log_path && want(only, "log_path"))
 		json_object_set_new(o, "log_path", json_string(log_path));
+	if (j->cluster && want(only, "cluster"))	/* remote jobs only */
+		json_object_set_new(o, "cluster", json_string(j->cluster));
+	if (j->cluster && want(only, "slurm_id"))
+		json_object_set_new(o, "slurm_id", str_or_null(j->slurm_id));
+	if (j->cluster && want(only, "remote_log"))
+		json_object_set_new(o, "remote_log", str_or_null(j->remote_log));
 	return o;
 }
 
@@ -467,5 +476,8 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->run_seq = get_int(o, "run_seq");
 	v = json_object_get(o, "gpu_usage");
 	j->gpu_usage = json_is_object(v) ? json_deep_copy(v) : NULL;
+	j->cluster = get_str(o, "cluster");
+	j->slurm_id = get_str(o, "slurm_id");
+	j->remote_log = get_str(o, "remote_log");
 	return j;
 }

@@ -74,6 +74,13 @@ struct job {
 	char *tmux_session;
 	char *tmux_socket;	/* the tmux server's socket (tmux executor) */
 
+	/* A job sent to a Slurm cluster (gbatch --cluster, api_remote.c): the
+	 * daemon records it and never runs or schedules it; its owner's
+	 * client mirrors Slurm's state into it. Persisted. */
+	char *cluster;		/* [clusters.NAME]; NULL for a local job */
+	char *slurm_id;		/* "123", or "123_4" for an array task */
+	char *remote_log;	/* its output file on the cluster */
+
 	/* Supervision: a job holds its resources while `active` (its runner is
 	 * starting or alive), whatever its state says. Persisted. */
 	bool active;

@@ -644,7 +644,7 @@ void jobs_schedule_pass(struct server *s)
 	for (size_t i = 0; i < s->nopen; i++) {
 		struct job *j = jobs_open_at(s, i);
 
-		if (j && j->state == JS_QUEUED)
+		if (j && j->state == JS_QUEUED && !j->cluster)	/* Slurm's, not ours */
 			nq++;
 		if (j && j->active)
 			nr++;
@@ -670,7 +670,7 @@ void jobs_schedule_pass(struct server *s)
 				.end_by = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs : 0,
 				.group_id = j->group_id,
 			};
-		if (j->state != JS_QUEUED)
+		if (j->state != JS_QUEUED || j->cluster)
 			continue;
 		q[nq] = (struct sched_job){
 			.id = j->id,

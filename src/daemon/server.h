@@ -331,6 +331,12 @@ int api_listen_tcp(const char *host, int port, struct gf_err *e);
 /* The listening fds, for a reload. */
 int api_fds(struct server *s, int *unix_fd, int *tcp_fd);
 
+/* api_remote.c: POST /remote/jobs and /remote/update (jobs on a Slurm
+ * cluster, recorded for their owner's client; `what` is the path after
+ * "/remote/"). */
+void api_remote(struct server *s, struct evhttp_request *req, uid_t uid, bool admin,
+		const char *what, json_t *body);
+
 /* jobs.c — the state machine */
 struct job *jobs_get(struct server *s, int64_t id);
 int jobs_add(struct server *s, struct job *j);	/* takes ownership */

@@ -1,0 +1,79 @@
+/* cluster.h — gbatch --cluster: a job's translation into a Slurm batch
+ * script, and the mapping of Slurm's states back to gflow's.
+ *
+ * Everything here is pure (no process, file or daemon is touched), so it
+ * is unit-tested: cluster_plan() turns parsed gbatch options plus the
+ * expanded POST /jobs body (batch_request) into the script, the optional
+ * parameters file of a sweep and the list of what could not be carried
+ * over exactly. Running sbatch and friends is slurm.c's. */
+#ifndef GF_CLIENT_CLUSTER_H
+#define GF_CLIENT_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "batch.h"
+#include "config.h"
+#include "err.h"
+
+/* Scripts and logs go to the profile's remote_dir; a cluster reached
+ * here (no host) without one uses $HOME/CLUSTER_DEFAULT_DIR. */
+#define CLUSTER_DEFAULT_DIR "gflow-slurm"
+
+/* Word `s` quoted for a POSIX shell: as it is when it needs no quoting,
+ * else in single quotes ('\'' for a quote). Never NULL (malloc'd). */
+char *cluster_shquote(const char *s);
+
+/* Local path → the cluster's, by the longest path_map prefix that matches
+ * whole components; unchanged when none does. malloc'd. */
+char *cluster_map_path(const struct gf_cluster *k, const char *path);
+
+/* What the caller knows of the job's dependencies: Slurm job ids (the
+ * array job's id for an array) of jobs on the same cluster. */
+struct cluster_deps {
+	const char *const *slurm_ids;
+	size_t n;
+};
+
+struct cluster_plan {
+	char *script;		/* the batch script */
+	char *params;		/* sweep: one line per task, its command quoted; else NULL */
+	char *script_path;	/* <dir>/<stamp>.sbatch */
+	char *params_path;	/* <dir>/<stamp>.params (sweeps) */
+	char *log_pattern;	/* <dir>/<stamp>-%j.out, or -%A_%a.out for arrays */
+	char **lossy;		/* one line per field not carried over exactly */
+	size_t nlossy;
+	/* tasks: 0 for a plain job, else the array task ids (sweeps: 0..n-1) */
+	int64_t *tasks;
+	size_t ntasks;
+};
+
+/* Translate. `body` is batch_request()'s output for `o` (its jobs give the
+ * final names and commands); `dir` is the absolute directory for scripts
+ * and logs on the cluster; `stamp` names the files (letters, digits, '-',
+ * '.'); export_env carries the captured environment into the script. Returns 0, or -1 with e set when something cannot be translated
+ * at all (the message names it). */
+int cluster_plan(const struct gf_cluster *k, const struct batch_opts *o,
+    const json_t *body, const struct cluster_deps *deps, int export_env,
+    const char *dir, const char *stamp, struct cluster_plan *p, struct gf_err *e);
+void cluster_plan_free(struct cluster_plan *p);
+
+/* A Slurm time limit for secs: "D-HH:MM:SS", rounded up to whole minutes
+ * (Slurm counts minutes); *rounded set when it was. */
+void cluster_slurm_time(int64_t secs, char *out, size_t size, int *rounded);
+
+/* Array task ids as Slurm's --array list ("1-3,7,9-11"), "%K" added when
+ * max_concurrent > 0. malloc'd. */
+char *cluster_array_list(const int64_t *ids, size_t n, int64_t max_concurrent);
+
+/* A Slurm job state (squeue's or sacct's, e.g. "CANCELLED by 0") as a
+ * gflow state code (PD R CD F CA TO), or NULL when unknown. */
+const char *cluster_state_code(const char *slurm_state);
+
+/* Lines "A|B|..." of squeue/sacct output: one field split off. Returns the
+ * number of fields (at most max), each NUL-terminated in place. */
+size_t cluster_split(char *line, char sep, char **fields, size_t max);
+
+#endif

@@ -1,0 +1,312 @@
+/* api_remote.c — jobs on a Slurm cluster, as the daemon records them.
+ *
+ * gbatch --cluster submits with sbatch itself (the user's own ssh, never
+ * the daemon's) and then records what Slurm accepted here, so that gqueue,
+ * gjob and gcancel show one queue. A remote job is never scheduled, run or
+ * cascaded by the daemon (jobs.c skips jobs with a cluster); its state is
+ * what its owner's client last read from squeue/sacct:
+ *
+ *   POST /remote/jobs    {"cluster","cwd","jobs":[{name, command, slurm_id,
+ *                         remote_log, project, gpus, memory_mb,
+ *                         time_limit_secs, array_task_id, params, hold}]}
+ *   POST /remote/update  {"jobs":[{id, state, reason, exit_code,
+ *                         exit_signal, start_time, end_time}]}
+ *
+ * Both are the owner's (or an admin's); see docs/api.md. */
+#include "server.h"
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+
+static void answer(struct evhttp_request *req, int code, json_t *body)
+{
+	struct evbuffer *out = evbuffer_new();
+	char *text = json_dumps(body, JSON_COMPACT);
+
+	json_decref(body);
+	if (!out || !text)
+		abort();
+	evbuffer_add(out, text, strlen(text));
+	evbuffer_add(out, "\n", 1);
+	free(text);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+	evhttp_send_reply(req, code, code < 300 ? "OK" : "Error", out);
+	evbuffer_free(out);
+}
+
+static void refuse(struct evhttp_request *req, int code, const struct gf_err *e)
+{
+	answer(req, code, json_pack("{s:s}", "error", e->msg));
+}
+
+/* An optional string of printable text, at most max bytes. */
+static int opt_text(json_t *o, const char *k, size_t max, char **out, struct gf_err *e)
+{
+	json_t *v = json_object_get(o, k);
+	const char *s;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return gf_err_set(e, "'%s' must be a string", k);
+	s = json_string_value(v);
+	if (!*s || strlen(s) > max || !gf_text_printable(s, strlen(s)))
+		return gf_err_set(e, "'%s' must be printable text of 1 to %zu bytes", k, max);
+	free(*out);
+	*out = strdup(s);
+	return 0;
+}
+
+static int opt_int(json_t *o, const char *k, int64_t min, int64_t max, int64_t *out, struct gf_err *e)
+{
+	json_t *v = json_object_get(o, k);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+		return gf_err_set(e, "'%s' must be an integer from %lld to %lld", k, (long long)min,
+				  (long long)max);
+	*out = json_integer_value(v);
+	return 0;
+}
+
+static int check_keys(json_t *o, const char *const *allowed, const char *what, struct gf_err *e)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(o, k, v) {
+		const char *const *a;
+
+		for (a = allowed; *a && strcmp(*a, k); a++)
+			;
+		if (!*a)
+			return gf_err_set(e, "unknown field '%s' in %s", k, what);
+	}
+	return 0;
+}
+
+static struct job *remote_job(uid_t uid, const char *cluster, const char *cwd, json_t *spec,
+			      struct gf_err *e)
+{
+	static const char *const fields[] = {
+		"name", "command", "slurm_id", "remote_log", "project", "gpus", "memory_mb",
+		"time_limit_secs", "array_task_id", "params", "hold", NULL,
+	};
+	struct job *j = job_new();
+	char user[256];
+	int64_t v = 0;
+	json_t *params;
+
+	if (!json_is_object(spec)) {
+		gf_err_set(e, "each job must be a JSON object");
+		goto fail;
+	}
+	if (check_keys(spec, fields, "a remote job", e) ||
+	    !(j->argv = strv_from_json(json_object_get(spec, "command"), e, "command")) ||
+	    opt_text(spec, "name", 200, &j->name, e) || opt_text(spec, "slurm_id", 64, &j->slurm_id, e) ||
+	    opt_text(spec, "remote_log", 4096, &j->remote_log, e) ||
+	    opt_text(spec, "project", 1024, &j->project, e) ||
+	    opt_int(spec, "gpus", 0, 1 << 20, &v, e) ||
+	    opt_int(spec, "memory_mb", 0, INT64_C(1) << 40, &j->memory_mb, e) ||
+	    opt_int(spec, "time_limit_secs", 0, INT64_C(1) << 40, &j->time_limit_secs, e) ||
+	    opt_int(spec, "array_task_id", 0, INT64_C(1) << 40, &j->array_task_id, e))
+		goto fail;
+	j->gpus = (int)v;
+	if (!j->slurm_id || !j->name) {
+		gf_err_set(e, "a remote job needs 'name' and 'slurm_id'");
+		goto fail;
+	}
+	params = json_object_get(spec, "params");
+	if (params && !json_is_object(params)) {
+		gf_err_set(e, "'params' must be an object of strings");
+		goto fail;
+	}
+	if (params) {
+		json_decref(j->params);
+		j->params = json_deep_copy(params);
+	}
+	job_set_str(&j->cluster, cluster);
+	j->uid = uid;
+	job_set_str(&j->user, job_user_name(uid, user, sizeof user));
+	job_set_str(&j->cwd, cwd);
+	j->state = json_is_true(json_object_get(spec, "hold")) ? JS_HOLD : JS_QUEUED;
+	j->auto_cancel = true;
+	j->priority = 10;
+	j->submit_time = now_real();
+	return j;
+fail:
+	job_free(j);
+	return NULL;
+}
+
+static void record(struct server *s, struct evhttp_request *req, uid_t uid, json_t *body)
+{
+	static const char *const fields[] = { "cluster", "cwd", "jobs", NULL };
+	json_t *jobs = json_object_get(body, "jobs"), *out = NULL;
+	char *cluster = NULL, *cwd = NULL;
+	struct job **list = NULL;
+	int64_t first = 0;
+	size_t i, n = json_array_size(jobs);
+	struct gf_err e;
+
+	if (check_keys(body, fields, "the request", &e) || opt_text(body, "cluster", 100, &cluster, &e))
+		goto bad;
+	if (!cluster || !n) {
+		gf_err_set(&e, "a remote submission needs 'cluster' and 'jobs'");
+		goto bad;
+	}
+	if (!(cwd = gf_cstr_from_json(json_object_get(body, "cwd"), "cwd", &e)))
+		goto bad;
+	if (!(list = calloc(n, sizeof *list)))
+		abort();
+	for (i = 0; i < n; i++)
+		if (!(list[i] = remote_job(uid, cluster, cwd, json_array_get(jobs, i), &e))) {
+			gf_err_prefix(&e, "job %zu", i + 1);
+			goto bad;
+		}
+	out = json_array();
+	if (jobs_txn_begin(s, &e))
+		goto store;
+	for (i = 0; i < n; i++) {
+		struct job *j = list[i];
+
+		list[i] = NULL;	/* the table's now, or freed */
+		j->group_id = first;
+		if (jobs_insert(s, j, &e))
+			goto store;
+		if (n > 1 && !first) {
+			first = j->group_id = j->id;
+			if (jobs_save(s, j, &e))
+				goto store;
+		}
+		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)j->id, "name", j->name));
+	}
+	if (jobs_txn_commit(s, &e))
+		goto store;
+	answer(req, 201, json_pack("{s:o}", "jobs", out));
+	goto done;
+store:
+	jobs_txn_rollback(s);
+	json_decref(out);
+	answer(req, strstr(e.msg, "disk full") ? 507 : 500, json_pack("{s:s}", "error", e.msg));
+	goto done;
+bad:
+	refuse(req, 400, &e);
+done:
+	for (i = 0; list && i < n; i++)
+		job_free(list[i]);
+	free(list);
+	free(cluster);
+	free(cwd);
+}
+
+/* One item of /remote/update, inside the open transaction. */
+static int update_one(struct server *s, uid_t uid, bool admin, json_t *u, struct gf_err *e)
+{
+	static const char *const fields[] = {
+		"id", "state", "reason", "exit_code", "exit_signal", "start_time", "end_time", NULL,
+	};
+	json_t *st = json_object_get(u, "state"), *r = json_object_get(u, "reason");
+	int64_t id = 0, code = INT64_MIN, sig = 0;
+	double t0 = 0, t1 = 0;
+	struct job *j;
+	int state;
+
+	if (!json_is_object(u) || check_keys(u, fields, "an update", e) ||
+	    opt_int(u, "id", 1, INT64_MAX, &id, e) ||
+	    opt_int(u, "exit_code", -1, 255, &code, e) || opt_int(u, "exit_signal", 0, 128, &sig, e))
+		return -1;
+	if (!(j = jobs_get(s, id)))
+		return gf_err_set(e, "job %lld: no such job", (long long)id);
+	if (!j->cluster)
+		return gf_err_set(e, "job %lld is not a cluster job", (long long)id);
+	if (j->uid != uid && !admin)
+		return gf_err_set(e, "job %lld belongs to %s; only %s or an admin may update it", (long long)id,
+				  j->user, j->user);
+	if (!json_is_string(st) || (state = job_state_parse(json_string_value(st))) < 0)
+		return gf_err_set(e, "job %lld: 'state' must be a job state code (PD H R CD F CA TO)",
+				  (long long)id);
+	if (r && !json_is_null(r) && (!json_is_string(r) || strlen(json_string_value(r)) > 200))
+		return gf_err_set(e, "job %lld: 'reason' must be a string of at most 200 bytes", (long long)id);
+	if (json_is_number(json_object_get(u, "start_time")))
+		t0 = json_number_value(json_object_get(u, "start_time"));
+	if (json_is_number(json_object_get(u, "end_time")))
+		t1 = json_number_value(json_object_get(u, "end_time"));
+	if (job_state_ended(j->state) && (int)j->state != state)
+		return 0;	/* an end is final: a late report does not reopen it */
+	jobs_touch(s, j);
+	j->state = (enum job_state)state;
+	job_set_reason(j, json_is_string(r) && json_string_value(r)[0] ? json_string_value(r) : NULL);
+	if (t0 > 0 && isfinite(t0))
+		j->start_time = t0;
+	if (t1 > 0 && isfinite(t1))
+		j->end_time = t1;
+	if (job_state_ended(j->state) && !j->end_time)
+		j->end_time = now_real();
+	if (code != INT64_MIN && code >= 0) {
+		j->has_exit = true;
+		j->exit_code = (int)code;
+		j->exit_signal = (int)sig;
+	}
+	return jobs_save(s, j, e);
+}
+
+static void update(struct server *s, struct evhttp_request *req, uid_t uid, bool admin, json_t *body)
+{
+	json_t *jobs = json_object_get(body, "jobs"), *errs = json_array();
+	size_t i, done = 0;
+	struct gf_err e;
+
+	if (!json_is_array(jobs)) {
+		json_decref(errs);
+		gf_err_set(&e, "'jobs' must be a list of updates");
+		refuse(req, 400, &e);
+		return;
+	}
+	if (jobs_txn_begin(s, &e)) {
+		json_decref(errs);
+		refuse(req, 500, &e);
+		return;
+	}
+	for (i = 0; i < json_array_size(jobs); i++) {
+		if (update_one(s, uid, admin, json_array_get(jobs, i), &e) == 0) {
+			done++;
+			continue;
+		}
+		if (s->txn.failed)
+			break;
+		json_array_append_new(errs, json_string(e.msg));
+	}
+	if (jobs_txn_commit(s, &e)) {
+		json_decref(errs);
+		answer(req, strstr(e.msg, "disk full") ? 507 : 500, json_pack("{s:s}", "error", e.msg));
+		return;
+	}
+	server_schedule(s);	/* local jobs may depend on remote ones */
+	answer(req, 200, json_pack("{s:I,s:o}", "updated", (json_int_t)done, "errors", errs));
+}
+
+void api_remote(struct server *s, struct evhttp_request *req, uid_t uid, bool admin, const char *what,
+		json_t *body)
+{
+	struct gf_err e;
+
+	if (uid == (uid_t)-1) {
+		gf_err_set(&e, "recording cluster jobs needs a user");
+		refuse(req, 401, &e);
+	} else if (!strcmp(what, "jobs"))
+		record(s, req, uid, body);
+	else if (!strcmp(what, "update"))
+		update(s, req, uid, admin, body);
+	else {
+		gf_err_set(&e, "no such endpoint: POST /remote/%s", what);
+		refuse(req, 404, &e);
+	}
+}

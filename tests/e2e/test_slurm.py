@@ -1,0 +1,384 @@
+"""gbatch --cluster against a real single-node Slurm (Debian's slurm-wlm and
+munge) started here as root: munged on its own socket, slurmctld and slurmd
+on free ports with a node of 2 fake GPUs (gres.conf File=/dev/null...), no
+accounting database (squeue keeps ended jobs for an hour: MinJobAge; the
+job completion log backs sacct --completion). Everything is torn down
+afterwards. Skipped, saying why, when not root or Slurm is not installed.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import Gflow, SLOW, free_port
+
+SLURM_BINS = ("slurmctld", "slurmd", "munged", "sbatch", "squeue")
+
+
+def _slurm_missing():
+    if os.geteuid() != 0:
+        return "the Slurm tests start slurmctld, slurmd and munged as root"
+    for b in SLURM_BINS:
+        if not shutil.which(b, path="/usr/sbin:/usr/bin:/sbin:/bin"):
+            return f"{b} is not installed (Debian: slurm-wlm munge)"
+    return None
+
+
+class Slurm:
+    def __init__(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="gflow-slurm-"))
+        self.node = "g" + uuid.uuid4().hex[:8]
+        self.conf = self.dir / "slurm.conf"
+        self.env = {"SLURM_CONF": str(self.conf), "PATH": "/usr/sbin:/usr/bin:/bin"}
+        self.pids = []
+
+    def write_config(self):
+        d = self.dir
+        for sub in ("state", "spool", "log"):
+            (d / sub).mkdir()
+        key = d / "munge.key"
+        key.write_bytes(os.urandom(1024))
+        key.chmod(0o600)
+        host = socket.gethostname().split(".")[0]
+        self.conf.write_text(f"""\
+ClusterName=gflowtest
+SlurmctldHost={host}(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort={free_port()}
+SlurmdPort={free_port()}
+AuthType=auth/munge
+AuthInfo=socket={d}/munge.sock
+CredType=cred/munge
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/log/slurmctld.log
+SlurmdLogFile={d}/log/slurmd.log
+SlurmdParameters=config_overrides
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+JobCompType=jobcomp/filetxt
+JobCompLoc={d}/jobcomp.txt
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+MinJobAge=3600
+KillWait=2
+MailProg=/bin/true
+GresTypes=gpu
+NodeName={self.node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:2 State=UNKNOWN
+PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
+""")
+        (d / "gres.conf").write_text("AutoDetect=off\nName=gpu File=/dev/null\nName=gpu File=/dev/zero\n")
+
+    def logs(self):
+        out = []
+        for f in sorted((self.dir / "log").glob("*")):
+            out.append(f"==== {f.name}\n" + f.read_text(errors="replace")[-3000:])
+        return "\n".join(out)
+
+    def run(self, *args, check=True):
+        r = subprocess.run(list(args), env=self.env, capture_output=True, text=True, timeout=30)
+        if check and r.returncode:
+            raise AssertionError(f"{args}: {r.returncode}\n{r.stdout}{r.stderr}\n{self.logs()}")
+        return r
+
+    def start(self):
+        self.write_config()
+        d = self.dir
+        self.run("munged", "--force", f"--socket={d}/munge.sock", f"--key-file={d}/munge.key",
+                 f"--log-file={d}/log/munged.log", f"--pid-file={d}/munged.pid",
+                 f"--seed-file={d}/munge.seed")
+        self.run("slurmctld", "-f", str(self.conf))
+        self.run("slurmd", "-f", str(self.conf), "-N", self.node)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            r = self.run("sinfo", "-h", "-N", "-o", "%t", check=False)
+            if r.returncode == 0 and r.stdout.strip() in ("idle", "mix", "alloc"):
+                return
+            time.sleep(0.2)
+        raise AssertionError("Slurm did not come up within 30 s:\n" + self.logs())
+
+    def stop(self):
+        self.run("scancel", "--full", "--quiet", "-u", "root", check=False)
+        for name in ("slurmd", "slurmctld", "munged"):
+            f = self.dir / f"{name}.pid"
+            try:
+                pid = int(f.read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except OSError:
+                continue
+            for _ in range(100):
+                try:
+                    os.kill(pid, 0)
+                except OSError:
+                    break
+                time.sleep(0.05)
+            else:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    why = _slurm_missing()
+    if why:
+        pytest.skip(why)
+    s = Slurm()
+    try:
+        s.start()
+    except BaseException:
+        s.stop()
+        raise
+    yield s
+    s.stop()
+
+
+def cluster_config(g, extra=""):
+    remote = g.tmp / "remote"
+    cfg = g.home / ".config" / "gflow"
+    cfg.mkdir(parents=True, exist_ok=True)
+    (cfg / "gflow.toml").write_text(
+        f'[clusters.test]\ntype = "slurm"\nremote_dir = "{remote}"\n{extra}')
+    return remote
+
+
+@pytest.fixture
+def sg(tmp_path, slurm):
+    """A personal gflowd whose user has [clusters.test]: the Slurm above."""
+    g = Gflow(tmp_path)
+    g.env["SLURM_CONF"] = slurm.env["SLURM_CONF"]
+    g.slurm = slurm
+    cluster_config(g)
+    g.start()
+    yield g
+    g.cleanup()
+
+
+def submit_remote(g, *args):
+    r = g.cli("gbatch", "--cluster", "test", *args, check=True)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("Submitted batch job ")]
+    assert lines, r.stdout + r.stderr
+    return [(int(ln.split()[3]), ln.split()[-1]) for ln in lines]
+
+
+def wait_remote(g, jid, states, timeout=30):
+    """Refresh through gqueue -a (which mirrors Slurm) until job jid is in states."""
+    if isinstance(states, str):
+        states = {states}
+    deadline = time.time() + timeout * SLOW
+    while True:
+        r = g.cli("gqueue", "-a", "-f", "JOBID,ST,STATE,CLUSTER,REASON")
+        assert r.returncode == 0, r.stderr
+        j = g.job(jid)
+        if j["state"] in states:
+            return j, r.stdout
+        if time.time() > deadline:
+            raise AssertionError(f"job {jid} is {j['state']} ({j.get('reason')}), not {states}\n"
+                                 f"{r.stdout}{r.stderr}\n{g.slurm.run('squeue', '-t', 'all').stdout}")
+        time.sleep(0.3)
+
+
+def show(g, jid):
+    r = g.cli("gjob", "show", str(jid), check=True)
+    return dict(ln.split("=", 1) for ln in r.stdout.splitlines() if "=" in ln)
+
+
+def row_of(table, jid):
+    for ln in table.splitlines():
+        w = ln.split()
+        if w and w[0] == str(jid):
+            return w
+    raise AssertionError(f"job {jid} not in:\n{table}")
+
+
+def test_plain_job_runs_on_slurm_and_shows_everywhere(sg):
+    [(jid, sid)] = submit_remote(sg, "sh", "-c", "echo hello from $GFLOW_JOB_ID on $GFLOW_CLUSTER")
+    j, table = wait_remote(sg, jid, "Finished")
+    assert row_of(table, jid)[1:4] == ["CD", "Finished", "test"]
+    assert j["cluster"] == "test" and j["slurm_id"] == sid
+    s = show(sg, jid)
+    assert s["Cluster"] == "test" and s["SlurmJobId"] == sid and s["ExitCode"].startswith("0")
+    log = sg.cli("gjob", "log", str(jid), check=True).stdout
+    assert f"hello from {sid} on test" in log
+    # filtered by cluster: this job only
+    r = sg.cli("gqueue", "-a", "--cluster", "test", "-f", "JOBID,CLUSTER", check=True)
+    assert str(jid) in r.stdout
+    r = sg.cli("gqueue", "-a", "--cluster", "other", "-f", "JOBID,CLUSTER", check=True)
+    assert str(jid) not in r.stdout
+
+
+def test_failing_job_exit_code(sg):
+    [(jid, _)] = submit_remote(sg, "sh", "-c", "exit 3")
+    wait_remote(sg, jid, "Failed")
+    s = show(sg, jid)
+    assert s["ExitCode"].startswith("3"), s
+    assert s["State"] == "Failed"
+
+
+def test_array_with_limit_runs_one_at_a_time(sg):
+    jobs = submit_remote(sg, "--array", "1-3%1", "sh", "-c", "sleep 1; echo task $GFLOW_ARRAY_TASK_ID")
+    assert len(jobs) == 3
+    ids = [j for j, _ in jobs]
+    for jid in ids:
+        wait_remote(sg, jid, "Finished", timeout=40)
+    got = [sg.job(j) for j in ids]
+    assert [j["array_task_id"] for j in got] == [1, 2, 3]
+    for a, b in zip(got, got[1:]):
+        assert b["start_time"] >= a["end_time"], got     # %1: never two at once
+    assert "task 2" in sg.cli("gjob", "log", str(ids[1]), check=True).stdout
+
+
+def test_dependency_chain_auto_cancel(sg):
+    [(a, _)] = submit_remote(sg, "sh", "-c", "sleep 1; exit 1")
+    [(b, _)] = submit_remote(sg, "--depends-on", str(a), "true")
+    [(c, _)] = submit_remote(sg, "--depends-on", str(b), "true")
+    wait_remote(sg, a, "Failed")
+    wait_remote(sg, b, "Cancelled", timeout=40)
+    wait_remote(sg, c, "Cancelled", timeout=40)
+    # a local job cannot be waited for by a Slurm job
+    local = sg.submit("--hold", "true")
+    r = sg.cli("gbatch", "--cluster", "test", "--depends-on", str(local), "true")
+    assert r.returncode != 0 and "own cluster" in r.stderr
+
+
+def test_sweep_two_by_two_is_one_array(sg):
+    jobs = submit_remote(sg, "--param", "a=1,2", "--param", "b=x,y", "sh", "-c", "echo point {a}-{b}")
+    assert len(jobs) == 4
+    assert len({sid.split("_")[0] for _, sid in jobs}) == 1    # one Slurm array job
+    logs = []
+    for jid, _ in jobs:
+        wait_remote(sg, jid, "Finished", timeout=40)
+        logs.append(sg.cli("gjob", "log", str(jid), check=True).stdout.strip())
+    assert logs == ["point 1-x", "point 1-y", "point 2-x", "point 2-y"]
+    assert sg.job(jobs[3][0])["params"] == {"a": "2", "b": "y"}
+
+
+def test_gcancel_pending_job(sg):
+    [(jid, sid)] = submit_remote(sg, "--begin", "now+1h", "true")
+    j, table = wait_remote(sg, jid, "Queued")
+    r = sg.cli("gcancel", str(jid), check=True)
+    assert f"Cancelled job {jid} (Slurm job {sid} on cluster test)" in r.stdout
+    wait_remote(sg, jid, "Cancelled")
+    r = sg.slurm.run("squeue", "-h", "-t", "all", "-j", sid, "-o", "%T")
+    assert r.stdout.strip() == "CANCELLED"
+
+
+def test_hold_and_release_go_to_scontrol(sg):
+    [(jid, sid)] = submit_remote(sg, "--begin", "now+1h", "true")
+    sg.cli("gjob", "hold", str(jid), check=True)
+    j, _ = wait_remote(sg, jid, "Hold")
+    assert j["reason"] == "JobHeldUser"
+    sg.cli("gjob", "release", str(jid), check=True)
+    wait_remote(sg, jid, "Queued")
+    sg.cli("gcancel", str(jid), check=True)
+
+
+def test_refusals_record_nothing(sg):
+    before = sg.api("GET", "/jobs?users=all&states=PD,H,R,CD,F,CA,TO")[1]["jobs"]
+    r = sg.cli("gbatch", "--cluster", "test", "--gpus", "3", "true")
+    assert r.returncode == 1 and "sbatch refused the job" in r.stderr and "3 GPUs" in r.stderr
+    cluster_config(sg, 'partition = "nosuch"\n')
+    r = sg.cli("gbatch", "--cluster", "test", "true")
+    assert r.returncode == 1 and "sbatch refused the job" in r.stderr
+    assert "partition" in r.stderr.lower()
+    r = sg.cli("gbatch", "--cluster", "nosuch", "true")
+    assert r.returncode == 1 and "unknown cluster 'nosuch'" in r.stderr
+    after = sg.api("GET", "/jobs?users=all&states=PD,H,R,CD,F,CA,TO")[1]["jobs"]
+    assert before == after
+
+
+def test_gpu_job_gets_gres(sg):
+    [(jid, _)] = submit_remote(sg, "--gpus", "2", "sh", "-c", "echo gpus=$CUDA_VISIBLE_DEVICES")
+    wait_remote(sg, jid, "Finished")
+    assert "gpus=0,1" in sg.cli("gjob", "log", str(jid), check=True).stdout
+
+
+def test_timeout(sg):
+    [(jid, _)] = submit_remote(sg, "--time", "1", "sleep", "300")
+    wait_remote(sg, jid, "Running")
+    j, _ = wait_remote(sg, jid, "Timeout", timeout=150)
+    assert j["reason"] and "TIMEOUT" in j["reason"]
+
+
+# ---- no Slurm needed ------------------------------------------------------
+
+def test_dry_run_prints_script_command_and_losses(gflow):
+    g = gflow
+    remote = cluster_config(g, 'partition = "gpu"\naccount = "lab"\nprelude = "module load cuda"\n'
+                               'path_map = { "/work" = "/scratch/me" }\n')
+    g.start()
+    r = g.cli("gbatch", "--cluster", "test", "--dry-run", "--gpus", "2", "--memory", "8G",
+              "--time", "1:30", "--project", "vision", "--priority", "50", "--name", "train",
+              "--array", "1-5%2", "--notify-email", "me@example.org", "--notify-on", "job_failed",
+              "--conda-env", "torch", "python", "/work/train.py", "--lr", "it's", cwd="/tmp",
+              env={"CONDA_EXE": "/bin/true"})
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    for line in ("#SBATCH --gres=gpu:2", "#SBATCH --mem=8192M", "#SBATCH --time=0-00:02:00",
+                 "#SBATCH --job-name=train", "#SBATCH --partition=gpu", "#SBATCH --account=lab",
+                 "#SBATCH --comment=gflow-project=vision", "#SBATCH --array=1-5%2",
+                 "#SBATCH --mail-user=me@example.org", "#SBATCH --mail-type=FAIL",
+                 f"#SBATCH --output={remote}/", "module load cuda", "conda activate torch",
+                 "exec python /scratch/me/train.py --lr 'it'\\''s'",
+                 'export GFLOW_ARRAY_TASK_ID="$SLURM_ARRAY_TASK_ID"',
+                 f"sbatch --parsable {remote}/"):
+        assert line in out, f"{line!r} not in:\n{out}"
+    assert "--time: Slurm counts whole minutes" in out
+    assert "--priority" in out.split("#### not carried over exactly")[1]
+    assert not g.api("GET", "/jobs?states=PD,H,R,CD,F,CA,TO")[1]["jobs"]    # nothing recorded
+
+
+def test_dry_run_over_ssh_names_the_ssh_command(gflow):
+    g = gflow
+    cluster_config(g, 'host = "login.example.org"\n')
+    g.start()
+    r = g.cli("gbatch", "--cluster", "test", "--dry-run", "--depends-on-any", "1,2", "true")
+    # dependencies must be jobs of the same cluster (these do not exist)
+    assert r.returncode == 1 and "--depends-on" in r.stderr
+    r = g.cli("gbatch", "--cluster", "test", "--dry-run", "--export-env", "true",
+              env={"MY_SETTING": "a b", "SSH_AUTH_SOCK": "/x"})
+    assert r.returncode == 0, r.stderr
+    assert "ssh -o BatchMode=yes -o ConnectTimeout=15 login.example.org -- 'sbatch --parsable " in r.stdout
+    assert "export 'MY_SETTING=a b'" in r.stdout and "SSH_AUTH_SOCK" not in r.stdout.split("####")[1]
+    r = g.cli("gbatch", "--export-env", "true")
+    assert r.returncode == 2 and "--export-env goes with --cluster" in r.stderr
+
+
+def test_unreachable_host_is_one_line(gflow):
+    g = gflow
+    cluster_config(g, 'host = "nosuchhost.invalid"\n')
+    g.start()
+    r = g.cli("gbatch", "--cluster", "test", "true")
+    assert r.returncode == 1
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "cannot reach cluster test over ssh (nosuchhost.invalid)" in r.stderr
+    assert not g.api("GET", "/jobs?states=PD,H,R,CD,F,CA,TO")[1]["jobs"]
+
+
+def test_config_refuses_unknown_cluster_keys(gflow):
+    g = gflow
+    cluster_config(g, 'partitio = "gpu"\n')
+    r = g.cli("gbatch", "--cluster", "test", "--dry-run", "true")
+    assert r.returncode == 1
+    assert "unknown key 'partitio' in [clusters.test]" in r.stderr

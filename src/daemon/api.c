@@ -1043,9 +1043,15 @@ static bool permitted(struct caller *c, struct job *j, const char *verb, json_t 
 {
 	char msg[512];
 
-	if (owns(c, j))
+	if (owns(c, j) && j->cluster)	/* Slurm's: the client asks Slurm (remote.c) */
+		snprintf(msg, sizeof msg, "job %lld is on Slurm cluster %s: gcancel and gjob hold/release "
+			 "act on it through Slurm; it cannot be %s here", (long long)j->id, j->cluster,
+			 !strcmp(verb, "cancel") ? "cancelled" : !strcmp(verb, "hold") ? "held" :
+			 !strcmp(verb, "release") ? "released" : "updated");
+	else if (owns(c, j))
 		return true;
-	not_yours(j, verb, msg, sizeof msg);
+	else
+		not_yours(j, verb, msg, sizeof msg);
 	json_array_append_new(errs, json_pack("{s:I,s:s}", "id", (json_int_t)j->id, "error", msg));
 	return false;
 }
@@ -1375,6 +1381,11 @@ static void h_redo(struct server *s, struct evhttp_request *req, struct caller *
 	j = jobs_get(s, root);
 	if (!owns(c, j)) {
 		not_yours(j, "redo", e.msg, sizeof e.msg);
+		goto bad;
+	}
+	if (j->cluster) {
+		gf_err_set(&e, "job %lld ran on Slurm cluster %s: submit it again with gbatch --cluster %s",
+			   (long long)root, j->cluster, j->cluster);
 		goto bad;
 	}
 	if (!job_state_ended(j->state)) {

@@ -226,6 +226,8 @@ def test_plain_job_runs_on_slurm_and_shows_everywhere(sg):
     assert str(jid) in r.stdout
     r = sg.cli("gqueue", "-a", "--cluster", "other", "-f", "JOBID,CLUSTER", check=True)
     assert str(jid) not in r.stdout
+    r = sg.cli("gjob", "redo", str(jid))
+    assert r.returncode != 0 and "submit it again with gbatch --cluster test" in r.stderr
 
 
 def test_failing_job_exit_code(sg):
@@ -276,7 +278,14 @@ def test_sweep_two_by_two_is_one_array(sg):
 
 def test_gcancel_pending_job(sg):
     [(jid, sid)] = submit_remote(sg, "--begin", "now+1h", "true")
-    j, table = wait_remote(sg, jid, "Queued")
+    wait_remote(sg, jid, "Queued")
+    table = sg.wait_for(lambda: (lambda out: row_of(out, jid)[-1] == "BeginTime" and out)(
+        sg.cli("gqueue", "-f", "JOBID,ST,STATE,CLUSTER,REASON").stdout), what="reason BeginTime")
+    assert row_of(table, jid)[1:4] == ["PD", "Queued", "test"]
+    r = sg.cli("gjob", "update", str(jid), "--time", "5")
+    assert r.returncode != 0 and "is on Slurm cluster test" in r.stderr
+    st, body = sg.api("POST", "/jobs/cancel", {"ids": [jid]})
+    assert "is on Slurm cluster test" in body["errors"][0]["error"]
     r = sg.cli("gcancel", str(jid), check=True)
     assert f"Cancelled job {jid} (Slurm job {sid} on cluster test)" in r.stdout
     wait_remote(sg, jid, "Cancelled")

@@ -34,6 +34,7 @@ def _slurm_missing():
 class Slurm:
     def __init__(self):
         self.dir = Path(tempfile.mkdtemp(prefix="gflow-slurm-"))
+        self.dir.chmod(0o755)   # other users' sbatch reach munge.sock and slurm.conf
         self.node = "g" + uuid.uuid4().hex[:8]
         self.conf = self.dir / "slurm.conf"
         self.env = {"SLURM_CONF": str(self.conf), "PATH": "/usr/sbin:/usr/bin:/bin"}
@@ -328,6 +329,72 @@ def test_timeout(sg):
     wait_remote(sg, jid, "Running")
     j, _ = wait_remote(sg, jid, "Timeout", timeout=150)
     assert j["reason"] and "TIMEOUT" in j["reason"]
+
+
+def test_ssh_path_through_a_local_sshd(system_gflow, slurm):
+    """A throwaway user whose profile names a host: every Slurm command goes
+    through their own ssh (a throwaway key) to a throwaway sshd here."""
+    if not shutil.which("sshd", path="/usr/sbin:/usr/bin") or not shutil.which("ssh-keygen"):
+        pytest.skip("openssh-server is not installed")
+    g = system_gflow
+    g.start()
+    user = g.add_user("s")
+    subprocess.run(["usermod", "-p", "*", user], check=True)     # not locked: sshd lets it in
+    home = g.home_of(user)
+    d = g.base / "sshd"
+    d.mkdir(mode=0o700)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "hostkey")], check=True)
+    ssh = home / ".ssh"
+    ssh.mkdir(mode=0o700)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ssh / "id")], check=True)
+    (ssh / "authorized_keys").write_text((ssh / "id.pub").read_text())
+    port = free_port()
+    (ssh / "config").write_text(
+        f"Host gflowtest\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile ~/.ssh/id\n"
+        "  StrictHostKeyChecking no\n  UserKnownHostsFile ~/.ssh/known_hosts\n")
+    cfg = home / ".config" / "gflow"
+    cfg.mkdir(parents=True)
+    (cfg / "gflow.toml").write_text(
+        f'[clusters.test]\ntype = "slurm"\nhost = "gflowtest"\nremote_dir = "{home}/remote"\n')
+    subprocess.run(["chown", "-R", f"{user}:{user}", str(home)], check=True)
+    (d / "sshd_config").write_text(f"""\
+Port {port}
+ListenAddress 127.0.0.1
+HostKey {d}/hostkey
+PidFile {d}/sshd.pid
+AuthorizedKeysFile .ssh/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+AllowUsers {user}
+SetEnv SLURM_CONF={slurm.conf}
+""")
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+    log = open(d / "sshd.log", "wb")
+    sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(d / "sshd_config")],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    try:
+        g.wait_for(lambda: subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"],
+                                          capture_output=True).returncode == 0, what="sshd")
+        r = g.as_user(user, "gbatch", "--cluster", "test", "sh", "-c", "echo via ssh as $(id -un)")
+        assert r.returncode == 0, r.stderr + (d / "sshd.log").read_text(errors="replace")
+        jid = int(r.stdout.split()[3])
+        assert "to cluster test as Slurm job" in r.stdout
+
+        def finished():
+            g.as_user(user, "gqueue", "-a", check=True)
+            return g.job(jid)["state"] == "Finished"
+        g.wait_for(finished, timeout=40, what="the job over ssh")
+        out = g.as_user(user, "gjob", "log", str(jid), check=True).stdout
+        assert f"via ssh as {user}" in out
+        s = g.as_user(user, "gjob", "show", str(jid), check=True).stdout
+        assert "Cluster=test" in s and "SlurmJobId=" in s
+        assert f"Accepted publickey for {user}" in (d / "sshd.log").read_text(errors="replace")
+    finally:
+        sshd.terminate()
+        sshd.wait(timeout=10)
+        slurm.run("scancel", "--quiet", "-u", user, check=False)
 
 
 # ---- no Slurm needed ------------------------------------------------------

@@ -1732,6 +1732,22 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 	json_decref(body);
 }
 
+/* The same field checks for api_remote.c. */
+int api_check_fields(json_t *o, const char *const *allowed, const char *what, struct gf_err *e)
+{
+	return check_fields(o, allowed, what, e);
+}
+
+int api_get_str(json_t *o, const char *k, size_t max, char **out, struct gf_err *e)
+{
+	return get_str(o, k, max, out, e);
+}
+
+int api_get_int(json_t *o, const char *k, int64_t min, int64_t max, int64_t *out, struct gf_err *e)
+{
+	return get_int(o, k, min, max, out, e);
+}
+
 static void on_unix(struct evhttp_request *req, void *arg)
 {
 	double t0 = metrics_clock();

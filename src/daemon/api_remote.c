@@ -15,7 +15,6 @@
  * Both are the owner's (or an admin's); see docs/api.md. */
 #include "server.h"
 
-#include <event2/buffer.h>
 #include <event2/http.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,72 +23,9 @@
 
 #include "bytes.h"
 
-static void answer(struct evhttp_request *req, int code, json_t *body)
-{
-	struct evbuffer *out = evbuffer_new();
-	char *text = json_dumps(body, JSON_COMPACT);
-
-	json_decref(body);
-	if (!out || !text)
-		abort();
-	evbuffer_add(out, text, strlen(text));
-	evbuffer_add(out, "\n", 1);
-	free(text);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
-	evhttp_send_reply(req, code, code < 300 ? "OK" : "Error", out);
-	evbuffer_free(out);
-}
-
 static void refuse(struct evhttp_request *req, int code, const struct gf_err *e)
 {
-	answer(req, code, json_pack("{s:s}", "error", e->msg));
-}
-
-/* An optional string of printable text, at most max bytes. */
-static int opt_text(json_t *o, const char *k, size_t max, char **out, struct gf_err *e)
-{
-	json_t *v = json_object_get(o, k);
-	const char *s;
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_string(v))
-		return gf_err_set(e, "'%s' must be a string", k);
-	s = json_string_value(v);
-	if (!*s || strlen(s) > max || !gf_text_printable(s, strlen(s)))
-		return gf_err_set(e, "'%s' must be printable text of 1 to %zu bytes", k, max);
-	free(*out);
-	*out = strdup(s);
-	return 0;
-}
-
-static int opt_int(json_t *o, const char *k, int64_t min, int64_t max, int64_t *out, struct gf_err *e)
-{
-	json_t *v = json_object_get(o, k);
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-		return gf_err_set(e, "'%s' must be an integer from %lld to %lld", k, (long long)min,
-				  (long long)max);
-	*out = json_integer_value(v);
-	return 0;
-}
-
-static int check_keys(json_t *o, const char *const *allowed, const char *what, struct gf_err *e)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(o, k, v) {
-		const char *const *a;
-
-		for (a = allowed; *a && strcmp(*a, k); a++)
-			;
-		if (!*a)
-			return gf_err_set(e, "unknown field '%s' in %s", k, what);
-	}
-	return 0;
+	api_reply(req, code, json_pack("{s:s}", "error", e->msg));
 }
 
 static struct job *remote_job(uid_t uid, const char *cluster, const char *cwd, json_t *spec,
@@ -108,18 +44,18 @@ static struct job *remote_job(uid_t uid, const char *cluster, const char *cwd, j
 		gf_err_set(e, "each job must be a JSON object");
 		goto fail;
 	}
-	if (check_keys(spec, fields, "a remote job", e) ||
+	if (api_check_fields(spec, fields, "a remote job", e) ||
 	    !(j->argv = strv_from_json(json_object_get(spec, "command"), e, "command")) ||
-	    opt_text(spec, "name", 200, &j->name, e) || opt_text(spec, "slurm_id", 64, &j->slurm_id, e) ||
-	    opt_text(spec, "remote_log", 4096, &j->remote_log, e) ||
-	    opt_text(spec, "project", 1024, &j->project, e) ||
-	    opt_int(spec, "gpus", 0, 1 << 20, &v, e) ||
-	    opt_int(spec, "memory_mb", 0, INT64_C(1) << 40, &j->memory_mb, e) ||
-	    opt_int(spec, "time_limit_secs", 0, INT64_C(1) << 40, &j->time_limit_secs, e) ||
-	    opt_int(spec, "array_task_id", 0, INT64_C(1) << 40, &j->array_task_id, e))
+	    api_get_str(spec, "name", 200, &j->name, e) || api_get_str(spec, "slurm_id", 64, &j->slurm_id, e) ||
+	    api_get_str(spec, "remote_log", 4096, &j->remote_log, e) ||
+	    api_get_str(spec, "project", 1024, &j->project, e) ||
+	    api_get_int(spec, "gpus", 0, 1 << 20, &v, e) ||
+	    api_get_int(spec, "memory_mb", 0, INT64_C(1) << 40, &j->memory_mb, e) ||
+	    api_get_int(spec, "time_limit_secs", 0, INT64_C(1) << 40, &j->time_limit_secs, e) ||
+	    api_get_int(spec, "array_task_id", 0, INT64_C(1) << 40, &j->array_task_id, e))
 		goto fail;
 	j->gpus = (int)v;
-	if (!j->slurm_id || !j->name) {
+	if (!j->slurm_id || !j->name || !j->slurm_id[0] || !j->name[0]) {
 		gf_err_set(e, "a remote job needs 'name' and 'slurm_id'");
 		goto fail;
 	}
@@ -156,9 +92,9 @@ static void record(struct server *s, struct evhttp_request *req, uid_t uid, json
 	size_t i, n = json_array_size(jobs);
 	struct gf_err e;
 
-	if (check_keys(body, fields, "the request", &e) || opt_text(body, "cluster", 100, &cluster, &e))
+	if (api_check_fields(body, fields, "the request", &e) || api_get_str(body, "cluster", 100, &cluster, &e))
 		goto bad;
-	if (!cluster || !n) {
+	if (!cluster || !cluster[0] || !n) {
 		gf_err_set(&e, "a remote submission needs 'cluster' and 'jobs'");
 		goto bad;
 	}
@@ -190,12 +126,12 @@ static void record(struct server *s, struct evhttp_request *req, uid_t uid, json
 	}
 	if (jobs_txn_commit(s, &e))
 		goto store;
-	answer(req, 201, json_pack("{s:o}", "jobs", out));
+	api_reply(req, 201, json_pack("{s:o}", "jobs", out));
 	goto done;
 store:
 	jobs_txn_rollback(s);
 	json_decref(out);
-	answer(req, strstr(e.msg, "disk full") ? 507 : 500, json_pack("{s:s}", "error", e.msg));
+	api_reply_store_err(s, req, &e);
 	goto done;
 bad:
 	refuse(req, 400, &e);
@@ -219,9 +155,9 @@ static int update_one(struct server *s, uid_t uid, bool admin, json_t *u, struct
 	struct job *j;
 	int state;
 
-	if (!json_is_object(u) || check_keys(u, fields, "an update", e) ||
-	    opt_int(u, "id", 1, INT64_MAX, &id, e) ||
-	    opt_int(u, "exit_code", -1, 255, &code, e) || opt_int(u, "exit_signal", 0, 128, &sig, e))
+	if (!json_is_object(u) || api_check_fields(u, fields, "an update", e) ||
+	    api_get_int(u, "id", 1, INT64_MAX, &id, e) ||
+	    api_get_int(u, "exit_code", -1, 255, &code, e) || api_get_int(u, "exit_signal", 0, 128, &sig, e))
 		return -1;
 	if (!(j = jobs_get(s, id)))
 		return gf_err_set(e, "job %lld: no such job", (long long)id);
@@ -286,11 +222,11 @@ static void update(struct server *s, struct evhttp_request *req, uid_t uid, bool
 	}
 	if (jobs_txn_commit(s, &e)) {
 		json_decref(errs);
-		answer(req, strstr(e.msg, "disk full") ? 507 : 500, json_pack("{s:s}", "error", e.msg));
+		api_reply_store_err(s, req, &e);
 		return;
 	}
 	server_schedule(s);	/* local jobs may depend on remote ones */
-	answer(req, 200, json_pack("{s:I,s:o}", "updated", (json_int_t)done, "errors", errs));
+	api_reply(req, 200, json_pack("{s:I,s:o}", "updated", (json_int_t)done, "errors", errs));
 }
 
 void api_remote(struct server *s, struct evhttp_request *req, uid_t uid, bool admin, const char *what,

@@ -336,6 +336,11 @@ int api_fds(struct server *s, int *unix_fd, int *tcp_fd);
  * "/remote/"). */
 void api_remote(struct server *s, struct evhttp_request *req, uid_t uid, bool admin,
 		const char *what, json_t *body);
+/* api.c's field checks, for api_remote.c: unknown fields, a printable
+ * text field, an integer field in [min,max] (absent or null: left alone). */
+int api_check_fields(json_t *o, const char *const *allowed, const char *what, struct gf_err *e);
+int api_get_str(json_t *o, const char *k, size_t max, char **out, struct gf_err *e);
+int api_get_int(json_t *o, const char *k, int64_t min, int64_t max, int64_t *out, struct gf_err *e);
 
 /* jobs.c — the state machine */
 struct job *jobs_get(struct server *s, int64_t id);

@@ -547,3 +547,134 @@ void cluster_plan_free(struct cluster_plan *p)
 	free(p->tasks);
 	memset(p, 0, sizeof *p);
 }
+
+/* ---------- what squeue and sacct say ---------- */
+
+static double slurm_time(const char *s)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof tm);
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || *end)
+		return 0;
+	tm.tm_isdst = -1;
+	return (double)mktime(&tm);
+}
+
+static void add_state(struct slurm_state **v, size_t *n, const char *id,
+    const char *state, const char *reason)
+{
+	struct slurm_state *s;
+	const char *code = cluster_state_code(state);
+	size_t sl = strcspn(state, " +");
+
+	if (!code)
+		return;
+	*v = xrealloc(*v, (*n + 1) * sizeof **v);
+	s = &(*v)[(*n)++];
+	memset(s, 0, sizeof *s);
+	s->id = xstrdup(id);
+	s->code = code;
+	if (!strcmp(code, "PD") && reason && (!strcmp(reason, "JobHeldUser") ||
+	    !strcmp(reason, "JobHeldAdmin")))
+		s->code = "H";
+	if (!strcmp(code, "PD") || !strcmp(code, "H") || !strcmp(code, "CA")) {
+		if (reason && *reason && strcmp(reason, "None") && strcmp(reason, "(null)"))
+			s->reason = xstrdup(reason);
+	} else if (strcmp(code, "R") && strcmp(code, "CD")) {
+		/* F and TO: which of Slurm's ends it was */
+		char buf[96];
+
+		snprintf(buf, sizeof buf, "Slurm: %.*s", (int)sl, state);
+		s->reason = xstrdup(buf);
+	}
+}
+
+static int in_ids(char *const *ids, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(ids[i], id))
+			return 1;
+	return 0;
+}
+
+int cluster_knows(const struct slurm_state *v, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].id, id))
+			return 1;
+	return 0;
+}
+
+void cluster_parse_squeue(char *text, char *const *ids, size_t nids,
+    struct slurm_state **v, size_t *n)
+{
+	char *line = text, *next, *f[8], id[96];
+
+	for (; line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		if (cluster_split(line, '|', f, 8) < 7)
+			continue;
+		if (!strcmp(f[1], "N/A"))
+			snprintf(id, sizeof id, "%s", f[0]);
+		else
+			snprintf(id, sizeof id, "%s_%s", f[0], f[1]);
+		if (!in_ids(ids, nids, id) || cluster_knows(*v, *n, id))
+			continue;
+		add_state(v, n, id, f[2], f[3]);
+		if (*n && !strcmp((*v)[*n - 1].id, id)) {
+			struct slurm_state *s = &(*v)[*n - 1];
+			char *endp;
+			long st = strtol(f[4], &endp, 10);
+
+			if (*endp == '\0' && f[4][0] && strcmp(s->code, "PD") &&
+			    strcmp(s->code, "H") && strcmp(s->code, "R")) {
+				s->has_exit = 1;
+				s->exit_code = (int)((st >> 8) & 0xff);
+				s->exit_signal = (int)(st & 0x7f);
+			}
+			s->start = slurm_time(f[5]);
+			s->end = slurm_time(f[6]);
+		}
+	}
+}
+
+void cluster_parse_sacct(char *text, char *const *ids, size_t nids,
+    struct slurm_state **v, size_t *n)
+{
+	char *line = text, *next, *f[6];
+
+	for (; line && *line; line = next) {
+		if ((next = strchr(line, '\n')))
+			*next++ = '\0';
+		if (cluster_split(line, '|', f, 6) < 5 || !in_ids(ids, nids, f[0]) ||
+		    cluster_knows(*v, *n, f[0]))
+			continue;
+		add_state(v, n, f[0], f[1], NULL);
+		if (*n && !strcmp((*v)[*n - 1].id, f[0])) {
+			struct slurm_state *s = &(*v)[*n - 1];
+			int code, sig;
+
+			if (sscanf(f[2], "%d:%d", &code, &sig) == 2 && strcmp(s->code, "PD") &&
+			    strcmp(s->code, "R")) {
+				s->has_exit = 1;
+				s->exit_code = code;
+				s->exit_signal = sig;
+			}
+			s->start = slurm_time(f[3]);
+			s->end = slurm_time(f[4]);
+		}
+	}
+}
+
+void cluster_states_free(struct slurm_state *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(s[i].id);
+		free(s[i].reason);
+	}
+	free(s);
+}

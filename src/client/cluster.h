@@ -76,4 +76,27 @@ const char *cluster_state_code(const char *slurm_state);
  * number of fields (at most max), each NUL-terminated in place. */
 size_t cluster_split(char *line, char sep, char **fields, size_t max);
 
+/* What Slurm says of one job ("123" or "123_4"). */
+struct slurm_state {
+	char *id;
+	const char *code;	/* PD H R CD F CA TO */
+	char *reason;		/* NULL: none */
+	int has_exit, exit_code, exit_signal;
+	double start, end;	/* 0: unknown (times are the cluster's local time) */
+};
+
+/* Add to *v (*n entries) the states of the ids (of nids) that text holds
+ * and *v does not: text is the output of
+ *   squeue --noheader --array --states=all --Format=ArrayJobID:|,
+ *     ArrayTaskID:|,State:|,Reason:|,exit_code:|,StartTime:|,EndTime:|
+ * (exit_code a wait status), or of
+ *   sacct --noheader --parsable2 --format=JobID,State,ExitCode,Start,End
+ * (ExitCode "code:signal"). text is changed in place. */
+void cluster_parse_squeue(char *text, char *const *ids, size_t nids,
+    struct slurm_state **v, size_t *n);
+void cluster_parse_sacct(char *text, char *const *ids, size_t nids,
+    struct slurm_state **v, size_t *n);
+int cluster_knows(const struct slurm_state *v, size_t n, const char *id);
+void cluster_states_free(struct slurm_state *s, size_t n);
+
 #endif

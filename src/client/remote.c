@@ -348,7 +348,7 @@ static int sync_cluster(const char *prog, const struct gf_cluster *k,
 			printf("job %lld: Slurm job %s on %s is %s\n", (long long)jint(j, "id", 0),
 			    ids[i], k->name, st[m].code);
 	}
-	slurm_states_free(st, ns);
+	cluster_states_free(st, ns);
 	free(ids);
 	if (!json_array_size(ups)) {
 		json_decref(ups);
@@ -442,7 +442,9 @@ int remote_sync(const char *prog, const char *cluster, int verbose)
 		return 0;
 	}
 	if (!(by = open_remote_jobs(cluster, NULL, &e))) {
-		fprintf(stderr, "%s: warning: %s\n", prog, e.msg);
+		/* gqueue and gjob show say it themselves, once */
+		if (verbose)
+			fprintf(stderr, "%s: %s\n", prog, e.msg);
 		gf_config_free(&cfg);
 		return 1;
 	}

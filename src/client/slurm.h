@@ -38,20 +38,10 @@ int slurm_put(const struct gf_cluster *k, const char *dir, const char *path,
 int slurm_sbatch(const struct gf_cluster *k, const char *script, int64_t gpus,
     char **id, struct gf_err *e);
 
-/* What Slurm says of one job ("123" or "123_4"). */
-struct slurm_state {
-	char *id;
-	const char *code;	/* PD H R CD F CA TO */
-	char *reason;		/* NULL: none */
-	int has_exit, exit_code, exit_signal;
-	double start, end;	/* 0: unknown */
-};
-
 /* squeue, then sacct for the ids squeue no longer lists. *out gets one
- * entry per id Slurm knows (malloc'd array of *n). */
+ * entry per id Slurm knows (free with cluster_states_free). */
 int slurm_query(const struct gf_cluster *k, char *const *ids, size_t nids,
     struct slurm_state **out, size_t *n, struct gf_err *e);
-void slurm_states_free(struct slurm_state *s, size_t n);
 
 /* scancel / scontrol hold / scontrol release of these ids. */
 int slurm_control(const struct gf_cluster *k, const char *verb,

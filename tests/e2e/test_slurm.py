@@ -232,7 +232,13 @@ def test_plain_job_runs_on_slurm_and_shows_everywhere(sg):
 
 
 def test_failing_job_exit_code(sg):
-    [(jid, _)] = submit_remote(sg, "sh", "-c", "exit 3")
+    [(jid, sid)] = submit_remote(sg, "sh", "-c", "exit 3")
+    # gflow cluster sync: every open cluster job at once, saying what it saw
+    def synced():
+        r = sg.cli("gflow", "cluster", "sync", check=True)
+        return f"job {jid}: Slurm job {sid} on test is F" in r.stdout
+    sg.wait_for(synced, what="gflow cluster sync to see the failure")
+    assert sg.job(jid)["state"] == "Failed"
     wait_remote(sg, jid, "Failed")
     s = show(sg, jid)
     assert s["ExitCode"].startswith("3"), s
@@ -450,6 +456,25 @@ def test_unreachable_host_is_one_line(gflow):
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "cannot reach cluster test over ssh (nosuchhost.invalid)" in r.stderr
     assert not g.api("GET", "/jobs?states=PD,H,R,CD,F,CA,TO")[1]["jobs"]
+
+
+def test_export_writes_scripts_for_local_jobs(gflow):
+    g = gflow
+    cluster_config(g, 'path_map = { "/tmp" = "/scratch/tmp" }\n')
+    g.start()
+    jid = g.submit("--hold", "--gpus", "0", "--time", "10", "--name", "prep", "sh", "-c", "echo x")
+    out = g.tmp / "scripts"
+    out.mkdir()
+    r = g.cli("gflow", "cluster", "export", str(jid), "--cluster", "test", "--dir", str(out), check=True)
+    script = out / f"gflow-job-{jid}.sbatch"
+    assert f"Wrote {script}" in r.stdout
+    text = script.read_text()
+    assert "#SBATCH --job-name=prep" in text and "#SBATCH --time=0-00:10:00" in text
+    assert "exec sh -c 'echo x'" in text and "#SBATCH --chdir=/scratch/tmp/" in text
+    r = g.cli("gflow", "cluster", "export", str(jid), "--cluster", "test", "--dir", str(out))
+    assert r.returncode == 1 and "cannot create" in r.stderr       # never overwritten
+    r = g.cli("gflow", "cluster", "export", str(jid))
+    assert r.returncode == 2 and "usage: gflow cluster" in r.stderr
 
 
 def test_config_refuses_unknown_cluster_keys(gflow):

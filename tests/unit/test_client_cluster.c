@@ -358,6 +358,76 @@ static void test_plan_dependencies(void **state)
 	batch_opts_free(&o);
 }
 
+static const struct slurm_state *state_of(const struct slurm_state *v, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].id, id))
+			return &v[i];
+	return NULL;
+}
+
+static void test_parse_squeue_and_sacct(void **state)
+{
+	char sq[] = "4|1|COMPLETED|None|0|2026-12-03T06:54:26|2026-12-03T06:54:27|\n"
+		"4|2|PENDING|JobHeldUser|0|N/A|N/A|\n"
+		"4|3|PENDING|Dependency|0|N/A|N/A|\n"
+		"1|N/A|FAILED|NonZeroExitCode|768|2026-12-03T06:54:09|2026-12-03T06:54:10|\n"
+		"3|N/A|TIMEOUT|TimeLimit|15|2026-12-03T06:54:26|2026-12-03T06:55:30|\n"
+		"9|N/A|CANCELLED|DependencyNeverSatisfied|0|N/A|2026-12-03T07:00:00|\n"
+		"8|N/A|OUT_OF_MEMORY|OutOfMemory|9|N/A|N/A|\n"
+		"77|N/A|RUNNING|None|0|2026-12-03T06:54:26|N/A|\n";
+	char sa[] = "5|COMPLETED|0:0|2026-12-03T06:54:29|2026-12-03T06:54:30\n"
+		"6|CANCELLED by 0|0:15|Unknown|2026-12-03T06:54:30\n"
+		"1|COMPLETED|0:0|N/A|N/A\n";
+	char *ids[] = { "4_1", "4_2", "4_3", "1", "3", "9", "8", "5", "6" };
+	struct slurm_state *v = NULL;
+	const struct slurm_state *s;
+	size_t n = 0;
+
+	(void)state;
+	cluster_parse_squeue(sq, ids, 9, &v, &n);
+	assert_int_equal(n, 7);			/* 77 was not asked for */
+	s = state_of(v, n, "4_1");
+	assert_string_equal(s->code, "CD");
+	assert_true(s->has_exit);
+	assert_int_equal(s->exit_code, 0);
+	assert_null(s->reason);
+	assert_true(s->end - s->start == 1);
+	s = state_of(v, n, "4_2");
+	assert_string_equal(s->code, "H");
+	assert_string_equal(s->reason, "JobHeldUser");
+	assert_false(s->has_exit);
+	s = state_of(v, n, "4_3");
+	assert_string_equal(s->code, "PD");
+	assert_string_equal(s->reason, "Dependency");
+	s = state_of(v, n, "1");
+	assert_string_equal(s->code, "F");
+	assert_int_equal(s->exit_code, 3);
+	assert_int_equal(s->exit_signal, 0);
+	assert_string_equal(s->reason, "Slurm: FAILED");
+	s = state_of(v, n, "3");
+	assert_string_equal(s->code, "TO");
+	assert_int_equal(s->exit_signal, 15);
+	s = state_of(v, n, "9");
+	assert_string_equal(s->code, "CA");
+	assert_string_equal(s->reason, "DependencyNeverSatisfied");
+	assert_true(s->start == 0 && s->end > 0);
+	assert_string_equal(state_of(v, n, "8")->reason, "Slurm: OUT_OF_MEMORY");
+	assert_false(cluster_knows(v, n, "5"));
+	/* sacct for what squeue forgot; what squeue said stays */
+	cluster_parse_sacct(sa, ids, 9, &v, &n);
+	assert_int_equal(n, 9);
+	s = state_of(v, n, "5");
+	assert_string_equal(s->code, "CD");
+	assert_true(s->has_exit && s->exit_code == 0);
+	s = state_of(v, n, "6");
+	assert_string_equal(s->code, "CA");
+	assert_int_equal(s->exit_signal, 15);
+	assert_true(s->start == 0);
+	assert_string_equal(state_of(v, n, "1")->code, "F");
+	cluster_states_free(v, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_plan_losses_and_env),
 		cmocka_unit_test(test_plan_array_and_sweep),
 		cmocka_unit_test(test_plan_dependencies),
+		cmocka_unit_test(test_parse_squeue_and_sacct),
 	};
 
 	setenv("TZ", "UTC", 1);

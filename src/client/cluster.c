@@ -169,20 +169,15 @@ static char *mail_types(const char *events, struct cluster_plan *p)
 	static const struct {
 		const char *ev, *type;
 	} map[] = {
-		{ "job_started", "BEGIN" }, { "job_running", "BEGIN" },
-		{ "started", "BEGIN" }, { "begin", "BEGIN" },
-		{ "job_completed", "END" }, { "job_finished", "END" },
-		{ "completed", "END" }, { "finished", "END" }, { "end", "END" },
-		{ "job_ended", "END" }, { "job_cancelled", "END" },
-		{ "job_failed", "FAIL" }, { "failed", "FAIL" }, { "fail", "FAIL" },
-		{ "job_timeout", "TIME_LIMIT" }, { "timeout", "TIME_LIMIT" },
-		{ "all", "ALL" },
+		{ "job_started", "BEGIN" }, { "job_completed", "END" },
+		{ "job_cancelled", "END" }, { "job_failed", "FAIL" },
+		{ "job_timeout", "TIME_LIMIT" },
 	};
 	struct sbuf b = { 0 }, lost = { 0 };
 	const char *q = events;
 
-	if (!events)
-		return xstrdup("END,FAIL");
+	if (!events)	/* gflow's default: every end */
+		return xstrdup("END");
 	while (*q) {
 		size_t n = strcspn(q, ","), i;
 		const char *type = NULL;
@@ -197,8 +192,8 @@ static char *mail_types(const char *events, struct cluster_plan *p)
 		q += n + (q[n] == ',');
 	}
 	if (lost.len)
-		lossy(p, "--notify-on %s: Slurm mails only on BEGIN, END, FAIL "
-		    "and TIME_LIMIT; these events are dropped", sbuf_str(&lost));
+		lossy(p, "--notify-on %s: Slurm mails only when a job begins, "
+		    "ends, fails or reaches its time limit; dropped", sbuf_str(&lost));
 	sbuf_free(&lost);
 	if (!b.len) {
 		sbuf_free(&b);

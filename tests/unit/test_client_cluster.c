@@ -271,7 +271,7 @@ static void test_plan_losses_and_env(void **state)
 	struct gf_cluster k = { .name = "hpc", .type = "slurm" };
 	char *argv[] = { "gbatch", "--gpus", "1", "--shared", "--gpu-memory", "10G", "--priority",
 		"99", "--max-retries", "2", "--time", "1:30", "--notify-email", "a@b.c", "--notify-on",
-		"job_failed,job_odd", "--export-env", "true", NULL };
+		"job_failed,job_held", "--export-env", "true", NULL };
 	char *bad[] = { "gbatch", "--name", "a\"b", "true", NULL };
 	struct cluster_plan p;
 	struct gf_err e;
@@ -282,7 +282,7 @@ static void test_plan_losses_and_env(void **state)
 	assert_true(lossy_has(&p, "--priority"));
 	assert_true(lossy_has(&p, "--max-retries"));
 	assert_true(lossy_has(&p, "--time: Slurm counts whole minutes"));
-	assert_true(lossy_has(&p, "--notify-on job_odd"));
+	assert_true(lossy_has(&p, "--notify-on job_held"));
 	assert_true(lossy_has(&p, "--export-env: 3 variables"));
 	assert_non_null(strstr(p.script, "#SBATCH --mail-user=a@b.c\n#SBATCH --mail-type=FAIL\n"));
 	assert_non_null(strstr(p.script, "export 'MY_VAR=it'\\''s'\n"));

@@ -1119,6 +1119,11 @@ static int walk_cluster(struct loader *L, struct gf_cluster *k, const char *show
 			    "(known: \"slurm\")", show, k->type);
 			return at(L, v);
 		}
+		if (field == &k->host && (k->host[0] == '-' || strpbrk(k->host, " \t\n\r'\"\\"))) {
+			gf_err_set(L->e, "[%s] host: \"%.100s\" is not an ssh destination (HOST or USER@HOST)",
+			    show, k->host);
+			return at(L, v);
+		}
 		if (field == &k->remote_dir && k->remote_dir[0] != '/') {
 			gf_err_set(L->e, "[%s] remote_dir: must be an absolute path", show);
 			return at(L, v);

@@ -84,6 +84,9 @@ static void test_profile_errors(void **state)
 	assert_int_equal(load("[clusters.hpc]\ntype = \"slurm\"\npath_map = { \"rel\" = \"/x\" }\n",
 	    &c, &e), -1);
 	assert_non_null(strstr(e.msg, "path_map"));
+	assert_int_equal(load("[clusters.hpc]\ntype = \"slurm\"\nhost = \"-oProxyCommand=x\"\n", &c, &e),
+	    -1);
+	assert_non_null(strstr(e.msg, "is not an ssh destination"));
 	assert_int_equal(load("[clusters.hpc]\ntype = \"slurm\"\nport = 3\n", &c, &e), -1);
 	assert_non_null(strstr(e.msg, "unknown key 'port'"));
 	assert_int_equal(load("[clusters]\nhpc = 3\n", &c, &e), -1);

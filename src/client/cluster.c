@@ -202,9 +202,7 @@ static char *mail_types(const char *events, struct cluster_plan *p)
 	return sbuf_take(&b);
 }
 
-/* Variables of this machine that mean nothing (or harm) on the cluster:
- * never carried by --export-env. */
-static int machine_var(const char *kv)
+int cluster_machine_var(const char *kv)
 {
 	static const char *const names[] = {
 		"HOME", "PATH", "USER", "LOGNAME", "SHELL", "PWD", "OLDPWD",
@@ -512,7 +510,7 @@ static void add_environment(struct sbuf *b, const json_t *body,
 
 		if (!kv)
 			continue;
-		if (!shell_name(kv) || machine_var(kv)) {
+		if (!shell_name(kv) || cluster_machine_var(kv)) {
 			skipped++;
 			free(kv);
 			continue;

@@ -26,6 +26,12 @@
  * else in single quotes ('\'' for a quote). Never NULL (malloc'd). */
 char *cluster_shquote(const char *s);
 
+/* Is "K=V" one of this machine's own variables (PATH, HOME, USER, LANG,
+ * SSH_*, SLURM_*, XDG_*, ...)? Those never go with --export-env; and only
+ * those (but SSH_*) are in the environment of a local sbatch, whose
+ * default --export=ALL would otherwise hand the job all of the user's. */
+int cluster_machine_var(const char *kv);
+
 /* Local path → the cluster's, by the longest path_map prefix that matches
  * whole components; unchanged when none does. malloc'd. */
 char *cluster_map_path(const struct gf_cluster *k, const char *path);

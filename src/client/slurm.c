@@ -141,6 +141,24 @@ static void last_line(const char *text, char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)(end - start), start);
 }
 
+extern char **environ;
+
+/* This machine's own variables only (see cluster_machine_var), for Slurm's
+ * commands run here: a local sbatch hands its environment to the job. */
+static char **machine_env(void)
+{
+	size_t n = 0, i;
+	char **v;
+
+	while (environ[n])
+		n++;
+	v = xcalloc(n + 1, sizeof *v);
+	for (i = 0, n = 0; environ[i]; i++)
+		if (cluster_machine_var(environ[i]) && strncmp(environ[i], "SSH_", 4))
+			v[n++] = environ[i];
+	return v;
+}
+
 int slurm_run(const struct gf_cluster *k, char *const *argv, const char *in,
     struct slurm_out *r, struct gf_err *e)
 {
@@ -164,6 +182,8 @@ int slurm_run(const struct gf_cluster *k, char *const *argv, const char *in,
 		dup2(pin[0], 0);
 		dup2(pout[1], 1);
 		dup2(perr[1], 2);
+		if (!k->host)
+			execvpe(v[0], v, machine_env());
 		execvp(v[0], v);
 		_exit(127);
 	}

@@ -176,8 +176,8 @@ def sg(tmp_path, slurm):
     g.cleanup()
 
 
-def submit_remote(g, *args):
-    r = g.cli("gbatch", "--cluster", "test", *args, check=True)
+def submit_remote(g, *args, env=None):
+    r = g.cli("gbatch", "--cluster", "test", *args, check=True, env=env)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("Submitted batch job ")]
     assert lines, r.stdout + r.stderr
     return [(int(ln.split()[3]), ln.split()[-1]) for ln in lines]
@@ -214,14 +214,18 @@ def row_of(table, jid):
 
 
 def test_plain_job_runs_on_slurm_and_shows_everywhere(sg):
-    [(jid, sid)] = submit_remote(sg, "sh", "-c", "echo hello from $GFLOW_JOB_ID on $GFLOW_CLUSTER")
+    say = "echo hello from $GFLOW_JOB_ID on $GFLOW_CLUSTER secret=${MY_SECRET:-none}"
+    [(jid, sid)] = submit_remote(sg, "sh", "-c", say, env={"MY_SECRET": "s3cret"})
+    [(jid2, _)] = submit_remote(sg, "--export-env", "sh", "-c", say, env={"MY_SECRET": "s3cret"})
     j, table = wait_remote(sg, jid, "Finished")
     assert row_of(table, jid)[1:4] == ["CD", "Finished", "test"]
     assert j["cluster"] == "test" and j["slurm_id"] == sid
     s = show(sg, jid)
     assert s["Cluster"] == "test" and s["SlurmJobId"] == sid and s["ExitCode"].startswith("0")
     log = sg.cli("gjob", "log", str(jid), check=True).stdout
-    assert f"hello from {sid} on test" in log
+    assert f"hello from {sid} on test secret=none" in log      # not carried by default
+    wait_remote(sg, jid2, "Finished")
+    assert "secret=s3cret" in sg.cli("gjob", "log", str(jid2), check=True).stdout
     # filtered by cluster: this job only
     r = sg.cli("gqueue", "-a", "--cluster", "test", "-f", "JOBID,CLUSTER", check=True)
     assert str(jid) in r.stdout

@@ -239,9 +239,10 @@ static int shell_name(const char *kv)
 	return 1;
 }
 
-/* A job's command words (byte strings), quoted and joined by blanks. */
+/* A job's command words (byte strings), quoted and joined by blanks; word
+ * number `at` (the script) is `shipped` when that is not NULL. */
 static int command_line(const json_t *cmd, const struct gf_cluster *k,
-    struct sbuf *b, struct gf_err *e)
+    size_t at, const char *shipped, struct sbuf *b, struct gf_err *e)
 {
 	size_t i;
 
@@ -253,7 +254,10 @@ static int command_line(const json_t *cmd, const struct gf_cluster *k,
 			return -1;
 		/* paths of this machine (the script, absolute arguments under
 		 * a mapped prefix) become the cluster's */
-		m = w[0] == '/' ? cluster_map_path(k, w) : xstrdup(w);
+		if (shipped && i == at)
+			m = xstrdup(shipped);
+		else
+			m = w[0] == '/' ? cluster_map_path(k, w) : xstrdup(w);
 		q = cluster_shquote(m);
 		sbuf_addf(b, "%s%s", i ? " " : "", q);
 		free(q);
@@ -363,9 +367,9 @@ static void add_environment(struct sbuf *b, const json_t *body,
     int export_env, struct cluster_plan *p);
 
 int cluster_plan(const struct gf_cluster *k, const struct batch_opts *o,
-    const json_t *body, const struct cluster_deps *deps, int export_env,
-    const char *dir, const char *stamp, struct cluster_plan *p,
-    struct gf_err *e)
+    const json_t *body, const struct cluster_deps *deps,
+    const char *script_text, int export_env, const char *dir,
+    const char *stamp, struct cluster_plan *p, struct gf_err *e)
 {
 	const json_t *jobs = json_object_get(body, "jobs"), *first;
 	struct sbuf b = { 0 }, pb = { 0 };
@@ -373,6 +377,7 @@ int cluster_plan(const struct gf_cluster *k, const struct batch_opts *o,
 	size_t i, n = json_array_size(jobs);
 	int sweep = o->ndims > 0 && !o->has_array;
 	const char *name, *conda;
+	size_t script_at = 0;
 
 	memset(p, 0, sizeof *p);
 	if (!n)
@@ -387,6 +392,12 @@ int cluster_plan(const struct gf_cluster *k, const struct batch_opts *o,
 	sprintf(p->log_pattern, "%s/%s-%s.out", dir, stamp,
 	    o->has_array || sweep ? "%A_%a" : "%j");
 
+	if (o->script && script_text) {	/* the script goes with the job */
+		p->job_path = xmalloc(strlen(dir) + strlen(stamp) + 16);
+		sprintf(p->job_path, "%s/%s.job", dir, stamp);
+		p->job_text = xstrdup(script_text);
+		script_at = (o->interp[0] != NULL) + (o->interp[1] != NULL);
+	}
 	add_header(&b, k);
 	/* names: the job's own; array tasks and sweep points share it */
 	name = o->name ? o->name : jstr(first, "name");
@@ -467,7 +478,7 @@ int cluster_plan(const struct gf_cluster *k, const struct batch_opts *o,
 		sprintf(p->params_path, "%s/%s.params", dir, stamp);
 		for (i = 0; i < n; i++) {
 			if (command_line(json_object_get(json_array_get(jobs, i),
-			    "command"), k, &pb, e))
+			    "command"), k, script_at, p->job_path, &pb, e))
 				goto fail;
 			sbuf_addc(&pb, '\n');
 		}
@@ -479,7 +490,8 @@ int cluster_plan(const struct gf_cluster *k, const struct batch_opts *o,
 		p->params = sbuf_take(&pb);
 	} else {
 		sbuf_adds(&b, "exec ");
-		if (command_line(json_object_get(first, "command"), k, &b, e))
+		if (command_line(json_object_get(first, "command"), k, script_at,
+		    p->job_path, &b, e))
 			goto fail;
 		sbuf_addc(&b, '\n');
 	}
@@ -533,6 +545,8 @@ void cluster_plan_free(struct cluster_plan *p)
 	free(p->params);
 	free(p->script_path);
 	free(p->params_path);
+	free(p->job_path);
+	free(p->job_text);
 	free(p->log_pattern);
 	for (i = 0; i < p->nlossy; i++)
 		free(p->lossy[i]);

@@ -48,6 +48,8 @@ struct cluster_plan {
 	char *params;		/* sweep: one line per task, its command quoted; else NULL */
 	char *script_path;	/* <dir>/<stamp>.sbatch */
 	char *params_path;	/* <dir>/<stamp>.params (sweeps) */
+	char *job_path;		/* a script job: <dir>/<stamp>.job, its copy there */
+	char *job_text;		/* ... and what goes into it; else both NULL */
 	char *log_pattern;	/* <dir>/<stamp>-%j.out, or -%A_%a.out for arrays */
 	char **lossy;		/* one line per field not carried over exactly */
 	size_t nlossy;
@@ -57,13 +59,16 @@ struct cluster_plan {
 };
 
 /* Translate. `body` is batch_request()'s output for `o` (its jobs give the
- * final names and commands); `dir` is the absolute directory for scripts
- * and logs on the cluster; `stamp` names the files (letters, digits, '-',
- * '.'); export_env carries the captured environment into the script. Returns 0, or -1 with e set when something cannot be translated
+ * final names and commands); script_text, for a script job, is the
+ * script's content: it is copied to the cluster and run there (NULL: the
+ * script's own path, mapped by path_map, is run); `dir` is the absolute
+ * directory for scripts and logs on the cluster; `stamp` names the files
+ * (letters, digits, '-', '.'); export_env carries the captured environment
+ * into the script. Returns 0, or -1 with e set when something cannot be translated
  * at all (the message names it). */
 int cluster_plan(const struct gf_cluster *k, const struct batch_opts *o,
-    const json_t *body, const struct cluster_deps *deps, int export_env,
-    const char *dir, const char *stamp, struct cluster_plan *p, struct gf_err *e);
+    const json_t *body, const struct cluster_deps *deps,
+    const char *script_text, int export_env, const char *dir, const char *stamp, struct cluster_plan *p, struct gf_err *e);
 void cluster_plan_free(struct cluster_plan *p);
 
 /* A Slurm time limit for secs: "D-HH:MM:SS", rounded up to whole minutes

@@ -21,6 +21,8 @@
 #include "slurm.h"
 #include "util.h"
 
+#define SCRIPT_MAX (16 << 20)
+
 extern char **environ;
 
 static int load_cluster(const char *config, const char *name, struct gf_config *cfg,
@@ -126,11 +128,46 @@ fail:
 	return -1;
 }
 
+/* A script job's script, to be copied to the cluster. */
+static char *read_script(const char *path, struct gf_err *e)
+{
+	struct sbuf b = { 0 };
+	char buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		gf_err_set(e, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		sbuf_add(&b, buf, (size_t)n);
+		if (b.len > SCRIPT_MAX) {
+			close(fd);
+			sbuf_free(&b);
+			gf_err_set(e, "%s: a script sent to a cluster may have at most %d MiB",
+			    path, SCRIPT_MAX >> 20);
+			return NULL;
+		}
+	}
+	close(fd);
+	if (n < 0 || memchr(sbuf_str(&b) ? sbuf_str(&b) : "", '\0', b.len)) {
+		sbuf_free(&b);
+		gf_err_set(e, "%s: %s", path, n < 0 ? strerror(errno) :
+		    "a NUL byte: only text scripts are sent to a cluster");
+		return NULL;
+	}
+	sbuf_addc(&b, '\0');
+	return sbuf_take(&b);
+}
+
 static void print_dry_run(const struct gf_cluster *k, const struct cluster_plan *p)
 {
 	char *const sb[] = { "sbatch", "--parsable", p->script_path, NULL };
 	char *cmd = slurm_command_text(k, sb);
 
+	if (p->job_path)
+		printf("#### the job's script is copied to %s\n", p->job_path);
 	printf("#### batch script for cluster %s (written to %s)\n%s", k->name,
 	    p->script_path, p->script);
 	if (p->params)
@@ -217,8 +254,9 @@ static int submit_plan(const char *prog, const struct gf_cluster *k,
 	struct gf_err e;
 	char *id = NULL;
 
-	if (slurm_put(k, dir, p->script_path, p->script, &e) ||
-	    (p->params && slurm_put(k, dir, p->params_path, p->params, &e)) ||
+	if ((p->job_text && slurm_put(k, dir, p->job_path, p->job_text, 1, &e)) ||
+	    slurm_put(k, dir, p->script_path, p->script, 0, &e) ||
+	    (p->params && slurm_put(k, dir, p->params_path, p->params, 0, &e)) ||
 	    slurm_sbatch(k, p->script_path, o->gpus, &id, &e))
 		return cmd_fail(prog, &e);
 	if (!(resp = record(o, body, p, id, &e))) {
@@ -255,7 +293,7 @@ int remote_submit(const char *prog, const struct batch_opts *o,
 	struct cluster_plan p;
 	struct cluster_deps deps = { 0 };
 	struct gf_err e;
-	char **dep_ids = NULL, *dir = NULL, stamp[96], when[32];
+	char **dep_ids = NULL, *dir = NULL, *script_text = NULL, stamp[96], when[32];
 	size_t ndeps = 0;
 	json_t *body = NULL;
 	time_t now = ctx->now;
@@ -277,7 +315,9 @@ int remote_submit(const char *prog, const struct batch_opts *o,
 	localtime_r(&now, &tm);
 	strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
 	snprintf(stamp, sizeof stamp, "gflow-%s-%ld", when, (long)getpid());
-	if (cluster_plan(k, o, body, &deps, o->export_env, dir, stamp, &p, &e)) {
+	if (o->script && !(script_text = read_script(o->script, &e)))
+		goto fail;
+	if (cluster_plan(k, o, body, &deps, script_text, o->export_env, dir, stamp, &p, &e)) {
 		rc = cmd_usage_error(prog, &e);
 		goto out;
 	}
@@ -299,6 +339,7 @@ out:
 	free(dep_ids);
 	json_decref(body);
 	free(dir);
+	free(script_text);
 	gf_config_free(&cfg);
 	return rc;
 }
@@ -704,7 +745,7 @@ static int export_jobs(const char *ids, const char *name, const char *outdir)
 		}
 		opts_of_job(j, name, &o, &body);
 		snprintf(stamp, sizeof stamp, "gflow-job-%lld", id);
-		if (cluster_plan(k, &o, body, NULL, 0, dir, stamp, &p, &e)) {
+		if (cluster_plan(k, &o, body, NULL, NULL, 0, dir, stamp, &p, &e)) {
 			fprintf(stderr, "gflow cluster: job %lld: %s\n", id, e.msg);
 			rc = EXIT_FAIL;
 		} else {

@@ -218,9 +218,11 @@ int slurm_run(const struct gf_cluster *k, char *const *argv, const char *in,
 }
 
 int slurm_put(const struct gf_cluster *k, const char *dir, const char *path,
-    const char *text, struct gf_err *e)
+    const char *text, int exec, struct gf_err *e)
 {
-	char *const argv[] = { "sh", "-c", "umask 077 && mkdir -p \"$1\" && cat > \"$2\"",
+	char *const argv[] = { "sh", "-c", exec ?
+		"umask 077 && mkdir -p \"$1\" && cat > \"$2\" && chmod u+x \"$2\"" :
+		"umask 077 && mkdir -p \"$1\" && cat > \"$2\"",
 		"sh", (char *)dir, (char *)path, NULL };
 	struct slurm_out r;
 	char line[400];

@@ -29,9 +29,10 @@ int slurm_run(const struct gf_cluster *k, char *const *argv, const char *in,
  * blank-separated. */
 char *slurm_command_text(const struct gf_cluster *k, char *const *argv);
 
-/* Write text to path on the cluster (its directory made first, mode 0700). */
+/* Write text to path on the cluster (its directory made first, mode 0700;
+ * the file 0600, 0700 with exec). */
 int slurm_put(const struct gf_cluster *k, const char *dir, const char *path,
-    const char *text, struct gf_err *e);
+    const char *text, int exec, struct gf_err *e);
 
 /* sbatch --parsable SCRIPT: the job id in *id (malloc'd). Slurm's refusal
  * is the error, in its own words. */

@@ -235,6 +235,20 @@ def test_plain_job_runs_on_slurm_and_shows_everywhere(sg):
     assert r.returncode != 0 and "submit it again with gbatch --cluster test" in r.stderr
 
 
+def test_script_job_is_copied_with_its_directives(sg):
+    work = sg.tmp / "work"
+    work.mkdir()
+    script = work / "job.sh"
+    script.write_text("#!/bin/sh\n# GFLOW --time 5\necho from script \"$1\" in $(pwd)\n")
+    script.chmod(0o755)
+    r = sg.cli("gbatch", "--cluster", "test", "job.sh", "a b", cwd=work, check=True)
+    jid = int(r.stdout.split()[3])
+    script.write_text("echo changed after submission\n")     # the copy runs, not this
+    j, _ = wait_remote(sg, jid, "Finished")
+    assert j["name"] == "job.sh" and j["time_limit_secs"] == 300
+    assert f"from script a b in {work}" in sg.cli("gjob", "log", str(jid), check=True).stdout
+
+
 def test_failing_job_exit_code(sg):
     [(jid, sid)] = submit_remote(sg, "sh", "-c", "exit 3")
     # gflow cluster sync: every open cluster job at once, saying what it saw

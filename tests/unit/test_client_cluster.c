@@ -216,7 +216,7 @@ static int plan_of(const struct gf_cluster *k, struct cluster_plan *p, struct gf
 	assert_int_equal(batch_parse(argc, argv, &ctx, &o, e), 0);
 	body = batch_request(&o, &ctx, e);
 	assert_non_null(body);
-	rc = cluster_plan(k, &o, body, NULL, o.export_env, "/scratch/me/gflow", "stamp", p, e);
+	rc = cluster_plan(k, &o, body, NULL, NULL, o.export_env, "/scratch/me/gflow", "stamp", p, e);
 	json_decref(body);
 	batch_opts_free(&o);
 	return rc;
@@ -342,7 +342,7 @@ static void test_plan_dependencies(void **state)
 	(void)state;
 	assert_int_equal(batch_parse(5, any, &ctx, &o, &e), 0);
 	body = batch_request(&o, &ctx, &e);
-	assert_int_equal(cluster_plan(&k, &o, body, &deps, 0, "/d", "s", &p, &e), 0);
+	assert_int_equal(cluster_plan(&k, &o, body, &deps, NULL, 0, "/d", "s", &p, &e), 0);
 	assert_non_null(strstr(p.script, "#SBATCH --dependency=afterok:11?afterok:12_3\n"
 	    "#SBATCH --kill-on-invalid-dep=no\n"));
 	cluster_plan_free(&p);
@@ -350,15 +350,57 @@ static void test_plan_dependencies(void **state)
 	batch_opts_free(&o);
 	assert_int_equal(batch_parse(6, all, &ctx, &o, &e), 0);
 	body = batch_request(&o, &ctx, &e);
-	assert_int_equal(cluster_plan(&k, &o, body, &deps, 0, "/d", "s", &p, &e), 0);
+	assert_int_equal(cluster_plan(&k, &o, body, &deps, NULL, 0, "/d", "s", &p, &e), 0);
 	assert_non_null(strstr(p.script, "#SBATCH --dependency=afterok:11:12_3\n"
 	    "#SBATCH --kill-on-invalid-dep=yes\n"));
 	assert_non_null(strstr(p.script, "#SBATCH --begin=2030-01-02T03:04:00\n"));
 	cluster_plan_free(&p);
-	assert_int_equal(cluster_plan(&k, &o, body, NULL, 0, "relative", "s", &p, &e), -1);
+	assert_int_equal(cluster_plan(&k, &o, body, NULL, NULL, 0, "relative", "s", &p, &e), -1);
 	assert_non_null(strstr(e.msg, "an absolute path is needed"));
 	json_decref(body);
 	batch_opts_free(&o);
+}
+
+static void test_plan_script_is_shipped(void **state)
+{
+	char dir[] = "/tmp/gflow-test-cluster-script-XXXXXX", path[128];
+	static char *env[] = { NULL };
+	struct gf_cluster k = { .name = "hpc", .type = "slurm" };
+	struct batch_ctx ctx = { NOW, NULL, NULL, env, 0, 0 };
+	const char *text = "#!/bin/bash\n# GFLOW --time 5\n# GFLOW --gpus 1\necho $1\n";
+	char *argv[] = { "gbatch", "run.sh", "it's", NULL };
+	struct batch_opts o;
+	struct cluster_plan p;
+	struct gf_err e;
+	json_t *body;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/run.sh", dir);
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);			/* not executable: run through its #! line */
+	ctx.cwd = dir;
+	assert_int_equal(batch_parse(3, argv, &ctx, &o, &e), 0);
+	body = batch_request(&o, &ctx, &e);
+	assert_int_equal(cluster_plan(&k, &o, body, NULL, text, 0, "/r", "s", &p, &e), 0);
+	assert_string_equal(p.job_path, "/r/s.job");
+	assert_string_equal(p.job_text, text);
+	assert_non_null(strstr(p.script, "#SBATCH --job-name=run.sh\n"));
+	assert_non_null(strstr(p.script, "#SBATCH --time=0-00:05:00\n"));
+	assert_non_null(strstr(p.script, "#SBATCH --gres=gpu:1\n"));
+	assert_non_null(strstr(p.script, "exec /bin/bash /r/s.job 'it'\\''s'\n"));
+	cluster_plan_free(&p);
+	/* without the text: the script's own path, as it is there */
+	assert_int_equal(cluster_plan(&k, &o, body, NULL, NULL, 0, "/r", "s", &p, &e), 0);
+	assert_null(p.job_path);
+	assert_non_null(strstr(p.script, path));
+	cluster_plan_free(&p);
+	json_decref(body);
+	batch_opts_free(&o);
+	unlink(path);
+	rmdir(dir);
 }
 
 static const struct slurm_state *state_of(const struct slurm_state *v, size_t n, const char *id)
@@ -444,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_plan_array_and_sweep),
 		cmocka_unit_test(test_plan_dependencies),
 		cmocka_unit_test(test_parse_squeue_and_sacct),
+		cmocka_unit_test(test_plan_script_is_shipped),
 	};
 
 	setenv("TZ", "UTC", 1);

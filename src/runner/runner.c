@@ -37,6 +37,7 @@
 
 #include "attach.h"
 #include "err.h"
+#include "jobvars.h"
 #include "owner.h"
 #include "runfile.h"
 
@@ -83,6 +84,8 @@ struct runner {
 	char **envp;		/* points into env_blob */
 	char *argv_blob;	/* the argv file, when the command was not given */
 	char **argv;		/* the job's command */
+	char **argv_owned;	/* words made by expanding job variables */
+	size_t nargv;
 	int dirfd;		/* RUNDIR, opened without following links */
 	int sigfd, logfd;
 
@@ -331,12 +334,24 @@ static int read_argv(struct runner *r, struct gf_err *e)
 
 	if (r->o.argv) {
 		r->argv = r->o.argv;
-		return 0;
+		for (n = 0; r->argv[n]; n++)
+			;
+	} else {
+		if (read_list(r, "argv", "the job's command", &r->argv_blob, &r->argv, &n, e))
+			return -1;
+		if (!n || !r->argv[0][0])
+			return gf_err_set(e, "%s/argv holds no command", r->o.dir);
 	}
-	if (read_list(r, "argv", "the job's command", &r->argv_blob, &r->argv, &n, e))
-		return -1;
-	if (!n || !r->argv[0][0])
-		return gf_err_set(e, "%s/argv holds no command", r->o.dir);
+	/* $GFLOW_ARRAY_TASK_ID and the like, from the job's own environment. */
+	if (!(r->argv_owned = calloc(n + 1, sizeof *r->argv_owned)))
+		return gf_err_set(e, "out of memory");
+	r->nargv = n;
+	for (size_t i = 0; i < n; i++) {
+		if (gf_jobvars_expand(r->argv[i], r->envp, &r->argv_owned[i]))
+			return gf_err_set(e, "out of memory");
+		if (r->argv_owned[i])
+			r->argv[i] = r->argv_owned[i];
+	}
 	return 0;
 }
 
@@ -1171,6 +1186,9 @@ static void runner_free(struct runner *r)
 	if (r->argv_blob)
 		free(r->argv);
 	free(r->argv_blob);
+	for (size_t i = 0; r->argv_owned && i < r->nargv; i++)
+		free(r->argv_owned[i]);
+	free(r->argv_owned);
 }
 
 /* The run directory is gone (removed under us): make it again, so the

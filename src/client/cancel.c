@@ -13,21 +13,25 @@
 
 #define PROG "gcancel"
 
-enum { C_DRY_RUN, C_CONFIG, C_HELP, C_VERSION };
+enum { C_DRY_RUN, C_KILL, C_CONFIG, C_HELP, C_VERSION };
 
 static const struct opt_def cancel_opts[] = {
-	{ C_DRY_RUN, "dry-run", 'n', 0 }, { C_CONFIG, "config", 0, 1 },
+	{ C_DRY_RUN, "dry-run", 'n', 0 }, { C_KILL, "kill", 0, 0 },
+	{ C_CONFIG, "config", 0, 1 },
 	{ C_HELP, "help", 'h', 0 }, { C_VERSION, "version", 'V', 0 },
 };
 
 static const char cancel_help[] =
-"usage: gcancel IDS [--dry-run]\n"
+"usage: gcancel [--dry-run] [--kill] IDS\n"
 "       gcancel completion bash|zsh|fish\n\n"
 "Cancel queued, held or running jobs. Running jobs get SIGINT, then\n"
 "SIGTERM, then SIGKILL. Queued jobs that depend on a cancelled job are\n"
 "cancelled with it (unless submitted with --no-auto-cancel).\n"
 "IDS: 42, 1,2,3, 1-5, 1,3,5-7, @ (your latest job), @~N.\n\n"
 "  -n, --dry-run      list what would be cancelled; cancel nothing\n"
+"      --kill         what gcancel always does to a running job (the\n"
+"                     signals above end in SIGKILL); accepted so that\n"
+"                     scripts written with it keep working\n"
 "      --config PATH  config file (not needed by the client)\n"
 "  -h, --help         this help\n"
 "  -V, --version      print the version\n";
@@ -137,6 +141,8 @@ static int cancel_exec(int argc, char **argv)
 		case C_DRY_RUN:
 			dry = 1;
 			break;
+		case C_KILL:
+			break; /* the default: see the help */
 		case C_CONFIG:
 			if (cmd_check_config(val, &e) < 0) {
 				sbuf_free(&ids);
@@ -203,5 +209,5 @@ static int cancel_exec(int argc, char **argv)
 
 const struct command cmd_cancel = {
 	"cancel", "gcancel", "cancel jobs", cancel_exec,
-	"completion --dry-run -n --config --help --version",
+	"completion --dry-run -n --kill --config --help --version",
 };

@@ -445,15 +445,16 @@ char *info_show_gpus_text(const json_t *answer)
 
 /* ---------- the program ---------- */
 
-enum { I_LONG, I_CONFIG, I_HELP, I_VERSION };
+enum { I_LONG, I_VERBOSE, I_QUIET, I_CONFIG, I_HELP, I_VERSION };
 
 static const struct opt_def info_opts[] = {
-	{ I_LONG, "long", 'l', 0 }, { I_CONFIG, "config", 0, 1 },
+	{ I_LONG, "long", 'l', 0 }, { I_VERBOSE, "verbose", 'v', 0 },
+	{ I_QUIET, "quiet", 'q', 0 }, { I_CONFIG, "config", 0, 1 },
 	{ I_HELP, "help", 'h', 0 }, { I_VERSION, "version", 'V', 0 },
 };
 
 static const char info_help[] =
-"usage: ginfo [-l]\n"
+"usage: ginfo [-l | -v | -vv] [-q]\n"
 "       ginfo completion bash|zsh|fish\n"
 "\n"
 "Show the GPUs and what they are doing, one row per group of GPUs in the\n"
@@ -465,7 +466,10 @@ static const char info_help[] =
 "the units before it; -l names each one's GPU and MIG index (GPU 0:1).\n"
 "\n"
 "  -l, --long         one row per GPU: index, name, memory used/total,\n"
-"                     utilisation, state, jobs\n"
+"                     utilisation, state, jobs (also -v, --verbose)\n"
+"  -vv                that, then one line per GPU with its processes\n"
+"                     (gctl show-gpus: unmanaged and escaped pids)\n"
+"  -q, --quiet        the table only, without the line naming the daemon\n"
 "      --config PATH  config file (not needed by the client)\n"
 "  -h, --help         this help\n"
 "  -V, --version      print the version\n";
@@ -477,7 +481,7 @@ static int info_exec(int argc, char **argv)
 	const char *val;
 	struct table *t;
 	json_t *answer;
-	int id, lng = 0;
+	int id, lng = 0, quiet = 0;
 	char *text;
 
 	if (argc >= 2 && strcmp(argv[1], "completion") == 0)
@@ -491,7 +495,13 @@ static int info_exec(int argc, char **argv)
 		case OPT_POSITIONAL:
 			return cmd_usagef(PROG, "unexpected argument '%s'", val);
 		case I_LONG:
-			lng = 1;
+			lng = lng ? lng : 1;
+			break;
+		case I_VERBOSE:
+			lng++;
+			break;
+		case I_QUIET:
+			quiet = 1;
 			break;
 		case I_CONFIG:
 			if (cmd_check_config(val, &e) < 0)
@@ -512,7 +522,13 @@ static int info_exec(int argc, char **argv)
 	fputs(text, stdout);
 	if (!t)
 		fputc('\n', stdout);
-	printf("(%s)\n", daemon_answered());
+	if (t && lng > 1) {
+		free(text);
+		text = info_show_gpus_text(answer);
+		fputs(text, stdout);
+	}
+	if (!quiet)
+		printf("(%s)\n", daemon_answered());
 	free(text);
 	table_free(t);
 	json_decref(answer);
@@ -521,5 +537,5 @@ static int info_exec(int argc, char **argv)
 
 const struct command cmd_info = {
 	"info", "ginfo", "show GPUs and their allocation", info_exec,
-	"completion --long -l --config --help --version",
+	"completion --long -l --verbose -v -vv --quiet -q --config --help --version",
 };

@@ -22,6 +22,7 @@
 #include "opt.h"
 #include "parse.h"
 #include "remote.h"
+#include "queue.h"
 #include "util.h"
 
 #define PROG "gjob"
@@ -209,7 +210,7 @@ char *job_show_text(const json_t *j)
 		kv(&b, "Dependencies", NULL);
 	free(s);
 	kv(&b, "AutoCancel", yes_no(j, "auto_cancel", 1));
-	kv_int(&b, "Retries", jint(j, "max_retries", 0));
+	kv_int(&b, "MaxRetries", jint(j, "max_retries", 0));
 	kv_int(&b, "Attempt", jint(j, "attempt", 0));
 	if (jhas(j, "retry_of"))
 		kv_int(&b, "RetryOf", jint(j, "retry_of", 0));
@@ -296,7 +297,7 @@ static char *join_ids(char **words, int n)
 
 /* Print "<verb> job N" for each id in resp["done"] and one stderr line
  * per error; EXIT_FAIL when any failed. */
-static int report_done(const json_t *resp, const char *verb)
+int job_report_done(const json_t *resp, const char *verb)
 {
 	json_t *done = json_object_get(resp, "done");
 	json_t *errs = json_object_get(resp, "errors");
@@ -315,11 +316,7 @@ static int report_done(const json_t *resp, const char *verb)
 	return json_array_size(errs) ? EXIT_FAIL : EXIT_OK;
 }
 
-/* Scan options of a subcommand that takes only --help and positional
- * words; on success *pos holds the positional words. */
-enum { J_HELP = 1000 };
-
-static int help_or_fail(const char *help, int id, const char *val,
+int job_help_or_fail(const char *help, int id, const char *val,
     struct gf_err *e)
 {
 	(void)val;
@@ -364,7 +361,7 @@ static int simple_args(int argc, char **argv, const char *help,
 			(*pos)[(*npos)++] = (char *)val;
 			continue;
 		}
-		*rc = help_or_fail(help, id, val, &e);
+		*rc = job_help_or_fail(help, id, val, &e);
 		free(*pos);
 		*pos = NULL;
 		return -1;
@@ -413,7 +410,7 @@ static int job_show(int argc, char **argv)
 		free(pos);
 		if (id == S_OUTPUT)
 			return cmd_usagef(PROG, "invalid output format '%s': expected text or json", val);
-		return help_or_fail(show_help, id, val, &e);
+		return job_help_or_fail(show_help, id, val, &e);
 	}
 	if (npos == 0) {
 		free(pos);
@@ -664,7 +661,7 @@ static int job_log(int argc, char **argv)
 			follow = 1;
 			break;
 		default:
-			return help_or_fail(log_help, id, val, &e);
+			return job_help_or_fail(log_help, id, val, &e);
 		}
 	}
 	if (!ref)
@@ -818,8 +815,43 @@ attach:
 /* ---------- close-sessions ---------- */
 
 static const char close_help[] =
-"usage: gjob close-sessions [IDS]\n\n"
-"Kill the tmux sessions left by your ended jobs (all of them, or IDS).\n";
+"usage: gjob close-sessions (-a | -j IDS | -s STATES | -p TEXT)...\n\n"
+"Kill the tmux sessions left by ended jobs (alias: gjob close). Without a\n"
+"filter it does nothing and says so. Filters combine (all must match):\n"
+"  -a, --all             every ended job's session\n"
+"  -j, --jobs IDS        these jobs (also IDS without -j)\n"
+"  -s, --state STATES    jobs in these ended states (default: all of\n"
+"                        finished, failed, cancelled, timeout); a running\n"
+"                        or waiting job's session is its job: use gcancel\n"
+"  -p, --pattern TEXT    sessions whose name contains TEXT\n";
+
+enum { CS_ALL = 1100, CS_JOBS, CS_STATE, CS_PATTERN };
+
+static const struct opt_def close_opts[] = {
+	{ CS_ALL, "all", 'a', 0 }, { CS_JOBS, "jobs", 'j', 1 },
+	{ CS_STATE, "state", 's', 1 }, { CS_STATE, "states", 0, 1 },
+	{ CS_PATTERN, "pattern", 'p', 1 }, { J_HELP, "help", 'h', 0 },
+};
+
+/* -s STATES: only ended states, as the names /jobs takes. */
+static char *close_states(const char *val, struct gf_err *e)
+{
+	char *states = queue_states_param(val, e), *save = NULL, *copy, *tok;
+
+	if (!states)
+		return NULL;
+	copy = xstrdup(states);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (!state_is_ended(tok)) {
+			gf_err_set(e, "invalid --state '%s': %s jobs have no session to close apart from the job "
+			    "itself (use gcancel)", val, tok);
+			free(copy);
+			free(states);
+			return NULL;
+		}
+	free(copy);
+	return states;
+}
 
 /* Is this session alive on the tmux server of sock (NULL: the default)? */
 static int session_alive(const char *sock, const char *session)
@@ -834,38 +866,54 @@ static int session_alive(const char *sock, const char *session)
 
 static int job_close_sessions(int argc, char **argv)
 {
-	struct sbuf path = { 0 }, q = { 0 };
-	char **pos, *ids = NULL;
-	int npos, rc = EXIT_OK, closed = 0;
+	struct sbuf path = { 0 }, q = { 0 }, idl = { 0 };
+	struct opt_parser p;
+	const char *val, *pattern = NULL;
+	char *states = NULL;
+	int id, all = 0, rc = EXIT_OK, closed = 0;
 	size_t i;
 	struct gf_err e;
-	json_t *resp, *jobs;
+	json_t *resp = NULL, *jobs;
 
-	if (simple_args(argc, argv, close_help, &pos, &npos, &rc) < 0)
-		return rc;
-	url_add_param(&q, "states", "Finished,Failed,Cancelled,Timeout");
-	if (npos) {
+	opt_init(&p, argc, argv, 1, close_opts, sizeof close_opts / sizeof close_opts[0], 1);
+	while ((id = opt_next(&p, &val, &e)) != OPT_END) {
+		if (id == OPT_POSITIONAL || id == CS_JOBS) {
+			sbuf_addf(&idl, "%s%s", idl.len ? "," : "", val);
+		} else if (id == CS_ALL) {
+			all = 1;
+		} else if (id == CS_STATE) {
+			free(states);
+			if (!(states = close_states(val, &e)))
+				goto usage;
+		} else if (id == CS_PATTERN) {
+			pattern = val;
+		} else {
+			rc = job_help_or_fail(close_help, id, val, &e);
+			goto out;
+		}
+	}
+	if (!all && !idl.len && !states && !pattern) {
+		rc = cmd_usagef(PROG, "close-sessions needs a filter: -a (every ended job), -j IDS, -s STATES "
+		    "or -p TEXT; nothing was closed");
+		goto out;
+	}
+	url_add_param(&q, "states", states ? states : "Finished,Failed,Cancelled,Timeout");
+	if (idl.len) {
 		struct gf_jobref_list l;
 
-		ids = join_ids(pos, npos);
-		if (gf_parse_jobref_list(ids, &l, &e) < 0) {
-			free(pos);
-			free(ids);
-			sbuf_free(&q);
-			return cmd_usage_error(PROG, &e);
-		}
+		if (gf_parse_jobref_list(idl.p, &l, &e) < 0)
+			goto usage;
 		gf_jobref_list_free(&l);
-		url_add_param(&q, "ids", ids);
+		url_add_param(&q, "ids", idl.p);
 	}
-	free(pos);
-	free(ids);
 	sbuf_adds(&path, "/jobs");
 	sbuf_adds(&path, q.p);
 	sbuf_free(&q);
 	resp = api_get(path.p, &e);
-	sbuf_free(&path);
-	if (!resp)
-		return cmd_fail(PROG, &e);
+	if (!resp) {
+		rc = cmd_fail(PROG, &e);
+		goto out;
+	}
 	jobs = json_object_get(resp, "jobs");
 	for (i = 0; i < json_array_size(jobs); i++) {
 		const json_t *j = json_array_get(jobs, i);
@@ -877,7 +925,7 @@ static int job_close_sessions(int argc, char **argv)
 			"-t", target, NULL };
 		int status;
 
-		if (!s || !state_is_ended(jstr(j, "state")))
+		if (!s || !state_is_ended(jstr(j, "state")) || (pattern && !strstr(s, pattern)))
 			continue;
 		if (!session_alive(sock, s))
 			continue;
@@ -901,7 +949,15 @@ static int job_close_sessions(int argc, char **argv)
 	}
 	if (!closed && rc == EXIT_OK)
 		printf("No sessions of ended jobs to close\n");
+	goto out;
+usage:
+	rc = cmd_usage_error(PROG, &e);
+out:
 	json_decref(resp);
+	free(states);
+	sbuf_free(&idl);
+	sbuf_free(&q);
+	sbuf_free(&path);
 	return rc;
 }
 
@@ -936,7 +992,7 @@ static int job_hold(int argc, char **argv)
 	json_decref(body);
 	if (!resp)
 		return cmd_fail(PROG, &e);
-	if (report_done(resp, "Held") != EXIT_OK)
+	if (job_report_done(resp, "Held") != EXIT_OK)
 		rc = EXIT_FAIL;
 	json_decref(resp);
 	return rc;
@@ -977,7 +1033,7 @@ static int job_release(int argc, char **argv)
 			has_at = 1;
 		} else {
 			sbuf_free(&ids);
-			return help_or_fail(release_help, id, val, &e);
+			return job_help_or_fail(release_help, id, val, &e);
 		}
 	}
 	if (!ids.len)
@@ -1004,7 +1060,7 @@ static int job_release(int argc, char **argv)
 	if (!resp)
 		return cmd_fail(PROG, &e);
 	if (!has_at) {
-		rc = report_done(resp, "Released");
+		rc = job_report_done(resp, "Released");
 	} else {
 		char when[64];
 
@@ -1015,241 +1071,9 @@ static int job_release(int argc, char **argv)
 			    (long long)json_integer_value(json_array_get(done, i)),
 			    when);
 		json_object_set_new(resp, "done", json_array());
-		rc = report_done(resp, "Released");
+		rc = job_report_done(resp, "Released");
 	}
 	json_decref(resp);
-	return rc;
-}
-
-/* ---------- update / redo ---------- */
-
-enum {
-	U_CLEAR_GPU_MEMORY = 2000, U_CLEAR_MEMORY, U_CLEAR_TIME,
-	U_CLEAR_CONDA_ENV, U_CLEAR_DEPENDS_ON, U_CLEAR_BEGIN, U_CLEAR_SHARED,
-	U_CLEAR_MAX_RETRIES, U_CLEAR_MAX_CONCURRENT, U_AUTO_CANCEL, U_CASCADE
-};
-
-static const struct opt_def update_opts[] = {
-	{ BO_GPUS, "gpus", 0, 1 }, { BO_GRES, "gres", 0, 1 },
-	{ BO_SHARED, "shared", 0, 0 },
-	{ BO_GPU_MEMORY, "gpu-memory", 0, 1 },
-	{ BO_GPU_MEMORY, "max-gpu-mem", 0, 1 },
-	{ BO_GPU_MEMORY, "max-gpu-memory", 0, 1 },
-	{ BO_MEMORY, "memory", 0, 1 }, { BO_MEMORY, "max-mem", 0, 1 },
-	{ BO_MEMORY, "max-memory", 0, 1 },
-	{ BO_TIME, "time", 0, 1 }, { BO_TIME, "time-limit", 0, 1 },
-	{ BO_TIME, "timelimit", 0, 1 },
-	{ BO_PRIORITY, "priority", 0, 1 }, { BO_PRIORITY, "nice", 0, 1 },
-	{ BO_NAME, "name", 'J', 1 }, { BO_NAME, "job-name", 0, 1 },
-	{ BO_CONDA_ENV, "conda-env", 0, 1 },
-	{ BO_DEPENDS_ON, "depends-on", 0, 1 },
-	{ BO_DEPENDS_ON, "dependency", 0, 1 },
-	{ BO_DEPENDS_ON_ALL, "depends-on-all", 0, 1 },
-	{ BO_DEPENDS_ON_ANY, "depends-on-any", 0, 1 },
-	{ BO_NO_AUTO_CANCEL, "no-auto-cancel", 0, 0 },
-	{ U_AUTO_CANCEL, "auto-cancel", 0, 0 },
-	{ BO_MAX_CONCURRENT, "max-concurrent", 0, 1 },
-	{ BO_MAX_RETRIES, "max-retries", 0, 1 },
-	{ BO_BEGIN, "begin", 0, 1 },
-	{ U_CLEAR_GPU_MEMORY, "clear-gpu-memory", 0, 0 },
-	{ U_CLEAR_MEMORY, "clear-memory", 0, 0 },
-	{ U_CLEAR_TIME, "clear-time", 0, 0 },
-	{ U_CLEAR_CONDA_ENV, "clear-conda-env", 0, 0 },
-	{ U_CLEAR_DEPENDS_ON, "clear-depends-on", 0, 0 },
-	{ U_CLEAR_DEPENDS_ON, "clear-dependencies", 0, 0 },
-	{ U_CLEAR_BEGIN, "clear-begin", 0, 0 },
-	{ U_CLEAR_SHARED, "clear-shared", 0, 0 },
-	{ U_CLEAR_MAX_RETRIES, "clear-max-retries", 0, 0 },
-	{ U_CLEAR_MAX_CONCURRENT, "clear-max-concurrent", 0, 0 },
-	{ U_CASCADE, "cascade", 0, 0 },
-	{ BO_CONFIG, "config", 0, 1 },
-	{ J_HELP, "help", 'h', 0 },
-};
-#define NUPDATE (sizeof update_opts / sizeof update_opts[0])
-
-/* The fields of POST /jobs/update "set" that the --clear-* flags null,
- * in U_CLEAR_* order. */
-static const char *const clear_fields[] = {
-	"gpu_memory_mb", "memory_mb", "time_limit_secs", "conda_env",
-	"depends_on", "begin_at", "shared", "max_retries", "max_concurrent",
-};
-
-static const char update_help[] =
-"usage: gjob update IDS [options] [-- command args...]\n"
-"       gjob redo ID [--cascade] [options] [-- command args...]\n\n"
-"update changes queued or held jobs; redo submits an ended job again as a\n"
-"new job (--cascade: also the jobs its failure cancelled). Words after --\n"
-"replace the command. Options (as for gbatch):\n"
-"  --gpus N (--gres)  --shared  --gpu-memory M  --memory M  --time T\n"
-"  --priority P (--nice)  -J/--name NAME  --conda-env ENV\n"
-"  --depends-on ID  --depends-on-all IDS  --depends-on-any IDS\n"
-"  --no-auto-cancel  --auto-cancel  --max-retries N  --max-concurrent K\n"
-"  --begin TIME\n"
-"Back to the default: --clear-gpu-memory --clear-memory --clear-time\n"
-"  --clear-conda-env --clear-depends-on --clear-begin --clear-shared\n"
-"  --clear-max-retries --clear-max-concurrent\n"
-"(A job's project and notifications cannot be changed.)\n";
-
-struct change {
-	struct sbuf ids;
-	json_t *set;
-	int cascade;
-};
-
-/* Parse update/redo options into c->set (and the IDS words). */
-static int parse_change(int argc, char **argv, int allow_cascade,
-    struct change *c, int *rc)
-{
-	struct batch_opts o;
-	struct batch_ctx ctx = { .now = time(NULL) };
-	json_t *command = NULL;
-	struct opt_parser p;
-	struct gf_err e;
-	const char *val;
-	char cwd[PATH_MAX];
-	int id;
-
-	memset(c, 0, sizeof *c);
-	ctx.cwd = getcwd(cwd, sizeof cwd);
-	batch_opts_init(&o);
-	c->set = json_object();
-	opt_init(&p, argc, argv, 1, update_opts, NUPDATE, 1);
-	while ((id = opt_next(&p, &val, &e)) != OPT_END) {
-		if (id == OPT_POSITIONAL && p.dashdash) {
-			if (!command)
-				command = json_array();
-			json_array_append_new(command, gf_cstr_json(val));
-		} else if (id == OPT_POSITIONAL) {
-			sbuf_addf(&c->ids, "%s%s", c->ids.len ? "," : "", val);
-		} else if (id == OPT_ERROR || id == J_HELP) {
-			*rc = help_or_fail(update_help, id, val, &e);
-			goto fail;
-		} else if (id == U_CASCADE) {
-			if (!allow_cascade) {
-				*rc = cmd_usagef(PROG, "--cascade is for gjob redo");
-				goto fail;
-			}
-			c->cascade = 1;
-		} else if (id == U_AUTO_CANCEL) {
-			o.auto_cancel = 1;
-		} else if (id >= U_CLEAR_GPU_MEMORY &&
-		    id <= U_CLEAR_MAX_CONCURRENT) {
-			json_object_set_new(c->set,
-			    clear_fields[id - U_CLEAR_GPU_MEMORY], json_null());
-		} else if (id == BO_CONFIG) {
-			if (cmd_check_config(val, &e) < 0) {
-				*rc = cmd_fail(PROG, &e);
-				goto fail;
-			}
-		} else if (batch_apply(&o, id, val, p.spelled, &ctx, &e) < 0) {
-			*rc = cmd_usage_error(PROG, &e);
-			goto fail;
-		}
-	}
-	ctx.no_conda = !batch_conda_available(getenv("PATH"),
-	    getenv("CONDA_EXE"));
-	if (batch_check_conda(&o, &ctx, &e) < 0) {
-		*rc = cmd_fail(PROG, &e);
-		goto fail;
-	}
-	{
-		json_t *given = batch_set_fields(&o);
-
-		json_object_update(c->set, given);
-		json_decref(given);
-	}
-	if (command)
-		json_object_set_new(c->set, "command", command);
-	batch_opts_free(&o);
-	return 0;
-fail:
-	json_decref(command);
-	json_decref(c->set);
-	sbuf_free(&c->ids);
-	batch_opts_free(&o);
-	return -1;
-}
-
-static int job_update(int argc, char **argv)
-{
-	struct change c;
-	struct gf_err e;
-	json_t *body, *refs, *resp;
-	int rc = EXIT_OK;
-
-	if (parse_change(argc, argv, 0, &c, &rc) < 0)
-		return rc;
-	if (!c.ids.len || !json_object_size(c.set)) {
-		rc = cmd_usagef(PROG, c.ids.len ? "nothing to change (give "
-		    "options like --gpus 2 or --clear-time)" :
-		    "usage: gjob update IDS [options]");
-		goto out;
-	}
-	refs = jobref_list_json(c.ids.p, &e);
-	if (!refs) {
-		rc = cmd_usage_error(PROG, &e);
-		goto out;
-	}
-	body = json_object();
-	json_object_set_new(body, "ids", refs);
-	json_object_set(body, "set", c.set);
-	resp = api_post("/jobs/update", body, &e);
-	json_decref(body);
-	if (!resp) {
-		rc = cmd_fail(PROG, &e);
-		goto out;
-	}
-	rc = report_done(resp, "Updated");
-	json_decref(resp);
-out:
-	json_decref(c.set);
-	sbuf_free(&c.ids);
-	return rc;
-}
-
-static int job_redo(int argc, char **argv)
-{
-	struct gf_jobref ref;
-	struct change c;
-	struct gf_err e;
-	json_t *body, *resp, *jobs;
-	int rc = EXIT_OK;
-	size_t i;
-
-	if (parse_change(argc, argv, 1, &c, &rc) < 0)
-		return rc;
-	if (!c.ids.len || strchr(c.ids.p, ',')) {
-		rc = cmd_usagef(PROG, "usage: gjob redo ID [--cascade] "
-		    "[options]");
-		goto out;
-	}
-	if (gf_parse_jobref(c.ids.p, &ref, &e) < 0) {
-		rc = cmd_usage_error(PROG, &e);
-		goto out;
-	}
-	body = json_object();
-	json_object_set_new(body, "id", jobref_json(&ref));
-	json_object_set_new(body, "cascade", json_boolean(c.cascade));
-	json_object_set(body, "set", c.set);
-	resp = api_post("/jobs/redo", body, &e);
-	json_decref(body);
-	if (!resp) {
-		rc = cmd_fail(PROG, &e);
-		goto out;
-	}
-	jobs = json_object_get(resp, "jobs");
-	for (i = 0; i < json_array_size(jobs); i++) {
-		json_t *j = json_array_get(jobs, i);
-		char *name = fmt_escaped(jstr(j, "name"));
-
-		printf("Submitted batch job %lld (%s)\n",
-		    (long long)jint(j, "id", 0), name);
-		free(name);
-	}
-	json_decref(resp);
-out:
-	json_decref(c.set);
-	sbuf_free(&c.ids);
 	return rc;
 }
 
@@ -1263,17 +1087,22 @@ static const struct {
 	{ "close-sessions", job_close_sessions }, { "hold", job_hold },
 	{ "release", job_release }, { "update", job_update },
 	{ "redo", job_redo },
+	/* the other tool's short names */
+	{ "s", job_show }, { "l", job_log }, { "a", job_attach },
+	{ "close", job_close_sessions }, { "h", job_hold },
+	{ "r", job_release }, { "u", job_update },
 };
 
 static const char job_help[] =
 "usage: gjob <command> [args...]\n\n"
-"  show [-o json] IDS                a job's details, Key=Value (or JSON)\n"
-"  log ID [-f N | -l N] [--follow]   its output\n"
-"  attach ID                         its terminal (tmux executor; Ctrl-b d detaches)\n"
-"  close-sessions [IDS]              kill tmux sessions of ended jobs\n"
-"  hold IDS                          keep queued jobs from starting\n"
-"  release IDS [--at TIME]           let held jobs queue again\n"
-"  update IDS [options]              change queued or held jobs\n"
+"  show, s [-o json] IDS             a job's details, Key=Value (or JSON)\n"
+"  log, l ID [-f N | -l N] [--follow]   its output\n"
+"  attach, a ID                      its terminal (tmux executor; Ctrl-b d detaches)\n"
+"  close-sessions, close -a|-j IDS|-s STATES|-p TEXT\n"
+"                                    kill tmux sessions of ended jobs\n"
+"  hold, h IDS                       keep queued jobs from starting\n"
+"  release, r IDS [--at TIME]        let held jobs queue again\n"
+"  update, u IDS [options]           change queued or held jobs\n"
 "  redo ID [--cascade] [options]     submit an ended job again\n"
 "  completion bash|zsh|fish          a shell completion script\n\n"
 "IDS: 42, 1,2,3, 1-5, 1,3,5-7; @ is your latest job, @~N the one N\n"
@@ -1311,10 +1140,15 @@ static int job_exec(int argc, char **argv)
 const struct command cmd_job = {
 	"job", "gjob", "show, follow and change jobs", job_exec,
 	"show log attach close-sessions hold release update redo completion "
-	"--first --last --follow --at --cascade --gpus --shared --gpu-memory "
-	"--memory --time --priority --name --conda-env --depends-on "
-	"--depends-on-all --depends-on-any --no-auto-cancel --auto-cancel "
-	"--max-retries --max-concurrent --begin --clear-gpu-memory "
-	"--clear-memory --clear-time --clear-conda-env "
-	"--clear-depends-on --clear-begin --clear-shared --output --help --version",
+	"s l a close h r u "
+	"--first --last --head --tail --follow --at --cascade --all --jobs --state --states --pattern "
+	"--command --script --param --gpus --gres --shared --gpu-memory --max-gpu-mem --max-gpu-memory "
+	"--memory --max-mem --max-memory --memory-limit --time --time-limit --timelimit "
+	"--priority --nice --name --job-name --conda-env --depends-on --dependency "
+	"--depends-on-all --depends-on-any --no-auto-cancel --no-auto-cancel-on-dep-failure "
+	"--auto-cancel --auto-cancel-on-dep-failure "
+	"--max-retries --max-concurrent --begin --clear-gpu-memory --clear-gpu-memory-limit "
+	"--clear-memory --clear-memory-limit --clear-time --clear-time-limit --clear-conda-env "
+	"--clear-depends-on --clear-dependencies --clear-deps --clear-begin --clear-shared "
+	"--clear-max-retries --clear-max-concurrent --output --config --help --version",
 };

@@ -21,4 +21,19 @@ off_t job_last_lines_offset(int fd, long long n);
  * caller owns it), or NULL with e set. */
 json_t *fetch_job(const char *ref_text, struct gf_err *e);
 
+/* ---- shared by job.c and jobedit.c ---- */
+
+#define J_HELP 1000 /* the --help row of a gjob subcommand's options */
+
+/* The --help text (id J_HELP, exit 0), else the usage error in e. */
+int job_help_or_fail(const char *help, int id, const char *val, struct gf_err *e);
+
+/* "<verb> job N" per id in resp["done"], one stderr line per error;
+ * EXIT_FAIL when any failed. */
+int job_report_done(const json_t *resp, const char *verb);
+
+/* gjob update / gjob redo (jobedit.c). */
+int job_update(int argc, char **argv);
+int job_redo(int argc, char **argv);
+
 #endif

@@ -246,40 +246,6 @@ char *queue_states_param(const char *s, struct gf_err *e)
 	return sbuf_take(&b);
 }
 
-int queue_parse_since(const char *s, time_t now, time_t *out,
-    struct gf_err *e)
-{
-	const char *p = strncmp(s, "now-", 4) == 0 ? s + 4 : s;
-	char *end;
-	long long n;
-	time_t t;
-
-	if (isdigit((unsigned char)*p)) {
-		n = strtoll(p, &end, 10);
-		if (end[0] == '\0' || (end[1] == '\0' && strchr("smhd", end[0]))) {
-			long long mult = end[0] == 's' ? 1 : end[0] == 'h' ? 3600 :
-			    end[0] == 'd' ? 86400 : 60;
-
-			if (n > 100LL * 365 * 86400 / mult)
-				return gf_err_set(e, "invalid time '%s': too far "
-				    "back", s);
-			*out = now - (time_t)(n * mult);
-			return 0;
-		}
-	}
-	if (p != s)
-		return gf_err_set(e, "invalid time '%s': expected now-N[s|m|h|d]",
-		    s);
-	if (gf_parse_begin_time(s, now, &t, e) < 0)
-		return -1;
-	if (t > now && !strchr(s, '-'))
-		t -= 86400; /* a clock time: its last occurrence */
-	if (t > now)
-		return gf_err_set(e, "invalid time '%s': it is in the future", s);
-	*out = t;
-	return 0;
-}
-
 /* ---------- sorting and limiting ---------- */
 
 struct sort_key {
@@ -609,7 +575,8 @@ enum {
 static const struct opt_def queue_opts[] = {
 	{ Q_ALL, "all", 'a', 0 }, { Q_COMPLETED, "completed", 'c', 0 },
 	{ Q_STATES, "states", 's', 1 }, { Q_STATES, "state", 0, 1 },
-	{ Q_JOBS, "jobs", 'j', 1 }, { Q_USER, "user", 'u', 1 },
+	{ Q_JOBS, "jobs", 'j', 1 }, { Q_JOBS, "job", 0, 1 },
+	{ Q_USER, "user", 'u', 1 },
 	{ Q_USER, "users", 0, 1 }, { Q_NAME, "name", 'N', 1 },
 	{ Q_NAME, "names", 0, 1 }, { Q_PROJECT, "project", 'P', 1 },
 	{ Q_LIMIT, "limit", 'n', 1 }, { Q_SINCE, "since", 0, 1 },
@@ -632,13 +599,15 @@ static const char queue_help[] =
 "                          Timeout)\n"
 "  -s, --states LIST       states by name or code: Running,Queued or R,PD\n"
 "  -j, --jobs IDS          these jobs (42, 1-5, 1,3,@), any state and user\n"
+"                          (also --job)\n"
 "  -u, --user USERS|all    these users' jobs (default: yours)\n"
 "  -N, --name NAMES        jobs with these names (comma list)\n"
 "  -P, --project P         jobs of this project\n"
 "      --cluster NAME      jobs sent to Slurm cluster NAME (gbatch --cluster);\n"
 "                          the state of cluster jobs is read from Slurm first\n"
 "  -n, --limit N           the first N jobs; -N: the last N; 0: all\n"
-"      --since TIME        submitted since: 1h, 30m, 2d, now-90s, N minutes,\n"
+"      --since TIME        submitted since: 1h, 30m, 2d, 3w, now-90s,\n"
+"                          N minutes, today, yesterday,\n"
 "                          HH:MM (today), YYYY-MM-DD[THH:MM]\n"
 "  -r, --sort FIELD        id (default), name, state, user, project,\n"
 "                          priority, gpus, submit, start, end, time;\n"
@@ -742,7 +711,7 @@ static int build_query(const struct queue_opts *q, struct sbuf *path,
 	if (q->since) {
 		char buf[32];
 
-		if (queue_parse_since(q->since, time(NULL), &since, e) < 0) {
+		if (gf_parse_since(q->since, time(NULL), &since, e) < 0) {
 			sbuf_free(&qs);
 			return -1;
 		}
@@ -921,7 +890,7 @@ static int parse_queue_opts(int argc, char **argv, struct queue_opts *q,
 		case Q_SINCE: {
 			time_t t;
 
-			if (queue_parse_since(val, time(NULL), &t, e) < 0)
+			if (gf_parse_since(val, time(NULL), &t, e) < 0)
 				return -1;
 			q->since = val;
 			break;

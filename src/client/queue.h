@@ -33,11 +33,6 @@ char *queue_field_value(const json_t *job, enum qfield f, double now);
 /* "Running,pd" -> "Running,Queued" (malloc'd), naming a bad state. */
 char *queue_states_param(const char *s, struct gf_err *e);
 
-/* --since: a duration back from now ("1h", "30m", "2d", "90s", "N"
- * minutes, "now-1h") or a begin-time form (a clock time means its last
- * occurrence). */
-int queue_parse_since(const char *s, time_t now, time_t *out,
-    struct gf_err *e);
 
 /* Sort a JSON array of jobs in place by a field name (id, name, state,
  * user, priority, submit, start, end, time, gpus, project); a leading '-'

@@ -187,7 +187,7 @@ static int stats_exec(int argc, char **argv)
 			users = val;
 			break;
 		case S_SINCE:
-			if (queue_parse_since(val, time(NULL), &since, &e) < 0) {
+			if (gf_parse_since(val, time(NULL), &since, &e) < 0) {
 				sbuf_free(&q);
 				return cmd_usage_error(PROG, &e);
 			}

@@ -849,6 +849,61 @@ int gf_parse_begin_time(const char *s, time_t now, time_t *out,
 	return begin_clock(s, now, out, e);
 }
 
+/* ---------- --since ---------- */
+
+#define SINCE "--since"
+#define SINCE_FORMS "expected N[s|m|h|d|w] (N alone: minutes), now-N[s|m|h|d|w], " \
+	"today, yesterday, HH:MM[:SS] or YYYY-MM-DD[THH:MM[:SS]]"
+
+/* Local midnight of the day `days` before now's. */
+static time_t local_midnight(time_t now, int days)
+{
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	tm.tm_mday -= days;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	tm.tm_isdst = -1;
+	return mktime(&tm);
+}
+
+int gf_parse_since(const char *s, time_t now, time_t *out, struct gf_err *e)
+{
+	const char *p;
+	struct gf_err sub;
+	size_t n = 0;
+	int64_t v;
+
+	if (!s || !*s)
+		return perr(e, SINCE, s, SINCE_FORMS);
+	tzset();
+	if (!strcmp(s, "today") || !strcmp(s, "yesterday")) {
+		*out = local_midnight(now, s[0] == 'y');
+		return 0;
+	}
+	p = strncmp(s, "now-", 4) == 0 ? s + 4 : s;
+	while (is_digit(p[n]))
+		n++;
+	if (n && (!p[n] || (!p[n + 1] && strchr("smhdw", p[n])))) {
+		static const int64_t mult[] = { 1, 60, 3600, 86400, 7 * 86400 };
+		int64_t m = !p[n] ? 60 : mult[strchr("smhdw", p[n]) - "smhdw"];
+
+		if (scan_i64(p, n, INT64_MAX, &v) < 0 || v > 200LL * 365 * 86400 / m)
+			return perr(e, SINCE, s, "too far back");
+		*out = now - (time_t)(v * m);
+		return 0;
+	}
+	if (p != s)
+		return perr(e, SINCE, s, SINCE_FORMS);
+	if (gf_parse_begin_time(s, now, out, &sub) < 0)
+		return perr(e, SINCE, s, SINCE_FORMS);
+	if (*out > now && n && n != 4)
+		*out -= 86400; /* a clock time: its last occurrence */
+	/* a time still ahead (a date, now+N) is kept: nothing was submitted
+	 * since then */
+	return 0;
+}
+
 /* ---------- array specs ---------- */
 
 #define ARR "array spec"

@@ -69,6 +69,13 @@ int gf_format_gpu_mask(uint64_t mask, char *buf, size_t size);
 int gf_parse_begin_time(const char *s, time_t now, time_t *out,
     struct gf_err *e);
 
+/* A --since value: the time it names, at or before now for every form
+ * but a date still ahead (then nothing was submitted since). "N[s|m|h|d|w]"
+ * (N alone: minutes) and "now-N…" ago, "today"/"yesterday" (local
+ * midnight), "HH:MM[:SS]" (its last occurrence), "YYYY-MM-DD[THH:MM[:SS]]".
+ * Errors say "invalid --since '…'". */
+int gf_parse_since(const char *s, time_t now, time_t *out, struct gf_err *e);
+
 /* "1-10", "1,3,5", "0-20:2", "1-3,7", optional "%K" (at most K at once,
  * K >= 1; max_concurrent is 0 without it). Ids >= 0, at most
  * GF_MAX_ARRAY_TASKS before de-duplication, duplicates dropped keeping

@@ -100,7 +100,7 @@ def test_tmux_sessions_attach_and_close(gflow_exec):
                           env=g.env).returncode == 0
     g.cli("gcancel", str(jid), check=True)
     g.wait_state(jid, "Cancelled")
-    g.cli("gjob", "close-sessions", check=True)
+    g.cli("gjob", "close-sessions", "-a", check=True)
     assert subprocess.run(["tmux", "-S", sock, "has-session", "-t", j["tmux_session"]], env=g.env,
                           capture_output=True).returncode != 0
 

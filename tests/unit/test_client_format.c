@@ -381,30 +381,6 @@ static void test_queue_sort_and_limit(void **state)
 	json_decref(jobs);
 }
 
-static void test_since(void **state)
-{
-	time_t now = 1700000000, t;
-	struct gf_err e;
-
-	(void)state;
-	assert_int_equal(queue_parse_since("1h", now, &t, &e), 0);
-	assert_int_equal(t, now - 3600);
-	assert_int_equal(queue_parse_since("30", now, &t, &e), 0);
-	assert_int_equal(t, now - 1800);
-	assert_int_equal(queue_parse_since("now-2d", now, &t, &e), 0);
-	assert_int_equal(t, now - 2 * 86400);
-	assert_int_equal(queue_parse_since("90s", now, &t, &e), 0);
-	assert_int_equal(t, now - 90);
-	/* a clock time means its last occurrence, within the last day */
-	assert_int_equal(queue_parse_since("12:00", now, &t, &e), 0);
-	assert_true(t <= now && t > now - 86400);
-	assert_int_equal(queue_parse_since("2000-01-01", now, &t, &e), 0);
-	assert_true(t < now);
-	assert_int_equal(queue_parse_since("2999-01-01", now, &t, &e), -1);
-	assert_non_null(strstr(e.msg, "future"));
-	assert_int_equal(queue_parse_since("yesterday", now, &t, &e), -1);
-}
-
 /* ---------- ginfo / gctl ---------- */
 
 static const char *spec_gpus =
@@ -594,7 +570,7 @@ static void test_job_show(void **state)
 	assert_non_null(strstr(s, "\nTimeLimit=1:00:00\n"));
 	assert_non_null(strstr(s, "\nGPUs=2\nGPUIDs=0,1\nShared=no\n"
 	    "GPUMemory=-\nMemory=2G\nMemoryEnforced=yes\nPriority=10\n"
-	    "Dependencies=3,4 (any)\nAutoCancel=yes\nRetries=2\nAttempt=1\n"));
+	    "Dependencies=3,4 (any)\nAutoCancel=yes\nMaxRetries=2\nAttempt=1\n"));
 	assert_non_null(strstr(s, "\nParams=lr=0.1\n"));
 	assert_non_null(strstr(s, "\nSubmitTime=-\n"));
 	assert_non_null(strstr(s, "\nTmuxSession=gflow-7\nLogPath=/l/7.log\n"));
@@ -1049,7 +1025,6 @@ int main(void)
 		cmocka_unit_test(test_queue_tree),
 		cmocka_unit_test(test_queue_group),
 		cmocka_unit_test(test_queue_sort_and_limit),
-		cmocka_unit_test(test_since),
 		cmocka_unit_test(test_ginfo_spec_example),
 		cmocka_unit_test(test_ginfo_other_situations),
 		cmocka_unit_test(test_ginfo_long_and_no_gpus),

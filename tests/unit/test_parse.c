@@ -1030,6 +1030,59 @@ static void test_long_input_message(void **state)
 	free(s);
 }
 
+static void test_since(void **state)
+{
+	time_t now = 1700000000, t;
+	struct gf_err e;
+
+	(void)state;
+	setenv("TZ", "UTC", 1);
+	assert_int_equal(gf_parse_since("1h", now, &t, &e), 0);
+	assert_int_equal(t, now - 3600);
+	assert_int_equal(gf_parse_since("30", now, &t, &e), 0);
+	assert_int_equal(t, now - 1800);
+	assert_int_equal(gf_parse_since("now-2d", now, &t, &e), 0);
+	assert_int_equal(t, now - 2 * 86400);
+	assert_int_equal(gf_parse_since("90s", now, &t, &e), 0);
+	assert_int_equal(t, now - 90);
+	assert_int_equal(gf_parse_since("3w", now, &t, &e), 0);
+	assert_int_equal(t, now - 21 * 86400);
+	assert_int_equal(gf_parse_since("now-1w", now, &t, &e), 0);
+	assert_int_equal(t, now - 7 * 86400);
+	/* 1700000000 is 2023-11-14 22:13:20 UTC */
+	assert_int_equal(gf_parse_since("today", now, &t, &e), 0);
+	assert_int_equal(t, 1699920000);
+	assert_int_equal(gf_parse_since("yesterday", now, &t, &e), 0);
+	assert_int_equal(t, 1699920000 - 86400);
+	/* a clock time means its last occurrence, within the last day */
+	assert_int_equal(gf_parse_since("12:00", now, &t, &e), 0);
+	assert_int_equal(t, 1699920000 + 12 * 3600);
+	assert_int_equal(gf_parse_since("23:00", now, &t, &e), 0);
+	assert_int_equal(t, 1699920000 - 3600);
+	assert_int_equal(gf_parse_since("2000-01-01", now, &t, &e), 0);
+	assert_int_equal(t, 946684800);
+	assert_int_equal(gf_parse_since("2023-11-14T10:00", now, &t, &e), 0);
+	assert_int_equal(t, 1699920000 + 10 * 3600);
+	/* a time still ahead is kept: nothing was submitted since */
+	assert_int_equal(gf_parse_since("2999-01-01", now, &t, &e), 0);
+	assert_true(t > now);
+	assert_int_equal(gf_parse_since("now+1h", now, &t, &e), 0);
+	assert_int_equal(t, now + 3600);
+	/* errors say --since and name the value */
+	assert_int_equal(gf_parse_since("tomorrowish", now, &t, &e), -1);
+	assert_non_null(strstr(e.msg, "invalid --since 'tomorrowish'"));
+	assert_null(strstr(e.msg, "begin time"));
+	assert_int_equal(gf_parse_since("now-x", now, &t, &e), -1);
+	assert_non_null(strstr(e.msg, "invalid --since 'now-x'"));
+	assert_int_equal(gf_parse_since("5y", now, &t, &e), -1);
+	assert_non_null(strstr(e.msg, "invalid --since '5y'"));
+	assert_int_equal(gf_parse_since("", now, &t, &e), -1);
+	assert_int_equal(gf_parse_since("99999999999w", now, &t, &e), -1);
+	assert_non_null(strstr(e.msg, "too far back"));
+	assert_int_equal(gf_parse_since("2023-13-01", now, &t, &e), -1);
+	assert_non_null(strstr(e.msg, "invalid --since"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1066,6 +1119,7 @@ int main(void)
 		cmocka_unit_test(test_fill_template),
 		cmocka_unit_test(test_fill_template_rejects),
 		cmocka_unit_test(test_long_input_message),
+		cmocka_unit_test(test_since),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,11 @@
-/* stats.c — gstats: a short per-user summary of jobs by state and the
- * GPU-hours they used, from GET /jobs. */
+/* stats.c — gstats: usage statistics of a set of jobs (by default the
+ * caller's own), computed here from GET /jobs: jobs by state, success
+ * rate, average wait and run time, GPU-hours, peak concurrent GPUs, the
+ * longest runs, and per-user rows when several users are counted. */
 #include "stats.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -134,42 +137,290 @@ struct table *stats_table(const json_t *jobs, double now,
 	return t;
 }
 
-enum { S_USER, S_SINCE, S_OUTPUT, S_CONFIG, S_HELP, S_VERSION };
+/* ---------- the metrics ---------- */
+
+struct gpu_event {
+	double t;
+	long long d; /* +GPUs at a start, -GPUs at an end */
+};
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct gpu_event *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->d < y->d ? -1 : x->d > y->d; /* ends first at one instant */
+}
+
+struct top_run {
+	const json_t *job;
+	double secs;
+};
+
+static int cmp_top(const void *a, const void *b)
+{
+	const struct top_run *x = a, *y = b;
+
+	return x->secs < y->secs ? 1 : x->secs > y->secs ? -1 : 0;
+}
+
+static long long job_gpus(const json_t *j)
+{
+	size_t n = json_array_size(json_object_get(j, "gpu_ids"));
+
+	return n ? (long long)n : (long long)jint(j, "gpus", 0);
+}
+
+static double round2(double v)
+{
+	return round(v * 100) / 100;
+}
+
+/* GPU-hours keep 4 decimals: a short test job is worth seeing. */
+static double round4(double v)
+{
+	return round(v * 10000) / 10000;
+}
+
+json_t *stats_compute(const json_t *jobs, double now)
+{
+	static const char *const names[] = { "completed_jobs", "failed_jobs", "cancelled_jobs", "timeout_jobs",
+		"running_jobs", "queued_jobs", "held_jobs" };
+	static const char *const states[] = { "Finished", "Failed", "Cancelled", "Timeout", "Running", "Queued",
+		"Hold" };
+	size_t n = json_array_size(jobs), nev = 0, ntop = 0, i, k;
+	long long count[7] = { 0 }, with_gpus = 0, gpus_sum = 0, cur = 0, peak = 0, waits = 0, runs = 0;
+	double wait_sum = 0, run_sum = 0, gpu_secs = 0;
+	struct gpu_event *ev = xcalloc(2 * n + 1, sizeof *ev);
+	struct top_run *top = xcalloc(n + 1, sizeof *top);
+	json_t *out = json_object(), *tops = json_array();
+	long long ended;
+
+	for (i = 0; i < n; i++) {
+		const json_t *j = json_array_get(jobs, i);
+		const char *st = jstr(j, "state");
+		double submit = jnum(j, "submit_time", 0), start = jnum(j, "start_time", 0);
+		double end = jnum(j, "end_time", 0);
+		long long g = job_gpus(j), asked = jint(j, "gpus", 0);
+
+		for (k = 0; k < 7; k++)
+			if (st && !strcmp(st, states[k]))
+				count[k]++;
+		if (asked > 0) {
+			with_gpus++;
+			gpus_sum += asked;
+		}
+		if (start <= 0)
+			continue;
+		if (submit > 0 && start >= submit) {
+			wait_sum += start - submit;
+			waits++;
+		}
+		if (end <= 0)
+			end = now;
+		if (end < start)
+			end = start;
+		if (jhas(j, "end_time")) {
+			run_sum += end - start;
+			runs++;
+			top[ntop].job = j;
+			top[ntop++].secs = end - start;
+		}
+		gpu_secs += (end - start) * (double)g;
+		if (g > 0) {
+			ev[nev++] = (struct gpu_event){ start, g };
+			ev[nev++] = (struct gpu_event){ end, -g };
+		}
+	}
+	qsort(ev, nev, sizeof *ev, cmp_event);
+	for (i = 0; i < nev; i++) {
+		cur += ev[i].d;
+		if (cur > peak)
+			peak = cur;
+	}
+	ended = count[0] + count[1] + count[2] + count[3];
+	json_object_set_new(out, "total_jobs", json_integer((json_int_t)n));
+	for (k = 0; k < 7; k++)
+		json_object_set_new(out, names[k], json_integer(count[k]));
+	json_object_set_new(out, "avg_wait_secs", json_real(round2(waits ? wait_sum / (double)waits : 0)));
+	json_object_set_new(out, "avg_runtime_secs", json_real(round2(runs ? run_sum / (double)runs : 0)));
+	json_object_set_new(out, "total_gpu_hours", json_real(round4(gpu_secs / 3600)));
+	json_object_set_new(out, "jobs_with_gpus", json_integer(with_gpus));
+	json_object_set_new(out, "avg_gpus_per_job",
+	    json_real(round2(with_gpus ? (double)gpus_sum / (double)with_gpus : 0)));
+	json_object_set_new(out, "peak_gpu_usage", json_integer(peak));
+	json_object_set_new(out, "success_rate", json_real(round2(ended ? 100.0 * (double)count[0] /
+	    (double)ended : 0)));
+	qsort(top, ntop, sizeof *top, cmp_top);
+	for (i = 0; i < ntop && i < 5; i++) {
+		const json_t *j = top[i].job;
+
+		json_array_append_new(tops, json_pack("{s:I, s:s, s:s, s:s, s:I, s:f}",
+		    "id", (json_int_t)jint(j, "id", 0), "name", jstr(j, "name") ? jstr(j, "name") : "",
+		    "user", jstr(j, "user") ? jstr(j, "user") : "", "state", jstr(j, "state") ? jstr(j, "state") : "",
+		    "gpus", (json_int_t)job_gpus(j), "runtime_secs", round2(top[i].secs)));
+	}
+	json_object_set_new(out, "top_jobs", tops);
+	free(ev);
+	free(top);
+	return out;
+}
+
+/* One metric's value as text: integers plain, reals with 2 decimals
+ * (GPU-hours 4). */
+static void metric_text(const char *key, const json_t *v, char *buf, size_t size)
+{
+	if (json_is_integer(v))
+		snprintf(buf, size, "%lld", (long long)json_integer_value(v));
+	else
+		snprintf(buf, size, "%.*f", strcmp(key, "total_gpu_hours") ? 2 : 4, json_number_value(v));
+}
+
+char *stats_csv(const json_t *st)
+{
+	struct sbuf b = { 0 };
+	const char *k;
+	json_t *v;
+	char buf[64];
+
+	sbuf_adds(&b, "metric,value\n");
+	json_object_foreach((json_t *)st, k, v) {
+		if (!json_is_number(v))
+			continue;
+		metric_text(k, v, buf, sizeof buf);
+		sbuf_addf(&b, "%s,%s\n", k, buf);
+	}
+	return sbuf_take(&b);
+}
+
+static void dur(struct sbuf *b, double secs)
+{
+	char buf[64];
+
+	fmt_duration((int64_t)llround(secs), buf, sizeof buf);
+	sbuf_adds(b, buf);
+}
+
+char *stats_text(const json_t *st, const char *scope, const json_t *jobs, double now, const json_t *usage)
+{
+	struct sbuf b = { 0 };
+	json_t *tops = json_object_get(st, "top_jobs");
+	size_t i;
+
+	sbuf_addf(&b, "Jobs of %s\n", scope);
+	sbuf_addf(&b, "  total %lld: %lld finished, %lld failed, %lld cancelled, %lld timeout, "
+	    "%lld running, %lld queued, %lld held\n",
+	    (long long)jint(st, "total_jobs", 0), (long long)jint(st, "completed_jobs", 0),
+	    (long long)jint(st, "failed_jobs", 0), (long long)jint(st, "cancelled_jobs", 0),
+	    (long long)jint(st, "timeout_jobs", 0), (long long)jint(st, "running_jobs", 0),
+	    (long long)jint(st, "queued_jobs", 0), (long long)jint(st, "held_jobs", 0));
+	sbuf_addf(&b, "  success rate %.2f%% (finished among ended jobs)\n", jnum(st, "success_rate", 0));
+	sbuf_adds(&b, "Time\n  average wait ");
+	dur(&b, jnum(st, "avg_wait_secs", 0));
+	sbuf_adds(&b, " (submit to start), average run ");
+	dur(&b, jnum(st, "avg_runtime_secs", 0));
+	sbuf_adds(&b, " (ended jobs)\n");
+	sbuf_addf(&b, "GPUs\n  %.4f GPU-hours, peak %lld GPUs at once, %lld jobs asked for GPUs "
+	    "(%.2f each on average)\n", jnum(st, "total_gpu_hours", 0), (long long)jint(st, "peak_gpu_usage", 0),
+	    (long long)jint(st, "jobs_with_gpus", 0), jnum(st, "avg_gpus_per_job", 0));
+	if (json_array_size(tops)) {
+		struct table *t;
+		static const char *const hdr[] = { "JOBID", "NAME", "USER", "ST", "GPUS", "RUNTIME" };
+		char *txt;
+
+		sbuf_adds(&b, "Longest runs\n");
+		t = table_new(6, hdr);
+		for (i = 0; i < json_array_size(tops); i++) {
+			const json_t *j = json_array_get(tops, i);
+			char id[32], g[32], rt[64];
+			const char *row[6];
+			char *name = fmt_escaped(jstr(j, "name"));
+
+			snprintf(id, sizeof id, "%lld", (long long)jint(j, "id", 0));
+			snprintf(g, sizeof g, "%lld", (long long)jint(j, "gpus", 0));
+			fmt_duration((int64_t)llround(jnum(j, "runtime_secs", 0)), rt, sizeof rt);
+			row[0] = id, row[1] = name, row[2] = jstr(j, "user"), row[3] = jstr(j, "state");
+			row[4] = g, row[5] = rt;
+			table_add_row(t, row);
+			free(name);
+		}
+		txt = table_render(t, TABLE_TEXT);
+		sbuf_adds(&b, txt);
+		free(txt);
+		table_free(t);
+	}
+	{
+		/* per user, when several are counted */
+		const char *first = NULL;
+		int several = 0;
+
+		for (i = 0; i < json_array_size(jobs) && !several; i++) {
+			const char *u = jstr(json_array_get(jobs, i), "user");
+
+			if (u && first && strcmp(u, first))
+				several = 1;
+			if (u && !first)
+				first = u;
+		}
+		if (several || usage) {
+			struct table *t = stats_table(jobs, now, usage);
+			char *txt = table_render(t, TABLE_TEXT);
+
+			sbuf_adds(&b, "Per user\n");
+			sbuf_adds(&b, txt);
+			free(txt);
+			table_free(t);
+		}
+	}
+	return sbuf_take(&b);
+}
+
+/* ---------- the program ---------- */
+
+enum { S_USER, S_ALL, S_SINCE, S_OUTPUT, S_CONFIG, S_HELP, S_VERSION };
 
 static const struct opt_def stats_opts[] = {
 	{ S_USER, "user", 'u', 1 }, { S_USER, "users", 0, 1 },
-	{ S_SINCE, "since", 0, 1 }, { S_OUTPUT, "output", 'o', 1 },
+	{ S_ALL, "all-users", 'a', 0 },
+	{ S_SINCE, "since", 't', 1 }, { S_OUTPUT, "output", 'o', 1 },
 	{ S_CONFIG, "config", 0, 1 }, { S_HELP, "help", 'h', 0 },
 	{ S_VERSION, "version", 'V', 0 },
 };
 
 static const char stats_help[] =
-"usage: gstats [-u USERS|all] [--since TIME] [-o table|csv|json]\n"
+"usage: gstats [-u USER | -a] [-t WHEN] [-o table|json|csv]\n"
 "       gstats completion bash|zsh|fish\n\n"
-"Per-user job counts by state and GPU-hours used (GPUs x run time), and\n"
-"the mean GPU utilisation measured while their jobs ran (GPU_UTIL,\n"
-"weighted by GPU-hours; - when unknown, e.g. other users' jobs);\n"
-"SHARE_GPU_HOURS is the decayed usage fair share orders by.\n"
-"  -u, --user USERS|all  these users (default: all)\n"
-"      --since TIME      jobs submitted since: 1h, 30m, 7d, HH:MM,\n"
-"                        YYYY-MM-DD[THH:MM]\n"
-"  -o, --output FORMAT   table (default), csv or json\n"
-"      --config PATH     config file (not needed by the client)\n"
-"  -h, --help            this help\n"
-"  -V, --version         print the version\n";
+"Usage statistics of your own jobs (by default), of USER's, or of all\n"
+"users' jobs: jobs by state, success rate (finished among ended jobs),\n"
+"average wait (submit to start) and run time (ended jobs), GPU-hours\n"
+"(GPUs x run time, running jobs up to now), peak GPUs in use at once,\n"
+"jobs with GPUs and GPUs per such job, the longest runs, and per-user\n"
+"rows when several users are counted (with GPU_UTIL, the mean GPU\n"
+"utilisation measured while their jobs ran, weighted by GPU-hours; -\n"
+"when unknown, e.g. other users' jobs).\n\n"
+"  -u, --user USER[,USER...]  these users' jobs (also 'all'; --users)\n"
+"  -a, --all-users            every user's jobs\n"
+"  -t, --since WHEN           jobs submitted since: 1h, 7d, 3w, 30 (minutes),\n"
+"                             today, yesterday, HH:MM, YYYY-MM-DD[THH:MM]\n"
+"  -o, --output FORMAT        table (default), json (the metrics and\n"
+"                             top_jobs), or csv (metric,value rows)\n"
+"      --config PATH          config file (not needed by the client)\n"
+"  -h, --help                 this help\n"
+"  -V, --version              print the version\n";
 
 static int stats_exec(int argc, char **argv)
 {
 	struct sbuf q = { 0 }, path = { 0 };
 	enum table_fmt fmt = TABLE_TEXT;
-	const char *val, *users = "all";
+	const char *val, *users = NULL;
 	struct opt_parser p;
 	struct gf_err e;
-	struct table *t;
-	json_t *resp, *usage;
+	json_t *resp, *st, *jobs, *usage, *users_usage;
 	time_t since;
 	char *text, buf[32];
-	int id;
+	int id, all = 0;
+	double now;
 
 	if (argc >= 2 && strcmp(argv[1], "completion") == 0)
 		return cmd_completion(&cmd_stats, argc - 1, argv + 1);
@@ -185,6 +436,9 @@ static int stats_exec(int argc, char **argv)
 			return cmd_usagef(PROG, "unexpected argument '%s'", val);
 		case S_USER:
 			users = val;
+			break;
+		case S_ALL:
+			all = 1;
 			break;
 		case S_SINCE:
 			if (gf_parse_since(val, time(NULL), &since, &e) < 0) {
@@ -215,9 +469,15 @@ static int stats_exec(int argc, char **argv)
 			return cmd_version();
 		}
 	}
-	url_add_param(&q, "users", users);
-	url_add_param(&q, "states", "Queued,Hold,Running,Finished,Failed,"
-	    "Cancelled,Timeout");
+	if (all && users) {
+		sbuf_free(&q);
+		return cmd_usagef(PROG, "--all-users and --user exclude each other");
+	}
+	if (all)
+		users = "all";
+	if (users)
+		url_add_param(&q, "users", users);	/* else the daemon's default: the caller */
+	url_add_param(&q, "fields", "id,name,user,state,gpus,gpu_ids,submit_time,start_time,end_time,gpu_usage");
 	sbuf_adds(&path, "/jobs");
 	sbuf_adds(&path, q.p);
 	sbuf_free(&q);
@@ -225,19 +485,45 @@ static int stats_exec(int argc, char **argv)
 	sbuf_free(&path);
 	if (!resp)
 		return cmd_fail(PROG, &e);
-	usage = api_get("/usage", &e);	/* an older daemon has none */
-	t = stats_table(json_object_get(resp, "jobs"), (double)time(NULL),
-	    usage ? json_object_get(usage, "users") : NULL);
-	json_decref(usage);
-	text = table_render(t, fmt);
-	fputs(text, stdout);
+	now = (double)time(NULL);
+	jobs = json_object_get(resp, "jobs");
+	usage = api_get("/usage", &e);	/* fair share's decayed usage; an older daemon has none */
+	users_usage = usage ? json_object_get(usage, "users") : NULL;
+	st = stats_compute(jobs, now);
+	if (fmt == TABLE_JSON) {
+		/* and the per-user rows, as the table view shows them */
+		struct table *t = stats_table(jobs, now, users_usage);
+		char *rows = table_render(t, TABLE_JSON);
+
+		json_object_set_new(st, "users", json_loads(rows, 0, NULL));
+		free(rows);
+		table_free(t);
+		text = json_dumps(st, JSON_INDENT(2));
+		puts(text);
+	} else if (fmt == TABLE_CSV) {
+		text = stats_csv(st);
+		fputs(text, stdout);
+	} else {
+		struct sbuf scope = { 0 };
+
+		if (all || (users && !strcmp(users, "all")))
+			sbuf_adds(&scope, "all users");
+		else if (users)
+			sbuf_adds(&scope, users);
+		else
+			sbuf_adds(&scope, "yours");
+		text = stats_text(st, sbuf_str(&scope), jobs, now, users_usage);
+		fputs(text, stdout);
+		sbuf_free(&scope);
+	}
 	free(text);
-	table_free(t);
+	json_decref(st);
+	json_decref(usage);
 	json_decref(resp);
 	return EXIT_OK;
 }
 
 const struct command cmd_stats = {
-	"stats", "gstats", "usage statistics per user", stats_exec,
-	"completion --user -u --since --output -o --config --help --version",
+	"stats", "gstats", "usage statistics (your jobs by default)", stats_exec,
+	"completion --user -u --users --all-users -a --since -t --output -o --config --help --version",
 };

@@ -1,4 +1,4 @@
-/* stats.h — gstats' pure part: per-user totals of a job list. */
+/* stats.h — gstats' pure part: the metrics of a job list, per-user totals. */
 #ifndef GF_CLIENT_STATS_H
 #define GF_CLIENT_STATS_H
 
@@ -14,5 +14,21 @@
  * known. usage: {"user": decayed GPU-seconds} for a SHARE_GPU_HOURS column,
  * or NULL for none. */
 struct table *stats_table(const json_t *jobs, double now, const json_t *usage);
+
+/* The metrics of a job list (GET /jobs objects) at time now, as a JSON
+ * object: total_jobs, completed/failed/cancelled/timeout/running/queued/
+ * held_jobs, avg_wait_secs (submit to start, started jobs),
+ * avg_runtime_secs (ended runs), total_gpu_hours (running jobs up to now),
+ * jobs_with_gpus, avg_gpus_per_job (among those), peak_gpu_usage (most
+ * GPUs held at one moment), success_rate (percent finished among ended
+ * jobs), and top_jobs (the 5 longest ended runs). */
+json_t *stats_compute(const json_t *jobs, double now);
+
+/* "metric,value" rows of every number of stats_compute (malloc'd). */
+char *stats_csv(const json_t *stats);
+
+/* The table view: scope names whose jobs these are; usage (fair share's
+ * {"user": decayed GPU-seconds}, or NULL) adds per-user rows with it. */
+char *stats_text(const json_t *stats, const char *scope, const json_t *jobs, double now, const json_t *usage);
 
 #endif

@@ -269,7 +269,7 @@ def test_gqueue_job_alias(gflow):
     assert r.stdout.split()[1:] == [str(a), str(b)]
 
 
-@pytest.mark.parametrize("prog", [["gqueue", "-a"]])
+@pytest.mark.parametrize("prog", [["gqueue", "-a"], ["gstats"]])
 def test_since_forms(gflow, prog):
     g = gflow
     g.start()

@@ -148,8 +148,8 @@ def test_fair_share_orders_equal_priority_by_decayed_usage(share):
     g.wait_state(jp, "Finished")
     assert g.job(jp)["start_time"] < (g.job(jb2)["start_time"] or math.inf)
     # shown by gstats and gctl quota list
-    out = g.as_user(bob, "gstats", "-o", "json", check=True).stdout
-    usage = {r["USER"]: float(r["SHARE_GPU_HOURS"]) for r in json.loads(out)}
+    out = g.as_user(bob, "gstats", "--all-users", "-o", "json", check=True).stdout
+    usage = {r["USER"]: float(r["SHARE_GPU_HOURS"]) for r in json.loads(out)["users"]}
     assert 1.9 < usage[alice] < 2.1
     out = g.as_user(bob, "gctl", "quota", "list", "-o", "json", check=True).stdout
     row = [r for r in json.loads(out) if r["NAME"] == alice][0]

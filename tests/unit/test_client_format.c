@@ -985,6 +985,52 @@ static void test_stats(void **state)
 	json_decref(jobs);
 }
 
+static void test_stats_metrics(void **state)
+{
+	/* t=0..: a 2-GPU run 100..1900 (finished, waited 99), a 1-GPU run
+	 * 1000..3700 (running at now=3700, waited 500), a failed 0-GPU run
+	 * 50..150, a queued 4-GPU job, a cancelled job that never ran */
+	json_t *jobs = J("[{\"id\":1,\"name\":\"a\",\"user\":\"u\",\"state\":\"Finished\",\"gpus\":2,"
+	    "\"gpu_ids\":[0,1],\"submit_time\":1,\"start_time\":100,\"end_time\":1900},"
+	    "{\"id\":2,\"name\":\"b\",\"user\":\"u\",\"state\":\"Running\",\"gpus\":1,"
+	    "\"gpu_ids\":[2],\"submit_time\":500,\"start_time\":1000},"
+	    "{\"id\":3,\"name\":\"c\",\"user\":\"u\",\"state\":\"Failed\",\"gpus\":0,"
+	    "\"submit_time\":50,\"start_time\":50,\"end_time\":150},"
+	    "{\"id\":4,\"name\":\"d\",\"user\":\"u\",\"state\":\"Queued\",\"gpus\":4,\"submit_time\":10},"
+	    "{\"id\":5,\"name\":\"e\",\"user\":\"u\",\"state\":\"Cancelled\",\"gpus\":0,\"submit_time\":10,"
+	    "\"end_time\":20}]");
+	json_t *st = stats_compute(jobs, 3700), *top;
+	char *csv = stats_csv(st);
+
+	(void)state;
+	assert_string_equal(csv,
+	    "metric,value\n"
+	    "total_jobs,5\ncompleted_jobs,1\nfailed_jobs,1\ncancelled_jobs,1\ntimeout_jobs,0\n"
+	    "running_jobs,1\nqueued_jobs,1\nheld_jobs,0\n"
+	    "avg_wait_secs,199.67\n"          /* (99 + 500 + 0) / 3 */
+	    "avg_runtime_secs,950.00\n"       /* (1800 + 100) / 2 ended runs */
+	    "total_gpu_hours,1.7500\n"          /* 2 x 1800 s + 1 x 2700 s */
+	    "jobs_with_gpus,3\navg_gpus_per_job,2.33\n"
+	    "peak_gpu_usage,3\n"              /* 1000..1900: 2 + 1 */
+	    "success_rate,33.33\n");          /* 1 of 3 ended */
+	top = json_object_get(st, "top_jobs");
+	assert_int_equal(json_array_size(top), 2);
+	assert_int_equal(jint(json_array_get(top, 0), "id", 0), 1);
+	assert_int_equal(jint(json_array_get(top, 1), "id", 0), 3);
+	free(csv);
+	json_decref(st);
+	/* nothing at all: zeros, no division by zero */
+	json_decref(jobs);
+	jobs = J("[]");
+	st = stats_compute(jobs, 10);
+	csv = stats_csv(st);
+	assert_non_null(strstr(csv, "total_jobs,0\n"));
+	assert_non_null(strstr(csv, "success_rate,0.00\n"));
+	free(csv);
+	json_decref(st);
+	json_decref(jobs);
+}
+
 static void test_completion(void **state)
 {
 	char *buf = NULL;
@@ -1040,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_http_roundtrip),
 		cmocka_unit_test(test_url_params),
 		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_stats_metrics),
 		cmocka_unit_test(test_completion),
 	};
 

@@ -3,6 +3,7 @@
  * to the state machine in jobs.c. A success answer is sent only after the
  * change is committed to the store. */
 #include "server.h"
+#include "verbose.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1649,6 +1650,8 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 
 	if (!path)
 		path = "/";
+	vlog(2, "%s %s from uid %ld (%s)", m == EVHTTP_REQ_GET ? "GET" : m == EVHTTP_REQ_POST ? "POST" : "other",
+	     path, (long)c.uid, unix_sock ? "socket" : "tcp");
 	if (s->reloading)	/* draining for a reload: no next request here */
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
 	/* HTTP/1.1 requires Host (RFC 9112 §3.2); libevent does not check. */

@@ -7,6 +7,8 @@
  * store before it is acted on. A job that ends badly hands the jobs that
  * depend on it to the cascade queue (cascade.c). */
 #include "server.h"
+#include "parse.h"
+#include "verbose.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -546,6 +548,8 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 		goto fail;
 	usage_commit(s);	/* fair share: its run counts from now on */
 	cascade_after(s);
+	vlog(1, "job %lld ended: %s%s%s", (long long)j->id, job_state_name(j->state), j->reason ? ", " : "",
+	     j->reason ? j->reason : "");
 	if (!j->draining)
 		reap_forget(s, j);
 	server_schedule(s);
@@ -623,6 +627,7 @@ static void cancel_impossible(struct server *s)
 void jobs_schedule_pass(struct server *s)
 {
 	size_t nq = 0, nr = 0, ng, started;
+	char ids[256];
 	struct sched_job *q;
 	struct job **qj;
 	struct sched_running *r;
@@ -766,7 +771,10 @@ void jobs_schedule_pass(struct server *s)
 			continue;
 		}
 		reap_watch_start(s, j);
+		vlog(1, "job %lld (%s, user %s) started, GPUs [%s]", (long long)j->id, j->name ? j->name : "",
+		     j->user ? j->user : "?", (gf_format_gpu_mask(j->gpu_mask, ids, sizeof ids), ids));
 	}
+	vlog(3, "scheduler pass: %zu waiting, %zu running, %zu started", nq, nr, started);
 	arm_begin_timer(s, next_begin, now);
 	free(q);
 	free(qj);

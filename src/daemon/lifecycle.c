@@ -30,6 +30,7 @@
 #include "paths.h"
 #include "runfile.h"
 #include "server.h"
+#include "verbose.h"
 
 extern char **environ;
 
@@ -42,8 +43,10 @@ struct lc {
 	char *config_abs;		/* --config made absolute (the daemon's cwd is not ours) */
 	char *args_blob;		/* options read from gflowd.args (systemd hosting) */
 	bool help;
+	bool cleanup;			/* --cleanup: remove the config file */
 	/* init */
-	bool yes, force;
+	bool yes, force, advanced;
+	const char *timezone;
 	bool revoke;			/* token --revoke */
 	const char *host, *port, *executor;
 };
@@ -293,6 +296,9 @@ static int opt_args(struct lc *c, char **v, int n, char *num)
 		v[n++] = "--report";
 		v[n++] = (char *)c->opts.report;
 	}
+	if (c->opts.verbosity)
+		v[n++] = (char *)(c->opts.verbosity < 0 ? "-q" : (const char *[]){ "-v", "-vv", "-vvv", "-vvvv" }
+			[c->opts.verbosity - 1]);
 	v[n] = NULL;
 	return n;
 }
@@ -857,10 +863,47 @@ static void toml_quote(const char *s, char *out, size_t size)
 	out[n] = '\0';
 }
 
+/* init --timezone: "local" (none written) or a zone this machine knows. */
+static int check_timezone(const char *tz)
+{
+	char path[GF_PATH_MAX];
+	struct stat st;
+
+	if (!strcmp(tz, "local") || !strcmp(tz, "UTC"))
+		return 0;
+	if (!*tz || tz[0] == '/' || strstr(tz, "..") || strlen(tz) > 100)
+		return fail("--timezone '%s': expected an IANA name like Asia/Shanghai or UTC, or local", tz);
+	snprintf(path, sizeof path, "/usr/share/zoneinfo/%s", tz);
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return fail("--timezone '%s': not a time zone this machine knows (/usr/share/zoneinfo); "
+			    "e.g. Asia/Shanghai, UTC, or local", tz);
+	return 0;
+}
+
+/* init --advanced: the sections most users never need, fair share asked,
+ * the rest as commented examples to edit. */
+static int advanced_text(struct lc *c, char *buf, size_t size)
+{
+	char fair[16];
+
+	ask("share GPUs fairly between users (yes or no)", "no", fair, sizeof fair, c->yes);
+	if (strcmp(fair, "yes") && strcmp(fair, "no"))
+		return fail("fair share '%s': expected yes or no", fair), -1;
+	return snprintf(buf, size,
+			"\n[daemon.fair_share]\nenabled = %s\n# half_life_secs = 86400\n\n"
+			"[projects]\n# known_projects = [\"ml\", \"cv\"]\n# require_project = true\n\n"
+			"# [quota.default_user]\n# max_running_jobs = 4\n# max_running_gpus = 2\n"
+			"# max_queued_jobs = 100\n\n"
+			"# [notifications]\n# enabled = true\n# [[notifications.webhooks]]\n"
+			"# url = \"https://example.com/gflow-hook\"\n# events = [\"job_completed\", \"job_failed\"]\n",
+			strcmp(fair, "yes") ? "false" : "true");
+}
+
 static int cmd_init(struct lc *c)
 {
 	char def[GF_PATH_MAX + 16], dir[GF_PATH_MAX + 16], host[256], port[16], gpus[256], ex[32], strat[32];
-	char poll[16], poll_def[16], qhost[1600], qgpus[1600], text[4096], *slash, *end;
+	char poll[16], poll_def[16], qhost[1600], qgpus[1600], text[4096], adv[1024] = "", tz[160] = "";
+	char *slash, *end;
 	const char *path = c->opts.config_path;
 	struct stat st;
 	struct gf_err e;
@@ -883,6 +926,12 @@ static int cmd_init(struct lc *c)
 	ask("GPU allocation strategy (sequential or random)", c->opts.strategy ? c->opts.strategy : "sequential",
 	    strat, sizeof strat, c->yes);
 	ask("GPU poll interval in seconds", poll_def, poll, sizeof poll, c->yes);
+	ask("time zone (an IANA name like Asia/Shanghai, or local)", c->timezone ? c->timezone : "local", tz,
+	    sizeof tz, c->yes);
+	if (check_timezone(tz))
+		return 1;
+	if (c->advanced && advanced_text(c, adv, sizeof adv) < 0)
+		return 1;
 	/* Each answer checked on its own, so that the message names it. */
 	if (!*host)
 		return fail("%s", "--host: must not be empty");
@@ -901,15 +950,16 @@ static int cmd_init(struct lc *c)
 	toml_quote(host, qhost, sizeof qhost);
 	toml_quote(gpus, qgpus, sizeof qgpus);
 	n = snprintf(text, sizeof text,
-		     "# gflow configuration (written by gflowd init%s)\n\n"
+		     "# gflow configuration (written by gflowd init%s)\n\n%s%s%s"
 		     "[daemon]\nhost = %s\nport = %s\n%s%s%s"
 		     "gpu_allocation_strategy = \"%s\"\ngpu_poll_interval_secs = %ld\n%s\n"
-		     "[executor]\ntype = \"%s\"\n",
-		     c->paths.system ? " --system" : "", qhost, port, all ? "# gpus = [0, 1]\n" : "gpus = ",
-		     all ? "" : qgpus, all ? "" : "\n", strat, v,
+		     "[executor]\ntype = \"%s\"\n%s",
+		     c->paths.system ? " --system" : "", strcmp(tz, "local") ? "timezone = \"" : "",
+		     strcmp(tz, "local") ? tz : "", strcmp(tz, "local") ? "\"\n\n" : "", qhost, port,
+		     all ? "# gpus = [0, 1]\n" : "gpus = ", all ? "" : qgpus, all ? "" : "\n", strat, v,
 		     c->paths.system ? "# Members of this Unix group administer every job (root always does):\n"
 				       "# admin_group = \"gflow-admins\"\n" : "",
-		     ex);
+		     ex, adv);
 	if (n < 0 || n >= (int)sizeof text)
 		return fail("%s", "the configuration is too long");
 	/* Check what we write the way the daemon will read it, before writing. */
@@ -1020,10 +1070,11 @@ static const char completion_bash[] =
 	"  local cur=${COMP_WORDS[COMP_CWORD]}\n"
 	"  if [ $COMP_CWORD -eq 1 ]; then\n"
 	"    COMPREPLY=($(compgen -W 'start up stop down restart reload status run init service token "
-	"completion --help --version' -- \"$cur\"))\n"
+	"completion --help --version --config -c --cleanup -v -vv -vvv -vvvv -q --system' -- \"$cur\"))\n"
 	"  else\n"
 	"    COMPREPLY=($(compgen -W '--gpus --gpu-allocation-strategy --gpu-poll-interval-secs --hosting "
-	"--config --yes --force --host --port --executor --system --root --revoke' -- \"$cur\"))\n"
+	"--config -c --yes -y --force --host --port --executor --timezone --advanced --system --root --revoke "
+	"-v -vv -vvv -vvvv --verbose -q --quiet --help' -- \"$cur\"))\n"
 	"  fi\n"
 	"}\ncomplete -F _gflowd gflowd\n";
 
@@ -1069,6 +1120,21 @@ static int parse_opts(struct lc *c, int argc, char **argv, int first, const char
 		} else if (!strcmp(a, "--system")) {
 			c->opts.system = true;
 			takes = false;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			c->opts.verbosity = -1;
+			takes = false;
+		} else if (!strcmp(a, "--verbose") || (a[0] == '-' && a[1] == 'v' && strspn(a + 1, "v") == strlen(a + 1))) {
+			c->opts.verbosity = a[1] == '-' ? (c->opts.verbosity > 0 ? c->opts.verbosity : 0) + 1
+							: (int)strlen(a + 1);
+			if (c->opts.verbosity > 4)
+				return fail("'%s': at most -vvvv", a), 2;
+			takes = false;
+		} else if (!strcmp(a, "--cleanup")) {
+			c->cleanup = true;
+			takes = false;
+		} else if (!strcmp(a, "--advanced")) {
+			c->advanced = true;
+			takes = false;
 		} else if (a[0] != '-') {
 			if (*sub)
 				return fail("unexpected argument '%s'", a), 2;
@@ -1090,8 +1156,10 @@ static int parse_opts(struct lc *c, int argc, char **argv, int first, const char
 			c->opts.poll_interval = (int)v;
 		} else if (!strcmp(a, "--hosting"))
 			c->hosting_req = val;
-		else if (!strcmp(a, "--config"))
+		else if (!strcmp(a, "--config") || !strcmp(a, "-c"))
 			c->opts.config_path = val;
+		else if (!strcmp(a, "--timezone"))
+			c->timezone = val;
 		else if (!strcmp(a, "--env-file"))
 			c->envfile = val;
 		else if (!strcmp(a, "--inherit"))
@@ -1179,6 +1247,7 @@ static int dispatch(struct lc *c, const char *cmd, const char *sub, const char *
 		return 0;
 	}
 	if (!strcmp(cmd, "run")) {
+		gflowd_verbosity = c->opts.verbosity;
 		if (c->log && to_log(c->log))
 			return 1;
 		if (c->envfile && load_env_file(c->envfile))
@@ -1228,16 +1297,66 @@ static int dispatch(struct lc *c, const char *cmd, const char *sub, const char *
 	return fail("unknown command '%s' (see gflowd --help)", cmd), 2;
 }
 
+/* --cleanup: remove the config file (-c's, else the default one). */
+static int cmd_cleanup(struct lc *c)
+{
+	char def[GF_PATH_MAX + 16];
+	const char *path = c->opts.config_path;
+
+	if (!path) {
+		snprintf(def, sizeof def, "%s/gflow.toml", c->paths.config_dir);
+		path = def;
+	}
+	if (unlink(path) < 0) {
+		if (errno != ENOENT)
+			return fail("cannot remove the config file: %s", strerror(errno));
+		printf("No config file at %s: nothing to clean up\n", path);
+		return 0;
+	}
+	printf("Removed %s (a running daemon keeps its settings until it restarts)\n", path);
+	return 0;
+}
+
+/* Global options may come before the command (`gflowd -c FILE -v up`):
+ * the command word moves to the front; -c/--config take a value. */
+static char **command_first(int argc, char **argv)
+{
+	char **v = calloc((size_t)argc + 2, sizeof *v);
+	int i, n = 1;
+
+	if (!v)
+		abort();
+	for (i = 0; i < argc && argv[i][0] == '-'; i++)
+		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) && i + 1 < argc)
+			i++;
+	v[0] = i < argc ? argv[i] : NULL;
+	for (int k = 0; k < argc; k++)
+		if (k != i)
+			v[n++] = argv[k];
+	v[n] = NULL;
+	return v;
+}
+
 int lifecycle_main(int argc, char **argv, const char *usage)
 {
 	const char *sub = NULL;
+	char **v = command_first(argc, argv);
 	struct lc c;
 	int rc;
 
 	memset(&c, 0, sizeof c);
-	rc = parse_opts(&c, argc, argv, 1, &sub);
-	if (!rc)
-		rc = dispatch(&c, argv[0], sub, usage);
+	rc = parse_opts(&c, argc + !v[0], v, 1, &sub);
+	if (!rc && !v[0] && !c.help && !c.cleanup)
+		rc = (fail("%s", "missing command (see gflowd --help)"), 2);
+	if (!rc && (c.timezone || c.advanced) && (!v[0] || strcmp(v[0], "init")))
+		rc = (fail("%s is for gflowd init", c.timezone ? "--timezone" : "--advanced"), 2);
+	if (!rc && c.cleanup && v[0])
+		rc = (fail("--cleanup removes the config file and does nothing else: give it without '%s'", v[0]), 2);
+	if (!rc && c.cleanup && !c.help)
+		rc = gf_paths_init(&c.paths, NULL) ? fail("%s", "cannot find the config directory") : cmd_cleanup(&c);
+	else if (!rc)
+		rc = dispatch(&c, v[0] ? v[0] : "help", sub, usage);
+	free(v);
 	free(c.config_abs);
 	free(c.args_blob);
 	return rc;

@@ -3,6 +3,7 @@
  * API, the one event loop, reload, and a clean shutdown. Running jobs are
  * never stopped by any of this. */
 #include "server.h"
+#include "verbose.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,7 +70,7 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 	struct server *s = arg;
 
 	(void)what;
-	fprintf(stderr, "gflowd: %s received, stopping (jobs keep running)\n", strsignal((int)sig));
+	vlog(0, "%s received, stopping (jobs keep running)", strsignal((int)sig));
 	event_base_loopexit(s->base, NULL);
 }
 
@@ -549,7 +550,7 @@ static void reexec(struct server *s)
 		keep[nkeep++] = tfd;
 	keep[nkeep++] = s->lock_fd;
 	keep[nkeep++] = s->sock_lock_fd;
-	fprintf(stderr, "gflowd: reloading as %s (jobs keep running)\n", r->exe);
+	vlog(0, "reloading as %s (jobs keep running)", r->exe);
 	fflush(NULL);
 	gpu_poller_stop(s->poller);
 	s->poller = NULL;
@@ -820,7 +821,9 @@ int server_run(const struct daemon_opts *opts)
 		if (!gf_pathf(path, sizeof path, "%s/reload.undo", s.paths.data_dir))
 			unlink(path);
 	}
-	if (s.bound_tcp)
+	if (gflowd_verbosity < 0)	/* -q: problems only */
+		(void)0;
+	else if (s.bound_tcp)
 		fprintf(stderr, "gflowd %s: pid %d, %lld jobs, listening on %s and %s:%d\n", GFLOW_VERSION,
 			(int)getpid(), (long long)s.max_id, s.paths.socket, s.cfg.host, s.cfg.port);
 	else

@@ -7,7 +7,8 @@
 #include "lifecycle.h"
 
 static const char usage[] =
-	"usage: gflowd <command> [options]\n"
+	"usage: gflowd [-c PATH] [-v...|-q] <command> [options]\n"
+	"       gflowd [-c PATH] --cleanup\n"
 	"\n"
 	"commands:\n"
 	"  start, up       start the daemon in the background and wait until it answers\n"
@@ -30,7 +31,12 @@ static const char usage[] =
 	"  --gpu-allocation-strategy S       sequential (default) or random\n"
 	"  --gpu-poll-interval-secs N        NVML poll interval (default 10, minimum 1)\n"
 	"  --hosting auto|systemd|tmux|process   how start hosts the daemon (default auto)\n"
-	"  --config PATH                     config file (default ~/.config/gflow/gflow.toml)\n"
+	"  -c, --config PATH                 config file (default ~/.config/gflow/gflow.toml);\n"
+	"                                    before or after the command\n"
+	"  -v, -vv, -vvv, -vvvv              the daemon also logs each job's start and end,\n"
+	"                                    each API request, each scheduler pass, each\n"
+	"                                    second's check of a running job (cumulative)\n"
+	"  -q, --quiet                       the daemon logs problems only\n"
 	"\n"
 	"  (start, reload and restart check the config and options before they\n"
 	"  start or replace anything, and say what is wrong at once)\n"
@@ -38,7 +44,12 @@ static const char usage[] =
 	"options for init:\n"
 	"  --yes --force --host H --port P --gpus SPEC --executor tmux|process\n"
 	"  --gpu-allocation-strategy S --gpu-poll-interval-secs N\n"
-	"  --config PATH                     the file to write (default as above)\n"
+	"  --timezone TZ                     an IANA name (Asia/Shanghai, UTC) written as\n"
+	"                                    timezone; local (the default) writes none\n"
+	"  --advanced                        also ask about fair share and write the\n"
+	"                                    projects, quota and notifications sections\n"
+	"                                    as commented examples\n"
+	"  -c, --config PATH                 the file to write (default as above)\n"
 	"\n"
 	"the machine's daemon (system mode, root; any command):\n"
 	"  --system                          act on the system daemon: config\n"
@@ -46,7 +57,9 @@ static const char usage[] =
 	"                                    socket /run/gflow/gflowd.sock; jobs run as\n"
 	"                                    the users who submit them\n"
 	"  --root DIR                        --system with every path under DIR (also\n"
-	"                                    GFLOW_SYSTEM_ROOT=DIR)\n";
+	"                                    GFLOW_SYSTEM_ROOT=DIR)\n"
+	"\n"
+	"--cleanup removes the config file (-c's, else the default) and exits.\n";
 
 int main(int argc, char **argv)
 {

@@ -10,6 +10,7 @@
  * knows) is killed, and the job's GPUs and memory go back only once no
  * process of it is left. An end the store could not record is tried again. */
 #include "server.h"
+#include "verbose.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -360,6 +361,7 @@ static void check_runner(struct server *s, struct job *j, double now)
 
 	if (j->backstop)
 		return;	/* ended already; its exit is on the way */
+	vlog(4, "job %lld: runner pid %d is '%c'", (long long)j->id, (int)j->runner_pid, proc_state(j->runner_pid));
 	if (proc_state(j->runner_pid) == 'T') {
 		if (++j->stopped_ticks >= STOPPED_CHECKS)
 			backstop(s, j,

@@ -41,6 +41,7 @@ struct daemon_opts {
 					 * (with its options, data/reload.undo) if we cannot start */
 	bool check;			/* --check: validate the config and options, report, exit */
 	bool system;			/* --system: the machine's daemon (root), jobs run as their owners */
+	int verbosity;			/* -q: -1, -v…-vvvv: 1…4 (verbose.h) */
 };
 
 struct reload;			/* a reload being prepared or drained (loop.c) */

@@ -4,6 +4,8 @@ and redo's short forms and spellings, -c/-s/--param, --clear-deps,
 close-sessions filters, MaxRetries=, ginfo -v/-vv/-q, gcancel --kill,
 gqueue --job, the --since forms and their errors."""
 import json
+import os
+import pty
 import subprocess
 
 import pytest
@@ -290,3 +292,112 @@ def test_since_forms(gflow, prog):
         r = g.cli(*prog, "--since", bad)
         assert r.returncode != 0 and f"invalid --since '{bad}'" in r.stderr, r.stderr
         assert "begin time" not in r.stderr
+
+
+# ---- gflowd: global options, verbosity, --cleanup, init ---------------------------
+
+def gflowd(g, *args, timeout=30):
+    return subprocess.run([str(g.build / "gflowd"), *args], env=g.env, cwd=g.tmp, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_gflowd_config_and_verbosity_before_the_command(gflow):
+    g = gflow
+    cfg = g.tmp / "mine.toml"
+    cfg.write_text("[projects]\nrequire_project = true\n")
+    r = gflowd(g, "-c", str(cfg), "-vv", "up", "--hosting", "process")
+    assert r.returncode == 0, r.stderr
+    try:
+        # the daemon read our file: a job without a project is refused
+        r = g.cli("gbatch", "true")
+        assert r.returncode != 0 and "project" in r.stderr
+        jid = g.submit("-P", "p1", "true")
+        g.wait_state(jid, "Finished")
+        log = g.data / "gflowd.log"
+        # -vv: each job's end and each API request are logged
+        g.wait_for(lambda: f"job {jid} ended: Finished" in log.read_text(), what="the job's end in the log")
+        assert "POST /jobs from uid" in log.read_text()
+    finally:
+        assert gflowd(g, "--config", str(cfg), "down").returncode == 0
+
+
+@pytest.mark.parametrize("flag,want,unwanted", [
+    ("-q", [], ["listening on"]),
+    (None, ["listening on"], ["started, GPUs", "GET /health"]),
+    ("-v", ["listening on", "started, GPUs", "ended: Finished"], ["GET /health", "scheduler pass"]),
+    ("-vv", ["started, GPUs", "GET /health from uid"], ["scheduler pass"]),
+    ("-vvv", ["GET /health from uid", "scheduler pass:"], ["runner pid"]),
+    ("-vvvv", ["scheduler pass:", "runner pid"], []),
+])
+def test_gflowd_verbosity_levels(gflow, flag, want, unwanted):
+    g = gflow
+    g.start(*([flag] if flag else []))
+    jid = g.submit("sleep", "2")
+    g.wait_state(jid, "Finished")
+    g.stop()
+    log = g.daemon_log()
+    for w in want:
+        assert w in log, (flag, w, log)
+    for u in unwanted:
+        assert u not in log, (flag, u, log)
+
+
+def test_gflowd_option_errors(gflow):
+    g = gflow
+    r = gflowd(g, "-vvvvv", "status")
+    assert r.returncode == 2 and "-vvvvv" in r.stderr
+    r = gflowd(g, "-v")
+    assert r.returncode == 2 and "missing command" in r.stderr
+    r = gflowd(g, "status", "--timezone", "UTC")
+    assert r.returncode == 2 and "--timezone is for gflowd init" in r.stderr
+    r = gflowd(g, "up", "--advanced")
+    assert r.returncode == 2 and "--advanced is for gflowd init" in r.stderr
+    r = gflowd(g, "--cleanup", "up")
+    assert r.returncode == 2 and "--cleanup" in r.stderr
+
+
+def test_gflowd_cleanup(gflow):
+    g = gflow
+    default = g.home / ".config/gflow/gflow.toml"
+    r = gflowd(g, "init", "--yes")
+    assert r.returncode == 0 and default.exists(), r.stderr
+    r = gflowd(g, "--cleanup")
+    assert r.returncode == 0 and "Removed" in r.stdout and not default.exists()
+    r = gflowd(g, "--cleanup")
+    assert r.returncode == 0 and "nothing to clean up" in r.stdout
+    other = g.tmp / "other.toml"
+    assert gflowd(g, "init", "--yes", "-c", str(other)).returncode == 0
+    assert gflowd(g, "-c", str(other), "--cleanup").returncode == 0 and not other.exists()
+
+
+def test_gflowd_init_timezone_and_advanced(gflow):
+    g = gflow
+    cfg = g.tmp / "tz.toml"
+    r = gflowd(g, "init", "--yes", "--config", str(cfg), "--timezone", "Asia/Shanghai")
+    assert r.returncode == 0, r.stderr
+    assert 'timezone = "Asia/Shanghai"' in cfg.read_text()
+    r = gflowd(g, "init", "--yes", "--force", "--config", str(cfg), "--timezone", "local")
+    assert r.returncode == 0 and "timezone" not in cfg.read_text()
+    r = gflowd(g, "init", "--yes", "--force", "--config", str(cfg), "--timezone", "UTC")
+    assert r.returncode == 0 and 'timezone = "UTC"' in cfg.read_text()
+    for bad in ("Mars/Olympus", "../etc/passwd", "/etc/localtime"):
+        r = gflowd(g, "init", "--yes", "--force", "--config", str(cfg), "--timezone", bad)
+        assert r.returncode != 0 and f"--timezone '{bad}'" in r.stderr
+    r = gflowd(g, "init", "--yes", "--force", "--config", str(cfg), "--advanced")
+    assert r.returncode == 0, r.stderr
+    text = cfg.read_text()
+    assert "[daemon.fair_share]\nenabled = false" in text and "[projects]" in text
+    assert "# [notifications]" in text and "# [quota.default_user]" in text
+    # interactive: the answer is written, and the file is one the daemon reads
+    # (questions are asked on a terminal only)
+    master, slave = pty.openpty()
+    os.write(master, ("\n" * 7 + "yes\n").encode())
+    r = subprocess.run([str(g.build / "gflowd"), "init", "--force", "--config", str(cfg), "--advanced"],
+                       env=g.env, cwd=g.tmp, stdin=slave, capture_output=True, text=True, timeout=30)
+    os.close(slave)
+    os.close(master)
+    assert r.returncode == 0, r.stderr
+    assert "share GPUs fairly between users" in r.stdout
+    assert "[daemon.fair_share]\nenabled = true" in cfg.read_text()
+    g.start("--config", str(cfg))
+    assert g.cli("gqueue", check=True).returncode == 0

@@ -342,5 +342,5 @@ const struct command cmd_ctl = {
 	"--gpu --pid --all --user --project --default-user --default-project "
 	"--max-running-jobs --max-running-gpus --max-queued-jobs "
 	"--max-gpu-hours-per-day --gpus --gpu-spec --start --duration "
-	"--timezone --active --status --timeline --range --help --version",
+	"--timezone --active --status --timeline --range --config --help --version",
 };

@@ -967,8 +967,8 @@ static int queue_exec(int argc, char **argv)
 
 const struct command cmd_queue = {
 	"queue", "gqueue", "list jobs", queue_exec,
-	"completion --all -a --completed -c --states -s --jobs -j --user -u "
-	"--cluster --name -N --project -P --limit -n --since --sort -r --tree -t "
+	"completion --all -a --completed -c --states -s --state --jobs -j --job --user -u --users "
+	"--cluster --name -N --names --project -P --limit -n --since --sort -r --tree -t "
 	"--group -g --tmux -T --watch -w --interval --output -o --format -f "
 	"--config --help --version",
 };

@@ -9,7 +9,7 @@ libevent-dev libjansson-dev libsqlite3-dev libcmocka-dev
 libcurl4-openssl-dev tmux python3 python3-pytest python3-pytest-xdist
 python3-aiosmtpd procps prometheus python3-prometheus-client scdoc
 man-db chromium chromium-driver python3-selenium
-slurm-wlm munge openssh-server openssh-client"
+slurm-wlm munge openssh-server openssh-client tzdata"
 
 missing=""
 for p in $PKGS; do

@@ -32,7 +32,7 @@ static const char cancel_help[] =
 "      --kill         what gcancel always does to a running job (the\n"
 "                     signals above end in SIGKILL); accepted so that\n"
 "                     scripts written with it keep working\n"
-"      --config PATH  config file (not needed by the client)\n"
+"      --config PATH  config file: checked; its timezone is used\n"
 "  -h, --help         this help\n"
 "  -V, --version      print the version\n";
 

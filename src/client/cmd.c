@@ -48,6 +48,36 @@ int cmd_version(void)
 	return EXIT_OK;
 }
 
+/* The config's timezone for the times this program shows and reads;
+ * without one, the time zone it was started with. */
+static void use_timezone(const struct gf_config *cfg)
+{
+	static int saved;
+	static char *orig;
+
+	if (!saved) {
+		orig = getenv("TZ") ? xstrdup(getenv("TZ")) : NULL;
+		saved = 1;
+	}
+	if (cfg->timezone && strcmp(cfg->timezone, "local"))
+		setenv("TZ", cfg->timezone, 1);
+	else if (orig)
+		setenv("TZ", orig, 1);
+	else
+		unsetenv("TZ");
+	tzset();
+}
+
+void cmd_default_timezone(void)
+{
+	struct gf_config cfg;
+
+	/* a broken default config is reported by the daemon, not here */
+	if (gf_config_load(NULL, environ, &cfg, NULL) == 0)
+		use_timezone(&cfg);
+	gf_config_free(&cfg);
+}
+
 int cmd_check_config(const char *path, struct gf_err *e)
 {
 	struct gf_config cfg;
@@ -55,6 +85,7 @@ int cmd_check_config(const char *path, struct gf_err *e)
 	/* Read as the daemon reads it: a typo is reported, not ignored. */
 	if (gf_config_load(path, environ, &cfg, e) < 0)
 		return -1;
+	use_timezone(&cfg);
 	gf_config_free(&cfg);
 	return 0;
 }

@@ -46,11 +46,14 @@ int cmd_usagef(const char *prog, const char *fmt, ...)
 /* Prints "gflow <version>"; returns EXIT_OK. */
 int cmd_version(void);
 
-/* --config: the clients talk to the daemon's socket and need no setting
- * from the file, but it is read and checked like the daemon's (with the
+/* --config: the clients talk to the daemon's socket and need only the
+ * file's timezone, but it is read and checked like the daemon's (with the
  * GFLOW_* variables): a file that cannot be read or holds a mistake is an
  * error that names the file, line and key. */
 int cmd_check_config(const char *path, struct gf_err *e);
+/* Times are shown and read in the config's timezone (the default file's
+ * at start; a --config file's once checked), else the starting TZ. */
+void cmd_default_timezone(void);
 
 /* gjob/gctl: a "--config PATH" or "--config=PATH" before the command is
  * checked and skipped; returns the words it took (0-2), or -1 after

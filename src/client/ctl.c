@@ -66,8 +66,8 @@ static const char ctl_help[] =
 "Changes need an admin (the daemon's user, root, or the admin group of a\n"
 "system daemon); anyone may list. reserve shows and reads times in\n"
 "--timezone, else the config's timezone, else the system's. Also: --help,\n"
-"--version, --config PATH (before the command; the file is checked, the\n"
-"timezone is read from the usual config file).\n";
+"--version, --config PATH (before the command; the file is checked, and\n"
+"its timezone used).\n";
 
 static int show_gpus(int argc, char **argv)
 {

@@ -470,7 +470,7 @@ static const char info_help[] =
 "  -vv                that, then one line per GPU with its processes\n"
 "                     (gctl show-gpus: unmanaged and escaped pids)\n"
 "  -q, --quiet        the table only, without the line naming the daemon\n"
-"      --config PATH  config file (not needed by the client)\n"
+"      --config PATH  config file: checked; its timezone is used\n"
 "  -h, --help         this help\n"
 "  -V, --version      print the version\n";
 

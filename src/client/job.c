@@ -1107,7 +1107,8 @@ static const char job_help[] =
 "  completion bash|zsh|fish          a shell completion script\n\n"
 "IDS: 42, 1,2,3, 1-5, 1,3,5-7; @ is your latest job, @~N the one N\n"
 "before it. 'gjob <command> --help' for one command. Also: --version,\n"
-"--config PATH (before the command; not needed by the client).\n";
+"--config PATH (before the command; checked, and its timezone is the\n"
+"one times are shown and read in).\n";
 
 static int job_exec(int argc, char **argv)
 {

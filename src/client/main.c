@@ -113,6 +113,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	argc -= skip;
 	argv += skip;
+	cmd_default_timezone();
 	c = find_command(base);
 	if (c && strcmp(base, c->alias) == 0)
 		return c->exec(argc, argv);

@@ -33,7 +33,6 @@ extern char **environ;
 static int use_timezone(const char *tz, struct gf_err *e)
 {
 	struct gf_config cfg;
-	char path[4200];
 	int rc = 0;
 
 	if (!tz) {
@@ -44,9 +43,10 @@ static int use_timezone(const char *tz, struct gf_err *e)
 		gf_config_free(&cfg);
 		return rc;
 	}
-	snprintf(path, sizeof path, "/usr/share/zoneinfo/%s", tz);
-	if (!*tz || strstr(tz, "..") || tz[0] == '/' || (strcmp(tz, "UTC") && access(path, R_OK)))
-		return gf_err_set(e, "unknown time zone '%s' (an IANA name such as UTC or Europe/Berlin)", tz);
+	if (gf_timezone_check(tz, e) < 0)
+		return -1;
+	if (!strcmp(tz, "local"))
+		return 0;
 	setenv("TZ", tz, 1);
 	tzset();
 	return 0;

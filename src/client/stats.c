@@ -405,7 +405,8 @@ static const char stats_help[] =
 "                             today, yesterday, HH:MM, YYYY-MM-DD[THH:MM]\n"
 "  -o, --output FORMAT        table (default), json (the metrics and\n"
 "                             top_jobs), or csv (metric,value rows)\n"
-"      --config PATH          config file (not needed by the client)\n"
+"      --config PATH          config file: checked; --since is read in its\n"
+"                             timezone\n"
 "  -h, --help                 this help\n"
 "  -V, --version              print the version\n";
 

@@ -38,6 +38,7 @@ enum kind {
 	K_WEBHOOKS,
 	K_EMAILS,
 	K_OVERUSE,
+	K_TIMEZONE,	/* a string gf_timezone_check accepts */
 };
 
 struct setting {
@@ -52,7 +53,7 @@ struct setting {
 #define F(field) offsetof(struct gf_config, field)
 
 static const struct setting settings[] = {
-	{ "", "timezone", K_STRING, F(timezone), 0, 0, 0 },
+	{ "", "timezone", K_TIMEZONE, F(timezone), 0, 0, 0 },
 	{ "daemon", "host", K_STRING, F(host), 0, 0, 0 },
 	{ "daemon", "port", K_INT, F(port), 1, 65535, 0 },
 	{ "daemon", "gpus", K_GPUS, 0, 0, 0, 0 },
@@ -827,6 +828,8 @@ static int apply(const struct setting *st, struct src *s, struct gf_config *c, s
 			return -1;
 		c->gpu_shared_overuse = i ? GF_OVERUSE_CANCEL : GF_OVERUSE_WARN;
 		return 0;
+	case K_TIMEZONE:
+		return get_string(s, (char **)field, e) || gf_timezone_check(*(char **)field, e);
 	}
 	return gf_err_set(e, "unhandled setting");
 }
@@ -1472,7 +1475,7 @@ static int load_env(struct gf_config *c, char *const *envp, struct gf_err *e)
 		if (nlen == 8 && !strncasecmp(name, "TIMEZONE", 8)) {
 			struct src s = { .env = eq + 1 };
 
-			if (get_string(&s, &c->timezone, e))
+			if (get_string(&s, &c->timezone, e) || gf_timezone_check(c->timezone, e))
 				return gf_err_prefix(e, "environment %s: timezone", var);
 			continue;
 		}
@@ -1486,6 +1489,24 @@ static int load_env(struct gf_config *c, char *const *envp, struct gf_err *e)
 }
 
 /* ---------- public ---------- */
+
+int gf_timezone_check(const char *tz, struct gf_err *e)
+{
+	const char *dir = getenv("TZDIR");
+	char path[4096];
+	struct stat st;
+
+	if (!strcmp(tz, "local") || !strcmp(tz, "UTC"))
+		return 0;
+	if (!*tz || tz[0] == '/' || strstr(tz, "..") || strlen(tz) > 100)
+		return gf_err_set(e, "'%.100s' is not a time zone: expected an IANA name like Asia/Shanghai or UTC, "
+		    "or local", tz);
+	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", tz);
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return gf_err_set(e, "'%.100s' is not a time zone this machine knows (%s): e.g. Asia/Shanghai, "
+		    "UTC, or local", tz, dir && *dir ? dir : "/usr/share/zoneinfo");
+	return 0;
+}
 
 void gf_config_defaults(struct gf_config *c)
 {

@@ -107,7 +107,8 @@ struct gf_config {
 	struct gf_email *emails;	/* [notifications] emails, in file order */
 	size_t n_emails;
 	int notify_max_concurrent;	/* [notifications] max_concurrent_deliveries, default 4, 1..64 */
-	char *timezone;			/* top-level timezone, or NULL */
+	char *timezone;			/* top-level timezone (checked), or NULL: the clients
+					 * show and read times in it (cmd.c) */
 	struct gf_cluster *clusters;	/* [clusters.<name>], in file order */
 	size_t n_clusters;
 };
@@ -124,6 +125,11 @@ void gf_config_defaults(struct gf_config *c);
  * GFLOW_QUOTA__USERS__alice__MAX_RUNNING_JOBS=2 (the user name verbatim),
  * GFLOW_TIMEZONE. Other GFLOW_* variables holding "__" are errors.
  * Returns 0, or -1 with e set and c holding nothing (free is still safe). */
+/* A time zone gflow accepts: "local", "UTC", or an IANA name this machine
+ * knows (a file under $TZDIR or /usr/share/zoneinfo). Returns 0, or -1
+ * with e saying why. */
+int gf_timezone_check(const char *tz, struct gf_err *e);
+
 int gf_config_load(const char *explicit_path, char *const *envp, struct gf_config *c,
     struct gf_err *e);
 

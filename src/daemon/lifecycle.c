@@ -866,17 +866,10 @@ static void toml_quote(const char *s, char *out, size_t size)
 /* init --timezone: "local" (none written) or a zone this machine knows. */
 static int check_timezone(const char *tz)
 {
-	char path[GF_PATH_MAX];
-	struct stat st;
+	struct gf_err e;
 
-	if (!strcmp(tz, "local") || !strcmp(tz, "UTC"))
-		return 0;
-	if (!*tz || tz[0] == '/' || strstr(tz, "..") || strlen(tz) > 100)
-		return fail("--timezone '%s': expected an IANA name like Asia/Shanghai or UTC, or local", tz);
-	snprintf(path, sizeof path, "/usr/share/zoneinfo/%s", tz);
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
-		return fail("--timezone '%s': not a time zone this machine knows (/usr/share/zoneinfo); "
-			    "e.g. Asia/Shanghai, UTC, or local", tz);
+	if (gf_timezone_check(tz, &e))
+		return fail("--timezone: %s", e.msg);
 	return 0;
 }
 

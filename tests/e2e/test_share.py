@@ -216,7 +216,7 @@ def test_reservation_keeps_gpu_and_opens_on_time(share):
     # times on the slot; a time zone that does not exist is refused, not ignored
     r = g.cli("gctl", "reserve", "create", "--user", bob, "--gpus", "1", "--start", "2030-01-01 10:00",
               "--duration", "1h", "--timezone", "Mars/Olympus")
-    assert r.returncode != 0 and "unknown time zone 'Mars/Olympus'" in r.stderr
+    assert r.returncode != 0 and "'Mars/Olympus' is not a time zone" in r.stderr
     out = g.cli("gctl", "reserve", "list", "--timezone", "Asia/Tokyo", check=True).stdout
     assert "JST" in out
     # alice's job takes GPU 0; her next (no time limit) may not take GPU 1

@@ -814,10 +814,29 @@ static void test_err_env_unknown_variable(void **state)
 	}
 }
 
+static void test_timezone(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_err e;
+
+	assert_int_equal(gf_timezone_check("UTC", &e), 0);
+	assert_int_equal(gf_timezone_check("local", &e), 0);
+	assert_int_equal(gf_timezone_check("Europe/Paris", &e), 0);
+	assert_int_equal(gf_timezone_check("Mars/Olympus", &e), -1);
+	assert_msg_has(e.msg, "'Mars/Olympus' is not a time zone this machine knows");
+	assert_int_equal(gf_timezone_check("../etc/passwd", &e), -1);
+	assert_int_equal(gf_timezone_check("/etc/localtime", &e), -1);
+	assert_int_equal(gf_timezone_check("Europe", &e), -1);	/* a directory */
+	load_bad(f, "timezone = \"Mars/Olympus\"\n", "line 1", "timezone", "Mars/Olympus", NULL);
+	load_ok(f, "timezone = \"UTC\"\n");
+	assert_string_equal(f->c.timezone, "UTC");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timezone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inline_webhooks_and_dotted_keys, setup, teardown),

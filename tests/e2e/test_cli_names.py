@@ -203,11 +203,13 @@ def test_close_sessions_filters(gflow_tmux):
     g.wait_state(c, "Running")
     g.cli("gcancel", str(c), check=True)
     g.wait_state(c, "Cancelled")
-    ended = [x for x in ids if alive(x)]
+    g.wait_for(lambda: not g.job(c).get("active"), what="the cancelled job's processes to be gone")
+    # (c's session may still be closing by itself: a and b's are settled)
+    ended = [x for x in (a, b) if alive(x)]
     # no filter: refused, nothing closed
     r = g.cli("gjob", "close-sessions")
     assert r.returncode != 0 and "filter" in r.stderr
-    assert [x for x in ids if alive(x)] == ended
+    assert [x for x in (a, b) if alive(x)] == ended
     # -s: only that state (names or codes); a non-final state is refused
     r = g.cli("gjob", "close-sessions", "-s", "Running")
     assert r.returncode != 0 and "invalid --state" in r.stderr
@@ -382,7 +384,7 @@ def test_gflowd_init_timezone_and_advanced(gflow):
     assert r.returncode == 0 and 'timezone = "UTC"' in cfg.read_text()
     for bad in ("Mars/Olympus", "../etc/passwd", "/etc/localtime"):
         r = gflowd(g, "init", "--yes", "--force", "--config", str(cfg), "--timezone", bad)
-        assert r.returncode != 0 and f"--timezone '{bad}'" in r.stderr
+        assert r.returncode != 0 and "--timezone" in r.stderr and f"'{bad}'" in r.stderr
     r = gflowd(g, "init", "--yes", "--force", "--config", str(cfg), "--advanced")
     assert r.returncode == 0, r.stderr
     text = cfg.read_text()

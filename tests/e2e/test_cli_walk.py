@@ -6,6 +6,7 @@ name does), and for the rest by the test named for it in ELSEWHERE. Every
 key of the configuration reference, written as the reference writes it,
 works or is refused as not supported."""
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -107,7 +108,7 @@ GBATCH = {
     "--depends-on": (["--depends-on", "FIRST"], None), "--dependency": (["--dependency", "FIRST"], "--depends-on"),
     "--depends-on-all": (["--depends-on-all", "FIRST"], None),
     "--depends-on-any": (["--depends-on-any", "FIRST"], None),
-    "--no-auto-cancel": (["--no-auto-cancel"], None), "--begin": (["--begin", "now+60"], None),
+    "--no-auto-cancel": (["--no-auto-cancel"], None), "--begin": (["--begin", "2030-01-01T00:00"], None),
     "--max-retries": (["--max-retries", "2"], None),
     "--conda-env": (["--conda-env", "myenv"], None),
     "--array": (["--array", "3-4"], None), "--max-concurrent": (["--array", "3-4", "--max-concurrent", "1"], None),
@@ -190,7 +191,7 @@ GJOB_UPDATE = {
     "--no-auto-cancel": (["--no-auto-cancel"], None),
     "--no-auto-cancel-on-dep-failure": (["--no-auto-cancel-on-dep-failure"], "--no-auto-cancel"),
     "--max-concurrent": (["--max-concurrent", "5"], None), "--max-retries": (["--max-retries", "5"], None),
-    "--begin": (["--begin", "now+90"], None),
+    "--begin": (["--begin", "2030-01-02T00:00"], None),
     "--command": (["--command", "echo changed"], None), "-c": (["-c", "echo changed"], "--command"),
     "--script": (["--script", "SCRIPT"], None), "-s": (["-s", "SCRIPT"], "--script"),
     "--param": (["--param", "k=2", "-c", "echo {k}"], None),
@@ -211,7 +212,7 @@ GJOB_UPDATE = {
 }
 # a job with everything set that the --clear-* and --auto-cancel flags undo
 FULL = ["--gpus", "1", "--gpu-memory", "1G", "--memory", "1G", "--time", "5", "--conda-env", "env1",
-        "--depends-on", "2", "--begin", "now+60", "--max-retries", "1", "--max-concurrent", "1",
+        "--depends-on", "2", "--begin", "2030-01-01T00:00", "--max-retries", "1", "--max-concurrent", "1",
         "--param", "k=1"]
 # the flags that turn something back on start from a job that has it off
 OFF = {"--auto-cancel": ["--no-auto-cancel"], "--auto-cancel-on-dep-failure": ["--no-auto-cancel"],
@@ -329,6 +330,9 @@ ELSEWHERE = {
                "--timezone": "test_cli_names.py::test_gflowd_init_timezone_and_advanced",
                "--advanced": "test_cli_names.py::test_gflowd_init_timezone_and_advanced",
                "--cleanup": "test_cli_names.py::test_gflowd_cleanup",
+               "--system": "test_system.py::test_an_admin_sets_up_the_machine_with_init_and_up_and_users_do_nothing",
+               "--revoke": "test_system.py::test_per_user_tokens_act_as_their_user_over_tcp",
+               "--root": "test_cli_walk.py::test_gflowd_root_flag",
                **{f: "test_cli_names.py::test_gflowd_verbosity_levels" for f in ("-v", "-vv", "-vvv", "-vvvv", "-q", "--quiet")}},
 }
 
@@ -366,6 +370,16 @@ def test_short_forms_of_the_rest(gflow):
     r = g.cli("gcancel", "-n", str(held), check=True)
     assert f"Would cancel job {held}" in r.stdout and g.job(held)["state"] == "Hold"
     assert json.loads(g.cli("gstats", "--users", "all", "-o", "json", check=True).stdout)["total_jobs"] == 2
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the machine's daemon is root's")
+def test_gflowd_root_flag(gflow):
+    """--root DIR: --system with every path under DIR."""
+    g = gflow
+    root = g.tmp / "sysroot"
+    root.mkdir()
+    r = g.cli("gflowd", "init", "--root", str(root), "--yes", "--port", str(g.port), check=True)
+    assert (root / "etc/gflow/gflow.toml").is_file() and str(root) in r.stdout
 
 
 # ---- every key of the configuration reference ----------------------------------------

@@ -1456,7 +1456,7 @@ static int batch_new(int argc, char **argv)
 	return EXIT_OK;
 }
 
-static void print_submitted(const json_t *resp)
+void batch_print_submitted(const json_t *resp)
 {
 	json_t *jobs = json_object_get(resp, "jobs");
 	size_t i;
@@ -1500,7 +1500,7 @@ static int submit(const struct batch_opts *o, const struct batch_ctx *ctx)
 		fputs(text, stdout);
 		free(text);
 	} else {
-		print_submitted(resp);
+		batch_print_submitted(resp);
 	}
 	json_decref(resp);
 	json_decref(body);

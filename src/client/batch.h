@@ -153,6 +153,9 @@ json_t *batch_request(const struct batch_opts *o, const struct batch_ctx *ctx,
  * POST /jobs/update and /jobs/redo. */
 json_t *batch_set_fields(const struct batch_opts *o);
 
+/* "Submitted batch job <id> (<name>)" for each job of a POST answer. */
+void batch_print_submitted(const json_t *resp);
+
 /* What --dry-run prints for a list of job objects (or specs). */
 char *batch_dry_run_text(const json_t *jobs);
 

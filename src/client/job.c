@@ -316,6 +316,20 @@ int job_report_done(const json_t *resp, const char *verb)
 	return json_array_size(errs) ? EXIT_FAIL : EXIT_OK;
 }
 
+int job_post_report(const char *prog, const char *path, json_t *body, const char *verb)
+{
+	struct gf_err e;
+	json_t *resp = api_post(path, body, &e);
+	int rc;
+
+	json_decref(body);
+	if (!resp)
+		return cmd_fail(prog, &e);
+	rc = job_report_done(resp, verb);
+	json_decref(resp);
+	return rc;
+}
+
 int job_help_or_fail(const char *help, int id, const char *val,
     struct gf_err *e)
 {
@@ -970,8 +984,7 @@ static int job_hold(int argc, char **argv)
 {
 	char **pos, *ids;
 	int npos, rc = EXIT_OK;
-	struct gf_err e;
-	json_t *body, *refs, *resp;
+	json_t *body, *refs;
 
 	if (simple_args(argc, argv, hold_help, &pos, &npos, &rc) < 0)
 		return rc;
@@ -988,13 +1001,8 @@ static int job_hold(int argc, char **argv)
 		return rc;
 	body = json_object();
 	json_object_set_new(body, "ids", refs);
-	resp = api_post("/jobs/hold", body, &e);
-	json_decref(body);
-	if (!resp)
-		return cmd_fail(PROG, &e);
-	if (job_report_done(resp, "Held") != EXIT_OK)
-		rc = EXIT_FAIL;
-	json_decref(resp);
+	if (job_post_report(PROG, "/jobs/hold", body, "Held") != EXIT_OK)
+		rc = EXIT_FAIL;	/* rc: what the cluster's jobs gave */
 	return rc;
 }
 

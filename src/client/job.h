@@ -32,6 +32,9 @@ int job_help_or_fail(const char *help, int id, const char *val, struct gf_err *e
  * EXIT_FAIL when any failed. */
 int job_report_done(const json_t *resp, const char *verb);
 
+/* POST body (taken) to path and report its answer with verb. */
+int job_post_report(const char *prog, const char *path, json_t *body, const char *verb);
+
 /* gjob update / gjob redo (jobedit.c). */
 int job_update(int argc, char **argv);
 int job_redo(int argc, char **argv);

@@ -341,19 +341,11 @@ static json_t *filled_set_of(const struct change *c, const json_t *ref, struct g
 
 static int post_update(json_t *ids, json_t *set)
 {
-	struct gf_err e;
-	json_t *body = json_object(), *resp;
-	int rc;
+	json_t *body = json_object();
 
 	json_object_set_new(body, "ids", ids);
 	json_object_set(body, "set", set);
-	resp = api_post("/jobs/update", body, &e);
-	json_decref(body);
-	if (!resp)
-		return cmd_fail(PROG, &e);
-	rc = job_report_done(resp, "Updated");
-	json_decref(resp);
-	return rc;
+	return job_post_report(PROG, "/jobs/update", body, "Updated");
 }
 
 int job_update(int argc, char **argv)
@@ -407,9 +399,8 @@ int job_redo(int argc, char **argv)
 	struct gf_jobref ref;
 	struct change c;
 	struct gf_err e;
-	json_t *body, *resp, *jobs, *set = NULL;
+	json_t *body, *resp, *set = NULL;
 	int rc = EXIT_OK;
-	size_t i;
 
 	if (parse_change(argc, argv, 1, &c, &rc) < 0)
 		return rc;
@@ -442,15 +433,7 @@ int job_redo(int argc, char **argv)
 		rc = cmd_fail(PROG, &e);
 		goto out;
 	}
-	jobs = json_object_get(resp, "jobs");
-	for (i = 0; i < json_array_size(jobs); i++) {
-		json_t *j = json_array_get(jobs, i);
-		char *name = fmt_escaped(jstr(j, "name"));
-
-		printf("Submitted batch job %lld (%s)\n",
-		    (long long)jint(j, "id", 0), name);
-		free(name);
-	}
+	batch_print_submitted(resp);
 	json_decref(resp);
 out:
 	json_decref(set);

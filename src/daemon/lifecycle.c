@@ -1079,9 +1079,17 @@ static int cmd_completion(const char *shell)
 		fputs(completion_bash, stdout);
 	else if (!strcmp(shell, "zsh"))
 		printf("autoload -U bashcompinit && bashcompinit\n%s", completion_bash);
-	else if (!strcmp(shell, "fish"))
+	else if (!strcmp(shell, "fish")) {
+		static const char *const longs[] = { "gpus", "gpu-allocation-strategy", "gpu-poll-interval-secs",
+			"hosting", "config", "yes", "force", "host", "port", "executor", "timezone", "advanced", "system",
+			"root", "revoke", "verbose", "quiet", "cleanup", "help", "version" };
+
 		printf("complete -c gflowd -f -n '__fish_use_subcommand' -a 'start up stop down restart reload "
 		       "status run init service token completion'\n");
+		for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
+			printf("complete -c gflowd -l %s\n", longs[i]);
+		printf("complete -c gflowd -s c\ncomplete -c gflowd -s v\ncomplete -c gflowd -s q\n");
+	}
 	else
 		return fail("unknown shell '%s' (bash, zsh or fish)", shell), 2;
 	return 0;

@@ -52,16 +52,19 @@ def test_every_help_flag_is_known_and_completed(gflow):
     bad = []
     for words, comp, flag in all_help_flags(g):
         if comp not in completions:
-            completions[comp] = g.cli(comp, "completion", "bash", check=True).stdout
+            completions[comp] = {sh: g.cli(comp, "completion", sh, check=True).stdout
+                                 for sh in ("bash", "zsh", "fish")}
         probe = WHERE.get((words[0], flag), list(words))
         # --help after it: a known flag is parsed (and its value checked),
         # then the help answers; nothing is submitted or changed
         r = g.cli(*probe, flag, "--help")
         if unknown(r.stderr, flag) or "unexpected argument" in r.stderr and flag in r.stderr:
             bad.append(f"{' '.join(words)}: {flag} is in --help but refused: {r.stderr.strip()}")
-        if flag.startswith("--") and not re.search(r"(?<![\w-])" + re.escape(flag) + r"(?![\w-])",
-                                                   completions[comp]):
-            bad.append(f"{' '.join(words)}: {flag} is not offered by '{comp} completion bash'")
+        for sh, text in completions[comp].items():
+            # fish names a long option without its dashes: "-l name"
+            word = f"-l {flag[2:]}" if sh == "fish" else flag
+            if flag.startswith("--") and not re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text):
+                bad.append(f"{' '.join(words)}: {flag} is not offered by '{comp} completion {sh}'")
     assert not bad, "\n".join(bad)
 
 

@@ -1,5 +1,5 @@
 """Every command example of the other tool's reference pages
-(reference/*-reference.md and quick-reference.md), run as written against
+(reference/*-reference.md and quick-reference.md) and user guide, run as written against
 a real daemon: none may be refused as a wrong command line (exit status 2,
 "unknown option", "unexpected argument"), unless refused as not supported
 (reservations and quotas are another issue's). Lines with <placeholders>
@@ -110,9 +110,61 @@ gstats completion zsh
 gstats completion fish
 """
 
+# the user guide's and getting started's examples (user-guide/*.md, ...)
+GUIDE = r"""
+gflowd start
+gflowd status
+ginfo
+gbatch echo 'Hello from gflow!'
+gqueue
+gbatch --gpus 1 python train.py
+gqueue -s Running,Queued -f JOBID,NAME,ST,NODES,NODELIST(REASON)
+gctl show-gpus
+gbatch --gpus 2 python multi_gpu_train.py
+gqueue -s Running -f JOBID,NAME,ST,NODES,NODELIST(REASON)
+gbatch --gpus 1 --shared --gpu-memory 20G python train.py
+gctl set-gpus 0,2
+gbatch --time 10 python preprocess.py
+gbatch --depends-on @ --gpus 1 --time 4:00:00 python train.py
+gbatch --depends-on @ --time 10 python evaluate.py
+gbatch --depends-on-all 101,102,103 python merge.py
+gbatch --depends-on-any 201,202,203 python process_first_success.py
+gqueue -t
+gqueue -s Queued -f JOBID,NAME,ST,NODELIST(REASON)
+gbatch python train.py
+gbatch --gpus 1 --time 2:00:00 --name train-resnet python train.py
+gbatch --project ml-research python train.py
+gbatch --max-retries 2 python train.py
+gbatch --notify-email alice@example.com --notify-on job_failed,job_timeout python train.py
+gbatch python train.py --epochs 100 --lr 0.01
+gbatch train.sh
+gbatch --time 30 python quick.py
+gbatch --priority 50 python urgent.py
+gbatch --conda-env myenv python script.py
+gbatch --notify-email alice@example.com python train.py
+gbatch --notify-email alice@example.com --notify-email oncall@example.com --notify-on job_failed,job_timeout python train.py
+gbatch --depends-on-all 1,2,3 python merge.py
+gbatch --depends-on-any 4,5 python process_first_success.py
+gbatch --dry-run --gpus 1 python train.py
+gbatch --array 1-10 python process.py --task '$GFLOW_ARRAY_TASK_ID'
+gqueue -f JOBID,NAME,ST,NODES,NODELIST(REASON)
+gqueue -f JOBID,NAME,ST,TIME,TIMELIMIT
+gbatch --time 0:30 sleep 1000   # 30 seconds
+gbatch --time 30 sleep 1000     # 30 minutes
+gbatch --depends-on-all @,@~1,@~2 python merge.py
+gbatch python -c 'import os,sys; print("CONDA_DEFAULT_ENV=", os.getenv("CONDA_DEFAULT_ENV")); print("python=", sys.executable)'
+gjob show 42
+gbatch --param-file params.csv --name-template 'run_{id}' python train.py --id {id}
+gbatch --param lr=0.001,0.01 --max-concurrent 1 python train.py --lr {lr}
+gctl set-gpus all
+gctl reserve create --user alice --gpus 2 --start '2026-01-28 14:00' --duration 2h
+gctl reserve list --active
+gctl reserve list --timeline --range 48h
+"""
 
-def examples():
-    for line in EXAMPLES.strip().splitlines():
+
+def examples(text=EXAMPLES):
+    for line in text.strip().splitlines():
         yield shlex.split(line, comments=True)
 
 
@@ -120,15 +172,16 @@ def test_every_documented_example_is_a_valid_command_line(gflow):
     g = gflow
     g.gpus(4)
     g.start()
-    # jobs 1..130, held, so that the ids the examples name exist
-    g.cli("gbatch", "--hold", "--array", "1-130", "true", check=True)
+    # jobs 1..210, held, so that the ids the examples name exist
+    g.cli("gbatch", "--hold", "--array", "1-210", "true", check=True)
     (g.tmp / "params.csv").write_text("id\n1\n2\n")
     (g.tmp / "train.sh").write_text("#!/bin/sh\necho train\n")
     for f in ("train.py", "urgent.py", "night-run.py", "monthly-report.py", "script.py", "merge.py",
-              "fallback.py", "next.py", "task.py", "process.py"):
+              "fallback.py", "next.py", "task.py", "process.py", "multi_gpu_train.py", "preprocess.py",
+              "evaluate.py", "process_first_success.py", "quick.py"):
         (g.tmp / f).write_text("print('ok')\n")
     wrong = []
-    for words in examples():
+    for words in list(examples()) + list(examples(GUIDE)):
         if "-w" in words:
             p = subprocess.Popen(words, env=g.env, cwd=g.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True)

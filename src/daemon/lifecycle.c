@@ -873,23 +873,37 @@ static int check_timezone(const char *tz)
 	return 0;
 }
 
-/* init --advanced: the sections most users never need, fair share asked,
- * the rest as commented examples to edit. */
+/* init --advanced: the sections most users never need. Projects are
+ * asked (the daemon enforces them); fair share, quotas and notifications
+ * are written as commented examples. */
 static int advanced_text(struct lc *c, char *buf, size_t size)
 {
-	char fair[16];
+	char names[512], req[16], list[1024] = "", q[300], *save = NULL, *tok;
+	size_t n = 0;
 
-	ask("share GPUs fairly between users (yes or no)", "no", fair, sizeof fair, c->yes);
-	if (strcmp(fair, "yes") && strcmp(fair, "no"))
-		return fail("fair share '%s': expected yes or no", fair), -1;
+	ask("projects jobs may name (comma list; empty: any)", "", names, sizeof names, c->yes);
+	ask("must every job name a project (yes or no)", "no", req, sizeof req, c->yes);
+	if (strcmp(req, "yes") && strcmp(req, "no"))
+		return fail("require project '%s': expected yes or no", req), -1;
+	for (tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		tok[strcspn(tok, " ")] = '\0';
+		if (!*tok)
+			continue;
+		toml_quote(tok, q, sizeof q);
+		n += (size_t)snprintf(list + n, n < sizeof list ? sizeof list - n : 0, "%s%s", n ? ", " : "", q);
+	}
+	if (n >= sizeof list)
+		return fail("%s", "too many projects"), -1;
 	return snprintf(buf, size,
-			"\n[daemon.fair_share]\nenabled = %s\n# half_life_secs = 86400\n\n"
-			"[projects]\n# known_projects = [\"ml\", \"cv\"]\n# require_project = true\n\n"
+			"\n[projects]\n%sknown_projects = [%s]\nrequire_project = %s\n\n"
+			"# [daemon.fair_share]\n# enabled = true\n# half_life_secs = 86400\n\n"
 			"# [quota.default_user]\n# max_running_jobs = 4\n# max_running_gpus = 2\n"
 			"# max_queued_jobs = 100\n\n"
 			"# [notifications]\n# enabled = true\n# [[notifications.webhooks]]\n"
 			"# url = \"https://example.com/gflow-hook\"\n# events = [\"job_completed\", \"job_failed\"]\n",
-			strcmp(fair, "yes") ? "false" : "true");
+			n ? "" : "# ", list, req[0] == 'y' ? "true" : "false");
 }
 
 static int cmd_init(struct lc *c)

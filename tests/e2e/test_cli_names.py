@@ -388,18 +388,20 @@ def test_gflowd_init_timezone_and_advanced(gflow):
     r = gflowd(g, "init", "--yes", "--force", "--config", str(cfg), "--advanced")
     assert r.returncode == 0, r.stderr
     text = cfg.read_text()
-    assert "[daemon.fair_share]\nenabled = false" in text and "[projects]" in text
-    assert "# [notifications]" in text and "# [quota.default_user]" in text
-    # interactive: the answer is written, and the file is one the daemon reads
+    assert "[projects]\n# known_projects = []\nrequire_project = false" in text
+    assert "# [daemon.fair_share]" in text and "# [notifications]" in text and "# [quota.default_user]" in text
+    # interactive: the answers are written, and the file is one the daemon reads and follows
     # (questions are asked on a terminal only)
     master, slave = pty.openpty()
-    os.write(master, ("\n" * 7 + "yes\n").encode())
+    os.write(master, ("\n" * 7 + "ml, cv\nyes\n").encode())
     r = subprocess.run([str(g.build / "gflowd"), "init", "--force", "--config", str(cfg), "--advanced"],
                        env=g.env, cwd=g.tmp, stdin=slave, capture_output=True, text=True, timeout=30)
     os.close(slave)
     os.close(master)
     assert r.returncode == 0, r.stderr
-    assert "share GPUs fairly between users" in r.stdout
-    assert "[daemon.fair_share]\nenabled = true" in cfg.read_text()
+    assert "projects jobs may name" in r.stdout
+    assert 'known_projects = ["ml", "cv"]\nrequire_project = true' in cfg.read_text()
     g.start("--config", str(cfg))
-    assert g.cli("gqueue", check=True).returncode == 0
+    r = g.cli("gbatch", "true")
+    assert r.returncode != 0 and "project" in r.stderr
+    g.wait_state(g.submit("-P", "cv", "true"), "Finished")

@@ -563,8 +563,8 @@ static const struct opt_def log_opts[] = {
 static const char log_help[] =
 "usage: gjob log ID [-f N | -l N] [--follow]\n\n"
 "Print a job's output (its log file).\n"
-"  -f, --first N   only the first N lines\n"
-"  -l, --last N    only the last N lines\n"
+"  -f, --first N   only the first N lines (also --head)\n"
+"  -l, --last N    only the last N lines (also --tail)\n"
 "  -F, --follow    keep printing what is appended until the job has ended\n"
 "An admin of the machine's daemon who may not read the owner's file gets\n"
 "its last 4 MiB from the daemon (without --follow).\n";
@@ -834,7 +834,7 @@ static const char close_help[] =
 "filter it does nothing and says so. Filters combine (all must match):\n"
 "  -a, --all             every ended job's session\n"
 "  -j, --jobs IDS        these jobs (also IDS without -j)\n"
-"  -s, --state STATES    jobs in these ended states (default: all of\n"
+"  -s, --state STATES    jobs in these ended states (--states; default:\n"
 "                        finished, failed, cancelled, timeout); a running\n"
 "                        or waiting job's session is its job: use gcancel\n"
 "  -p, --pattern TEXT    sessions whose name contains TEXT\n";

@@ -111,6 +111,9 @@ static const char update_help[] =
 "  --clear-memory (--clear-memory-limit)  --clear-time (--clear-time-limit)\n"
 "  --clear-conda-env  --clear-depends-on (--clear-deps)  --clear-begin\n"
 "  --clear-shared  --clear-max-retries  --clear-max-concurrent\n"
+"gbatch's other spellings work too: --dependency --job-name --max-mem\n"
+"--max-memory --max-gpu-mem --max-gpu-memory --timelimit, and\n"
+"--clear-dependencies. Also --config PATH, -h/--help.\n"
 "(A job's project and notifications cannot be changed.)\n";
 
 struct change {

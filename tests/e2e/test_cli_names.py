@@ -211,7 +211,7 @@ def test_close_sessions_filters(gflow_tmux):
     assert r.returncode != 0 and "filter" in r.stderr
     assert [x for x in (a, b) if alive(x)] == ended
     # -s: only that state (names or codes); a non-final state is refused
-    r = g.cli("gjob", "close-sessions", "-s", "Running")
+    r = g.cli("gjob", "close-sessions", "--states", "Running")
     assert r.returncode != 0 and "invalid --state" in r.stderr
     g.cli("gjob", "close-sessions", "-s", "failed", check=True)
     assert not alive(b)

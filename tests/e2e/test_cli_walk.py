@@ -183,13 +183,18 @@ GJOB_UPDATE = {
     "--gpus": (["--gpus", "2"], None), "-g": (["-g", "2"], "--gpus"), "--gres": (["--gres", "2"], "--gpus"),
     "--shared": (["--shared"], None),
     "--gpu-memory": (["--gpu-memory", "2G"], None),
+    "--max-gpu-mem": (["--max-gpu-mem", "2G"], "--gpu-memory"),
+    "--max-gpu-memory": (["--max-gpu-memory", "2G"], "--gpu-memory"),
     "--memory": (["--memory", "2G"], None), "-m": (["-m", "2G"], "--memory"),
-    "--memory-limit": (["--memory-limit", "2G"], "--memory"),
+    "--memory-limit": (["--memory-limit", "2G"], "--memory"), "--max-mem": (["--max-mem", "2G"], "--memory"),
+    "--max-memory": (["--max-memory", "2G"], "--memory"),
     "--time": (["--time", "7"], None), "-t": (["-t", "7"], "--time"), "--time-limit": (["--time-limit", "7"], "--time"),
+    "--timelimit": (["--timelimit", "7"], "--time"),
     "--priority": (["--priority", "3"], None), "-p": (["-p", "3"], "--priority"), "--nice": (["--nice", "3"], "--priority"),
-    "--name": (["--name", "nn"], None), "-J": (["-J", "nn"], "--name"),
+    "--name": (["--name", "nn"], None), "-J": (["-J", "nn"], "--name"), "--job-name": (["--job-name", "nn"], "--name"),
     "--conda-env": (["--conda-env", "other"], None), "-e": (["-e", "other"], "--conda-env"),
     "--depends-on": (["--depends-on", "1"], None), "-d": (["-d", "1"], "--depends-on"),
+    "--dependency": (["--dependency", "1"], "--depends-on"),
     "--depends-on-all": (["--depends-on-all", "1"], None), "--depends-on-any": (["--depends-on-any", "1"], None),
     "--no-auto-cancel": (["--no-auto-cancel"], None),
     "--no-auto-cancel-on-dep-failure": (["--no-auto-cancel-on-dep-failure"], "--no-auto-cancel"),
@@ -315,6 +320,8 @@ ELSEWHERE = {
     "gjob": {"--at": "test_workflow.py::test_hold_and_release", "--cascade": "test_workflow.py::test_redo_cascade_reruns_the_chain",
              "-f": "test_views.py::test_job_log_forms", "-l": "test_views.py::test_job_log_forms",
              "--first": "test_cli_walk.py::test_short_forms_of_the_rest", "--last": "test_cli_walk.py::test_short_forms_of_the_rest",
+             "--head": "test_cli_walk.py::test_short_forms_of_the_rest", "--tail": "test_cli_walk.py::test_short_forms_of_the_rest",
+             "--states": "test_cli_names.py::test_close_sessions_filters",
              "--follow": "test_views.py::test_job_log_forms", "-F": "test_cli_walk.py::test_short_forms_of_the_rest",
              "-a": "test_cli_names.py::test_close_sessions_filters", "--all": "test_cli_names.py::test_close_sessions_filters",
              "-j": "test_cli_names.py::test_close_sessions_filters", "--jobs": "test_cli_names.py::test_close_sessions_filters",
@@ -371,6 +378,8 @@ def test_short_forms_of_the_rest(gflow):
     g.wait_state(jid, "Finished")
     assert g.cli("gjob", "log", str(jid), "--first", "1", check=True).stdout == "1\n"
     assert g.cli("gjob", "log", str(jid), "--last", "1", check=True).stdout == "3\n"
+    assert g.cli("gjob", "log", str(jid), "--head", "2", check=True).stdout == "1\n2\n"
+    assert g.cli("gjob", "log", str(jid), "--tail", "2", check=True).stdout == "2\n3\n"
     assert g.cli("gjob", "log", str(jid), "-F", check=True, timeout=20).stdout == "1\n2\n3\n"
     held = g.submit("--hold", "true")
     r = g.cli("gcancel", "-n", str(held), check=True)

@@ -369,6 +369,8 @@ static size_t own_options(struct server *s, char *blob, size_t size)
 		w[n++] = "--gpu-poll-interval-secs", w[n++] = num;
 	}
 	w[n++] = "--hosting", w[n++] = s->opts.hosting ? s->opts.hosting : "foreground";
+	if (s->opts.verbosity)
+		w[n++] = s->opts.verbosity < 0 ? "-q" : (const char *[]){ "-v", "-vv", "-vvv", "-vvvv" }[s->opts.verbosity - 1];
 	for (size_t i = 0; i < n && len + strlen(w[i]) + 1 <= size; i++) {
 		memcpy(blob + len, w[i], strlen(w[i]) + 1);
 		len += strlen(w[i]) + 1;

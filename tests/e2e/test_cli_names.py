@@ -405,3 +405,14 @@ def test_gflowd_init_timezone_and_advanced(gflow):
     r = g.cli("gbatch", "true")
     assert r.returncode != 0 and "project" in r.stderr
     g.wait_state(g.submit("-P", "cv", "true"), "Finished")
+
+
+def test_gflowd_reload_takes_its_verbosity(gflow):
+    g = gflow
+    g.start("-q")
+    g.cli("gqueue", check=True)
+    assert "GET /jobs from uid" not in g.daemon_log() and "listening on" not in g.daemon_log()
+    r = gflowd(g, "reload", "-vv")
+    assert r.returncode == 0, r.stderr
+    g.wait_for(lambda: g.cli("gqueue").returncode == 0 and "GET /jobs from uid" in g.daemon_log(),
+               what="the reloaded daemon to log requests")

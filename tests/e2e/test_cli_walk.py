@@ -117,7 +117,7 @@ GBATCH = {
     "--array": (["--array", "3-4"], None), "--max-concurrent": (["--array", "3-4", "--max-concurrent", "1"], None),
     "--param": (["--param", "k=1"], None), "--name-template": (["--param", "k=1", "--name-template", "n{k}"], None),
 }
-# item 1 (branch notify) makes the daemon keep and use them; today it drops them
+# per-job mail: shown with a mail transport configured
 NOTIFY = {
     "--notify-email": ["--notify-email", "a@example.com"],
     "--notify-on": ["--notify-email", "a@example.com", "--notify-on", "job_failed"],
@@ -169,11 +169,15 @@ def test_every_gbatch_flag_has_an_effect(gflow, fake_conda):
     assert helped <= covered, f"gbatch flags with no effect shown: {sorted(helped - covered)}"
 
 
-@pytest.mark.xfail(strict=False, reason="the daemon drops notify_email/notify_on until item 1 (branch notify)")
 @pytest.mark.parametrize("flag", sorted(NOTIFY))
 def test_gbatch_notify_flags_are_kept(gflow, flag):
+    """Per-job mail needs a mail transport; with one, the job keeps them
+    (test_notify.py shows the mail sent)."""
     g = gflow
-    g.start()
+    cfg = g.tmp / "mail.toml"
+    cfg.write_text('[notifications]\nenabled = true\n\n[[notifications.emails]]\n'
+                   'smtp_url = "smtp://127.0.0.1:9"\nfrom = "gflow <gflow@example.com>"\n')
+    g.start("--config", str(cfg))
     base = job_view(g, g.submit("--hold", "true"))
     assert job_view(g, g.submit("--hold", *NOTIFY[flag], "true")) != base
 
@@ -322,6 +326,8 @@ ELSEWHERE = {
              "--first": "test_cli_walk.py::test_short_forms_of_the_rest", "--last": "test_cli_walk.py::test_short_forms_of_the_rest",
              "--head": "test_cli_walk.py::test_short_forms_of_the_rest", "--tail": "test_cli_walk.py::test_short_forms_of_the_rest",
              "--states": "test_cli_names.py::test_close_sessions_filters",
+             "-o": "test_gpu_usage.py::test_uuids_peak_memory_and_mean_util",
+             "--output": "test_cli_walk.py::test_short_forms_of_the_rest",
              "--follow": "test_views.py::test_job_log_forms", "-F": "test_cli_walk.py::test_short_forms_of_the_rest",
              "-a": "test_cli_names.py::test_close_sessions_filters", "--all": "test_cli_names.py::test_close_sessions_filters",
              "-j": "test_cli_names.py::test_close_sessions_filters", "--jobs": "test_cli_names.py::test_close_sessions_filters",
@@ -329,6 +335,8 @@ ELSEWHERE = {
              "-p": "test_cli_names.py::test_close_sessions_filters", "--pattern": "test_cli_names.py::test_close_sessions_filters",
              "--config": "test_bad_input.py::test_broken_config_given_with_the_config_flag"},
     "gctl": {"--gpu": "test_gpus.py::test_ignoring_a_foreign_process_frees_its_gpu_until_restart",
+             "--all": "test_gpu_foreign.py::test_foreign_process_named_everywhere",
+             "--event": "test_notify.py::test_gctl_notify_test",
              "--pid": "test_gpus.py::test_ignoring_a_foreign_process_frees_its_gpu_until_restart",
              "--config": "test_bad_input.py::test_broken_config_given_with_the_config_flag"},
     "gflowd": {"--gpus": "test_gpus.py::test_restriction_set_gpus_and_flag_precedence",
@@ -381,6 +389,7 @@ def test_short_forms_of_the_rest(gflow):
     assert g.cli("gjob", "log", str(jid), "--head", "2", check=True).stdout == "1\n2\n"
     assert g.cli("gjob", "log", str(jid), "--tail", "2", check=True).stdout == "2\n3\n"
     assert g.cli("gjob", "log", str(jid), "-F", check=True, timeout=20).stdout == "1\n2\n3\n"
+    assert json.loads(g.cli("gjob", "show", "--output", "json", str(jid), check=True).stdout)[0]["id"] == jid
     held = g.submit("--hold", "true")
     r = g.cli("gcancel", "-n", str(held), check=True)
     assert f"Would cancel job {held}" in r.stdout and g.job(held)["state"] == "Hold"

@@ -191,7 +191,7 @@ json_t *stats_compute(const json_t *jobs, double now)
 		"Hold" };
 	size_t n = json_array_size(jobs), nev = 0, ntop = 0, i, k;
 	long long count[7] = { 0 }, with_gpus = 0, gpus_sum = 0, cur = 0, peak = 0, waits = 0, runs = 0;
-	double wait_sum = 0, run_sum = 0, gpu_secs = 0;
+	double wait_sum = 0, run_sum = 0, gpu_secs = 0, util_secs = 0, util_weighted = 0;
 	struct gpu_event *ev = xcalloc(2 * n + 1, sizeof *ev);
 	struct top_run *top = xcalloc(n + 1, sizeof *top);
 	json_t *out = json_object(), *tops = json_array();
@@ -228,6 +228,15 @@ json_t *stats_compute(const json_t *jobs, double now)
 			top[ntop++].secs = end - start;
 		}
 		gpu_secs += (end - start) * (double)g;
+		{
+			/* the utilisation the daemon measured, weighted by GPU-seconds */
+			const json_t *util = json_object_get(json_object_get(j, "gpu_usage"), "mean_gpu_util");
+
+			if (g > 0 && end > start && json_is_number(util)) {
+				util_secs += (end - start) * (double)g;
+				util_weighted += (end - start) * (double)g * json_number_value(util);
+			}
+		}
 		if (g > 0) {
 			ev[nev++] = (struct gpu_event){ start, g };
 			ev[nev++] = (struct gpu_event){ end, -g };
@@ -252,6 +261,8 @@ json_t *stats_compute(const json_t *jobs, double now)
 	json_object_set_new(out, "peak_gpu_usage", json_integer(peak));
 	json_object_set_new(out, "success_rate", json_real(round2(ended ? 100.0 * (double)count[0] /
 	    (double)ended : 0)));
+	json_object_set_new(out, "mean_gpu_util_pct",
+	    util_secs > 0 ? json_real(round2(util_weighted / util_secs)) : json_null());
 	qsort(top, ntop, sizeof *top, cmp_top);
 	for (i = 0; i < ntop && i < 5; i++) {
 		const json_t *j = top[i].job;
@@ -286,9 +297,12 @@ char *stats_csv(const json_t *st)
 
 	sbuf_adds(&b, "metric,value\n");
 	json_object_foreach((json_t *)st, k, v) {
-		if (!json_is_number(v))
+		if (json_is_array(v) || json_is_object(v))
 			continue;
-		metric_text(k, v, buf, sizeof buf);
+		if (json_is_null(v))
+			buf[0] = '\0';	/* not known */
+		else
+			metric_text(k, v, buf, sizeof buf);
 		sbuf_addf(&b, "%s,%s\n", k, buf);
 	}
 	return sbuf_take(&b);
@@ -324,6 +338,11 @@ char *stats_text(const json_t *st, const char *scope, const json_t *jobs, double
 	sbuf_addf(&b, "GPUs\n  %.4f GPU-hours, peak %lld GPUs at once, %lld jobs asked for GPUs "
 	    "(%.2f each on average)\n", jnum(st, "total_gpu_hours", 0), (long long)jint(st, "peak_gpu_usage", 0),
 	    (long long)jint(st, "jobs_with_gpus", 0), jnum(st, "avg_gpus_per_job", 0));
+	if (jhas(st, "mean_gpu_util_pct"))
+		sbuf_addf(&b, "  mean GPU utilisation %.0f%% while they ran (weighted by GPU-hours)\n",
+		    jnum(st, "mean_gpu_util_pct", 0));
+	else
+		sbuf_adds(&b, "  mean GPU utilisation not known (measured for your own jobs)\n");
 	if (json_array_size(tops)) {
 		struct table *t;
 		static const char *const hdr[] = { "JOBID", "NAME", "USER", "ST", "GPUS", "RUNTIME" };
@@ -395,10 +414,10 @@ static const char stats_help[] =
 "users' jobs: jobs by state, success rate (finished among ended jobs),\n"
 "average wait (submit to start) and run time (ended jobs), GPU-hours\n"
 "(GPUs x run time, running jobs up to now), peak GPUs in use at once,\n"
-"jobs with GPUs and GPUs per such job, the longest runs, and per-user\n"
-"rows when several users are counted (with GPU_UTIL, the mean GPU\n"
-"utilisation measured while their jobs ran, weighted by GPU-hours; -\n"
-"when unknown, e.g. other users' jobs).\n\n"
+"jobs with GPUs and GPUs per such job, the mean GPU utilisation measured\n"
+"while they ran (weighted by GPU-hours; known for your own jobs), the\n"
+"longest runs, and per-user rows when several users are counted (their\n"
+"GPU_UTIL: - when unknown).\n\n"
 "  -u, --user USER[,USER...]  these users' jobs (also 'all'; --users)\n"
 "  -a, --all-users            every user's jobs\n"
 "  -t, --since WHEN           jobs submitted since: 1h, 7d, 3w, 30 (minutes),\n"

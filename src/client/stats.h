@@ -21,7 +21,9 @@ struct table *stats_table(const json_t *jobs, double now, const json_t *usage);
  * avg_runtime_secs (ended runs), total_gpu_hours (running jobs up to now),
  * jobs_with_gpus, avg_gpus_per_job (among those), peak_gpu_usage (most
  * GPUs held at one moment), success_rate (percent finished among ended
- * jobs), and top_jobs (the 5 longest ended runs). */
+ * jobs), mean_gpu_util_pct (the utilisation the daemon measured, weighted
+ * by GPU-seconds; null when none is known), and top_jobs (the 5 longest
+ * ended runs). */
 json_t *stats_compute(const json_t *jobs, double now);
 
 /* "metric,value" rows of every number of stats_compute (malloc'd). */

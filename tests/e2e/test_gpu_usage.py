@@ -49,9 +49,9 @@ def test_uuids_peak_memory_and_mean_util(gflow):
     u = j["gpu_usage"]
     assert u["gpu_uuids"] == [uuid] and u["peak_gpu_memory_mb"] == [642] and u["mean_gpu_util"] == 40
     # gstats: the mean utilisation measured, weighted by GPU-hours
-    rows = g.cli("gstats", "-o", "csv", check=True).stdout.splitlines()
-    col = rows[0].split(",").index("GPU_UTIL")
-    assert rows[1].split(",")[col] == "40%", rows
+    rows = dict(ln.split(",") for ln in g.cli("gstats", "-o", "csv", check=True).stdout.splitlines()[1:])
+    assert rows["mean_gpu_util_pct"] == "40.00", rows
+    assert "mean GPU utilisation 40%" in g.cli("gstats", check=True).stdout
     # a job that has not started has no usage
     assert "gpu_usage" not in g.job(g.submit("--gpus", "1", "--hold", "true"))
 

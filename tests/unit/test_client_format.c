@@ -1012,7 +1012,8 @@ static void test_stats_metrics(void **state)
 	    "total_gpu_hours,1.7500\n"          /* 2 x 1800 s + 1 x 2700 s */
 	    "jobs_with_gpus,3\navg_gpus_per_job,2.33\n"
 	    "peak_gpu_usage,3\n"              /* 1000..1900: 2 + 1 */
-	    "success_rate,33.33\n");          /* 1 of 3 ended */
+	    "success_rate,33.33\n"            /* 1 of 3 ended */
+	    "mean_gpu_util_pct,\n");          /* none measured */
 	top = json_object_get(st, "top_jobs");
 	assert_int_equal(json_array_size(top), 2);
 	assert_int_equal(jint(json_array_get(top, 0), "id", 0), 1);

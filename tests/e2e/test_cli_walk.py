@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -335,6 +336,17 @@ ELSEWHERE = {
              "-p": "test_cli_names.py::test_close_sessions_filters", "--pattern": "test_cli_names.py::test_close_sessions_filters",
              "--config": "test_bad_input.py::test_broken_config_given_with_the_config_flag"},
     "gctl": {"--gpu": "test_gpus.py::test_ignoring_a_foreign_process_frees_its_gpu_until_restart",
+             **{f: "test_share.py::test_reservation_keeps_gpu_and_opens_on_time" for f in
+                ("--gpus", "--gpu-spec", "--start", "--duration", "--timezone", "--timeline", "--range",
+                 "--status")},
+             **{f: "test_share.py::test_quota_max_running_gpus_names_the_limit" for f in
+                ("--default-user", "--max-running-gpus", "--max-gpu-hours-per-day", "--project",
+                 "--max-running-jobs")},
+             "--user": "test_share.py::test_quota_max_running_jobs_waits_then_starts_and_max_queued_refuses",
+             "--max-queued-jobs": "test_share.py::test_quota_max_running_jobs_waits_then_starts_and_max_queued_refuses",
+             "-o": "test_share.py::test_quota_max_running_jobs_waits_then_starts_and_max_queued_refuses",
+             "--default-project": "test_cli_walk.py::test_gctl_spellings_no_other_test_drives",
+             "--active": "test_cli_walk.py::test_gctl_spellings_no_other_test_drives",
              "--all": "test_gpu_foreign.py::test_foreign_process_named_everywhere",
              "--event": "test_notify.py::test_gctl_notify_test",
              "--pid": "test_gpus.py::test_ignoring_a_foreign_process_frees_its_gpu_until_restart",
@@ -406,6 +418,22 @@ def test_gflowd_root_flag(gflow):
     assert (root / "etc/gflow/gflow.toml").is_file() and str(root) in r.stdout
 
 
+def test_gctl_spellings_no_other_test_drives(gflow):
+    g = gflow
+    g.gpus(1)
+    g.start()
+    g.cli("gctl", "quota", "set", "--default-project", "--max-running-gpus", "6", check=True)
+    rows = json.loads(g.cli("gctl", "quota", "list", "-o", "json", check=True).stdout)
+    assert [r["MAX_RUN_GPUS"] for r in rows if r["SUBJECT"] == "default_project"] == ["6"]
+    t = (int(time.time()) // 1800 + 2) * 1800
+    start = time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+    g.cli("gctl", "reserve", "create", "--user", "root", "--gpus", "1", "--start", start, "--duration", "30m",
+          check=True)
+    g.cli("gctl", "reserve", "cancel", "1", check=True)
+    assert "cancelled" in g.cli("gctl", "reserve", "list", check=True).stdout
+    assert "cancelled" not in g.cli("gctl", "reserve", "list", "--active", check=True).stdout
+
+
 # ---- every key of the configuration reference ----------------------------------------
 
 # The blocks as the reference writes them (user-guide/configuration.md,
@@ -422,14 +450,19 @@ CONFIG_BLOCKS = {
     "projects_required": '[projects]\nknown_projects = ["ml-research", "cv-team"]\nrequire_project = true\n',
     "port": "[daemon]\nport = 59001\n",
 }
-# accepted today, with no effect yet: their own issue (quotas, fair share).
-# Each must become an effect or a refusal.
-NOT_YET = {
-    "fair_share": "[daemon.fair_share]\nenabled = true        # default: true\nhalf_life_secs = 604800 # default: 7 days\n",
-    "quota": "[quota]\n# Fallback limits for every user / project not listed below.\n"
-             "default_user = { max_running_jobs = 4, max_running_gpus = 2, max_queued_jobs = 50 }\n"
-             "default_project = { max_running_gpus = 6 }\n\n[quota.users]\nalice = { max_running_gpus = 4 }\n\n"
-             "[quota.projects]\ncv-team = { max_running_gpus = 8, max_queued_jobs = 100 }\n",
+# blocks whose effect another test shows (file::test)
+CONFIG_ELSEWHERE = {
+    "fair_share": ("[daemon.fair_share]\nenabled = true        # default: true\n"
+                   "half_life_secs = 604800 # default: 7 days\n",
+                   "test_share.py::test_fair_share_keys_are_enforced"),
+    "quota": ("[quota]\n# Fallback limits for every user / project not listed below.\n"
+              "default_user = { max_running_jobs = 4, max_running_gpus = 2, max_queued_jobs = 50 }\n"
+              "default_project = { max_running_gpus = 6 }\n\n[quota.users]\nalice = { max_running_gpus = 4 }\n\n"
+              "[quota.projects]\ncv-team = { max_running_gpus = 8, max_queued_jobs = 100 }\n",
+              "test_share.py::test_quota_max_running_gpus_names_the_limit"),
+    "quota_multi_user": ("[quota]\ndefault_user = { max_running_jobs = 4, max_running_gpus = 2, max_queued_jobs = 50 }\n\n"
+                         "[quota.projects]\ncv-team = { max_running_gpus = 8 }\n",
+                         "test_share.py::test_quota_max_running_jobs_waits_then_starts_and_max_queued_refuses"),
 }
 
 
@@ -494,9 +527,10 @@ def test_timezone_is_the_one_times_are_shown_and_read_in(gflow):
     assert r.returncode != 0 and "Mars/Olympus" in r.stderr and "timezone" in r.stderr
 
 
-@pytest.mark.parametrize("name", sorted(NOT_YET))
-@pytest.mark.xfail(strict=True, reason="accepted and not yet used: quotas and fair share are another issue's "
-                                       "(see the branch report)")
-def test_config_keys_of_other_issues_work_or_are_refused(gflow, name):
-    r, _ = check_config(gflow, NOT_YET[name])
-    assert r.returncode != 0 and "not supported" in r.stderr
+@pytest.mark.parametrize("name", sorted(CONFIG_ELSEWHERE))
+def test_config_keys_shown_elsewhere_are_accepted(gflow, name):
+    text, where = CONFIG_ELSEWHERE[name]
+    r, _ = check_config(gflow, text)
+    assert r.returncode == 0, (name, r.stderr)
+    fname, test = where.split("::")
+    assert f"def {test}(" in (E2E / fname).read_text(), where

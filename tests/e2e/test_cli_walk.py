@@ -27,7 +27,7 @@ HELPS = [
 # words of help prose that look like flags but are examples of other things
 PROSE = {"--flag", "--i", "-FIELD"}
 # per program: words of its help's prose that are another program's flags
-PROSE_OF = {"gcancel": {"--no-auto-cancel"}}
+PROSE_OF = {("gcancel",): {"--no-auto-cancel"}, ("gjob", "attach"): {"--follow"}}
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*[a-z0-9]|-[a-zA-Z]{1,4})(?![\w-])")
 # flags a help names for a deeper subcommand: probed there
 WHERE = {("gctl", "--gpu"): ["gctl", "gpu-process", "ignore"], ("gctl", "--pid"): ["gctl", "gpu-process", "ignore"]}
@@ -35,7 +35,7 @@ WHERE = {("gctl", "--gpu"): ["gctl", "gpu-process", "ignore"], ("gctl", "--pid")
 
 def help_flags(g, words):
     out = g.cli(*words, "--help", check=True).stdout
-    return sorted({f for f in FLAG.findall(out) if f not in PROSE and f not in PROSE_OF.get(words[0], ())})
+    return sorted({f for f in FLAG.findall(out) if f not in PROSE and f not in PROSE_OF.get(tuple(words), ())})
 
 
 def all_help_flags(g):

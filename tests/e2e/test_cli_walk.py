@@ -166,7 +166,7 @@ def test_every_gbatch_flag_has_an_effect(gflow, fake_conda):
     r = g.cli("gbatch", "--hold", "--param-file", str(csvf), "echo", "{k}", check=True)
     assert g.job(submitted(g, r)[0])["command"] == ["echo", "7"]
     helped = set(help_flags(g, ["gbatch"])) - {"--help", "-h", "--version", "-V"}
-    covered = set(GBATCH) | set(NOTIFY) | {"--dry-run", "--hold", "--config", "--param-file"}
+    covered = set(GBATCH) | set(NOTIFY) | {"--dry-run", "--hold", "--config", "--param-file"} | set(ELSEWHERE["gbatch"])
     assert helped <= covered, f"gbatch flags with no effect shown: {sorted(helped - covered)}"
 
 
@@ -306,7 +306,9 @@ def test_every_gqueue_flag_has_an_effect(gflow):
 
 # The other flags, each with the test that shows its effect (file::test).
 ELSEWHERE = {
-    "gqueue": {"--watch": "test_views.py::test_watch_redraws_until_stopped", "-w": "test_views.py::test_watch_redraws_until_stopped",
+    "gbatch": {"--cluster": "test_slurm.py::test_plain_job_runs_on_slurm_and_shows_everywhere",
+               "--export-env": "test_slurm.py::test_plain_job_runs_on_slurm_and_shows_everywhere"},
+    "gqueue": {"--cluster": "test_slurm.py::test_plain_job_runs_on_slurm_and_shows_everywhere","--watch": "test_views.py::test_watch_redraws_until_stopped", "-w": "test_views.py::test_watch_redraws_until_stopped",
                "--interval": "test_views.py::test_watch_redraws_until_stopped",
                "--tmux": "test_views.py::test_tmux_sessions_attach_and_close", "-T": "test_views.py::test_tmux_sessions_attach_and_close",
                "--config": "test_bad_input.py::test_broken_config_given_with_the_config_flag"},

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "jobvars.h"
 #include "toml.h"
 
 /* Quota fields of named entries not given yet; they take the default's. */
@@ -1338,20 +1339,10 @@ static int load_file(struct gf_config *c, const char *path, int must_exist, stru
 
 /* ---------- the environment ---------- */
 
-static const char *env_get(char *const *envp, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; envp && *envp; envp++)
-		if (!strncmp(*envp, name, n) && (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
-}
-
 /* Where the config file is when --config is not given. */
 static int default_path(char *const *envp, char *out, size_t size, struct gf_err *e)
 {
-	const char *xdg = env_get(envp, "XDG_CONFIG_HOME"), *home = env_get(envp, "HOME");
+	const char *xdg = gf_env_get(envp, "XDG_CONFIG_HOME"), *home = gf_env_get(envp, "HOME");
 	int n;
 
 	out[0] = '\0';

@@ -35,14 +35,21 @@ static const char *ref_at(const char *s, size_t *len)
 	return NULL;
 }
 
-static const char *lookup(char *const *envp, const char *name)
+const char *gf_env_get(char *const *envp, const char *name)
 {
 	size_t n = strlen(name);
 
 	for (; envp && *envp; envp++)
 		if (!strncmp(*envp, name, n) && (*envp)[n] == '=')
 			return *envp + n + 1;
-	return "";
+	return NULL;
+}
+
+static const char *lookup(char *const *envp, const char *name)
+{
+	const char *v = gf_env_get(envp, name);
+
+	return v ? v : "";
 }
 
 int gf_jobvars_expand(const char *word, char *const *envp, char **out)

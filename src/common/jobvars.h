@@ -16,4 +16,7 @@
  * Returns 0, or -1 when out of memory. */
 int gf_jobvars_expand(const char *word, char *const *envp, char **out);
 
+/* The value of name in envp (NAME=value entries), or NULL. */
+const char *gf_env_get(char *const *envp, const char *name);
+
 #endif

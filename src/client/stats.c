@@ -115,7 +115,8 @@ struct table *stats_table(const json_t *jobs, double now,
 			}
 		}
 	}
-	qsort(v, n, sizeof *v, cmp_user);
+	if (n)	/* qsort(NULL, 0) is undefined */
+		qsort(v, n, sizeof *v, cmp_user);
 	t = table_new(sizeof headers / sizeof headers[0] - (usage ? 0 : 1),
 	    headers);
 	for (i = 0; i < n; i++) {
@@ -242,7 +243,8 @@ json_t *stats_compute(const json_t *jobs, double now)
 			ev[nev++] = (struct gpu_event){ end, -g };
 		}
 	}
-	qsort(ev, nev, sizeof *ev, cmp_event);
+	if (nev)
+		qsort(ev, nev, sizeof *ev, cmp_event);
 	for (i = 0; i < nev; i++) {
 		cur += ev[i].d;
 		if (cur > peak)
@@ -263,7 +265,8 @@ json_t *stats_compute(const json_t *jobs, double now)
 	    (double)ended : 0)));
 	json_object_set_new(out, "mean_gpu_util_pct",
 	    util_secs > 0 ? json_real(round2(util_weighted / util_secs)) : json_null());
-	qsort(top, ntop, sizeof *top, cmp_top);
+	if (ntop)
+		qsort(top, ntop, sizeof *top, cmp_top);
 	for (i = 0; i < ntop && i < 5; i++) {
 		const json_t *j = top[i].job;
 

@@ -363,7 +363,8 @@ static struct reservation reserve(const struct state *st, const struct sched_job
 			ends[n++] = st->run[i];
 		else
 			held |= physical_to_slots(st, st->run[i].gpu_mask);
-	qsort(ends, n, sizeof *ends, cmp_end);
+	if (n)
+		qsort(ends, n, sizeof *ends, cmp_end);
 
 	int free_gpus = free_now;
 	int64_t mem = mem_free;
@@ -432,7 +433,8 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	}
 	for (size_t i = 0; i < in->njobs; i++)
 		order[i] = &in->jobs[i];
-	qsort(order, in->njobs, sizeof *order, cmp_jobs);
+	if (in->njobs)
+		qsort(order, in->njobs, sizeof *order, cmp_jobs);
 
 	for (size_t i = 0; i < in->njobs; i++) {
 		const struct sched_job *j = order[i];

@@ -626,10 +626,13 @@ def case_latency(b):
         s = Slurm(b)
         lat = []
         try:
-            for _ in range(b.runs):
+            for r in range(b.runs):
                 run_lat = []
                 for i in range(min(n, 10)):
-                    f = s.dir / f"stamp-{i}"
+                    # one file per run and job: a stamp left by an earlier
+                    # run would be read at once (negative latencies)
+                    f = s.dir / f"stamp-{r}-{i}"
+                    f.unlink(missing_ok=True)
                     t0 = time.time()
                     s.run(["sbatch", "-J", s.name, "-o", "/dev/null", "--wrap", f"{stamp} {f}"])
                     run_lat.append(wait_stamp(f, timeout=120) - t0)

@@ -1,11 +1,12 @@
-/* lifecycle.c — managing the daemon: start (hosted by a systemd user
- * service, tmux or a detached process), stop, restart, reload, status,
- * init, the systemd unit, and the token. Liveness is the flock on the lock
- * file, never a bare pid. A start or reload checks the config and options
+/* lifecycle.c — managing the daemon: start (hosted by a systemd service,
+ * tmux or a detached process), stop, restart, reload, status, and the
+ * token; setup.c has init, the unit and completion. Liveness is the flock
+ * on the lock file, never a bare pid. A start or reload checks the config and options
  * first (server_check), then waits on the report the daemon writes
  * (--report: its pid, then "ready" or why not), so that what went wrong is
  * shown at once. */
 #include "lifecycle.h"
+#include "lcint.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,24 +35,7 @@
 
 extern char **environ;
 
-struct lc {
-	struct daemon_opts opts;
-	struct gf_paths paths;
-	const char *hosting_req;	/* --hosting */
-	const char *log;		/* run --log: stdout and stderr go there */
-	const char *envfile;		/* run --env-file */
-	char *config_abs;		/* --config made absolute (the daemon's cwd is not ours) */
-	char *args_blob;		/* options read from gflowd.args (systemd hosting) */
-	bool help;
-	bool cleanup;			/* --cleanup: remove the config file */
-	/* init */
-	bool yes, force, advanced;
-	const char *timezone;
-	bool revoke;			/* token --revoke */
-	const char *host, *port, *executor;
-};
-
-__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
+int lc_fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -62,6 +46,18 @@ __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 	va_end(ap);
 	return 1;
 }
+
+int lc_self_exe(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+
 
 /* pid of the live daemon, 0 when none. */
 static pid_t daemon_pid(const struct gf_paths *p)
@@ -156,15 +152,6 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static int self_exe(char *buf, size_t size)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
 
 /* The caller's environment, for a daemon started by tmux or systemd (whose
  * own environments are not the caller's). */
@@ -187,7 +174,7 @@ static int write_env_file(const struct gf_paths *p, char *path, size_t size)
 	gf_pathf(path, size, "%s/gflowd.env", p->data_dir);
 	if (write_file_atomic(p->data_dir, "gflowd.env", blob, len, &e)) {
 		free(blob);
-		return fail("%s", e.msg);
+		return lc_fail("%s", e.msg);
 	}
 	free(blob);
 	return 0;
@@ -201,7 +188,7 @@ static int load_env_file(const char *path)
 	ssize_t n;
 
 	if (!f)
-		return fail("cannot read the environment file %s", path);
+		return lc_fail("cannot read the environment file %s", path);
 	clearenv();
 	while ((n = getdelim(&line, &cap, '\0', f)) > 0)
 		if (strchr(line, '='))
@@ -210,55 +197,6 @@ static int load_env_file(const char *path)
 	fclose(f);
 	unlink(path);
 	return 0;
-}
-
-/* The unit: the user's (~/.config/systemd/user) or, for the machine's
- * daemon, a system unit under the system root. */
-static const char *unit_path(const struct gf_paths *p, char *buf, size_t size)
-{
-	const char *xdg = getenv("XDG_CONFIG_HOME");
-
-	if (p->system)
-		gf_pathf(buf, size, "%s/etc/systemd/system/gflowd.service", gf_system_root());
-	else if (xdg && *xdg == '/')
-		gf_pathf(buf, size, "%s/systemd/user/gflowd.service", xdg);
-	else
-		gf_pathf(buf, size, "%s/.config/systemd/user/gflowd.service", p->home);
-	return buf;
-}
-
-/* systemctl [--user] VERB [gflowd.service]: did it exit 0? */
-static bool systemctl(const struct gf_paths *p, const char *verb, bool unit)
-{
-	char *argv[8];
-	struct gf_err e;
-	int n = 0, st;
-
-	argv[n++] = "/usr/bin/env";
-	argv[n++] = "systemctl";
-	if (!p->system)
-		argv[n++] = "--user";
-	argv[n++] = (char *)verb;
-	if (unit)
-		argv[n++] = "gflowd.service";
-	argv[n] = NULL;
-	return exec_spawn(argv, NULL, true, &st, &e) == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
-/* Is there a systemd manager for this daemon's unit: the user's, or the
- * machine's (booted with systemd, and the system root is the real one)? */
-static bool have_manager(const struct gf_paths *p)
-{
-	if (p->system)
-		return !*gf_system_root() && access("/run/systemd/system", F_OK) == 0;
-	return systemctl(p, "show-environment", false);
-}
-
-static bool systemd_usable(const struct gf_paths *p)
-{
-	char unit[GF_PATH_MAX];
-
-	return access(unit_path(p, unit, sizeof unit), R_OK) == 0 && have_manager(p);
 }
 
 static bool have_tmux(void)
@@ -540,23 +478,23 @@ static int cmd_start(struct lc *c)
 	int rc = 0, st, n = 0;
 
 	if (pid)
-		return fail("gflowd is already running (pid %s); use 'gflowd restart' to replace it",
+		return lc_fail("gflowd is already running (pid %s); use 'gflowd restart' to replace it",
 			    (snprintf(num, sizeof num, "%d", (int)pid), num));
 	if (strcmp(h, "auto") && strcmp(h, "systemd") && strcmp(h, "tmux") && strcmp(h, "process"))
-		return fail("--hosting '%s': expected auto, systemd, tmux or process", h);
+		return lc_fail("--hosting '%s': expected auto, systemd, tmux or process", h);
 	/* The daemon gets our environment (directly or through the env file). */
 	if (check_opts(&c->opts, environ, ""))
 		return 1;
 	if (gf_paths_create(&c->paths, &e))
-		return fail("%s", e.msg);
-	if (self_exe(exe, sizeof exe))
-		return fail("%s", "cannot find my own executable");
+		return lc_fail("%s", e.msg);
+	if (lc_self_exe(exe, sizeof exe))
+		return lc_fail("%s", "cannot find my own executable");
 	if (!strcmp(h, "auto"))
-		h = systemd_usable(&c->paths) ? "systemd" : have_tmux() ? "tmux" : "process";
+		h = setup_systemd_usable(&c->paths) ? "systemd" : have_tmux() ? "tmux" : "process";
 	c->opts.hosting = h;
 	gf_pathf(log, sizeof log, "%s/gflowd.log", c->paths.data_dir);
 	if (gf_pathf(report, sizeof report, "%s/start.%d.report", c->paths.data_dir, (int)getpid()))
-		return fail("%s", "data directory path too long");
+		return lc_fail("%s", "data directory path too long");
 	unlink(report);
 	c->opts.report = report;
 	if (gf_pathf(args, sizeof args, "%s/gflowd.args", c->paths.data_dir) == 0)
@@ -567,9 +505,9 @@ static int cmd_start(struct lc *c)
 		n = opt_args(c, v, 0, num);
 		if (write_env_file(&c->paths, envfile, sizeof envfile) ||
 		    write_words(c->paths.data_dir, "gflowd.args", v, n, &e))
-			return fail("%s", e.msg);
-		if (!systemctl(&c->paths, "start", true))
-			rc = fail("systemctl%s start gflowd.service failed", c->paths.system ? "" : " --user");
+			return lc_fail("%s", e.msg);
+		if (!setup_systemctl(&c->paths, "start", true))
+			rc = lc_fail("systemctl%s start gflowd.service failed", c->paths.system ? "" : " --user");
 	} else if (!strcmp(h, "tmux")) {
 		char *const kill[] = { "/usr/bin/env", "tmux", "kill-session", "-t", "=gflowd", NULL };
 
@@ -588,11 +526,11 @@ static int cmd_start(struct lc *c)
 		run_args(c, v, n, exe, envfile, num);
 		rc = exec_spawn(v, log, true, &st, &e);
 		if (rc || !WIFEXITED(st) || WEXITSTATUS(st))
-			rc = fail("%s", "tmux new-session failed");
+			rc = lc_fail("%s", "tmux new-session failed");
 	} else {
 		run_args(c, v, 0, exe, NULL, num);
 		if (exec_spawn(v, log, false, NULL, &e))
-			rc = fail("%s", e.msg);
+			rc = lc_fail("%s", e.msg);
 	}
 	if (!rc)
 		rc = wait_report(report, log, h, 15, &pid);
@@ -612,7 +550,7 @@ static int cmd_stop(struct lc *c, bool quiet)
 		return 0;
 	}
 	if (kill(pid, SIGTERM) < 0)
-		return fail("cannot signal the daemon: %s", strerror(errno));
+		return lc_fail("cannot signal the daemon: %s", strerror(errno));
 	for (int i = 0; i < 300; i++) {
 		if (!daemon_pid(&c->paths)) {
 			if (!quiet)
@@ -621,7 +559,7 @@ static int cmd_stop(struct lc *c, bool quiet)
 		}
 		sleep_ms(50);
 	}
-	return fail("%s", "the daemon did not stop within 15 s");
+	return lc_fail("%s", "the daemon did not stop within 15 s");
 }
 
 /* Replace the running daemon by a new one with these options, on the same
@@ -647,24 +585,24 @@ static int cmd_reload(struct lc *c)
 	free(envp);
 	if (rc)
 		return 1;
-	if (self_exe(exe, sizeof exe))
-		return fail("%s", "cannot find my own executable");
+	if (lc_self_exe(exe, sizeof exe))
+		return lc_fail("%s", "cannot find my own executable");
 	if (gf_pathf(report, sizeof report, "%s/reload.%d.report", c->paths.data_dir, (int)getpid()) ||
 	    gf_pathf(log, sizeof log, "%s/reload.lock", c->paths.data_dir))
-		return fail("%s", "data directory path too long");
+		return lc_fail("%s", "data directory path too long");
 	/* One reload at a time: reload.args is the daemon's one mailbox. The
 	 * lock goes with our exit. */
 	if ((lock = open(log, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0 || flock(lock, LOCK_EX) < 0)
-		return fail("cannot lock %s", log);
+		return lc_fail("cannot lock %s", log);
 	unlink(report);
 	c->opts.report = report;
 	/* reload.args: the executable, then the new `gflowd run` options. */
 	v[0] = exe;
 	n = opt_args(c, v, 1, num);
 	if (write_words(c->paths.data_dir, "reload.args", v, n, &e))
-		return fail("%s", e.msg);
+		return lc_fail("%s", e.msg);
 	if (kill(pid, SIGUSR2) < 0)
-		return fail("cannot signal the daemon: %s", strerror(errno));
+		return lc_fail("cannot signal the daemon: %s", strerror(errno));
 	gf_pathf(log, sizeof log, "%s/gflowd.log", c->paths.data_dir);
 	for (int i = 0; i < 600; i++) {	/* 30 s: a drain may take 10 */
 		struct rep r;
@@ -691,7 +629,7 @@ static int cmd_reload(struct lc *c)
 		sleep_ms(50);
 	}
 	unlink(report);
-	return fail("%s", "the daemon did not come back within 30 s after reload (see gflowd status)");
+	return lc_fail("%s", "the daemon did not come back within 30 s after reload (see gflowd status)");
 }
 
 static const char *fmt_uptime(double secs, char *buf, size_t size)
@@ -809,303 +747,23 @@ static int cmd_token(struct lc *c)
 		return 0;
 	}
 	if (st > 0) {
-		fail("%s", o && json_string_value(json_object_get(o, "error")) ? json_string_value(json_object_get(o, "error"))
+		lc_fail("%s", o && json_string_value(json_object_get(o, "error")) ? json_string_value(json_object_get(o, "error"))
 									       : "the daemon refused");
 		json_decref(o);
 		return 1;
 	}
 	json_decref(o);
 	if (c->revoke || c->opts.system)
-		return fail("no gflowd answers on %s", sock);
+		return lc_fail("no gflowd answers on %s", sock);
 	/* No daemon: the personal daemon's own token, which acts as its user. */
 	f = fopen(c->paths.token, "re");
 	if (!f || !fgets(buf, sizeof buf, f)) {
 		if (f)
 			fclose(f);
-		return fail("no token yet at %s: start the daemon once (gflowd up)", c->paths.token);
+		return lc_fail("no token yet at %s: start the daemon once (gflowd up)", c->paths.token);
 	}
 	fclose(f);
 	fputs(buf, stdout);
-	return 0;
-}
-
-static void ask(const char *what, const char *def, char *out, size_t size, bool yes)
-{
-	snprintf(out, size, "%s", def);
-	if (yes || !isatty(0))
-		return;
-	printf("%s [%s]: ", what, def);
-	fflush(stdout);
-	if (fgets(out, (int)size, stdin)) {
-		out[strcspn(out, "\n")] = '\0';
-		if (!*out)
-			snprintf(out, size, "%s", def);
-	}
-}
-
-/* s as a TOML basic string, quotes included. */
-static void toml_quote(const char *s, char *out, size_t size)
-{
-	size_t n = 0;
-
-	out[n++] = '"';
-	for (; *s && n + 8 < size; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			n += (size_t)snprintf(out + n, size - n, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			n += (size_t)snprintf(out + n, size - n, "\\u%04x", ch);
-		else
-			out[n++] = (char)ch;
-	}
-	out[n++] = '"';
-	out[n] = '\0';
-}
-
-/* init --timezone: "local" (none written) or a zone this machine knows. */
-static int check_timezone(const char *tz)
-{
-	struct gf_err e;
-
-	if (gf_timezone_check(tz, &e))
-		return fail("--timezone: %s", e.msg);
-	return 0;
-}
-
-/* init --advanced: the sections most users never need. Projects are
- * asked (the daemon enforces them); fair share, quotas and notifications
- * are written as commented examples. */
-static int advanced_text(struct lc *c, char *buf, size_t size)
-{
-	char names[512], req[16], list[1024] = "", q[300], *save = NULL, *tok;
-	size_t n = 0;
-
-	ask("projects jobs may name (comma list; empty: any)", "", names, sizeof names, c->yes);
-	ask("must every job name a project (yes or no)", "no", req, sizeof req, c->yes);
-	if (strcmp(req, "yes") && strcmp(req, "no"))
-		return fail("require project '%s': expected yes or no", req), -1;
-	for (tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		tok[strcspn(tok, " ")] = '\0';
-		if (!*tok)
-			continue;
-		toml_quote(tok, q, sizeof q);
-		n += (size_t)snprintf(list + n, n < sizeof list ? sizeof list - n : 0, "%s%s", n ? ", " : "", q);
-	}
-	if (n >= sizeof list)
-		return fail("%s", "too many projects"), -1;
-	return snprintf(buf, size,
-			"\n[projects]\n%sknown_projects = [%s]\nrequire_project = %s\n\n"
-			"# [daemon.fair_share]\n# enabled = true\n# half_life_secs = 86400\n\n"
-			"# [quota.default_user]\n# max_running_jobs = 4\n# max_running_gpus = 2\n"
-			"# max_queued_jobs = 100\n\n"
-			"# [notifications]\n# enabled = true\n# [[notifications.webhooks]]\n"
-			"# url = \"https://example.com/gflow-hook\"\n# events = [\"job_completed\", \"job_failed\"]\n",
-			n ? "" : "# ", list, req[0] == 'y' ? "true" : "false");
-}
-
-static int cmd_init(struct lc *c)
-{
-	char def[GF_PATH_MAX + 16], dir[GF_PATH_MAX + 16], host[256], port[16], gpus[256], ex[32], strat[32];
-	char poll[16], poll_def[16], qhost[1600], qgpus[1600], text[4096], adv[1024] = "", tz[160] = "";
-	char *slash, *end;
-	const char *path = c->opts.config_path;
-	struct stat st;
-	struct gf_err e;
-	uint64_t mask;
-	long v;
-	int n, all;
-
-	if (!path) {
-		snprintf(def, sizeof def, "%s/gflow.toml", c->paths.config_dir);
-		path = def;
-	}
-	if (!c->force && stat(path, &st) == 0)
-		return fail("%s exists already; use --force to overwrite it", path);
-	snprintf(poll_def, sizeof poll_def, "%d", c->opts.poll_interval ? c->opts.poll_interval : 10);
-	ask("host", c->host ? c->host : "localhost", host, sizeof host, c->yes);
-	ask("port", c->port ? c->port : "59000", port, sizeof port, c->yes);
-	ask("GPUs gflow may use (all, or e.g. 0,2 or 0-3)", c->opts.gpus ? c->opts.gpus : "all", gpus,
-	    sizeof gpus, c->yes);
-	ask("executor (tmux or process)", c->executor ? c->executor : "tmux", ex, sizeof ex, c->yes);
-	ask("GPU allocation strategy (sequential or random)", c->opts.strategy ? c->opts.strategy : "sequential",
-	    strat, sizeof strat, c->yes);
-	ask("GPU poll interval in seconds", poll_def, poll, sizeof poll, c->yes);
-	ask("time zone (an IANA name like Asia/Shanghai, or local)", c->timezone ? c->timezone : "local", tz,
-	    sizeof tz, c->yes);
-	if (check_timezone(tz))
-		return 1;
-	if (c->advanced && advanced_text(c, adv, sizeof adv) < 0)
-		return 1;
-	/* Each answer checked on its own, so that the message names it. */
-	if (!*host)
-		return fail("%s", "--host: must not be empty");
-	v = strtol(port, &end, 10);
-	if (!*port || *end || v < 1 || v > 65535)
-		return fail("--port '%s': expected a port number, 1 to 65535", port);
-	if (gf_parse_gpu_spec(gpus, &mask, &all, &e))
-		return fail("--gpus: %s", e.msg);
-	if (strcmp(ex, "tmux") && strcmp(ex, "process"))
-		return fail("--executor '%s': expected tmux or process", ex);
-	if (strcmp(strat, "sequential") && strcmp(strat, "random"))
-		return fail("--gpu-allocation-strategy '%s': expected sequential or random", strat);
-	v = strtol(poll, &end, 10);
-	if (!*poll || *end || v < 1 || v > 3600)
-		return fail("--gpu-poll-interval-secs '%s': expected whole seconds, 1 or more", poll);
-	toml_quote(host, qhost, sizeof qhost);
-	toml_quote(gpus, qgpus, sizeof qgpus);
-	n = snprintf(text, sizeof text,
-		     "# gflow configuration (written by gflowd init%s)\n\n%s%s%s"
-		     "[daemon]\nhost = %s\nport = %s\n%s%s%s"
-		     "gpu_allocation_strategy = \"%s\"\ngpu_poll_interval_secs = %ld\n%s\n"
-		     "[executor]\ntype = \"%s\"\n%s",
-		     c->paths.system ? " --system" : "", strcmp(tz, "local") ? "timezone = \"" : "",
-		     strcmp(tz, "local") ? tz : "", strcmp(tz, "local") ? "\"\n\n" : "", qhost, port,
-		     all ? "# gpus = [0, 1]\n" : "gpus = ", all ? "" : qgpus, all ? "" : "\n", strat, v,
-		     c->paths.system ? "# Members of this Unix group administer every job (root always does):\n"
-				       "# admin_group = \"gflow-admins\"\n" : "",
-		     ex, adv);
-	if (n < 0 || n >= (int)sizeof text)
-		return fail("%s", "the configuration is too long");
-	/* Check what we write the way the daemon will read it, before writing. */
-	if (gf_config_check_text(path, text, (size_t)n, &e))
-		return fail("%s", e.msg);
-	snprintf(dir, sizeof dir, "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		dir[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	else
-		snprintf(dir, sizeof dir, ".");
-	/* The machine's config is root's and readable by all (it holds no
-	 * secret: tokens live in the store); a user's is theirs alone. */
-	if (gf_mkdir_p(dir, c->paths.system ? 0755 : 0700, &e) ||
-	    write_file_atomic(dir, slash ? path + (slash - dir) + 1 : path, text, (size_t)n, &e))
-		return fail("%s", e.msg);
-	if (c->paths.system)
-		chmod(path, 0644);
-	printf("Wrote %s\n", path);
-	if (c->paths.system)
-		printf("Start the machine's daemon with: gflowd up --system (or at boot: gflowd service install "
-		       "--system)\n");
-	return 0;
-}
-
-static int cmd_service(struct lc *c, const char *what)
-{
-	char unit[GF_PATH_MAX], dir[GF_PATH_MAX], exe[GF_PATH_MAX], text[GF_PATH_MAX * 3], root[GF_PATH_MAX + 16];
-	const char *sys = c->paths.system ? " --system" : "", *user = c->paths.system ? "" : " --user", *slash;
-	struct gf_err e;
-	int n;
-
-	unit_path(&c->paths, unit, sizeof unit);
-	if (what && !strcmp(what, "uninstall")) {
-		if (have_manager(&c->paths))
-			systemctl(&c->paths, "disable", true);
-		if (unlink(unit) < 0 && errno != ENOENT)
-			return fail("cannot remove the unit: %s", strerror(errno));
-		if (have_manager(&c->paths))
-			systemctl(&c->paths, "daemon-reload", false);
-		printf("Removed %s\n", unit);
-		return 0;
-	}
-	if (!what || strcmp(what, "install"))
-		return fail("%s", "usage: gflowd service install|uninstall [--system]"), 2;
-	/* A relocated system root has no manager, but its unit is written
-	 * (and enabled in that tree) as on the real one. */
-	if (!have_manager(&c->paths) && !(c->paths.system && *gf_system_root()))
-		return fail("%s", c->paths.system
-			    ? "systemd is not running on this machine (no /run/systemd/system), so nothing was "
-			      "installed; start the machine's daemon with 'gflowd up --system' and from your init "
-			      "system at boot"
-			    : "there is no systemd user manager for this user ('systemctl --user' cannot reach "
-			      "one), so nothing was installed; start the daemon with 'gflowd up' (tmux or a "
-			      "detached process) instead");
-	if (self_exe(exe, sizeof exe))
-		return fail("%s", "cannot find my own executable");
-	root[0] = '\0';
-	if (c->paths.system && *gf_system_root())
-		snprintf(root, sizeof root, " --root %s", gf_system_root());
-	n = snprintf(text, sizeof text,
-		     "[Unit]\nDescription=gflow GPU job scheduler%s\n%s\n"
-		     "[Service]\nType=simple\n"
-		     "ExecStart=/bin/sh -c 'f=\"%s/gflowd.env\"; if [ -f \"$f\" ]; then exec \"%s\" run%s%s "
-		     "--env-file \"$f\" --hosting systemd; else exec \"%s\" run%s%s --hosting systemd; fi'\n"
-		     "Restart=on-failure\nRestartSec=2\nKillMode=process\n\n"
-		     "[Install]\nWantedBy=%s\n",
-		     c->paths.system ? " (the machine's daemon)" : "",
-		     c->paths.system ? "After=network.target\n" : "", c->paths.data_dir, exe, sys, root, exe, sys,
-		     root, c->paths.system ? "multi-user.target" : "default.target");
-	if (n < 0 || n >= (int)sizeof text)
-		return fail("%s", "the unit is too long (paths too long)");
-	snprintf(dir, sizeof dir, "%s", unit);
-	if ((slash = strrchr(dir, '/')))
-		dir[slash - dir] = '\0';
-	if (gf_mkdir_p(dir, 0755, &e) || write_file_atomic(dir, "gflowd.service", text, (size_t)n, &e))
-		return fail("%s", e.msg);
-	chmod(unit, 0644);
-	if (c->paths.system && *gf_system_root()) {
-		char *const en[] = { "/usr/bin/env", "systemctl", "--root", (char *)gf_system_root(), "enable",
-				     "gflowd.service", NULL };
-		int st;
-
-		/* Enabled in that tree (links only), for whoever boots it. */
-		if (exec_spawn(en, NULL, true, &st, &e) || !WIFEXITED(st) || WEXITSTATUS(st))
-			return fail("wrote %s, but 'systemctl --root %s enable gflowd.service' failed", unit,
-				    gf_system_root());
-		printf("Wrote and enabled %s\n", unit);
-		return 0;
-	}
-	if (!systemctl(&c->paths, "daemon-reload", false)) {
-		unlink(unit);
-		return fail("systemctl%s daemon-reload failed, so the unit was removed again", user);
-	}
-	if (c->paths.system) {
-		if (!systemctl(&c->paths, "enable", true))
-			return fail("wrote %s, but 'systemctl enable gflowd.service' failed", unit);
-		printf("Wrote and enabled %s (starts at boot; start it now with: gflowd up --system)\n", unit);
-	} else
-		printf("Wrote %s\n(enable it at login with: systemctl --user enable gflowd)\n", unit);
-	return 0;
-}
-
-static const char completion_bash[] =
-	"_gflowd() {\n"
-	"  local cur=${COMP_WORDS[COMP_CWORD]}\n"
-	"  if [ $COMP_CWORD -eq 1 ]; then\n"
-	"    COMPREPLY=($(compgen -W 'start up stop down restart reload status run init service token "
-	"completion --help --version --config -c --cleanup -v -vv -vvv -vvvv -q --system' -- \"$cur\"))\n"
-	"  else\n"
-	"    COMPREPLY=($(compgen -W '--gpus --gpu-allocation-strategy --gpu-poll-interval-secs --hosting "
-	"--config -c --yes -y --force --host --port --executor --timezone --advanced --system --root --revoke "
-	"-v -vv -vvv -vvvv --verbose -q --quiet --help' -- \"$cur\"))\n"
-	"  fi\n"
-	"}\ncomplete -F _gflowd gflowd\n";
-
-static int cmd_completion(const char *shell)
-{
-	if (!shell)
-		return fail("%s", "usage: gflowd completion bash|zsh|fish"), 2;
-	if (!strcmp(shell, "bash"))
-		fputs(completion_bash, stdout);
-	else if (!strcmp(shell, "zsh"))
-		printf("autoload -U bashcompinit && bashcompinit\n%s", completion_bash);
-	else if (!strcmp(shell, "fish")) {
-		static const char *const longs[] = { "gpus", "gpu-allocation-strategy", "gpu-poll-interval-secs",
-			"hosting", "config", "yes", "force", "host", "port", "executor", "timezone", "advanced", "system",
-			"root", "revoke", "verbose", "quiet", "cleanup", "help", "version" };
-
-		printf("complete -c gflowd -f -n '__fish_use_subcommand' -a 'start up stop down restart reload "
-		       "status run init service token completion'\n");
-		for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
-			printf("complete -c gflowd -l %s\n", longs[i]);
-		printf("complete -c gflowd -s c\ncomplete -c gflowd -s v\ncomplete -c gflowd -s q\n");
-	}
-	else
-		return fail("unknown shell '%s' (bash, zsh or fish)", shell), 2;
 	return 0;
 }
 
@@ -1142,7 +800,7 @@ static int parse_opts(struct lc *c, int argc, char **argv, int first, const char
 			c->opts.verbosity = a[1] == '-' ? (c->opts.verbosity > 0 ? c->opts.verbosity : 0) + 1
 							: (int)strlen(a + 1);
 			if (c->opts.verbosity > 4)
-				return fail("'%s': at most -vvvv", a), 2;
+				return lc_fail("'%s': at most -vvvv", a), 2;
 			takes = false;
 		} else if (!strcmp(a, "--cleanup")) {
 			c->cleanup = true;
@@ -1152,11 +810,11 @@ static int parse_opts(struct lc *c, int argc, char **argv, int first, const char
 			takes = false;
 		} else if (a[0] != '-') {
 			if (*sub)
-				return fail("unexpected argument '%s'", a), 2;
+				return lc_fail("unexpected argument '%s'", a), 2;
 			*sub = a;
 			takes = false;
 		} else if (!val)
-			return fail("option %s needs a value", a), 2;
+			return lc_fail("option %s needs a value", a), 2;
 		else if (!strcmp(a, "--gpus"))
 			c->opts.gpus = val;
 		else if (!strcmp(a, "--gpu-allocation-strategy"))
@@ -1166,7 +824,7 @@ static int parse_opts(struct lc *c, int argc, char **argv, int first, const char
 			long v = strtol(val, &end, 10);
 
 			if (!*val || *end || v < 1 || v > 3600)
-				return fail("--gpu-poll-interval-secs '%s': expected whole seconds, 1 or more",
+				return lc_fail("--gpu-poll-interval-secs '%s': expected whole seconds, 1 or more",
 					    val), 2;
 			c->opts.poll_interval = (int)v;
 		} else if (!strcmp(a, "--hosting"))
@@ -1194,11 +852,11 @@ static int parse_opts(struct lc *c, int argc, char **argv, int first, const char
 		else if (!strcmp(a, "--root")) {
 			/* The system daemon's files under DIR (tests; a chroot). */
 			if (val[0] != '/')
-				return fail("--root '%s': expected an absolute directory", val), 2;
+				return lc_fail("--root '%s': expected an absolute directory", val), 2;
 			setenv("GFLOW_SYSTEM_ROOT", val, 1);
 			c->opts.system = true;
 		} else
-			return fail("unknown option '%s' (see gflowd --help)", a), 2;
+			return lc_fail("unknown option '%s' (see gflowd --help)", a), 2;
 		if (takes)
 			i++;
 	}
@@ -1244,7 +902,7 @@ static int to_log(const char *path)
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 
 	if (fd < 0)
-		return fail("cannot open the log %s", path);
+		return lc_fail("cannot open the log %s", path);
 	fflush(NULL);
 	dup2(fd, 1);
 	dup2(fd, 2);
@@ -1273,17 +931,17 @@ static int dispatch(struct lc *c, const char *cmd, const char *sub, const char *
 		return server_run(&c->opts);
 	}
 	if ((c->opts.system ? gf_paths_init_system(&c->paths, &e) : gf_paths_init(&c->paths, &e)))
-		return fail("%s", e.msg);
+		return lc_fail("%s", e.msg);
 	if (c->opts.system && geteuid() != 0 && strcmp(cmd, "status") && strcmp(cmd, "token") &&
 	    strcmp(cmd, "completion"))
-		return fail("'gflowd %s --system' acts on the machine's daemon, which is root's: run it as root "
+		return lc_fail("'gflowd %s --system' acts on the machine's daemon, which is root's: run it as root "
 			    "(e.g. sudo gflowd ... --system)", cmd);
 	/* The daemon runs elsewhere (cwd) than we do: give it the full path. */
 	if (c->opts.config_path && c->opts.config_path[0] != '/' && strcmp(cmd, "init")) {
 		char cwd[GF_PATH_MAX];
 
 		if (!getcwd(cwd, sizeof cwd) || asprintf(&c->config_abs, "%s/%s", cwd, c->opts.config_path) < 0)
-			return fail("%s", "cannot find the current directory");
+			return lc_fail("%s", "cannot find the current directory");
 		c->opts.config_path = c->config_abs;
 	}
 	if (!strcmp(cmd, "start") || !strcmp(cmd, "up"))
@@ -1304,32 +962,12 @@ static int dispatch(struct lc *c, const char *cmd, const char *sub, const char *
 	if (!strcmp(cmd, "token"))
 		return cmd_token(c);
 	if (!strcmp(cmd, "init"))
-		return cmd_init(c);
+		return setup_init(c);
 	if (!strcmp(cmd, "service"))
-		return cmd_service(c, sub);
+		return setup_service(c, sub);
 	if (!strcmp(cmd, "completion"))
-		return cmd_completion(sub);
-	return fail("unknown command '%s' (see gflowd --help)", cmd), 2;
-}
-
-/* --cleanup: remove the config file (-c's, else the default one). */
-static int cmd_cleanup(struct lc *c)
-{
-	char def[GF_PATH_MAX + 16];
-	const char *path = c->opts.config_path;
-
-	if (!path) {
-		snprintf(def, sizeof def, "%s/gflow.toml", c->paths.config_dir);
-		path = def;
-	}
-	if (unlink(path) < 0) {
-		if (errno != ENOENT)
-			return fail("cannot remove the config file: %s", strerror(errno));
-		printf("No config file at %s: nothing to clean up\n", path);
-		return 0;
-	}
-	printf("Removed %s (a running daemon keeps its settings until it restarts)\n", path);
-	return 0;
+		return setup_completion(sub);
+	return lc_fail("unknown command '%s' (see gflowd --help)", cmd), 2;
 }
 
 /* Global options may come before the command (`gflowd -c FILE -v up`):
@@ -1362,13 +1000,13 @@ int lifecycle_main(int argc, char **argv, const char *usage)
 	memset(&c, 0, sizeof c);
 	rc = parse_opts(&c, argc + !v[0], v, 1, &sub);
 	if (!rc && !v[0] && !c.help && !c.cleanup)
-		rc = (fail("%s", "missing command (see gflowd --help)"), 2);
+		rc = (lc_fail("%s", "missing command (see gflowd --help)"), 2);
 	if (!rc && (c.timezone || c.advanced) && (!v[0] || strcmp(v[0], "init")))
-		rc = (fail("%s is for gflowd init", c.timezone ? "--timezone" : "--advanced"), 2);
+		rc = (lc_fail("%s is for gflowd init", c.timezone ? "--timezone" : "--advanced"), 2);
 	if (!rc && c.cleanup && v[0])
-		rc = (fail("--cleanup removes the config file and does nothing else: give it without '%s'", v[0]), 2);
+		rc = (lc_fail("--cleanup removes the config file and does nothing else: give it without '%s'", v[0]), 2);
 	if (!rc && c.cleanup && !c.help)
-		rc = gf_paths_init(&c.paths, NULL) ? fail("%s", "cannot find the config directory") : cmd_cleanup(&c);
+		rc = gf_paths_init(&c.paths, NULL) ? lc_fail("%s", "cannot find the config directory") : setup_cleanup(&c);
 	else if (!rc)
 		rc = dispatch(&c, v[0] ? v[0] : "help", sub, usage);
 	free(v);

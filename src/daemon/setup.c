@@ -175,6 +175,9 @@ int setup_init(struct lc *c)
 		return 1;
 	if (c->advanced && advanced_text(c, adv, sizeof adv) < 0)
 		return 1;
+	if (!c->advanced && c->paths.system)	/* the machine's: its sharing rules, to uncomment */
+		snprintf(adv, sizeof adv, "\n# Sharing rules (README, \"Sharing one machine fairly\"):\n"
+			 "# [quota.default_user]\n# max_running_gpus = 2\n# max_queued_jobs = 100\n");
 	/* Each answer checked on its own, so that the message names it. */
 	if (!*host)
 		return lc_fail("%s", "--host: must not be empty");

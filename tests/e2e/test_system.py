@@ -241,6 +241,7 @@ def test_an_admin_sets_up_the_machine_with_init_and_up_and_users_do_nothing(syst
     assert st.st_uid == 0 and stat.S_IMODE(st.st_mode) == 0o644
     assert stat.S_IMODE(conf.parent.stat().st_mode) == 0o755
     assert 'admin_group = "gflow-admins"' in conf.read_text()
+    assert "# [quota.default_user]" in conf.read_text()
     assert g.cli("gflowd", "init", "--system", "--yes").returncode != 0   # never overwritten unasked
     a, b = g.add_user("a"), g.add_user("b")
     try:

@@ -212,7 +212,7 @@ static const char *const job_fields[] = {
 	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
 	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "gpu_usage", "log_path",
 	"notify_email", "notify_on",
-	"attach_socket",	/* api.c adds it: derived from the daemon's paths */
+	"attach_socket",	/* api_jobs.c adds it: derived from the daemon's paths */
 	"cluster", "slurm_id", "remote_log", NULL,	/* jobs on a Slurm cluster */
 };
 

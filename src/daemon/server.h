@@ -315,7 +315,7 @@ int server_run(const struct daemon_opts *opts);
 int server_check(const struct daemon_opts *o, char *const *envp, struct gf_config *cfg, struct gf_err *e);
 void server_schedule(struct server *s);	/* ask for a pass this loop turn */
 
-/* api.c */
+/* api_listen.c (api_check_request: api_decode.c) */
 int api_init(struct server *s, struct gf_err *e);
 void api_close(struct server *s);
 /* Decode and check a POST /jobs body as the API would, storing nothing
@@ -337,7 +337,7 @@ int api_fds(struct server *s, int *unix_fd, int *tcp_fd);
  * "/remote/"). */
 void api_remote(struct server *s, struct evhttp_request *req, uid_t uid, bool admin,
 		const char *what, json_t *body);
-/* api.c's field checks, for api_remote.c: unknown fields, a printable
+/* api_decode.c's field checks, for api_remote.c: unknown fields, a printable
  * text field, an integer field in [min,max] (absent or null: left alone). */
 int api_check_fields(json_t *o, const char *const *allowed, const char *what, struct gf_err *e);
 int api_get_str(json_t *o, const char *k, size_t max, char **out, struct gf_err *e);

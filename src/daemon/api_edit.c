@@ -1,0 +1,298 @@
+/* api_edit.c — the API routes that change a job's spec: update (a waiting
+ * job edited in place), redo (a job submitted again, with changes) and
+ * limit (a running job's time limit). */
+#include "apiint.h"
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "execlimit.h"
+
+/* ---- update, redo, limits --------------------------------------------- */
+
+/* The fields of a job's JSON form that are also submission fields: what
+ * would make this job again. Absent values come as null, which a spec reads
+ * as "not given". */
+static const char *const respec_fields[] = {
+	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
+	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at",
+	"array_task_id", "max_concurrent", "max_retries", "params", "notify_email", "notify_on", NULL,
+};
+
+static json_t *spec_of(const struct job *j)
+{
+	return job_to_json_only(j, NULL, (char *const *)respec_fields);
+}
+
+static const char *const update_fields[] = {
+	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
+	"priority", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "max_concurrent",
+	"max_retries", "params", NULL,
+};
+
+/* Apply `set` (null clears a field) over the job's spec and validate the
+ * result as a new submission would be. */
+static struct job *edited(struct server *s, uid_t uid, const struct job *old, json_t *set,
+			  struct gf_err *e)
+{
+	json_t *spec;
+	const char *k;
+	json_t *v;
+	struct job *n;
+	struct gf_execsize envsize = { 0 };
+	char *env;
+	size_t len;
+
+	/* the job keeps its environment: count it for the execve limits (one
+	 * that cannot be read is reported when the job starts) */
+	if (!store_get_env(s->store, old->env_id, &env, &len, NULL)) {
+		for (size_t off = 0, l; off < len; off += l + 1)
+			if ((l = strnlen(env + off, len - off)) < len - off)
+				gf_execsize_env(&envsize, env + off, NULL);
+		free(env);
+	}
+	spec = spec_of(old);
+	json_object_foreach(set, k, v) {
+		if (json_is_null(v))
+			json_object_del(spec, k);
+		else
+			json_object_set(spec, k, v);
+	}
+	n = api_spec_to_job(s, uid, spec, old->cwd, &envsize, e);
+	json_decref(spec);
+	if (!n)
+		return NULL;
+	n->uid = old->uid;
+	job_set_str(&n->user, old->user);
+	n->env_id = old->env_id;
+	n->group_id = old->group_id;
+	n->executor = old->executor;
+	job_set_str(&n->log_dir, old->log_dir);
+	return n;
+}
+
+/* An edited job keeps what makes it the same job: copy that from j. */
+static void keep_identity(struct job *n, const struct job *j)
+{
+	n->id = j->id;
+	n->state = j->state;
+	job_set_reason(n, j->reason);
+	n->submit_time = j->submit_time;
+	n->attempt = j->attempt;
+	n->retry_of = j->retry_of;
+	n->redo_of = j->redo_of;
+	n->run_seq = j->run_seq;
+}
+
+void api_h_update(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+{
+	static const char *const fields[] = { "ids", "set", NULL };
+	json_t *set = json_object_get(body, "set"), *errs, *done;
+	struct id_batch b;
+	int64_t *ids;
+	size_t n;
+	struct gf_err e;
+
+	if (!api_id_batch_start(s, req, c, body,
+			    !api_check_fields(body, fields, "request", &e) &&
+				    (json_is_object(set) || !gf_err_set(&e, "'set' must be an object of fields to change")) &&
+				    !api_check_fields(set, update_fields, "'set'", &e),
+			    &e, &b))
+		return;
+	ids = b.ids, n = b.n, errs = b.errs, done = b.done;
+	if (jobs_txn_begin(s, &e)) {
+		free(ids);
+		json_decref(done);
+		json_decref(errs);
+		api_reply_store_err(s, req, &e);
+		return;
+	}
+	for (size_t i = 0; i < n && !s->txn.failed; i++) {
+		struct job *j = jobs_get(s, ids[i]), *nj;
+
+		if (!api_permitted(c, j, "update", errs))
+			continue;
+		if (j->state != JS_QUEUED && j->state != JS_HOLD) {
+			snprintf(e.msg, sizeof e.msg, "job %lld is %s: only queued or held jobs can be updated",
+				 (long long)j->id, job_state_name(j->state));
+			api_push_err(errs, j->id, e.msg);
+			continue;
+		}
+		if (!(nj = edited(s, c->uid, j, set, &e)) ||
+		    (jobs_would_cycle(s, j->id, nj->deps, nj->ndeps) &&
+		     gf_err_set(&e, "the new dependencies of job %lld would form a cycle", (long long)j->id))) {
+			job_free(nj);
+			api_push_err(errs, j->id, e.msg);
+			continue;
+		}
+		keep_identity(nj, j);
+		/* j stays the same struct, so pointers to it stay valid. */
+		if (jobs_replace(s, j, nj, &e) == 0)
+			json_array_append_new(done, json_integer(j->id));
+	}
+	free(ids);
+	if (jobs_txn_commit(s, &e)) {
+		json_decref(done);
+		json_decref(errs);
+		api_reply_store_err(s, req, &e);
+		return;
+	}
+	server_schedule(s);
+	api_reply(req, 200, json_pack("{s:o,s:o}", "done", done, "errors", errs));
+}
+
+void api_h_redo(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+{
+	static const char *const fields[] = { "id", "cascade", "set", NULL };
+	json_t *set = json_object_get(body, "set"), *out = NULL, *empty = json_object();
+	int64_t *old = NULL, *newid = NULL, root;
+	struct job **made = NULL;
+	size_t nold = 0, nmade = 0;
+	bool cascade = false;
+	struct gf_err e;
+	struct job *j;
+	int code = 400;
+
+	if (api_check_fields(body, fields, "request", &e) || api_get_bool(body, "cascade", &cascade, &e) ||
+	    (set && !json_is_object(set) && gf_err_set(&e, "'set' must be an object")) ||
+	    (set && api_check_fields(set, update_fields, "'set'", &e)) ||
+	    (root = api_ref_id(s, c->uid, json_object_get(body, "id"), &e)) < 0)
+		goto bad;
+	j = jobs_get(s, root);
+	if (!api_owns(c, j)) {
+		api_not_yours(j, "redo", e.msg, sizeof e.msg);
+		goto bad;
+	}
+	if (j->cluster) {
+		gf_err_set(&e, "job %lld ran on Slurm cluster %s: submit it again with gbatch --cluster %s",
+			   (long long)root, j->cluster, j->cluster);
+		goto bad;
+	}
+	if (!job_state_ended(j->state)) {
+		gf_err_set(&e, "job %lld is %s: only ended jobs can be redone", (long long)root,
+			   job_state_name(j->state));
+		goto bad;
+	}
+	if (j->unreadable) {
+		gf_err_set(&e, "job %lld is an unreadable record (see gflowd's log): it cannot be redone",
+			   (long long)root);
+		goto bad;
+	}
+	old = malloc(sizeof *old);
+	if (!old)
+		abort();
+	old[nold++] = root;
+	if (cascade)
+		jobs_failed_because(s, &root, 1, &old, &nold);
+	made = calloc(nold, sizeof *made);
+	newid = calloc(nold, sizeof *newid);
+	if (!made || !newid)
+		abort();
+	for (size_t i = 0; i < nold; i++) {
+		/* Parents that are redone too are swapped for their new copies
+		 * once those have ids, below. */
+		made[i] = edited(s, c->uid, jobs_get(s, old[i]), i == 0 && set ? set : empty, &e);
+		if (!made[i])
+			goto bad;
+		nmade = i + 1;
+	}
+	if (quota_check_submit(s, made, nold, &e)) {
+		code = 409;	/* over max_queued_jobs: none is made */
+		goto bad;
+	}
+	if (jobs_txn_begin(s, &e))
+		goto fail;
+	out = json_array();
+	for (size_t i = 0; i < nold; i++) {
+		struct job *n = made[i];
+
+		made[i] = NULL;		/* the table's now, or freed */
+		for (size_t k = 0; k < n->ndeps; k++)
+			for (size_t p = 0; p < i; p++)
+				if (n->deps[k] == old[p])
+					n->deps[k] = newid[p];
+		n->redo_of = old[i];
+		if (jobs_insert(s, n, &e))
+			goto fail;
+		newid[i] = n->id;
+		json_array_append_new(out, json_pack("{s:I,s:s,s:I}", "id", (json_int_t)n->id, "name", n->name,
+						     "redo_of", (json_int_t)old[i]));
+	}
+	if (jobs_txn_commit(s, &e))
+		goto fail;
+	free(made);
+	free(newid);
+	free(old);
+	json_decref(empty);
+	server_schedule(s);
+	api_reply(req, 201, json_pack("{s:o}", "jobs", out));
+	return;
+fail:
+	jobs_txn_rollback(s);
+	json_decref(out);
+	for (size_t i = 0; i < nmade; i++)
+		job_free(made[i]);
+	free(made);
+	free(newid);
+	free(old);
+	json_decref(empty);
+	api_reply_store_err(s, req, &e);
+	return;
+bad:
+	for (size_t i = 0; i < nmade; i++)
+		job_free(made[i]);
+	free(made);
+	free(newid);
+	free(old);
+	json_decref(empty);
+	api_reply_err(req, code, "%s", e.msg);
+}
+
+/* gctl set-limit: the running cap of the group a job belongs to. */
+void api_h_limit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+{
+	static const char *const fields[] = { "id", "max_concurrent", NULL };
+	int64_t id, k = -1, group;
+	size_t changed = 0;
+	struct gf_err e;
+	struct job *j;
+
+	if (api_check_fields(body, fields, "request", &e) ||
+	    api_get_int(body, "max_concurrent", 0, 1000000, &k, &e) ||
+	    (k < 0 && gf_err_set(&e, "'max_concurrent' is required (0 removes the cap)")) ||
+	    (id = api_ref_id(s, c->uid, json_object_get(body, "id"), &e)) < 0) {
+		api_reply_err(req, 400, "%s", e.msg);
+		return;
+	}
+	j = jobs_get(s, id);
+	group = j->group_id ? j->group_id : j->id;
+	if (jobs_txn_begin(s, &e))
+		goto fail;
+	for (int64_t i = group; i <= s->max_id && !s->txn.failed; i++) {
+		struct job *g = s->jobs[i];
+
+		if (!g || g->unreadable || (g->id != group && g->group_id != group))
+			continue;
+		if (!api_owns(c, g)) {
+			jobs_txn_rollback(s);
+			api_not_yours(g, "limit", e.msg, sizeof e.msg);
+			api_reply_err(req, 403, "%s", e.msg);
+			return;
+		}
+		jobs_touch(s, g);
+		g->max_concurrent = (int)k;
+		jobs_save(s, g, &e);
+		changed++;
+	}
+	if (jobs_txn_commit(s, &e))
+		goto fail;
+	server_schedule(s);
+	api_reply(req, 200, json_pack("{s:I,s:I,s:I}", "group", (json_int_t)group, "max_concurrent", (json_int_t)k,
+				  "jobs", (json_int_t)changed));
+	return;
+fail:
+	api_reply_store_err(s, req, &e);
+}

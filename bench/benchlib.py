@@ -1,0 +1,484 @@
+"""benchlib.py — what every case of bench/bench.py shares: small helpers
+(medians, /proc readings, tagged-process cleanup), one gflowd in a throwaway
+home (Daemon), a task-spooler queue of our own (Tsp), the local Slurm (Slurm)
+and the run's state and results (Bench). Python 3 standard library only."""
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-O2"]
+
+# ---- small helpers ---------------------------------------------------------
+
+def median(v):
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def p95(v):
+    """Nearest-rank 95th percentile."""
+    s = sorted(v)
+    return s[max(0, -(-95 * len(s) // 100) - 1)]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def sh_out(args, **kw):
+    try:
+        r = subprocess.run(args, capture_output=True, text=True, timeout=30, **kw)
+        return r.stdout.strip() if r.returncode == 0 else ""
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def tagged_pids(tag):
+    """Processes whose environment carries this tag."""
+    needle = ("GFLOW_BENCH_TAG=" + tag).encode()
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
+def kill_tagged(tag):
+    for _ in range(20):
+        pids = tagged_pids(tag)
+        if not pids:
+            return
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.05)
+
+
+def proc_status(pid):
+    """VmRSS (KiB) and the context switches of all threads of pid."""
+    rss, ctx = 0, 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1])
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                        ctx += int(line.split()[1])
+        except OSError:
+            pass
+    return rss, ctx
+
+
+def proc_hwm(pid):
+    """Peak RSS (VmHWM, KiB) of pid."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def proc_cpu_secs(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout):
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.unix_path)
+
+
+# ---- one gflowd in a throwaway home ----------------------------------------
+
+class Daemon:
+    seq = 0
+
+    def __init__(self, bench, executor="process"):
+        Daemon.seq += 1
+        self.b = bench
+        self.dir = bench.work / f"gflow{Daemon.seq}"
+        self.home = self.dir / "home"
+        self.runtime = self.dir / "run"
+        nogpu = self.dir / "no-nvml"	# LD_LIBRARY_PATH: no libnvidia-ml here
+        for d in (self.home, self.runtime, nogpu):
+            d.mkdir(mode=0o700, parents=True)
+        self.socket = str(self.runtime / "gflow" / "gflowd.sock")
+        self.data = self.home / ".local/share/gflow"
+        self.tag = uuid.uuid4().hex
+        bench.tags.append(self.tag)
+        self.executor = executor
+        self.proc = None
+        self.env = {
+            "PATH": f"{bench.build}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(self.home),
+            "USER": os.environ.get("USER", "root"),
+            "LANG": "C.UTF-8",
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_DATA_HOME": str(self.home / ".local/share"),
+            "XDG_RUNTIME_DIR": str(self.runtime),
+            "TMUX_TMPDIR": str(self.dir),
+            "GFLOW_DAEMON__HOST": "127.0.0.1",
+            "GFLOW_DAEMON__PORT": str(free_port()),
+            "GFLOW_EXECUTOR__TYPE": executor,
+            "LD_LIBRARY_PATH": str(nogpu),
+            "GFLOW_BENCH_TAG": self.tag,
+        }
+
+    def start(self, timeout=120):
+        """Starts `gflowd run`; returns seconds until GET /health answered."""
+        out = open(self.dir / "gflowd.out", "ab")
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen([str(self.b.build / "gflowd"), "run"], env=self.env,
+                                     stdout=out, stderr=subprocess.STDOUT, cwd=self.dir,
+                                     start_new_session=True)
+        out.close()
+        deadline = t0 + timeout
+        while True:
+            if self.healthy():
+                return time.perf_counter() - t0
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gflowd exited with {self.proc.returncode}: {self.daemon_log()}")
+            if time.perf_counter() > deadline:
+                raise RuntimeError("gflowd did not answer /health: " + self.daemon_log())
+            time.sleep(0.002)
+
+    def healthy(self):
+        try:
+            return self.api("GET", "/health", timeout=5)[0] == 200
+        except OSError:
+            return False
+
+    def daemon_log(self):
+        p = self.dir / "gflowd.out"
+        return p.read_text(errors="replace")[-2000:] if p.exists() else ""
+
+    def api(self, method, path, body=None, timeout=60):
+        c = UnixHTTPConnection(self.socket, timeout)
+        try:
+            data = json.dumps(body).encode() if body is not None else None
+            c.request(method, path, body=data, headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            raw = r.read()
+            return r.status, (json.loads(raw) if raw else None)
+        finally:
+            c.close()
+
+    def fill(self, n, chunk=100000):
+        """n held 0-GPU jobs through POST /jobs batches; returns seconds."""
+        t0 = time.perf_counter()
+        while n > 0:
+            k = min(n, chunk)
+            st, body = self.api("POST", "/jobs", {
+                "jobs": [{"command": ["true"], "hold": True}] * k,
+                "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]}, timeout=600)
+            if st != 201 or len(body["jobs"]) != k:
+                raise RuntimeError(f"POST /jobs of {k} jobs: {st} {str(body)[:200]}")
+            n -= k
+        return time.perf_counter() - t0
+
+    def run_cli(self, args, stdout=subprocess.DEVNULL, timeout=600):
+        """Runs a client; returns (seconds, CompletedProcess)."""
+        t0 = time.perf_counter()
+        r = subprocess.run([str(self.b.build / args[0]), *args[1:]], env=self.env, cwd=self.dir,
+                           stdout=stdout, stderr=subprocess.PIPE, timeout=timeout)
+        dt = time.perf_counter() - t0
+        if r.returncode != 0:
+            raise RuntimeError(f"{args} failed ({r.returncode}): {r.stderr.decode(errors='replace')}")
+        return dt, r
+
+    def run_cli_rss(self, args, timeout=600):
+        """Runs a client with output to /dev/null; returns (seconds, peak RSS in MiB)."""
+        t0 = time.perf_counter()
+        p = subprocess.Popen([str(self.b.build / args[0]), *args[1:]], env=self.env, cwd=self.dir,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        dt = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise RuntimeError(f"{args} failed ({p.returncode})")
+        return dt, ru.ru_maxrss / 1024
+
+    def job(self, jid):
+        st, body = self.api("GET", f"/jobs/{jid}")
+        if st != 200:
+            raise RuntimeError(f"GET /jobs/{jid}: {st} {body}")
+        return body["job"]
+
+    def wait_ended(self, jid, timeout=60):
+        deadline = time.perf_counter() + timeout
+        while self.job(jid)["state"] in ("Queued", "Hold", "Running"):
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"job {jid} did not end")
+            time.sleep(0.005)
+
+    def wait_idle(self, timeout=300):
+        """Until no job is Queued or Running."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            st, body = self.api("GET", "/jobs?users=all&states=Queued,Running")
+            if st == 200 and not body["jobs"]:
+                return
+            if time.perf_counter() > deadline:
+                raise RuntimeError("jobs did not end")
+            time.sleep(0.05)
+
+    def stop(self):
+        """SIGTERM and wait; returns seconds until it exited."""
+        if not self.proc or self.proc.poll() is not None:
+            return 0.0
+        t0 = time.perf_counter()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        return time.perf_counter() - t0
+
+    def close(self):
+        try:
+            self.stop()
+        finally:
+            if self.executor == "tmux":
+                subprocess.run(["tmux", "-S", str(self.runtime / "gflow" / "tmux.sock"), "kill-server"],
+                               env=self.env, capture_output=True)
+            kill_tagged(self.tag)
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---- task-spooler ------------------------------------------------------------
+
+class Tsp:
+    """One task-spooler queue of our own (its socket and output files in our
+    temporary directory); tsp starts its server on first use."""
+    seq = 0
+
+    def __init__(self, bench):
+        Tsp.seq += 1
+        self.b = bench
+        self.dir = bench.work / f"tsp{Tsp.seq}"
+        self.dir.mkdir(mode=0o700)
+        self.tag = uuid.uuid4().hex
+        bench.tags.append(self.tag)
+        self.env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.dir), "LANG": "C.UTF-8",
+            "TMPDIR": str(self.dir), "TS_SOCKET": str(self.dir / "socket"),
+            "TS_MAXFINISHED": "200000", "TS_SLOTS": "1", "GFLOW_BENCH_TAG": self.tag,
+        }
+
+    def run(self, args, stdout=subprocess.DEVNULL):
+        t0 = time.perf_counter()
+        r = subprocess.run(["tsp", *args], env=self.env, cwd=self.dir, stdout=stdout,
+                           stderr=subprocess.PIPE, timeout=600)
+        dt = time.perf_counter() - t0
+        if r.returncode != 0:
+            raise RuntimeError(f"tsp {args} failed ({r.returncode}): {r.stderr.decode(errors='replace')}")
+        return dt, r
+
+    def wait_idle(self, timeout=300):
+        deadline = time.perf_counter() + timeout
+        while True:
+            out = self.run(["-l"], stdout=subprocess.PIPE)[1].stdout.decode()
+            if not any(w in out for w in (" queued ", " running ", " allocating ")):
+                return
+            if time.perf_counter() > deadline:
+                raise RuntimeError("tsp jobs did not end")
+            time.sleep(0.05)
+
+    def close(self):
+        subprocess.run(["tsp", "-K"], env=self.env, capture_output=True, timeout=30)
+        kill_tagged(self.tag)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---- Slurm (only used where it is installed and answers) ---------------------
+
+class Slurm:
+    def __init__(self, bench):
+        self.b = bench
+        self.name = "gflow-bench-" + uuid.uuid4().hex[:12]
+        self.dir = bench.work / "slurm"
+        self.dir.mkdir(mode=0o700, exist_ok=True)
+
+    def run(self, args, stdout=subprocess.DEVNULL):
+        t0 = time.perf_counter()
+        r = subprocess.run(args, cwd=self.dir, stdout=stdout, stderr=subprocess.PIPE, timeout=600)
+        if r.returncode != 0:
+            raise RuntimeError(f"{args} failed ({r.returncode}): {r.stderr.decode(errors='replace')}")
+        return time.perf_counter() - t0, r
+
+    def close(self):
+        subprocess.run(["scancel", "--name", self.name], capture_output=True, timeout=60)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---- the benchmark run -------------------------------------------------------
+
+class Bench:
+    def __init__(self, args):
+        self.build = Path(args.build).resolve()
+        self.runs = args.runs
+        self.quick = args.quick
+        self.tsp_big = args.tsp_10k
+        self.tags = []
+        self.rows = []		# dicts, see row()
+        self.compare = {}	# key -> {"label", "unit", "gflow", "tsp", "slurm", "higher"}
+        self.work = Path(tempfile.mkdtemp(prefix="gflow-bench-"))
+        self.tsp_state = self.detect_tsp(args.no_tsp)
+        self.slurm_state = self.detect_slurm(args.no_slurm)
+        self.helpers = {}
+        self.load_start = loadavg()
+
+    # -- tools around us
+    @staticmethod
+    def detect_tsp(disabled):
+        if disabled:
+            return "disabled (--no-tsp)"
+        if not shutil.which("tsp"):
+            return "not installed"
+        v = sh_out(["tsp", "-V"]) or "installed"
+        return "ok: " + v.splitlines()[0]
+
+    @staticmethod
+    def detect_slurm(disabled):
+        if disabled:
+            return "disabled (--no-slurm)"
+        if not (shutil.which("sbatch") and shutil.which("squeue")):
+            return "not installed"
+        if not sh_out(["sinfo", "-h", "-o", "%P"]):
+            return "installed, but no controller answers (sinfo failed)"
+        return "ok: " + (sh_out(["sbatch", "--version"]) or "slurm")
+
+    def tsp_ok(self):
+        return self.tsp_state.startswith("ok")
+
+    def slurm_ok(self):
+        return self.slurm_state.startswith("ok")
+
+    def cc(self, name, sources, extra=()):
+        """Builds a benchmark helper into the temporary directory."""
+        out = self.work / name
+        cc = os.environ.get("CC", "cc")
+        cmd = [cc, *CFLAGS, *extra, *[str(REPO / s) for s in sources], "-o", str(out), "-lm"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"building {name}: {' '.join(cmd)}\n{r.stderr}")
+        self.helpers[name] = " ".join(cmd).replace(str(REPO) + "/", "").replace(str(self.work), "$TMP")
+        return out
+
+    def stamp(self):
+        if "stamp" not in self.helpers:
+            self.cc("stamp", ["bench/stamp.c"])
+        return self.work / "stamp"
+
+    # -- results
+    def row(self, case, label, unit, samples, note="", higher=False, target=None):
+        """One result: median and min-max of samples. target: (op, value)
+        where op is '<=' or '>='; checked against the median."""
+        r = {"case": case, "label": label, "unit": unit, "samples": list(samples), "note": note,
+             "higher": higher, "target": target}
+        self.rows.append(r)
+        m = median(samples)
+        log(f"{case}: {label}: {fmt(m, unit)} (min {fmt(min(samples), unit)}, "
+            f"max {fmt(max(samples), unit)}, n={len(samples)}) {note}")
+        return r
+
+    def comp(self, key, label, unit, who, samples, higher=False):
+        c = self.compare.setdefault(key, {"label": label, "unit": unit, "higher": higher})
+        c[who] = median(samples)
+
+    def n(self, full, quick):
+        return quick if self.quick else full
+
+    def close(self):
+        for t in self.tags:
+            kill_tagged(t)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def fmt(v, unit):
+    if v is None:
+        return "—"
+    if unit in ("s", "ms", "µs"):
+        for u, k in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+            if unit == u:
+                secs = v * k
+        if secs >= 1:
+            return f"{secs:.2f} s"
+        if secs >= 1e-3:
+            return f"{secs * 1e3:.3g} ms"
+        return f"{secs * 1e6:.3g} µs"
+    if unit == "MiB":
+        return f"{v:.1f} MiB"
+    if abs(v) >= 100:
+        return f"{v:,.0f} {unit}"
+    return f"{v:.3g} {unit}"
+
+
+LOOP = 'i=0; while [ "$i" -lt "$N" ]; do "$@" >/dev/null || exit 1; i=$((i+1)); done'
+
+
+def shell_loop(n, argv, env, cwd):
+    """Seconds for /bin/sh to run argv n times in a loop, one process each."""
+    e = dict(env, N=str(n))
+    t0 = time.perf_counter()
+    r = subprocess.run(["/bin/sh", "-c", LOOP, "sh", *argv], env=e, cwd=cwd,
+                       stderr=subprocess.PIPE, timeout=900)
+    dt = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise RuntimeError(f"loop of {argv} failed: {r.stderr.decode(errors='replace')[-500:]}")
+    return dt
+
+def wait_stamp(path, timeout=60):
+    deadline = time.perf_counter() + timeout
+    while True:
+        try:
+            return float(path.read_text())
+        except (OSError, ValueError):
+            pass
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"the job did not write {path}")
+        time.sleep(0.0005)
+
+
+def loadavg():
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "unknown"
+

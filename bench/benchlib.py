@@ -347,6 +347,22 @@ class Slurm:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+SLURM_DIR = Path(os.environ.get("GFLOW_SLURM_DIR", "/tmp/gflow-bench-slurm"))
+
+
+def slurm_up():
+    """--slurm-up: starts bench/slurm-up.sh's Slurm unless it already runs;
+    True when this run started it (and so stops it at the end)."""
+    up = REPO / "bench/slurm-up.sh"
+    if subprocess.run([str(up), "status"], capture_output=True).returncode == 0:
+        return False
+    r = subprocess.run([str(up), "start"], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        log("bench/slurm-up.sh failed; going on without Slurm:\n" + r.stderr[-2000:])
+        return False
+    return True
+
+
 # ---- the benchmark run -------------------------------------------------------
 
 class Bench:
@@ -354,12 +370,17 @@ class Bench:
         self.build = Path(args.build).resolve()
         self.runs = args.runs
         self.quick = args.quick
-        self.tsp_big = args.tsp_10k
         self.tags = []
         self.rows = []		# dicts, see row()
+        self.keyed = {}		# key -> row, see row()
+        self.trace = None	# the start-latency breakdown, see case_latency
+        self.trace_jobs = []	# each traced submission's trace lines
         self.compare = {}	# key -> {"label", "unit", "gflow", "tsp", "slurm", "higher"}
         self.work = Path(tempfile.mkdtemp(prefix="gflow-bench-"))
         self.tsp_state = self.detect_tsp(args.no_tsp)
+        self.slurm_started = False
+        if args.slurm_up and not args.no_slurm:
+            self.slurm_started = slurm_up()
         self.slurm_state = self.detect_slurm(args.no_slurm)
         self.helpers = {}
         self.load_start = loadavg()
@@ -380,9 +401,14 @@ class Bench:
             return "disabled (--no-slurm)"
         if not (shutil.which("sbatch") and shutil.which("squeue")):
             return "not installed"
+        if "SLURM_CONF" not in os.environ and (SLURM_DIR / "slurm.conf").exists():
+            os.environ["SLURM_CONF"] = str(SLURM_DIR / "slurm.conf")	# bench/slurm-up.sh's
         if not sh_out(["sinfo", "-h", "-o", "%P"]):
-            return "installed, but no controller answers (sinfo failed)"
-        return "ok: " + (sh_out(["sbatch", "--version"]) or "slurm")
+            return ("installed, but no controller answers (sinfo failed; start one with "
+                    "bench/slurm-up.sh or --slurm-up)")
+        v = sh_out(["sbatch", "--version"]) or "slurm"
+        conf = os.environ.get("SLURM_CONF", "the system's slurm.conf")
+        return f"ok: {v}, {sh_out(['sinfo', '-h', '-N', '-o', '%c CPUs, %m MB, %t'])} ({conf})"
 
     def tsp_ok(self):
         return self.tsp_state.startswith("ok")
@@ -407,12 +433,15 @@ class Bench:
         return self.work / "stamp"
 
     # -- results
-    def row(self, case, label, unit, samples, note="", higher=False, target=None):
+    def row(self, case, label, unit, samples, note="", higher=False, target=None, key=None):
         """One result: median and min-max of samples. target: (op, value)
-        where op is '<=' or '>='; checked against the median."""
+        where op is '<=' or '>='; checked against the median. key: a name
+        the issue's targets and the scaling table find the row by."""
         r = {"case": case, "label": label, "unit": unit, "samples": list(samples), "note": note,
              "higher": higher, "target": target}
         self.rows.append(r)
+        if key:
+            self.keyed[key] = r
         m = median(samples)
         log(f"{case}: {label}: {fmt(m, unit)} (min {fmt(min(samples), unit)}, "
             f"max {fmt(max(samples), unit)}, n={len(samples)}) {note}")
@@ -429,6 +458,8 @@ class Bench:
         for t in self.tags:
             kill_tagged(t)
         shutil.rmtree(self.work, ignore_errors=True)
+        if self.slurm_started:
+            subprocess.run([str(REPO / "bench/slurm-up.sh"), "stop"], capture_output=True, timeout=120)
 
 
 def fmt(v, unit):
@@ -468,8 +499,8 @@ def wait_stamp(path, timeout=60):
     deadline = time.perf_counter() + timeout
     while True:
         try:
-            return float(path.read_text())
-        except (OSError, ValueError):
+            return float(path.read_text().split()[0])	# REALTIME [MONOTONIC]
+        except (OSError, ValueError, IndexError):
             pass
         if time.perf_counter() > deadline:
             raise RuntimeError(f"the job did not write {path}")

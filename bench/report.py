@@ -2,6 +2,7 @@
 results table, the targets of issue 13, the side-by-side table with tsp and
 Slurm, and the Markdown document. Python 3 standard library only."""
 import json
+import math
 import os
 import platform
 import tempfile
@@ -87,6 +88,90 @@ def verdict(r):
     return ("ok" if ok else "**over**") + f" ({op} {fmt(v, r['unit'])})"
 
 
+# ---- the targets of issue 13 ------------------------------------------------------
+# (area, the target as the issue states it, check). A check is
+#   ("abs", [row keys], op, value): the median of each row (the worst one counts)
+#   ("ratio", key_a, key_b, op, value): median of a / median of b, same run
+#   ("show", key): no number in the issue; the figure is shown
+TARGETS = [
+    ("Listing", "`gqueue -a` with 10,000 jobs ≤ 20 ms", ("abs", ["list-10000-a"], "<=", 0.020)),
+    ("Listing", "`gqueue -a` with 100,000 jobs ≤ 200 ms (linear)", ("abs", ["list-100000-a"], "<=", 0.200)),
+    ("Listing", "with 1,000 jobs faster than `tsp -l` with 1,000",
+     ("ratio", "list-1000-a", "tsp-list-1000", "<", 1.0)),
+    ("Start latency", "submit → start of a 0-GPU job on an idle daemon, process executor, median no "
+     "slower than tsp's in the same run", ("ratio", "lat-process", "lat-tsp", "<=", 1.0)),
+    ("Start latency", "tmux executor ≤ 2× the process executor", ("ratio", "lat-tmux", "lat-process", "<=", 2.0)),
+    ("Submission", "sequential `gbatch` rate ≥ 1.2× tsp's", ("ratio", "submit-gbatch", "submit-tsp", ">=", 1.2)),
+    ("Submission", "sequential `gbatch` rate ≥ 55 % of the `/bin/true` loop floor in the same run",
+     ("ratio", "submit-gbatch", "submit-floor", ">=", 0.55)),
+    ("Scale", "with 100,000 held jobs stored, submissions run at ≥ 80 % of the empty-store rate",
+     ("ratio", "sub-100000", "sub-0", ">=", 0.80)),
+    ("Scale", "a scheduler pass over 100,000 queued jobs ≤ 2 ms (8 GPUs busy and idle)",
+     ("abs", ["sched-100000-busy", "sched-100000-free"], "<=", 2000.0)),
+    ("Scale", "passes only do work when something changed (shown: CPU of the idle daemon holding "
+     "100,000 jobs)", ("show", "cpu-100000")),
+    ("Scale", "daemon start with 100,000 jobs ≤ 0.5 s", ("abs", ["start-100000"], "<=", 0.5)),
+    ("Scale", "RSS with 100,000 jobs ≤ 40 MiB idle", ("abs", ["rss-100000"], "<=", 40.0)),
+    ("Scale", "RSS with 100,000 jobs ≤ 60 MiB at the peak of a full listing",
+     ("abs", ["rsspeak-100000"], "<=", 60.0)),
+    ("Scale", "a cancel cascade over 100,000 dependents ≤ 1 s", ("abs", ["cascade-100000"], "<=", 1.0)),
+    ("Scale", "`/health` keeps answering within 100 ms during that cascade",
+     ("abs", ["health-100000"], "<=", 0.100)),
+]
+
+
+def _cmp(op, a, b):
+    return {"<=": a <= b, "<": a < b, ">=": a >= b, ">": a > b}[op]
+
+
+def apply_targets(b):
+    """Marks the rows of absolute targets (the results table shows ok/over)
+    and returns [(area, text, figure, verdict)] for the targets table."""
+    out = []
+    for area, text, chk in TARGETS:
+        kind = chk[0]
+        if kind == "show":
+            r = b.keyed.get(chk[1])
+            out.append((area, text, fmt(median(r["samples"]), r["unit"]) if r else "not measured", ""))
+            continue
+        if kind == "abs":
+            _, keys, op, v = chk
+            rows = [b.keyed.get(k) for k in keys]
+            if not all(rows):
+                out.append((area, text, "not measured" + (" (--quick: smaller sizes)" if b.quick else ""), ""))
+                continue
+            for r in rows:
+                r["target"] = (op, v)
+            meds = [median(r["samples"]) for r in rows]
+            worst = max(meds) if op in ("<=", "<") else min(meds)
+            fig = " / ".join(fmt(m, rows[0]["unit"]) for m in meds)
+            out.append((area, text, fig, "ok" if _cmp(op, worst, v) else "**over**"))
+            continue
+        _, ka, kb, op, v = chk
+        ra, rb = b.keyed.get(ka), b.keyed.get(kb)
+        if not ra or not rb:
+            why = ("tsp not measured (" + b.tsp_state.split(":")[0] + ")" if (kb.startswith(("tsp", "lat-tsp",
+                   "submit-tsp")) and not b.tsp_ok()) else "not measured")
+            if b.quick and not why.startswith("tsp"):
+                why += " (--quick: smaller sizes)"
+            out.append((area, text, why, ""))
+            continue
+        ma, mb = median(ra["samples"]), median(rb["samples"])
+        x = ma / mb if mb else float("inf")
+        pct = kb in ("submit-floor", "sub-0")
+        fig = (f"{x * 100:.0f} %" if pct else f"{x:.2f}×") + \
+              f" ({fmt(ma, ra['unit'])} vs {fmt(mb, rb['unit'])})"
+        out.append((area, text, fig, "ok" if _cmp(op, x, v) else "**over**"))
+    return out
+
+
+def targets_text(b):
+    lines = ["| area | target (issue 13) | figure (medians, same run) | verdict |", "|---|---|---|---|"]
+    for area, text, fig, ok in apply_targets(b):
+        lines.append(f"| {area} | {text} | {fig} | {ok} |")
+    return "\n".join(lines)
+
+
 def table_text(b):
     lines = ["| case | what | median | min – max | n | target | notes |",
              "|---|---|---|---|---|---|---|"]
@@ -112,14 +197,16 @@ def compare_text(b):
         x = g / o if c["higher"] else o / g	# > 1: gflow is better
         return f"{x:.2f}× faster" if x >= 1 else f"{1 / x:.2f}× slower"
 
-    for key in ("submit", "latency", "list", "list10k"):
+    for key in ("submit", "sub10k", "latency", "list1000", "list10000"):
         c = b.compare.get(key)
-        if not c or c.get("gflow") is None or (key == "list10k" and not ("tsp" in c or "slurm" in c)):
+        if not c or c.get("gflow") is None or (key in ("list10000", "sub10k") and
+                                               not ("tsp" in c or "slurm" in c)):
             continue
+
         def other(who, state):
             if who in c:
                 return fmt(c[who], c["unit"])
-            return "not measured" if state.startswith("ok") else state.split(":")[0]
+            return "not measured" if state.startswith("ok") else state.split(":")[0].split(" (")[0]
 
         tsp = other("tsp", b.tsp_state)
         sl = other("slurm", b.slurm_state)
@@ -128,7 +215,126 @@ def compare_text(b):
     return "\n".join(lines)
 
 
-def markdown(b, started, elapsed, cases):
+def trace_text(b):
+    """The start-latency breakdown (case latency with GFLOW_TRACE set)."""
+    t = b.trace
+    if t is None:
+        return "Not measured (the latency case did not run)."
+    out = []
+    gflow_steps = [s for s in ("client_start", "client_send", "accept", "commit", "reply", "pass", "fork",
+                               "runner_start", "exec", "client_exit") if s in t["missing"]]
+    if gflow_steps:
+        out += [f"Steps missing from the trace: {', '.join(gflow_steps)} — the gflow programs of this "
+                "build do not write them (GFLOW_TRACE), so the table below has only the steps that were "
+                "written.", ""]
+    if not t["steps"]:
+        return "\n".join(out + ["No traced submission was recorded."])
+    out += [f"Medians over {t['jobs']} submissions to one idle daemon (process executor), "
+            "CLOCK_MONOTONIC stamps; steps in the order they happen (by their median time). "
+            "`bench_exec` is the driver just before it starts `gbatch`; `job_start` is the job's "
+            "first act (`bench/stamp.c`). Steps on different processes can overlap "
+            "(`client_exit` comes while the daemon goes on), so a step can be earlier than the one "
+            "listed above it in some samples.", "",
+            "| step | since the step above | since `bench_exec` | samples |", "|---|---|---|---|"]
+    for step, prev, since, n in t["steps"]:
+        out.append(f"| `{step}` | {fmt(prev, 's') if prev is not None else '—'} | {fmt(since, 's')} | {n} |")
+    return "\n".join(out)
+
+
+# ---- the scaling table and its plot -------------------------------------------------
+
+# (row key pattern, label, unit, higher is better); {n} is the number of jobs
+SCALE = [
+    ("list-{n}-a", "`gqueue -a`", "s"),
+    ("sub-{n}", "`gbatch --hold` rate", "jobs/s"),
+    ("sched-{n}-busy", "`sched_pass()`, 8 GPUs busy", "µs"),
+    ("start-{n}", "daemon start", "s"),
+    ("lat-{n}", "submit → start of a job", "s"),
+    ("rss-{n}", "daemon RSS, idle", "MiB"),
+    ("rsspeak-{n}", "daemon RSS, listing peak", "MiB"),
+]
+SIZES = (1000, 10000, 100000)
+
+
+def scale_data(b):
+    """[(label, unit, {n: median})] for every metric measured at some size."""
+    out = []
+    for pat, label, unit in SCALE:
+        v = {n: median(b.keyed[pat.format(n=n)]["samples"]) for n in SIZES if pat.format(n=n) in b.keyed}
+        if v:
+            out.append((label, unit, v))
+    return out
+
+
+def scale_text(b):
+    data = scale_data(b)
+    if not data:
+        return "Not measured (needs the cases queue and sched)."
+    lines = ["| jobs stored | " + " | ".join(f"{label}" for label, _, _ in data) + " |",
+             "|---|" + "---|" * len(data)]
+    for n in SIZES:
+        cells = [fmt(v[n], unit) if n in v else "—" for _, unit, v in data]
+        lines.append(f"| {n:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _esc(s):
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "")
+
+
+def scale_svg(b):
+    """Small multiples, one panel per metric: x = jobs stored (log scale,
+    1k-100k), y = the metric from 0 (linear), each point labelled with its
+    value. Returns the SVG text, or None when nothing was measured."""
+    data = scale_data(b)
+    if not data:
+        return None
+    cols = 4
+    pw, ph = 230, 170			# panel size
+    ml, mr, mt, mb = 44, 14, 34, 34	# margins inside a panel
+    rows = -(-len(data) // cols)
+    W, H = cols * pw, rows * ph + 30
+    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
+         'font-family="sans-serif" font-size="11">',
+         f'<rect width="{W}" height="{H}" fill="#fff"/>',
+         '<text x="8" y="18" font-size="13" font-weight="bold">gflow at 1,000, 10,000 and 100,000 '
+         'jobs stored (x: jobs, log scale; y: from 0)</text>']
+    lx = [math.log10(n) for n in SIZES]
+    for i, (label, unit, v) in enumerate(data):
+        x0, y0 = (i % cols) * pw, 30 + (i // cols) * ph
+        left, right, top, bottom = x0 + ml, x0 + pw - mr, y0 + mt, y0 + ph - mb
+        ymax = max(v.values()) * 1.15 or 1.0
+
+        def X(n):
+            return left + (math.log10(n) - lx[0]) / (lx[-1] - lx[0]) * (right - left)
+
+        def Y(val):
+            return bottom - val / ymax * (bottom - top)
+        top_label, axis_unit = (fmt(ymax, unit).split(" ", 1) + [unit])[:2]	# e.g. "229", "ms"
+        o.append(f'<text x="{x0 + 8}" y="{y0 + 18}" font-weight="bold">{_esc(label)} ({_esc(axis_unit)})'
+                 '</text>')
+        o.append(f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#888"/>')
+        o.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#888"/>')
+        for n in SIZES:
+            o.append(f'<line x1="{X(n):.1f}" y1="{bottom}" x2="{X(n):.1f}" y2="{bottom + 4}" stroke="#888"/>')
+            o.append(f'<text x="{X(n):.1f}" y="{bottom + 16}" text-anchor="middle">{n // 1000}k</text>')
+        o.append(f'<text x="{left - 4}" y="{bottom + 4}" text-anchor="end">0</text>')
+        o.append(f'<text x="{left - 4}" y="{top + 4}" text-anchor="end">{_esc(top_label)}</text>')
+        pts = sorted(v.items())
+        o.append('<polyline fill="none" stroke="#1f6feb" stroke-width="2" points="' +
+                 " ".join(f"{X(n):.1f},{Y(val):.1f}" for n, val in pts) + '"/>')
+        for n, val in pts:
+            o.append(f'<circle cx="{X(n):.1f}" cy="{Y(val):.1f}" r="3" fill="#1f6feb"/>')
+            anchor = "start" if n == SIZES[0] else "end" if n == SIZES[-1] else "middle"
+            o.append(f'<text x="{X(n):.1f}" y="{Y(val) - 7:.1f}" text-anchor="{anchor}" fill="#333">'
+                     f'{_esc(fmt(val, unit))}</text>')
+    o.append("</svg>")
+    return "\n".join(o) + "\n"
+
+
+def markdown(b, started, elapsed, cases, svg_name=None):
+    """The report. svg_name: the scaling plot's path relative to the report
+    (written by the caller), or None."""
     m = machine_info()
     v = versions(b)
     out = ["# gflow benchmarks", "",
@@ -142,15 +348,33 @@ def markdown(b, started, elapsed, cases):
            f"`{buildtype(b)}`)",
            f"- load average (1/5/15 min) at the start: {b.load_start}, at the end: {loadavg()} — "
            "other work on the machine during the run shows up as spread between min and max", "",
-           "## Machine", ""]
-    out += [f"- {k}: {val}" for k, val in m.items()]
-    out += ["", "## Versions", ""]
-    out += [f"- {k}: {val}" for k, val in v.items()]
-    if b.helpers:
-        out += [f"- helper `{k}` built with: `{cmd}`" for k, cmd in b.helpers.items()]
-    out += ["", "## Results", "",
+           "## Targets", "",
+           "Every target of issue 13, checked against the medians of this run (ratios: both sides "
+           "from this run).", "",
+           targets_text(b), "",
+           "## Compared with other schedulers", "",
+           "Same machine, same run. Ratios are gflow against the other tool "
+           "(\"faster\": gflow took less time or did more per second).", "",
+           compare_text(b), "",
+           f"Debian packages: {apt_policy()} Slurm is started for the run by `bench/slurm-up.sh` "
+           "(a single node with this machine's CPUs and memory; `make bench SLURM_UP=1` starts and "
+           "stops it), never installed by the benchmark; task-spooler is used when `tsp` is on PATH. "
+           "tsp keeps its queue in memory (no fsync), so its submission rate is not comparable to "
+           "gflow's durable one; it keeps a waiting client process per queued job, so listings compare "
+           "finished tsp jobs with held gflow jobs. Slurm's latency is bounded by how often its "
+           "controller and slurmd act on a new job, not by its clients.", "",
+           "## Where the start latency goes", "",
+           trace_text(b), "",
+           "## Scaling", "",
+           "One daemon filled with 1,000, then 10,000, then 100,000 held jobs (case queue; the "
+           "scheduler pass from case sched, in-process); medians of the runs at each size.", "",
+           scale_text(b), ""]
+    if svg_name:
+        out += [f"![gflow at 1k, 10k and 100k jobs]({svg_name})", ""]
+    out += ["## Results", "",
             "Median of the runs, with the smallest and largest run; `n` is the number of runs "
-            "(samples). `target` is the goal from the project brief, checked against the median.", "",
+            "(samples). `target` is the issue's goal where one row decides it, checked against the "
+            "median.", "",
             table_text(b), "",
             "Notes:",
             "- submit: jobs/s = jobs ÷ wall time of a `/bin/sh` loop starting one `gbatch` per job; "
@@ -159,18 +383,14 @@ def markdown(b, started, elapsed, cases):
             "the time just before `gbatch` was started; the daemon is idle at each submission.",
             "- queue: all jobs are held (active), so `gqueue` and `gqueue -a` list the same rows, every "
             "job of the store; output goes to /dev/null. Peak RSS of the client from wait4(), of the "
-            "daemon from VmHWM.",
+            "daemon from VmHWM, reset before each listing.",
             "- sched: `bench/sched_bench.c` times `sched_pass()` in-process (no daemon, no I/O).",
             "- daemon: wakeups are context switches counted in /proc (perf counts nothing in this VM).",
-            "",
-            "## Compared with other schedulers", "",
-            "Same machine, same run. Ratios are gflow against the other tool "
-            "(\"faster\": gflow took less time or did more per second).", "",
-            compare_text(b), "",
-            f"Debian packages: {apt_policy()} Slurm is not installed by the benchmark (too heavy); "
-            "task-spooler is used when `tsp` is on PATH (`apt-get install task-spooler`), never "
-            "required. tsp keeps its queue in memory (no fsync), so its submission rate is not "
-            "comparable to gflow's durable one; it keeps a waiting client process per queued job, "
-            "so listings compare finished tsp jobs with held gflow jobs.", ""]
+            "", "## Machine", ""]
+    out += [f"- {k}: {val}" for k, val in m.items()]
+    out += ["", "## Versions", ""]
+    out += [f"- {k}: {val}" for k, val in v.items()]
+    if b.helpers:
+        out += [f"- helper `{k}` built with: `{cmd}`" for k, cmd in b.helpers.items()]
+    out.append("")
     return "\n".join(out)
-

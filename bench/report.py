@@ -132,7 +132,9 @@ def apply_targets(b):
         kind = chk[0]
         if kind == "show":
             r = b.keyed.get(chk[1])
-            out.append((area, text, fmt(median(r["samples"]), r["unit"]) if r else "not measured", ""))
+            fig = fmt(median(r["samples"]), r["unit"]) if r else \
+                "not measured" + (" (--quick: smaller sizes)" if b.quick else "")
+            out.append((area, text, fig, ""))
             continue
         if kind == "abs":
             _, keys, op, v = chk

@@ -605,6 +605,7 @@ def main():
     b = None
     try:
         b = Bench(args)
+        b.cases = cases
         log(f"work dir {b.work}; tsp: {b.tsp_state}; Slurm: {b.slurm_state}")
         for c in cases:
             log(f"case {c}")

@@ -375,6 +375,7 @@ class Bench:
         self.keyed = {}		# key -> row, see row()
         self.trace = None	# the start-latency breakdown, see case_latency
         self.trace_jobs = []	# each traced submission's trace lines
+        self.cases = list(args.case or [])	# the cases run (main sets it)
         self.compare = {}	# key -> {"label", "unit", "gflow", "tsp", "slurm", "higher"}
         self.work = Path(tempfile.mkdtemp(prefix="gflow-bench-"))
         self.tsp_state = self.detect_tsp(args.no_tsp)

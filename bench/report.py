@@ -120,6 +120,30 @@ TARGETS = [
 ]
 
 
+# which case writes the rows a target reads (by key prefix)
+KEY_CASE = (("tsp-list", "queue"), ("list", "queue"), ("sub-", "queue"), ("start-", "queue"),
+            ("rss", "queue"), ("cpu-", "queue"), ("lat-", "latency"), ("submit-", "submit"),
+            ("sched-", "sched"), ("cascade-", "cascade"), ("health-", "cascade"))
+
+
+def _missing(b, keys):
+    """Why the rows of keys are not there, in words."""
+    for k in keys:
+        if k in b.keyed:
+            continue
+        case = next((c for p, c in KEY_CASE if k.startswith(p)), None)
+        if case and case not in b.cases:
+            return f"not measured (case {case} not run)"
+        if k.startswith(("tsp-", "submit-tsp", "lat-tsp")) and not b.tsp_ok():
+            return f"not measured (tsp {b.tsp_state.split(' (')[0]})"
+        if k.startswith("lat-tmux"):
+            return "not measured (tmux not installed)"
+        if b.quick:
+            return "not measured (--quick: smaller sizes)"
+        return "not measured"
+    return ""
+
+
 def _cmp(op, a, b):
     return {"<=": a <= b, "<": a < b, ">=": a >= b, ">": a > b}[op]
 
@@ -132,15 +156,14 @@ def apply_targets(b):
         kind = chk[0]
         if kind == "show":
             r = b.keyed.get(chk[1])
-            fig = fmt(median(r["samples"]), r["unit"]) if r else \
-                "not measured" + (" (--quick: smaller sizes)" if b.quick else "")
+            fig = fmt(median(r["samples"]), r["unit"]) if r else _missing(b, [chk[1]])
             out.append((area, text, fig, ""))
             continue
         if kind == "abs":
             _, keys, op, v = chk
             rows = [b.keyed.get(k) for k in keys]
             if not all(rows):
-                out.append((area, text, "not measured" + (" (--quick: smaller sizes)" if b.quick else ""), ""))
+                out.append((area, text, _missing(b, keys), ""))
                 continue
             for r in rows:
                 r["target"] = (op, v)
@@ -152,11 +175,7 @@ def apply_targets(b):
         _, ka, kb, op, v = chk
         ra, rb = b.keyed.get(ka), b.keyed.get(kb)
         if not ra or not rb:
-            why = ("tsp not measured (" + b.tsp_state.split(":")[0] + ")" if (kb.startswith(("tsp", "lat-tsp",
-                   "submit-tsp")) and not b.tsp_ok()) else "not measured")
-            if b.quick and not why.startswith("tsp"):
-                why += " (--quick: smaller sizes)"
-            out.append((area, text, why, ""))
+            out.append((area, text, _missing(b, [ka, kb]), ""))
             continue
         ma, mb = median(ra["samples"]), median(rb["samples"])
         x = ma / mb if mb else float("inf")
@@ -363,8 +382,10 @@ def markdown(b, started, elapsed, cases, svg_name=None):
            "stops it), never installed by the benchmark; task-spooler is used when `tsp` is on PATH. "
            "tsp keeps its queue in memory (no fsync), so its submission rate is not comparable to "
            "gflow's durable one; it keeps a waiting client process per queued job, so listings compare "
-           "finished tsp jobs with held gflow jobs. Slurm's latency is bounded by how often its "
-           "controller and slurmd act on a new job, not by its clients.", "",
+           "finished tsp jobs with held gflow jobs. Slurm runs with `SchedulerParameters="
+           "batch_sched_delay=0` (its default lets the controller wait up to 3 s before it starts a "
+           "batch job, which was most of its latency here); the rest of its latency is its "
+           "controller and slurmd acting on the new job, not its clients.", "",
            "## Where the start latency goes", "",
            trace_text(b), "",
            "## Scaling", "",

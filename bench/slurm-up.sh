@@ -9,6 +9,10 @@
 # The directory is $GFLOW_SLURM_DIR, default /tmp/gflow-bench-slurm; clients
 # find it through SLURM_CONF=$dir/slurm.conf, which bench/bench.py sets by
 # itself when that file exists (and `start` prints the export line).
+# Slurm's defaults except: MaxJobCount=300000 (the benchmark stores 10,000+
+# jobs), MinJobAge=30 (ended jobs leave the controller sooner) and
+# batch_sched_delay=0 (the default lets the controller wait up to 3 s before
+# it starts a batch job, which would be most of Slurm's measured latency).
 set -eu
 
 dir=${GFLOW_SLURM_DIR:-/tmp/gflow-bench-slurm}
@@ -107,6 +111,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 MaxJobCount=300000
+SchedulerParameters=batch_sched_delay=0
 MinJobAge=30
 KillWait=2
 MailProg=/bin/true
@@ -147,7 +152,7 @@ status)
 	fi
 	;;
 -h | --help)
-	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
 	;;
 *)
 	say "unknown command '$cmd' (start, stop, status)"

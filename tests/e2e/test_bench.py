@@ -1,0 +1,133 @@
+"""The benchmark's own logic (bench/): the start-latency breakdown read from
+trace lines, the targets' verdicts, the scaling plot, and one short real run
+of bench.py. No timed assertion: the figures are synthetic or only checked to
+be there."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import build_dir
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+
+import bench as B          # noqa: E402
+import report as R         # noqa: E402
+
+
+def fake_bench(rows, quick=False, cases=B.CASES, tsp="ok: tsp"):
+    """A Bench stand-in holding rows keyed as the cases key them."""
+    b = SimpleNamespace(keyed={}, rows=[], quick=quick, cases=list(cases), tsp_state=tsp,
+                        slurm_state="not installed", trace=None)
+    b.tsp_ok = lambda: tsp.startswith("ok")
+    for key, unit, samples in rows:
+        r = {"case": "x", "label": key, "unit": unit, "samples": samples, "note": "", "target": None}
+        b.rows.append(r)
+        b.keyed[key] = r
+    return b
+
+
+def test_trace_breakdown_orders_steps_and_takes_medians():
+    jobs = []
+    for k in range(3):          # three submissions, the daemon's steps 1 µs apart * k
+        base = 1_000_000_000 * (k + 1)
+        jobs.append("\n".join([
+            f"{base} bench_exec -",
+            f"{base + 1000} client_start -",
+            f"{base + 3000} accept -",
+            f"{base + 2000} client_send -",
+            f"{base + 5000 + k} commit 7",
+            f"{base + 9000} job_start 7",
+            "garbage line",
+        ]))
+    t = B.trace_breakdown(jobs)
+    assert t["jobs"] == 3
+    assert [s[0] for s in t["steps"]] == ["bench_exec", "client_start", "client_send", "accept", "commit",
+                                          "job_start"]
+    steps = {s[0]: s for s in t["steps"]}
+    assert steps["client_send"][1] == pytest.approx(1e-6)       # since client_start
+    assert steps["commit"][2] == pytest.approx(5.001e-6)        # median over k = 0, 1, 2
+    assert steps["job_start"][3] == 3
+    assert "pass" in t["missing"] and "accept" not in t["missing"]
+
+
+def test_trace_missing_steps_are_named_not_a_crash():
+    t = B.trace_breakdown(["5 bench_exec -\n9 job_start 1\n"])
+    b = fake_bench([])
+    b.trace = t
+    text = R.trace_text(b)
+    assert "Steps missing from the trace: client_start" in text
+    assert "| `job_start` |" in text
+    b.trace = B.trace_breakdown([])
+    assert "No traced submission" in R.trace_text(b)
+
+
+def test_targets_abs_ratio_and_missing():
+    b = fake_bench([
+        ("list-10000-a", "s", [0.010, 0.030, 0.015]),        # median 15 ms <= 20 ms: ok
+        ("list-100000-a", "s", [0.3]),                        # over
+        ("list-1000-a", "s", [0.004]), ("tsp-list-1000", "s", [0.005]),
+        ("submit-gbatch", "jobs/s", [500]), ("submit-floor", "jobs/s", [1000]),   # 50 % < 55 %
+        ("sched-100000-busy", "µs", [900.0]), ("sched-100000-free", "µs", [2500.0]),  # worst counts
+    ])
+    got = {text: (fig, ok) for _, text, fig, ok in R.apply_targets(b)}
+    assert got["`gqueue -a` with 10,000 jobs ≤ 20 ms"] == ("15 ms", "ok")
+    assert got["`gqueue -a` with 100,000 jobs ≤ 200 ms (linear)"][1] == "**over**"
+    assert got["with 1,000 jobs faster than `tsp -l` with 1,000"] == ("0.80× (4 ms vs 5 ms)", "ok")
+    fig, ok = got["sequential `gbatch` rate ≥ 55 % of the `/bin/true` loop floor in the same run"]
+    assert fig.startswith("50 %") and ok == "**over**"
+    assert got["a scheduler pass over 100,000 queued jobs ≤ 2 ms (8 GPUs busy and idle)"][1] == "**over**"
+    assert got["sequential `gbatch` rate ≥ 1.2× tsp's"] == ("not measured", "")
+    assert b.keyed["list-10000-a"]["target"] == ("<=", 0.020)   # the results table shows it too
+    b = fake_bench([], cases=["sched"], tsp="not installed")
+    got = {text: fig for _, text, fig, _ in R.apply_targets(b)}
+    assert got["daemon start with 100,000 jobs ≤ 0.5 s"] == "not measured (case queue not run)"
+
+
+def test_scaling_table_and_svg():
+    rows = []
+    for n, t in ((1000, 0.002), (10000, 0.02), (100000, 0.2)):
+        rows += [(f"list-{n}-a", "s", [t]), (f"rss-{n}", "MiB", [10.0 + n / 10000])]
+    b = fake_bench(rows)
+    table = R.scale_text(b)
+    assert "| 100,000 | 200 ms | 20.0 MiB |" in table
+    svg = R.scale_svg(b)
+    root = ET.fromstring(svg)                    # well-formed XML
+    assert root.tag.endswith("svg")
+    texts = [e.text for e in root.iter() if e.tag.endswith("text")]
+    assert "200 ms" in texts and "100k" in texts and any("(MiB)" in (t or "") for t in texts)
+    assert R.scale_svg(fake_bench([])) is None
+
+
+def test_short_real_run_writes_report_and_plot(tmp_path):
+    """bench.py end to end on the smallest case pair: a report with every
+    section (no figure is judged)."""
+    build = build_dir()
+    out = tmp_path / "docs" / "benchmarks.md"
+    out.parent.mkdir()
+    work = Path(tempfile.mkdtemp(prefix="gb", dir="/tmp"))   # short: the daemon's socket path
+    env = dict(os.environ, TMPDIR=str(work))
+    try:
+        r = subprocess.run([sys.executable, str(REPO / "bench/bench.py"), "--build", str(build),
+                            "--case", "array", "--case", "sched", "--quick", "--runs", "1",
+                            "--no-tsp", "--no-slurm", "--out", str(out)],
+                           env=env, capture_output=True, text=True, timeout=300)
+        left = list(work.iterdir())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert not left, f"the work directory was left behind: {left}"
+    md = out.read_text()
+    for section in ("## Targets", "## Compared with other schedulers", "## Where the start latency goes",
+                    "## Scaling", "## Results"):
+        assert section in md
+    assert "not measured (case queue not run)" in md
+    assert "![gflow at 1k, 10k and 100k jobs](img/bench-scaling.svg)" in md
+    ET.parse(out.parent / "img" / "bench-scaling.svg")

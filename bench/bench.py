@@ -108,7 +108,8 @@ def latency_gflow(b, executor, njobs, runs=None, trace=None):
                 at = trace.stat().st_size if trace and trace.exists() else 0
                 mono0 = time.monotonic_ns()	# CLOCK_MONOTONIC, as the trace's
                 t0 = time.time()
-                dt, r = d.run_cli(["gbatch", str(stamp), str(f), *([str(trace)] if trace else [])], stdout=subprocess.PIPE)
+                argv = ["gbatch", str(stamp), str(f), *([str(trace)] if trace else [])]
+                dt, r = d.run_cli(argv, stdout=subprocess.PIPE)
                 jid = int(r.stdout.split()[3])
                 v = wait_stamp(f)
                 d.wait_ended(jid)
@@ -236,7 +237,7 @@ def case_latency(b):
         b.comp("latency", None, None, "slurm", meds)
 
 
-# ---- case 3: tmux and the store at 1k, 10k and 100k jobs --------------------------------------------------------
+# ---- case 3: tmux and the store at 1k, 10k and 100k jobs -----------------------
 
 def case_tmux(b):
     """Back-to-back short jobs under the tmux executor: none may fail (issue 9
@@ -336,7 +337,8 @@ def case_queue(b):
                 b.row("queue", f"daemon wakeups/s, idle, {n:,} jobs stored", "/s", wake,
                       note=f"{window:.0f} s after each start; context switches of all threads")
                 b.row("queue", f"daemon CPU, idle, {n:,} jobs stored (passes only when something "
-                      "changed)", "%", cpu, key=f"cpu-{n}", note=f"CPU time over the same {window:.0f} s windows")
+                      "changed)", "%", cpu, key=f"cpu-{n}",
+                      note=f"CPU time over the same {window:.0f} s windows")
             _, r = d.run_cli(["gqueue", "-a"], stdout=subprocess.PIPE)
             lines = r.stdout.count(b"\n")
             if lines != n + 1:
@@ -567,7 +569,8 @@ def case_cascade(b):
             mid.append(median(during) if during else dt)
             count.append(len(during))
         b.row("cascade", f"`POST /jobs/cancel` of a job with {n:,} queued dependents, until answered", "s",
-              total, key=f"cascade-{n}", note="the answer lists every dependent; it comes when the cascade is through")
+              total, key=f"cascade-{n}",
+              note="the answer lists every dependent; it comes when the cascade is through")
         b.row("cascade", f"longest `GET /health` while that cascade runs ({n:,})", "s", worst,
               key=f"health-{n}",
               note=f"the longest loop stall as a client sees it; median answer {fmt(median(mid), 's')}, "

@@ -100,8 +100,10 @@ TARGETS = [
      ("ratio", "list-1000-a", "tsp-list-1000", "<", 1.0)),
     ("Start latency", "submit → start of a 0-GPU job on an idle daemon, process executor, median no "
      "slower than tsp's in the same run", ("ratio", "lat-process", "lat-tsp", "<=", 1.0)),
-    ("Start latency", "tmux executor ≤ 2× the process executor", ("ratio", "lat-tmux", "lat-process", "<=", 2.0)),
-    ("Submission", "sequential `gbatch` rate ≥ 1.2× tsp's", ("ratio", "submit-gbatch", "submit-tsp", ">=", 1.2)),
+    ("Start latency", "tmux executor ≤ 2× the process executor",
+     ("ratio", "lat-tmux", "lat-process", "<=", 2.0)),
+    ("Submission", "sequential `gbatch` rate ≥ 1.2× tsp's",
+     ("ratio", "submit-gbatch", "submit-tsp", ">=", 1.2)),
     ("Submission", "sequential `gbatch` rate ≥ 55 % of the `/bin/true` loop floor in the same run",
      ("ratio", "submit-gbatch", "submit-floor", ">=", 0.55)),
     ("Scale", "with 100,000 held jobs stored, submissions run at ≥ 80 % of the empty-store rate",
@@ -258,7 +260,8 @@ def trace_text(b):
             "listed above it in some samples.", "",
             "| step | since the step above | since `bench_exec` | samples |", "|---|---|---|---|"]
     for step, prev, since, n in t["steps"]:
-        out.append(f"| `{step}` | {fmt(prev, 's') if prev is not None else '—'} | {fmt(since, 's')} | {n} |")
+        gap = fmt(prev, 's') if prev is not None else '—'
+        out.append(f"| `{step}` | {gap} | {fmt(since, 's')} | {n} |")
     return "\n".join(out)
 
 

@@ -267,26 +267,28 @@ def trace_text(b):
 
 # ---- the scaling table and its plot -------------------------------------------------
 
-# (row key pattern, label, unit, higher is better); {n} is the number of jobs
+# (row key pattern, label, unit, issue 13's targets as {jobs: value}); {n}
+# is the number of jobs
 SCALE = [
-    ("list-{n}-a", "`gqueue -a`", "s"),
-    ("sub-{n}", "`gbatch --hold` rate", "jobs/s"),
-    ("sched-{n}-busy", "`sched_pass()`, 8 GPUs busy", "µs"),
-    ("start-{n}", "daemon start", "s"),
-    ("lat-{n}", "submit → start of a job", "s"),
-    ("rss-{n}", "daemon RSS, idle", "MiB"),
-    ("rsspeak-{n}", "daemon RSS, listing peak", "MiB"),
+    ("list-{n}-a", "`gqueue -a`", "s", {10000: 0.020, 100000: 0.200}),
+    ("sub-{n}", "`gbatch --hold` rate", "jobs/s", {}),
+    ("sched-{n}-busy", "`sched_pass()`, 8 GPUs busy", "µs", {100000: 2000.0}),
+    ("start-{n}", "daemon start", "s", {100000: 0.5}),
+    ("lat-{n}", "submit → start of a job", "s", {}),
+    ("rss-{n}", "daemon RSS, idle", "MiB", {100000: 40.0}),
+    ("rsspeak-{n}", "daemon RSS, listing peak", "MiB", {100000: 60.0}),
 ]
 SIZES = (1000, 10000, 100000)
 
 
 def scale_data(b):
-    """[(label, unit, {n: median})] for every metric measured at some size."""
+    """[(label, unit, {n: median}, {n: target})] for every metric measured at
+    some size."""
     out = []
-    for pat, label, unit in SCALE:
+    for pat, label, unit, tgt in SCALE:
         v = {n: median(b.keyed[pat.format(n=n)]["samples"]) for n in SIZES if pat.format(n=n) in b.keyed}
         if v:
-            out.append((label, unit, v))
+            out.append((label, unit, v, tgt))
     return out
 
 
@@ -294,10 +296,10 @@ def scale_text(b):
     data = scale_data(b)
     if not data:
         return "Not measured (needs the cases queue and sched)."
-    lines = ["| jobs stored | " + " | ".join(f"{label}" for label, _, _ in data) + " |",
+    lines = ["| jobs stored | " + " | ".join(f"{label}" for label, _, _, _ in data) + " |",
              "|---|" + "---|" * len(data)]
     for n in SIZES:
-        cells = [fmt(v[n], unit) if n in v else "—" for _, unit, v in data]
+        cells = [fmt(v[n], unit) if n in v else "—" for _, unit, v, _ in data]
         lines.append(f"| {n:,} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -322,12 +324,12 @@ def scale_svg(b):
          'font-family="sans-serif" font-size="11">',
          f'<rect width="{W}" height="{H}" fill="#fff"/>',
          '<text x="8" y="18" font-size="13" font-weight="bold">gflow at 1,000, 10,000 and 100,000 '
-         'jobs stored (x: jobs, log scale; y: from 0)</text>']
+         'jobs stored (x: jobs, log scale; y: from 0; red squares: the targets of issue 13)</text>']
     lx = [math.log10(n) for n in SIZES]
-    for i, (label, unit, v) in enumerate(data):
+    for i, (label, unit, v, tgt) in enumerate(data):
         x0, y0 = (i % cols) * pw, 30 + (i // cols) * ph
         left, right, top, bottom = x0 + ml, x0 + pw - mr, y0 + mt, y0 + ph - mb
-        ymax = max(v.values()) * 1.15 or 1.0
+        ymax = max([*v.values(), *tgt.values()]) * 1.15 or 1.0
 
         def X(n):
             return left + (math.log10(n) - lx[0]) / (lx[-1] - lx[0]) * (right - left)
@@ -344,6 +346,9 @@ def scale_svg(b):
             o.append(f'<text x="{X(n):.1f}" y="{bottom + 16}" text-anchor="middle">{n // 1000}k</text>')
         o.append(f'<text x="{left - 4}" y="{bottom + 4}" text-anchor="end">0</text>')
         o.append(f'<text x="{left - 4}" y="{top + 4}" text-anchor="end">{_esc(top_label)}</text>')
+        for n, val in sorted(tgt.items()):	# the issue's target: a red open square
+            o.append(f'<rect x="{X(n) - 4:.1f}" y="{Y(val) - 4:.1f}" width="8" height="8" fill="none" '
+                     'stroke="#d1242f" stroke-width="1.5"/>')
         pts = sorted(v.items())
         o.append('<polyline fill="none" stroke="#1f6feb" stroke-width="2" points="' +
                  " ".join(f"{X(n):.1f},{Y(val):.1f}" for n, val in pts) + '"/>')

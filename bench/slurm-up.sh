@@ -13,6 +13,11 @@
 # jobs), MinJobAge=30 (ended jobs leave the controller sooner) and
 # batch_sched_delay=0 (the default lets the controller wait up to 3 s before
 # it starts a batch job, which would be most of Slurm's measured latency).
+# For other uses (tests/e2e/test_slurm.py): GFLOW_SLURM_NODENAME names the
+# node (default: this host's short name), GFLOW_SLURM_NODE replaces the
+# node's hardware (e.g. "CPUs=8 RealMemory=4000 Gres=gpu:2"), the lines of
+# GFLOW_SLURM_EXTRA are appended to slurm.conf (replacing the script's lines
+# of the same settings) and GFLOW_SLURM_GRES, when set, is written as gres.conf.
 set -eu
 
 dir=${GFLOW_SLURM_DIR:-/tmp/gflow-bench-slurm}
@@ -76,12 +81,18 @@ start() {
 	head -c 1024 /dev/urandom >"$dir/munge.key"
 	chmod 0600 "$dir/munge.key"
 	host=$(hostname -s)
+	node=${GFLOW_SLURM_NODENAME:-$host}
 	# this host as slurmd sees it: NodeName=… CPUs=… Boards=… … RealMemory=…
-	hw=$(slurmd -C | head -n1 | sed 's/^NodeName=[^ ]* //')
-	case $hw in
-	*CPUs=*RealMemory=*) ;;
-	*) say "slurmd -C gave no hardware line: $hw"; exit 1 ;;
-	esac
+	if [ -n "${GFLOW_SLURM_NODE:-}" ]; then
+		hw=$GFLOW_SLURM_NODE
+	else
+		hw=$(slurmd -C | head -n1 | sed 's/^NodeName=[^ ]* //')
+		case $hw in
+		*CPUs=*RealMemory=*) ;;
+		*) say "slurmd -C gave no hardware line: $hw"; exit 1 ;;
+		esac
+	fi
+	[ -n "${GFLOW_SLURM_GRES:-}" ] && printf '%s\n' "$GFLOW_SLURM_GRES" >"$dir/gres.conf"
 	cat >"$dir/slurm.conf" <<EOF
 # written by bench/slurm-up.sh: a throwaway single-node Slurm
 ClusterName=gflowbench
@@ -115,21 +126,27 @@ SchedulerParameters=batch_sched_delay=0
 MinJobAge=30
 KillWait=2
 MailProg=/bin/true
-NodeName=$host NodeAddr=127.0.0.1 $hw State=UNKNOWN
-PartitionName=bench Nodes=$host Default=YES MaxTime=INFINITE State=UP
+NodeName=$node NodeHostname=$host NodeAddr=127.0.0.1 $hw State=UNKNOWN
+PartitionName=bench Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
+	if [ -n "${GFLOW_SLURM_EXTRA:-}" ]; then	# a key given twice: every client would complain
+		for k in $(printf '%s\n' "$GFLOW_SLURM_EXTRA" | sed -n 's/^\([A-Za-z]*\)=.*/\1/p'); do
+			sed -i "/^$k=/d" "$dir/slurm.conf"
+		done
+		printf '%s\n' "$GFLOW_SLURM_EXTRA" >>"$dir/slurm.conf"
+	fi
 	munged --force --socket="$dir/munge.sock" --key-file="$dir/munge.key" \
 		--log-file="$dir/log/munged.log" --pid-file="$dir/munged.pid" --seed-file="$dir/munge.seed"
 	SLURM_CONF=$dir/slurm.conf
 	export SLURM_CONF
 	slurmctld -f "$dir/slurm.conf"
-	slurmd -f "$dir/slurm.conf" -N "$host"
+	slurmd -f "$dir/slurm.conf" -N "$node"
 	i=0
 	while [ $i -lt 300 ]; do
 		st=$(sinfo -h -N -o %t 2>/dev/null || true)
 		if [ "$st" = idle ]; then
 			trap - EXIT
-			say "node $host idle ($hw); state in $dir"
+			say "node $node idle ($hw); state in $dir"
 			echo "export SLURM_CONF=$dir/slurm.conf"
 			return 0
 		fi
@@ -152,7 +169,7 @@ status)
 	fi
 	;;
 -h | --help)
-	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
 	;;
 *)
 	say "unknown command '$cmd' (start, stop, status)"

@@ -1,14 +1,12 @@
 """gbatch --cluster against a real single-node Slurm (Debian's slurm-wlm and
-munge) started here as root: munged on its own socket, slurmctld and slurmd
-on free ports with a node of 2 fake GPUs (gres.conf File=/dev/null...), no
+munge) started here as root by bench/slurm-up.sh: munged on its own socket,
+slurmctld and slurmd on free ports with a node of 2 fake GPUs (gres.conf File=/dev/null...), no
 accounting database (squeue keeps ended jobs for an hour: MinJobAge; the
 job completion log backs sacct --completion). Everything is torn down
 afterwards. Skipped, saying why, when not root or Slurm is not installed.
 """
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -31,60 +29,26 @@ def _slurm_missing():
     return None
 
 
+UP = Path(__file__).resolve().parents[2] / "bench" / "slurm-up.sh"
+
+
 class Slurm:
+    """bench/slurm-up.sh's Slurm in a directory of our own, with a node of 8
+    CPUs and 2 fake GPUs and ended jobs kept for an hour."""
+
     def __init__(self):
-        self.dir = Path(tempfile.mkdtemp(prefix="gflow-slurm-"))
-        self.dir.chmod(0o755)   # other users' sbatch reach munge.sock and slurm.conf
-        self.node = "g" + uuid.uuid4().hex[:8]
+        self.top = Path(tempfile.mkdtemp(prefix="gflow-slurm-"))
+        self.top.chmod(0o755)   # other users' sbatch reach munge.sock and slurm.conf
+        self.dir = self.top / "s"
         self.conf = self.dir / "slurm.conf"
         self.env = {"SLURM_CONF": str(self.conf), "PATH": "/usr/sbin:/usr/bin:/bin"}
-        self.pids = []
-
-    def write_config(self):
         d = self.dir
-        for sub in ("state", "spool", "log"):
-            (d / sub).mkdir()
-        key = d / "munge.key"
-        key.write_bytes(os.urandom(1024))
-        key.chmod(0o600)
-        host = socket.gethostname().split(".")[0]
-        self.conf.write_text(f"""\
-ClusterName=gflowtest
-SlurmctldHost={host}(127.0.0.1)
-SlurmUser=root
-SlurmdUser=root
-SlurmctldPort={free_port()}
-SlurmdPort={free_port()}
-AuthType=auth/munge
-AuthInfo=socket={d}/munge.sock
-CredType=cred/munge
-StateSaveLocation={d}/state
-SlurmdSpoolDir={d}/spool
-SlurmctldPidFile={d}/slurmctld.pid
-SlurmdPidFile={d}/slurmd.pid
-SlurmctldLogFile={d}/log/slurmctld.log
-SlurmdLogFile={d}/log/slurmd.log
-SlurmdParameters=config_overrides
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SwitchType=switch/none
-MpiDefault=none
-ReturnToService=2
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-JobCompType=jobcomp/filetxt
-JobCompLoc={d}/jobcomp.txt
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-MinJobAge=3600
-KillWait=2
-MailProg=/bin/true
-GresTypes=gpu
-NodeName={self.node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs=8 RealMemory=4000 Gres=gpu:2 State=UNKNOWN
-PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
-""")
-        (d / "gres.conf").write_text("AutoDetect=off\nName=gpu File=/dev/null\nName=gpu File=/dev/zero\n")
+        self.up_env = dict(
+            self.env, GFLOW_SLURM_DIR=str(d), GFLOW_SLURM_NODENAME="g" + uuid.uuid4().hex[:8],
+            GFLOW_SLURM_NODE="CPUs=8 RealMemory=4000 Gres=gpu:2",
+            GFLOW_SLURM_GRES="AutoDetect=off\nName=gpu File=/dev/null\nName=gpu File=/dev/zero",
+            GFLOW_SLURM_EXTRA=(f"ClusterName=gflowtest\nSchedulerType=sched/builtin\nGresTypes=gpu\n"
+                               f"JobCompType=jobcomp/filetxt\nJobCompLoc={d}/jobcomp.txt\nMinJobAge=3600"))
 
     def logs(self):
         out = []
@@ -99,45 +63,13 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
         return r
 
     def start(self):
-        self.write_config()
-        d = self.dir
-        self.run("munged", "--force", f"--socket={d}/munge.sock", f"--key-file={d}/munge.key",
-                 f"--log-file={d}/log/munged.log", f"--pid-file={d}/munged.pid",
-                 f"--seed-file={d}/munge.seed")
-        self.run("slurmctld", "-f", str(self.conf))
-        self.run("slurmd", "-f", str(self.conf), "-N", self.node)
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            r = self.run("sinfo", "-h", "-N", "-o", "%t", check=False)
-            if r.returncode == 0 and r.stdout.strip() in ("idle", "mix", "alloc"):
-                return
-            time.sleep(0.2)
-        raise AssertionError("Slurm did not come up within 30 s:\n" + self.logs())
+        r = subprocess.run([str(UP), "start"], env=self.up_env, capture_output=True, text=True, timeout=60)
+        if r.returncode:
+            raise AssertionError(f"bench/slurm-up.sh start: {r.returncode}\n{r.stdout}{r.stderr}")
 
     def stop(self):
-        self.run("scancel", "--full", "--quiet", "-u", "root", check=False)
-        for name in ("slurmd", "slurmctld", "munged"):
-            f = self.dir / f"{name}.pid"
-            try:
-                pid = int(f.read_text().split()[0])
-            except (OSError, ValueError, IndexError):
-                continue
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except OSError:
-                continue
-            for _ in range(100):
-                try:
-                    os.kill(pid, 0)
-                except OSError:
-                    break
-                time.sleep(0.05)
-            else:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-        shutil.rmtree(self.dir, ignore_errors=True)
+        subprocess.run([str(UP), "stop"], env=self.up_env, capture_output=True, timeout=60)
+        shutil.rmtree(self.top, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 # slurm-up.sh — a local single-node Slurm for the benchmark, as root: a munge
 # key and munged on its own socket, a slurm.conf for this host (its real CPU
 # count and memory, from `slurmd -C`), slurmctld and slurmd on free ports, all
-# state in one throwaway directory. Only on request: never from make test.
+# state in one throwaway directory. The benchmark's Slurm runs only on request,
+# never from make test (test_slurm.py starts one of its own in its own dir).
 #   bench/slurm-up.sh [start]   start it; waits until sinfo shows the node idle
 #   bench/slurm-up.sh stop      stop it and remove the directory
 #   bench/slurm-up.sh status    say whether it runs (exit 0) or not (exit 1)
@@ -169,7 +170,7 @@ status)
 	fi
 	;;
 -h | --help)
-	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
 	;;
 *)
 	say "unknown command '$cmd' (start, stop, status)"

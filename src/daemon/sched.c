@@ -83,18 +83,14 @@ struct state {
 	struct sched_running *run;
 	size_t nrun;
 	struct sched_quota *q;	/* the subjects, counting this pass's starts */
+	int whole_free;		/* usable GPUs with no job on them */
 };
 
-static int cmp_jobs(const void *a, const void *b)
+static void count_whole_free(struct state *st)
 {
-	const struct sched_job *x = *(const struct sched_job *const *)a;
-	const struct sched_job *y = *(const struct sched_job *const *)b;
-
-	if (x->priority != y->priority)
-		return y->priority - x->priority;
-	if (x->usage != y->usage)
-		return (x->usage > y->usage) - (x->usage < y->usage);
-	return (x->id > y->id) - (x->id < y->id);
+	st->whole_free = 0;
+	for (size_t i = 0; i < st->ngpus; i++)
+		st->whole_free += st->gpus[i].usable && !st->gpus[i].exclusive && !st->gpus[i].nshared;
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -122,6 +118,86 @@ static void make_order(struct state *st)
 		st->order[i - 1] = st->order[k];
 		st->order[k] = t;
 	}
+}
+
+/* Scheduling order: priority (higher first), usage (lower first), id
+ * (lower first). An LSD radix sort on keys made once per job: linear in the
+ * queue, and byte positions where every key agrees cost nothing. The ids are
+ * sorted on only when the input does not already list them in order (the
+ * sort is stable). */
+struct sort_key {
+	uint64_t id, usage;
+	uint32_t prio, idx;
+};
+
+static uint64_t usage_key(double u)
+{
+	uint64_t b;
+
+	if (u == 0)
+		u = 0;	/* -0.0 and 0.0 are the same usage */
+	memcpy(&b, &u, sizeof b);
+	return b >> 63 ? ~b : b | 1ULL << 63;
+}
+
+/* Byte `pass` of the key, least significant first: id, usage, priority. */
+static unsigned key_byte(const struct sort_key *k, int pass)
+{
+	if (pass < 8)
+		return (unsigned)(k->id >> (8 * pass)) & 0xff;
+	if (pass < 16)
+		return (unsigned)(k->usage >> (8 * (pass - 8))) & 0xff;
+	return (unsigned)(k->prio >> (8 * (pass - 16))) & 0xff;
+}
+
+static void sort_jobs(const struct sched_input *in, const struct sched_job **order)
+{
+	size_t n = in->njobs, count[256];
+	struct sort_key *a = malloc(2 * n * sizeof *a), *b = a + n, *base = a;
+	struct sort_key diff = { 0, 0, 0, 0 };
+	bool ids_sorted = true;
+
+	if (!a)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		const struct sched_job *j = &in->jobs[i];
+
+		a[i] = (struct sort_key){
+			.id = (uint64_t)j->id ^ 1ULL << 63,
+			.usage = usage_key(j->usage),
+			.prio = ~((uint32_t)j->priority ^ 1U << 31),
+			.idx = (uint32_t)i,
+		};
+		diff.id |= a[i].id ^ a[0].id;
+		diff.usage |= a[i].usage ^ a[0].usage;
+		diff.prio |= a[i].prio ^ a[0].prio;
+		if (i && j->id < in->jobs[i - 1].id)
+			ids_sorted = false;
+	}
+	for (int p = ids_sorted ? 8 : 0; p < 20; p++) {
+		size_t at = 0;
+		struct sort_key *t;
+
+		if (!key_byte(&diff, p))
+			continue;	/* every key has the same byte here */
+		memset(count, 0, sizeof count);
+		for (size_t i = 0; i < n; i++)
+			count[key_byte(&a[i], p)]++;
+		for (int v = 0; v < 256; v++) {
+			size_t c = count[v];
+
+			count[v] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			b[count[key_byte(&a[i], p)]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = &in->jobs[a[i].idx];
+	free(base);
 }
 
 static bool gpu_fits(const struct sched_gpu *g, const struct sched_job *j)
@@ -320,6 +396,7 @@ static void take(struct state *st, const struct sched_job *j, uint64_t slots)
 			st->gpus[i].exclusive = true;
 	}
 	st->mem_used += j->memory_mb;
+	count_whole_free(st);
 	st->run[st->nrun++] = (struct sched_running){
 		.gpu_mask = slots_to_physical(st, slots),
 		.memory_mb = j->memory_mb,
@@ -415,6 +492,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	if (st.ngpus)
 		memcpy(st.gpus, in->gpus, st.ngpus * sizeof *st.gpus);
 	make_order(&st);
+	count_whole_free(&st);
 	st.run = malloc((in->nrunning + in->njobs + 1) * sizeof *st.run);
 	order = malloc((in->njobs + 1) * sizeof *order);
 	st.q = malloc((in->nquotas + 1) * sizeof *st.q);
@@ -431,10 +509,8 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 		if (in->running[i].group_id)
 			groups_add(&groups, in->running[i].group_id);
 	}
-	for (size_t i = 0; i < in->njobs; i++)
-		order[i] = &in->jobs[i];
 	if (in->njobs)
-		qsort(order, in->njobs, sizeof *order, cmp_jobs);
+		sort_jobs(in, order);
 
 	for (size_t i = 0; i < in->njobs; i++) {
 		const struct sched_job *j = order[i];
@@ -458,8 +534,15 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 			d->reason = "Quota";
 			continue;
 		}
-		barred = j->gpus ? barred_slots(&st, j, &resv_id, &until, &prefer) : 0;
-		fits = mem_fits(&st, j) && (j->gpus == 0 || (slots = pick_gpus(&st, j, barred, prefer)));
+		/* An exclusive job wanting more GPUs than are free cannot start,
+		 * whatever reservations say: no need to look at each GPU. */
+		if (!j->shared && j->gpus > st.whole_free) {
+			barred = 0;
+			fits = false;
+		} else {
+			barred = j->gpus ? barred_slots(&st, j, &resv_id, &until, &prefer) : 0;
+			fits = mem_fits(&st, j) && (j->gpus == 0 || (slots = pick_gpus(&st, j, barred, prefer)));
+		}
 		if (!fits && barred && mem_fits(&st, j) && pick_gpus(&st, j, 0, 0)) {
 			/* Only another user's reservation keeps it off. */
 			d->reason = "Reservation";

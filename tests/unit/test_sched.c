@@ -383,6 +383,106 @@ static void test_large_queue(void **state)
 	free(d);
 }
 
+/* The order every pass must give: priority (higher first), usage (lower
+ * first), id (lower first). */
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct sched_job *x = a, *y = b;
+
+	if (x->priority != y->priority)
+		return y->priority > x->priority ? 1 : -1;
+	if (x->usage != y->usage)
+		return (x->usage > y->usage) - (x->usage < y->usage);
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The radix sort agrees with a plain comparison sort, with ids in and out
+ * of order, negative and huge priorities and ids, and usages of every
+ * sign (including -0.0 beside 0.0). */
+static void check_order(struct sched_job *jobs, size_t n)
+{
+	struct sched_job *ref = malloc(n * sizeof *ref);
+	struct sched_decision *d = calloc(n, sizeof *d);
+	struct sched_input in = input(jobs, n, gpus4, 0);
+
+	assert_non_null(ref);
+	assert_non_null(d);
+	memcpy(ref, jobs, n * sizeof *ref);
+	qsort(ref, n, sizeof *ref, ref_cmp);
+	assert_int_equal(sched_pass(&in, d), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(d[i].id, ref[i].id);
+	free(ref);
+	free(d);
+}
+
+static void test_order_matches_comparison_sort(void **state)
+{
+	static const double usages[] = { 0.0, -0.0, 1.5, -2.25, 1e12, 3.0 };
+	static const int prios[] = { 0, 10, -5, 20, 2147483647, -2147483647 - 1 };
+	size_t n = 3000;
+	struct sched_job *jobs = calloc(n, sizeof *jobs);
+	uint64_t x = 88172645463325252ULL;
+
+	(void)state;
+	assert_non_null(jobs);
+	for (int round = 0; round < 4; round++) {
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			jobs[i] = (struct sched_job){
+				/* rounds 0 and 2: ids ascending; 1 and 3: shuffled, some near 2^62 */
+				.id = round % 2 ? (int64_t)(x % 1000000) * 7919 + (int64_t)i * 1000003 +
+							  (x % 5 ? 0 : (1LL << 62))
+						: (int64_t)i * 3 + 1,
+				.priority = round < 2 ? prios[x % 6] : 10,
+				.usage = round == 3 ? usages[(x >> 8) % 6] : 0,
+				.gpus = 1,
+			};
+			if (round % 2 == 0)
+				jobs[i].usage = (x >> 4) % 3 ? 0 : usages[(x >> 12) % 6];
+		}
+		check_order(jobs, n);
+	}
+	free(jobs);
+}
+
+/* A job wanting more GPUs than are free waits with Resources (and the first
+ * such job gets the backfill estimate) without the GPUs being looked at;
+ * a smaller job behind it still starts on what is free, and a shared job
+ * still goes on a GPU that holds shared jobs. */
+static void test_more_gpus_than_free(void **state)
+{
+	struct sched_job jobs[] = {
+		{ .id = 1, .priority = 10, .gpus = 3 },
+		{ .id = 2, .priority = 10, .gpus = 1, .time_limit_secs = 60 },
+		{ .id = 3, .priority = 10, .gpus = 2 },
+		{ .id = 4, .priority = 10, .gpus = 1, .shared = true, .gpu_memory_mb = 10 * GB, .time_limit_secs = 60 },
+	};
+	struct sched_running run[] = { { .gpu_mask = 1, .end_by = 1500.0 }, { .gpu_mask = 2, .end_by = 1600.0 } };
+	struct sched_decision d[4];
+	struct sched_input in;
+
+	(void)state;
+	idle_gpus(gpus4, 4, 80 * GB);
+	gpus4[0].exclusive = true;
+	gpus4[1].exclusive = true;
+	gpus4[3].nshared = 1;
+	gpus4[3].booked_mb = 10 * GB;
+	in = input(jobs, 4, gpus4, 4);
+	in.running = run;
+	in.nrunning = 2;
+	assert_int_equal(sched_pass(&in, d), 2);
+	assert_string_equal(find(d, 4, 1)->reason, "Resources");
+	assert_true(find(d, 4, 1)->expected_start == 1600.0);
+	assert_null(find(d, 4, 2)->reason);	/* ends before the reservation */
+	assert_int_equal(find(d, 4, 2)->gpu_mask, 4);
+	assert_string_equal(find(d, 4, 3)->reason, "Resources");	/* none whole left */
+	assert_null(find(d, 4, 4)->reason);
+	assert_int_equal(find(d, 4, 4)->gpu_mask, 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +503,8 @@ int main(void)
 		cmocka_unit_test(test_no_backfill_needed_when_nothing_blocks),
 		cmocka_unit_test(test_many_groups),
 		cmocka_unit_test(test_large_queue),
+		cmocka_unit_test(test_order_matches_comparison_sort),
+		cmocka_unit_test(test_more_gpus_than_free),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -130,8 +130,8 @@ void gpustate_refresh(struct server *s)
 		v->allowed = s->allowed_all || (s->allowed_mask & (1ULL << d->index));
 		v->down = d->down;
 	}
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_live_at(s, i);
 
 		if (!j || !j->active)
 			continue;

@@ -106,6 +106,7 @@ struct job {
 	int64_t *dependents;
 	size_t ndependents, dependents_cap;
 	uint64_t txn_seq;	/* the transaction that has a snapshot of it */
+	bool in_live;		/* listed in the server's live list */
 	bool unreadable;	/* a stand-in for a store row that could not be read */
 };
 

@@ -74,15 +74,75 @@ struct job *jobs_open_at(struct server *s, size_t i)
 	return is_open(j) ? j : NULL;
 }
 
-/* A job that is over never opens again (ended states are final). */
+/* A job that is over never opens again (ended states are final). The list
+ * is walked only once a good part of it has closed, so that a pass over a
+ * few live jobs beside many held ones stays small. */
 static void compact_open(struct server *s)
 {
 	size_t k = 0;
 
+	if (s->open_closed < 64 || s->open_closed * 8 < s->nopen)
+		return;
 	for (size_t i = 0; i < s->nopen; i++)
 		if (is_open(s->jobs[s->open[i]]))
 			s->open[k++] = s->open[i];
 	s->nopen = k;
+	s->open_closed = 0;
+}
+
+static bool is_live(const struct job *j)
+{
+	return j && ((j->state == JS_QUEUED && !j->cluster) || j->active);
+}
+
+struct job *jobs_live_at(struct server *s, size_t i)
+{
+	struct job *j = s->jobs[s->live[i]];
+
+	return is_live(j) ? j : NULL;
+}
+
+static void live_note(struct server *s, struct job *j)
+{
+	if (j->in_live || !is_live(j))
+		return;
+	if (s->nlive == s->live_cap) {
+		s->live_cap = s->live_cap ? s->live_cap * 2 : 1024;
+		s->live = realloc(s->live, s->live_cap * sizeof *s->live);
+		if (!s->live)
+			abort();
+	}
+	s->live[s->nlive++] = j->id;
+	j->in_live = true;
+}
+
+void jobs_committed(struct server *s, struct job *j)
+{
+	if (!j)
+		return;
+	live_note(s, j);
+	if (!is_open(j))
+		s->open_closed++;
+	/* New or changed dependencies, or a parent that is over. */
+	if ((j->ndeps && !job_state_ended(j->state)) || (j->ndependents && job_state_ended(j->state)))
+		s->deps_dirty = true;
+}
+
+/* Jobs stay listed only while they qualify. Runs outside transactions (a
+ * rollback finds the list as it was). */
+static void compact_live(struct server *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = s->jobs[s->live[i]];
+
+		if (is_live(j))
+			s->live[k++] = s->live[i];
+		else if (j)
+			j->in_live = false;
+	}
+	s->nlive = k;
 }
 
 /* ---- loading ----------------------------------------------------------- */
@@ -175,7 +235,9 @@ int jobs_load(struct server *s, struct gf_err *e)
 		if (j->retry_of && (prev = jobs_get(s, j->retry_of)))
 			prev->retried_by = j->id;
 		cascade_index_deps(s, j);
+		live_note(s, j);
 	}
+	s->deps_dirty = true;
 	/* A store that was emptied or replaced must not hand out ids whose
 	 * logs or run directories are still there. */
 	seq = store_max_job_id(s->store);
@@ -611,8 +673,9 @@ static void cancel_impossible(struct server *s)
 {
 	size_t before = s->cq_len;
 
-	if (s->cq_head < s->cq_len)
+	if (!s->deps_dirty || s->cq_head < s->cq_len)
 		return;
+	s->deps_dirty = false;
 	for (size_t i = 0; i < s->nopen; i++) {
 		struct job *j = jobs_open_at(s, i);
 		int64_t culprit = 0;
@@ -644,10 +707,11 @@ void jobs_schedule_pass(struct server *s)
 	struct gf_err e;
 
 	compact_open(s);
+	compact_live(s);
 	cancel_impossible(s);
 	gpustate_refresh(s);
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_live_at(s, i);
 
 		if (j && j->state == JS_QUEUED && !j->cluster)	/* Slurm's, not ours */
 			nq++;
@@ -663,8 +727,8 @@ void jobs_schedule_pass(struct server *s)
 	if (!q || !qj || !r || !d)
 		abort();
 	nq = nr = 0;
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_live_at(s, i);
 
 		if (!j)
 			continue;

@@ -762,6 +762,7 @@ static void teardown(struct server *s)
 		}
 	free(s->jobs);
 	free(s->open);
+	free(s->live);
 	quota_close(s);
 	reserve_close(s);
 	usage_close(s);

@@ -257,8 +257,8 @@ struct quota_subjects *quota_subjects_build(struct server *s, struct sched_job *
 	/* What the limited subjects of waiting jobs hold now. */
 	for (size_t k = 0; k < qs->n && !any; k++)
 		any = qs->q[k].max_jobs != -2;
-	for (size_t i = 0; i < s->nopen && any; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive && any; i++) {
+		struct job *j = jobs_live_at(s, i);
 
 		if (!j || !j->active)
 			continue;

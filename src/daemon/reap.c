@@ -390,8 +390,8 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	track_observe(s);
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_live_at(s, i);
 
 		if (!j || !j->active)
 			continue;

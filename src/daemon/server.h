@@ -210,6 +210,17 @@ struct server {
 	 * that have since closed are dropped at each pass. */
 	int64_t *open;
 	size_t nopen, open_cap;
+	size_t open_closed;		/* jobs closed since open was last compacted */
+	/* Ids of the jobs a pass looks at: queued here (not a cluster's) or
+	 * holding resources, in no order. Held and ended jobs are not in it,
+	 * so they cost a pass nothing. Entries are added when a transaction
+	 * commits (and at load), and one whose job no longer qualifies is
+	 * dropped at each pass; job->in_live says a job is listed. */
+	int64_t *live;
+	size_t nlive, live_cap;
+	/* Some job's dependencies may have become impossible outside the
+	 * cascade queue (set at load and by commits): the pass looks. */
+	bool deps_dirty;
 
 	/* The transaction in progress (txn.c): a snapshot of every job changed
 	 * in place, restored if the store refuses the change. */
@@ -348,6 +359,12 @@ struct job *jobs_get(struct server *s, int64_t id);
 int jobs_add(struct server *s, struct job *j);	/* takes ownership */
 /* The i-th entry of the open list, or NULL when that job has closed. */
 struct job *jobs_open_at(struct server *s, size_t i);
+/* The i-th entry of the live list (i < s->nlive), or NULL when that job is
+ * neither queued nor holding resources any more. */
+struct job *jobs_live_at(struct server *s, size_t i);
+/* After a commit: list j as live if it now is; note what the pass must
+ * look at again. */
+void jobs_committed(struct server *s, struct job *j);
 int jobs_load(struct server *s, struct gf_err *e);
 /* Resolve "@"/"@~N"/"42" for uid. Returns id or -1 with e set. */
 int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf_err *e);

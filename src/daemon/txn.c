@@ -87,6 +87,7 @@ static void adopt(struct job *j, struct job *n)
 	j->end_pending = old.end_pending;
 	j->backstop = old.backstop;
 	j->stopped_ticks = old.stopped_ticks;
+	j->in_live = old.in_live;
 	*n = old;
 	n->dependents = NULL;
 	job_free(n);
@@ -202,6 +203,8 @@ int jobs_txn_commit(struct server *s, struct gf_err *e)
 		restore(s);	/* store_commit rolled the store back */
 		return -1;
 	}
+	for (size_t i = 0; i < s->txn.nundo; i++)
+		jobs_committed(s, s->jobs[s->txn.undo[i].id]);
 	for (size_t i = 0; s->notify && i < s->txn.nundo; i++) {
 		struct undo *u = &s->txn.undo[i];
 		const char *st = json_string_value(json_object_get(u->before, "state"));

@@ -134,6 +134,10 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 bool job_field_known(const char *key);
 /* Store row → job (id is set by the caller). */
 struct job *job_from_json(json_t *o, struct gf_err *e);
+/* A store row's text → job without a JSON tree (jobrow.c), for the rows it
+ * reads exactly as job_from_json would; NULL for any other row, which the
+ * caller then reads with json_loads + job_from_json (and its errors). */
+struct job *job_from_row(const char *text, size_t len);
 
 /* Helpers for reading and writing argv vectors as JSON arrays. */
 json_t *strv_to_json(char *const *v);

@@ -180,18 +180,30 @@ static struct job *stand_in(struct server *s, int64_t id, json_t *row)
 	return j;
 }
 
-static int load_one(void *arg, int64_t id, json_t *row, const char *bad)
+static int load_one(void *arg, int64_t id, const char *text, size_t len)
 {
 	struct server *s = arg;
 	struct gf_err e;
-	struct job *j = row ? job_from_json(row, &e) : NULL;
+	struct job *j = job_from_row(text, len);
+	json_error_t jerr;
+	json_t *row;
 
+	if (j) {
+		j->id = id;
+		return jobs_add(s, j);
+	}
+	/* A row the quick reader does not take: the long way, with its words. */
+	row = json_loads(text, 0, &jerr);
+	j = row ? job_from_json(row, &e) : NULL;
 	if (!j) {
 		/* One bad row must not keep every other job down. */
+		if (!row)
+			gf_err_set(&e, "not JSON (%s)", jerr.text);
 		fprintf(stderr, "gflowd: job %lld: unreadable record in %s (%s): left as it is, shown as Failed "
-				"(%s)\n", (long long)id, s->paths.db, row ? e.msg : bad, UNREADABLE_REASON);
+				"(%s)\n", (long long)id, s->paths.db, e.msg, UNREADABLE_REASON);
 		j = stand_in(s, id, row);
 	}
+	json_decref(row);
 	j->id = id;
 	return jobs_add(s, j);
 }

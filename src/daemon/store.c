@@ -350,16 +350,10 @@ int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *
 	if (sqlite3_prepare_v2(s->db, "SELECT id, data FROM jobs ORDER BY id", -1, &q, NULL) != SQLITE_OK)
 		return db_fail(s, e, "loading jobs");
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		json_error_t jerr;
 		const char *text = (const char *)sqlite3_column_text(q, 1);
 		int64_t id = sqlite3_column_int64(q, 0);
-		json_t *row = json_loads(text ? text : "", 0, &jerr);
-		char why[220];
 
-		/* A row that is not JSON is the callback's to set aside. */
-		snprintf(why, sizeof why, "not JSON (%s)", jerr.text);
-		rc = cb(arg, id, row, row ? NULL : why);
-		json_decref(row);
+		rc = cb(arg, id, text ? text : "", text ? (size_t)sqlite3_column_bytes(q, 1) : 0);
 		if (rc) {
 			sqlite3_finalize(q);
 			return gf_err_set(e, "store: cannot load job %lld", (long long)id);

@@ -43,7 +43,8 @@ int store_raise_job_id(struct store *s, int64_t floor, struct gf_err *e);
 
 /* Called for every row in id order: `row` is its JSON, or NULL when the row
  * is not JSON (`bad` says why; the row is left as it is). Non-zero stops. */
-typedef int (*store_job_cb)(void *arg, int64_t id, json_t *row, const char *bad);
+/* Each stored row's text as it is (the caller parses it), in id order. */
+typedef int (*store_job_cb)(void *arg, int64_t id, const char *text, size_t len);
 int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *e);
 
 /* value NULL deletes. */

@@ -85,13 +85,16 @@ struct seen {
 	size_t n;
 };
 
-static int collect(void *arg, int64_t id, json_t *row, const char *bad)
+/* The loader gets each row's text as stored; "good" here: it is JSON. */
+static int collect(void *arg, int64_t id, const char *text, size_t len)
 {
 	struct seen *s = arg;
+	json_t *row = json_loads(text, 0, NULL);
 
 	s->ids[s->n] = id;
-	s->good[s->n] = row != NULL;
-	snprintf(s->bad[s->n], sizeof s->bad[0], "%s", bad ? bad : "");
+	s->good[s->n] = row != NULL && strlen(text) == len;
+	snprintf(s->bad[s->n], sizeof s->bad[0], "%s", text);
+	json_decref(row);
 	s->n++;
 	return 0;
 }
@@ -108,15 +111,14 @@ static void a_row_that_is_not_json_is_handed_over_not_fatal(void **state)
 	assert_int_equal(s.n, 3);
 	assert_true(s.ids[0] == a && s.ids[1] == b && s.ids[2] == c);
 	assert_true(s.good[0] && !s.good[1] && s.good[2]);
-	assert_non_null(strstr(s.bad[1], "not JSON"));
-	assert_string_equal(s.bad[0], "");
+	assert_string_equal(s.bad[1], "{\"state\": \"Queued\", trunc");	/* as it is */
 }
 
-static int stop_at_second(void *arg, int64_t id, json_t *row, const char *bad)
+static int stop_at_second(void *arg, int64_t id, const char *text, size_t len)
 {
 	(void)id;
-	(void)row;
-	(void)bad;
+	(void)text;
+	(void)len;
 	return ++*(int *)arg == 2;
 }
 

@@ -1,0 +1,236 @@
+/* test_jobrow.c — the quick reader of stored job rows (jobrow.c): every row
+ * it takes gives the very job job_from_json gives, and the rows it cannot
+ * read that way (non-ASCII, \u escapes, base64 byte strings, broken JSON)
+ * are left to job_from_json. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+/* The job as its stored form says it, keys sorted: equal texts, equal jobs. */
+static char *form(const struct job *j)
+{
+	json_t *o = job_to_json(j, NULL);
+	char *t = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+
+	json_decref(o);
+	return t;
+}
+
+/* The quick reader takes `text` and agrees with job_from_json. */
+static void same_as_jansson(const char *text)
+{
+	struct gf_err e;
+	json_t *o = json_loads(text, 0, NULL);
+	struct job *slow, *quick = job_from_row(text, strlen(text));
+	char *a, *b;
+
+	if (!quick)
+		fail_msg("the quick reader refused: %s", text);
+	assert_non_null(o);
+	slow = job_from_json(o, &e);
+	assert_non_null(slow);
+	a = form(slow);
+	b = form(quick);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	job_free(slow);
+	job_free(quick);
+	json_decref(o);
+}
+
+static void left_to_jansson(const char *text)
+{
+	struct job *j = job_from_row(text, strlen(text));
+
+	if (j)
+		fail_msg("the quick reader took: %s", text);
+}
+
+static struct job *full_job(void)
+{
+	struct job *j = job_new();
+
+	j->name = strdup("train \"big\"\n\tmodel\\/x");
+	j->user = strdup("alice");
+	j->uid = 1001;
+	j->project = strdup("vision");
+	j->state = JS_RUNNING;
+	j->argv = calloc(4, sizeof *j->argv);
+	j->argv[0] = strdup("python");
+	j->argv[1] = strdup("-c");
+	j->argv[2] = strdup("print('a, b', \"c\")\\\b\f\r");
+	j->script = strdup("#!/bin/sh\necho hi\n");
+	j->cwd = strdup("/home/alice/work");
+	j->log_dir = strdup("/home/alice/.local/share/gflow/logs");
+	j->env_id = 7;
+	j->gpus = 2;
+	j->shared = true;
+	j->gpu_memory_mb = 20480;
+	j->memory_mb = 65536;
+	j->time_limit_secs = 7200;
+	j->priority = -3;
+	j->conda_env = strdup("torch");
+	j->notify_email = strdup("a@example.org,b@example.org");
+	j->notify_on = strdup("fail,timeout");
+	j->ndeps = 3;
+	j->deps = calloc(3, sizeof *j->deps);
+	j->deps[0] = 4;
+	j->deps[1] = 9000000000LL;
+	j->deps[2] = 12;
+	j->dep_any = true;
+	j->auto_cancel = false;
+	j->begin_at = 1796292960.125;
+	j->array_task_id = 17;
+	j->group_id = 3;
+	j->max_concurrent = 4;
+	j->max_retries = 2;
+	j->attempt = 1;
+	j->retry_of = 2;
+	j->redo_of = 1;
+	json_object_set_new(j->params, "lr", json_real(0.001));
+	json_object_set_new(j->params, "layers", json_pack("[i,i,{s:s}]", 1, 2, "k", "v"));
+	j->submit_time = 1796292960.8679161;
+	j->start_time = 1796292961.5;
+	j->end_time = 1e9;
+	j->has_exit = true;
+	j->exit_signal = 9;
+	j->gpu_mask = (1ULL << 0) | (1ULL << 5) | (1ULL << 63);
+	j->memory_enforced = 1;
+	j->executor = EXEC_PROCESS;
+	j->tmux_session = strdup("gflow-1");
+	j->tmux_socket = strdup("/tmp/tmux-0/default");
+	j->active = true;
+	j->runner_pid = 4242;
+	j->runner_ticks = 123456789012ULL;
+	j->run_seq = 3;
+	j->gpu_usage = json_pack("{s:[{s:s,s:i}],s:f}", "gpus", "uuid", "GPU-1", "peak_mb", 100, "mean", 0.5);
+	j->cluster = strdup("hpc");
+	j->slurm_id = strdup("123_4");
+	j->remote_log = strdup("/scratch/a.out");
+	return j;
+}
+
+/* Every field the daemon writes, through the stored form and back. */
+static void stored_forms_read_the_same(void **state)
+{
+	struct job *j = full_job();
+	struct job *plain = job_new();
+	json_t *o;
+	char *t;
+
+	(void)state;
+	for (int variant = 0; variant < 4; variant++) {
+		if (variant == 1) {
+			j->has_exit = true;
+			j->exit_signal = 0;
+			j->exit_code = 3;
+			j->memory_enforced = 0;
+			j->executor = EXEC_TMUX;
+		} else if (variant == 2) {
+			j->has_exit = false;
+			j->memory_enforced = -1;
+			j->shared = false;
+			j->dep_any = false;
+		}
+		o = job_to_json(variant == 3 ? plain : j, "/x/1.log");
+		t = json_dumps(o, JSON_COMPACT);
+		same_as_jansson(t);
+		free(t);
+		t = json_dumps(o, JSON_INDENT(2));	/* whitespace anywhere */
+		same_as_jansson(t);
+		free(t);
+		json_decref(o);
+	}
+	plain->argv = calloc(1, sizeof *plain->argv);
+	o = job_to_json(plain, NULL);
+	t = json_dumps(o, JSON_COMPACT);
+	same_as_jansson(t);
+	free(t);
+	json_decref(o);
+	job_free(j);
+	job_free(plain);
+}
+
+/* Rows of other shapes that are still plain: the reader gives what
+ * job_from_json gives (defaults for what is missing or of another type,
+ * the last of a key given twice, unknown keys ignored). */
+static void odd_but_plain_rows(void **state)
+{
+	static const char *const rows[] = {
+		"{\"state\":\"Queued\",\"command\":[]}",
+		"{\"command\":[\"a\",\"b\"],\"state\":\"queued\",\"name\":\"x\",\"name\":\"y\"}",
+		"{\"state\":\"R\",\"command\":[\"a\"],\"gpus\":2.5,\"priority\":\"high\",\"uid\":-1,"
+		"\"begin_at\":5,\"submit_time\":1e3,\"start_time\":-0.5E-2,\"end_time\":\"x\"}",
+		"{\"state\":\"Finished\",\"command\":[\"a\"],\"exit_code\":0,\"exit_signal\":null,"
+		"\"unknown\":{\"deep\":[[[1,2],{\"a\":null}]]},\"other\":[true,false,null,-0]}",
+		"{\"state\":\"Hold\",\"command\":[\"a\"],\"params\":[],\"gpu_usage\":\"none\",\"shared\":1,"
+		"\"active\":\"yes\",\"auto_cancel\":null,\"memory_enforced\":0,\"dep_mode\":5}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"depends_on\":[],\"gpu_ids\":[],\"cwd\":null,"
+		"\"script\":null,\"name\":null,\"params\":{ }}",
+		" \t\r\n{ \"state\" : \"Queued\" , \"command\" : [ \"a\" , \"b\" ] , \"depends_on\" : [ 1 , 2 ] } \n",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"runner_ticks\":9223372036854775807,"
+		"\"runner_pid\":-9223372036854775808}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+		same_as_jansson(rows[i]);
+}
+
+/* What the quick reader leaves to jansson: it must never guess. */
+static void unusual_rows_are_left_to_jansson(void **state)
+{
+	static const char *const rows[] = {
+		"",
+		"[]",
+		"{\"state\":\"Queued\",\"command\":[\"a\"]",
+		"{\"state\":\"Queued\",\"command\":[\"a\"]} x",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],}",
+		"{\"state\":\"Queued\",\"command\":[\"a\",]}",
+		"{\"state\":\"Queued\" \"command\":[\"a\"]}",
+		"{\"state\":\"Nope\",\"command\":[\"a\"]}",
+		"{\"command\":[\"a\"]}",
+		"{\"state\":\"Queued\"}",
+		"{\"state\":\"Queued\",\"command\":\"a\"}",
+		"{\"state\":\"Queued\",\"command\":[1]}",
+		"{\"state\":\"Queued\",\"command\":[\"caf\xc3\xa9\"]}",
+		"{\"state\":\"Queued\",\"command\":[\"a\\u00e9\"]}",
+		"{\"state\":\"Queued\",\"command\":[\"a\\u0000b\"]}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"cwd\":{\"base64\":\"L3RtcA==\"}}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"cwd\":5}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"gpu_ids\":[\"0\"]}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"depends_on\":[1.5]}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"uid\":99999999999999999999}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"uid\":01}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"begin_at\":1.}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"begin_at\":1e999}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"name\":tru}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"name\":\"a\\x\"}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"name\":\"tab\there\"}",
+		"{\"st\\\"ate\":\"Queued\",\"state\":\"Queued\",\"command\":[\"a\"]}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+		left_to_jansson(rows[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stored_forms_read_the_same),
+		cmocka_unit_test(odd_but_plain_rows),
+		cmocka_unit_test(unusual_rows_are_left_to_jansson),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

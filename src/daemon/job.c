@@ -58,8 +58,128 @@ struct job *job_new(void)
 	j->auto_cancel = true;
 	j->memory_enforced = -1;
 	j->pidfd = -1;
-	j->params = json_object();
 	return j;
+}
+
+/* ---- shared strings ---------------------------------------------------- */
+
+/* The strings that repeat from job to job (users, directories, reasons,
+ * names, command words) are kept once, in a pool that lives as long as the
+ * daemon: with 100,000 jobs that is most of their memory. A pooled string
+ * is never freed or changed; job_str_free knows one by its address. */
+static struct {
+	struct chunk {
+		char *base;
+		size_t size, used;
+	} *chunks;
+	size_t nchunks;
+	const char **slots;	/* open addressing, at most half full */
+	size_t cap, n;
+} pool;
+
+static bool pooled(const char *p)
+{
+	for (size_t i = pool.nchunks; i-- > 0;)
+		if (p >= pool.chunks[i].base && p < pool.chunks[i].base + pool.chunks[i].size)
+			return true;
+	return false;
+}
+
+static size_t str_hash(const char *s)
+{
+	size_t h = 14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static char *pool_copy(const char *s, size_t len)
+{
+	struct chunk *c = pool.nchunks ? &pool.chunks[pool.nchunks - 1] : NULL;
+
+	if (!c || c->size - c->used < len + 1) {
+		size_t size = c && c->size < (1u << 20) ? c->size * 2 : (c ? c->size : 1u << 16);
+
+		if (size < len + 1)
+			size = len + 1;
+		pool.chunks = realloc(pool.chunks, (pool.nchunks + 1) * sizeof *pool.chunks);
+		if (!pool.chunks)
+			abort();
+		c = &pool.chunks[pool.nchunks++];
+		*c = (struct chunk){ .base = malloc(size), .size = size };
+		if (!c->base)
+			abort();
+	}
+	memcpy(c->base + c->used, s, len + 1);
+	c->used += len + 1;
+	return c->base + c->used - len - 1;
+}
+
+char *job_str_shared(const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return NULL;
+	if (pooled(s))
+		return (char *)s;
+	if (2 * (pool.n + 1) > pool.cap) {
+		size_t cap = pool.cap ? pool.cap * 2 : 1024;
+		const char **slots = calloc(cap, sizeof *slots);
+
+		if (!slots)
+			abort();
+		for (size_t k = 0; k < pool.cap; k++)
+			if (pool.slots[k]) {
+				for (i = str_hash(pool.slots[k]) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
+					;
+				slots[i] = pool.slots[k];
+			}
+		free(pool.slots);
+		pool.slots = slots;
+		pool.cap = cap;
+	}
+	for (i = str_hash(s) & (pool.cap - 1); pool.slots[i]; i = (i + 1) & (pool.cap - 1))
+		if (!strcmp(pool.slots[i], s))
+			return (char *)pool.slots[i];
+	pool.n++;
+	return (char *)(pool.slots[i] = pool_copy(s, strlen(s)));
+}
+
+void job_str_free(char *s)
+{
+	if (s && !pooled(s))
+		free(s);
+}
+
+void job_set_shared(char **dst, const char *src)
+{
+	char *v = job_str_shared(src);
+
+	job_str_free(*dst);
+	*dst = v;
+}
+
+static void share(char **f)
+{
+	char *v = job_str_shared(*f);
+
+	job_str_free(*f);
+	*f = v;
+}
+
+void job_share_strings(struct job *j)
+{
+	share(&j->name);
+	share(&j->user);
+	share(&j->project);
+	share(&j->reason);
+	share(&j->cwd);
+	share(&j->log_dir);
+	share(&j->conda_env);
+	for (size_t i = 0; j->argv && j->argv[i]; i++)
+		share(&j->argv[i]);
 }
 
 void strv_free(char **v)
@@ -67,7 +187,7 @@ void strv_free(char **v)
 	if (!v)
 		return;
 	for (char **p = v; *p; p++)
-		free(*p);
+		job_str_free(*p);
 	free(v);
 }
 
@@ -84,25 +204,25 @@ void job_free(struct job *j)
 {
 	if (!j)
 		return;
-	free(j->name);
-	free(j->user);
-	free(j->project);
-	free(j->reason);
+	job_str_free(j->name);
+	job_str_free(j->user);
+	job_str_free(j->project);
+	job_str_free(j->reason);
 	strv_free(j->argv);
-	free(j->script);
-	free(j->cwd);
-	free(j->log_dir);
-	free(j->conda_env);
-	free(j->notify_email);
-	free(j->notify_on);
+	job_str_free(j->script);
+	job_str_free(j->cwd);
+	job_str_free(j->log_dir);
+	job_str_free(j->conda_env);
+	job_str_free(j->notify_email);
+	job_str_free(j->notify_on);
 	free(j->deps);
 	json_decref(j->params);
 	json_decref(j->gpu_usage);
-	free(j->tmux_session);
-	free(j->tmux_socket);
-	free(j->cluster);
-	free(j->slurm_id);
-	free(j->remote_log);
+	job_str_free(j->tmux_session);
+	job_str_free(j->tmux_socket);
+	job_str_free(j->cluster);
+	job_str_free(j->slurm_id);
+	job_str_free(j->remote_log);
 	free(j->dependents);
 	free(j);
 }
@@ -113,13 +233,13 @@ void job_set_str(char **dst, const char *src)
 
 	if (src && !copy)
 		abort();
-	free(*dst);
+	job_str_free(*dst);
 	*dst = copy;
 }
 
 void job_set_reason(struct job *j, const char *reason)
 {
-	job_set_str(&j->reason, reason);
+	job_set_shared(&j->reason, reason);
 }
 
 json_t *strv_to_json(char *const *v)
@@ -309,7 +429,7 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "redo_of"))
 		json_object_set_new(o, "redo_of", pos_or_null(j->redo_of));
 	if (want(only, "params"))
-		json_object_set_new(o, "params", json_incref(j->params));
+		json_object_set_new(o, "params", j->params ? json_incref(j->params) : json_object());
 	if (want(only, "submit_time"))
 		json_object_set_new(o, "submit_time", time_or_null(j->submit_time));
 	if (want(only, "start_time"))
@@ -443,7 +563,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->retry_of = get_int(o, "retry_of");
 	j->redo_of = get_int(o, "redo_of");
 	v = json_object_get(o, "params");
-	if (json_is_object(v)) {
+	if (json_is_object(v) && json_object_size(v)) {
 		json_decref(j->params);
 		j->params = json_incref(v);
 	}
@@ -480,5 +600,6 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->cluster = get_str(o, "cluster");
 	j->slurm_id = get_str(o, "slurm_id");
 	j->remote_log = get_str(o, "remote_log");
+	job_share_strings(j);
 	return j;
 }

@@ -30,9 +30,9 @@ struct job {
 	int64_t id;
 	char *name;
 	uid_t uid;
+	enum job_state state;
 	char *user;
 	char *project;
-	enum job_state state;
 	char *reason;		/* NULL when none */
 	char **argv;		/* NULL-terminated */
 	char *script;		/* NULL for command jobs */
@@ -40,18 +40,16 @@ struct job {
 	char *log_dir;		/* system mode: in the owner's home; NULL: the daemon's logs/ */
 	int64_t env_id;		/* row in the store's envs table */
 
+	/* (fields are ordered to leave no holes: 100,000 jobs are in memory) */
 	int gpus;
-	bool shared;
+	int priority;
 	int64_t gpu_memory_mb;	/* 0 = not set (likewise below) */
 	int64_t memory_mb;
 	int64_t time_limit_secs;
-	int priority;
 	char *conda_env;
 
 	int64_t *deps;
 	size_t ndeps;
-	bool dep_any;
-	bool auto_cancel;
 	double begin_at;	/* 0 = none */
 
 	int64_t array_task_id;
@@ -59,18 +57,21 @@ struct job {
 	int max_concurrent;
 	int max_retries;
 	int attempt;
+	int exit_code;		/* when exited normally */
 	int64_t retry_of, redo_of;
-	json_t *params;		/* object, owned */
+	json_t *params;		/* object, owned; NULL when empty */
 	char *notify_email;	/* per-job mail: comma list of addresses, or NULL */
 	char *notify_on;	/* its events, comma list; NULL = the default ones */
 
 	double submit_time, start_time, end_time;
-	bool has_exit;
-	int exit_code;		/* when exited normally */
 	int exit_signal;	/* when killed by a signal (0 otherwise) */
-	uint64_t gpu_mask;	/* GPUs given */
 	int memory_enforced;	/* -1 unknown, 0 no, 1 yes */
+	uint64_t gpu_mask;	/* GPUs given */
 	enum job_executor executor;
+	bool shared;
+	bool dep_any;
+	bool auto_cancel;
+	bool has_exit;
 	char *tmux_session;
 	char *tmux_socket;	/* the tmux server's socket (tmux executor) */
 
@@ -93,21 +94,21 @@ struct job {
 	 * replaced (an update, a rollback: see adopt()); add new ones there. */
 	int64_t retried_by;	/* the next attempt, when this one was retried */
 	int pidfd;
+	int stopped_ticks;
 	struct event *pidfd_ev;
 	bool cancel_sent;
 	/* Supervision by the daemon (reap.c): the runner is gone but processes
 	 * of the job are left and being killed; the end is still to be
 	 * recorded (the store refused it); why the daemon ended the runner. */
 	bool draining, end_pending;
+	bool unreadable;	/* a stand-in for a store row that could not be read */
+	bool in_live;		/* listed in the server's live list */
 	const char *backstop;
-	int stopped_ticks;
 	/* Ids of jobs that listed this one in depends_on (cascade.c's dependents
 	 * index; entries are only added, so check the job still lists it). */
 	int64_t *dependents;
 	size_t ndependents, dependents_cap;
 	uint64_t txn_seq;	/* the transaction that has a snapshot of it */
-	bool in_live;		/* listed in the server's live list */
-	bool unreadable;	/* a stand-in for a store row that could not be read */
 };
 
 const char *job_state_name(enum job_state s);
@@ -126,6 +127,16 @@ struct job *job_new(void);
 void job_free(struct job *j);
 void job_set_reason(struct job *j, const char *reason);
 void job_set_str(char **dst, const char *src);
+/* Strings kept once for all jobs (job.c's pool, for as long as the daemon
+ * runs): the pooled copy of s (NULL for NULL). A job's string fields are
+ * freed with job_str_free, which leaves pooled ones alone; job_set_shared
+ * is job_set_str with a pooled copy. Never change a pooled string. */
+char *job_str_shared(const char *s);
+void job_str_free(char *s);
+void job_set_shared(char **dst, const char *src);
+/* The fields that repeat from job to job (name, user, project, reason, cwd,
+ * log_dir, conda_env, command words) made pooled. */
+void job_share_strings(struct job *j);
 
 /* Full JSON form. `log_path` may be NULL. */
 json_t *job_to_json(const struct job *j, const char *log_path);

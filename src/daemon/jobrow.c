@@ -354,13 +354,35 @@ static bool get_str(const struct span *v, char **out)
 	return true;
 }
 
+/* A string field that repeats from job to job: its pooled copy. */
+static char *shared_of(const struct span *v)
+{
+	char buf[256], *t, *out;
+
+	if (v->escaped || v->n >= sizeof buf) {
+		t = str_dup(v);
+		out = job_str_shared(t);
+		free(t);
+		return out;
+	}
+	memcpy(buf, v->p, v->n);
+	buf[v->n] = 0;
+	return job_str_shared(buf);
+}
+
+static bool get_shared(const struct span *v, char **out)
+{
+	*out = v->kind == V_STR ? shared_of(v) : NULL;
+	return true;
+}
+
 /* The byte-string fields: a string, or absent/null; the {"base64": …}
  * form is left to jansson. */
-static bool get_bytes(const struct span *v, char **out)
+static bool get_bytes(const struct span *v, char **out, bool shared)
 {
 	*out = NULL;
 	if (v->kind == V_STR)
-		*out = str_dup(v);
+		*out = shared ? shared_of(v) : str_dup(v);
 	return v->kind == V_STR || v->kind == V_ABSENT || v->kind == V_NULL;
 }
 
@@ -440,7 +462,7 @@ static bool add_str(const struct span *v, void *arg)
 {
 	struct strv_build *b = arg;
 
-	b->v[b->n++] = str_dup(v);
+	b->v[b->n++] = shared_of(v);
 	return true;
 }
 
@@ -496,12 +518,12 @@ static bool read_fields(struct job *j, const struct span *f)
 		if (f[F_COMMAND].kind != V_ARR || !each_item(&f[F_COMMAND], false, add_str, &b))
 			return false;
 	}
-	ok &= get_str(&f[F_NAME], &j->name) && get_str(&f[F_USER], &j->user);
+	ok &= get_shared(&f[F_NAME], &j->name) && get_shared(&f[F_USER], &j->user);
 	ok &= get_int(&f[F_UID], &x);
 	j->uid = (uid_t)x;
-	ok &= get_str(&f[F_PROJECT], &j->project) && get_str(&f[F_REASON], &j->reason);
-	ok &= get_bytes(&f[F_SCRIPT], &j->script) && get_bytes(&f[F_CWD], &j->cwd) &&
-	      get_bytes(&f[F_LOG_DIR], &j->log_dir);
+	ok &= get_shared(&f[F_PROJECT], &j->project) && get_shared(&f[F_REASON], &j->reason);
+	ok &= get_bytes(&f[F_SCRIPT], &j->script, false) && get_bytes(&f[F_CWD], &j->cwd, true) &&
+	      get_bytes(&f[F_LOG_DIR], &j->log_dir, true);
 	ok &= get_int(&f[F_ENV_ID], &j->env_id);
 	ok &= get_int(&f[F_GPUS], &x);
 	j->gpus = (int)x;
@@ -510,7 +532,7 @@ static bool read_fields(struct job *j, const struct span *f)
 	      get_int(&f[F_TIME_LIMIT_SECS], &j->time_limit_secs);
 	ok &= get_int(&f[F_PRIORITY], &x);
 	j->priority = (int)x;
-	ok &= get_str(&f[F_CONDA_ENV], &j->conda_env) && get_str(&f[F_NOTIFY_EMAIL], &j->notify_email) &&
+	ok &= get_shared(&f[F_CONDA_ENV], &j->conda_env) && get_str(&f[F_NOTIFY_EMAIL], &j->notify_email) &&
 	      get_str(&f[F_NOTIFY_ON], &j->notify_on);
 	if (f[F_DEPENDS_ON].kind == V_ARR && f[F_DEPENDS_ON].n > 2) {
 		struct ints_build b = { calloc(items_bound(&f[F_DEPENDS_ON]), sizeof(int64_t)), 0, 0 };
@@ -543,7 +565,7 @@ static bool read_fields(struct job *j, const struct span *f)
 			return false;
 		}
 		json_decref(j->params);
-		j->params = p;
+		j->params = json_object_size(p) ? p : (json_decref(p), NULL);
 	}
 	ok &= get_num(&f[F_SUBMIT_TIME], &j->submit_time) && get_num(&f[F_START_TIME], &j->start_time) &&
 	      get_num(&f[F_END_TIME], &j->end_time);

@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -269,6 +270,7 @@ int jobs_load(struct server *s, struct gf_err *e)
 		ensure_cap(s, seq);
 		s->max_id = seq;
 	}
+	malloc_trim(0);	/* what reading the rows took and gave back */
 	return 0;
 }
 

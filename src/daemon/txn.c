@@ -128,6 +128,7 @@ int jobs_insert(struct server *s, struct job *j, struct gf_err *e)
 		job_free(j);
 		return txn_fail(s, e);
 	}
+	job_share_strings(j);
 	j->txn_seq = s->txn.seq;
 	undo_push(s, j->id, NULL, 0);
 	jobs_add(s, j);

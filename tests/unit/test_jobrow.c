@@ -96,6 +96,7 @@ static struct job *full_job(void)
 	j->attempt = 1;
 	j->retry_of = 2;
 	j->redo_of = 1;
+	j->params = json_object();
 	json_object_set_new(j->params, "lr", json_real(0.001));
 	json_object_set_new(j->params, "layers", json_pack("[i,i,{s:s}]", 1, 2, "k", "v"));
 	j->submit_time = 1796292960.8679161;

@@ -227,6 +227,64 @@ void job_free(struct job *j)
 	free(j);
 }
 
+/* A copy that owns what it points to (pooled strings are shared). */
+static char *copy_str(const char *s)
+{
+	char *c;
+
+	if (!s || pooled(s))
+		return (char *)s;
+	if (!(c = strdup(s)))
+		abort();
+	return c;
+}
+
+struct job *job_clone(const struct job *j)
+{
+	struct job *c = malloc(sizeof *c);
+	size_t n = strv_len(j->argv);
+
+	if (!c)
+		abort();
+	*c = *j;
+	c->name = copy_str(j->name);
+	c->user = copy_str(j->user);
+	c->project = copy_str(j->project);
+	c->reason = copy_str(j->reason);
+	c->script = copy_str(j->script);
+	c->cwd = copy_str(j->cwd);
+	c->log_dir = copy_str(j->log_dir);
+	c->conda_env = copy_str(j->conda_env);
+	c->notify_email = copy_str(j->notify_email);
+	c->notify_on = copy_str(j->notify_on);
+	c->tmux_session = copy_str(j->tmux_session);
+	c->tmux_socket = copy_str(j->tmux_socket);
+	c->cluster = copy_str(j->cluster);
+	c->slurm_id = copy_str(j->slurm_id);
+	c->remote_log = copy_str(j->remote_log);
+	c->argv = NULL;
+	if (j->argv) {
+		if (!(c->argv = calloc(n + 1, sizeof *c->argv)))
+			abort();
+		for (size_t i = 0; i < n; i++)
+			c->argv[i] = copy_str(j->argv[i]);
+	}
+	c->deps = NULL;
+	if (j->ndeps) {
+		if (!(c->deps = malloc(j->ndeps * sizeof *c->deps)))
+			abort();
+		memcpy(c->deps, j->deps, j->ndeps * sizeof *c->deps);
+	}
+	c->params = j->params ? json_deep_copy(j->params) : NULL;
+	c->gpu_usage = j->gpu_usage ? json_deep_copy(j->gpu_usage) : NULL;
+	/* Runtime fields are the original's alone. */
+	c->pidfd = -1;
+	c->pidfd_ev = NULL;
+	c->dependents = NULL;
+	c->ndependents = c->dependents_cap = 0;
+	return c;
+}
+
 void job_set_str(char **dst, const char *src)
 {
 	char *copy = src ? strdup(src) : NULL;

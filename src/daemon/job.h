@@ -124,6 +124,9 @@ static inline bool job_state_ended(enum job_state s)
 const char *job_user_name(uid_t uid, char *buf, size_t size);
 
 struct job *job_new(void);
+/* A copy of j's stored fields that owns what it points to (runtime fields
+ * are not copied over: no dependents, no pidfd): txn.c's snapshot. */
+struct job *job_clone(const struct job *j);
 void job_free(struct job *j);
 void job_set_reason(struct job *j, const char *reason);
 void job_set_str(char **dst, const char *src);

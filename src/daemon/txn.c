@@ -1,6 +1,6 @@
 /* txn.c — store transactions and their undo log. Every change to jobs runs
  * in one (jobs_txn_begin … jobs_txn_commit), and memory follows the store:
- * a job is snapshotted (its stored JSON form) before it is changed in place
+ * a job is snapshotted (a copy of its stored fields) before it is changed in place
  * inside a transaction, and gets its snapshot back when the store refuses
  * the change; jobs the transaction added go away, and the job table, the
  * open list and the cascade queue are as they were when it began. */
@@ -13,7 +13,7 @@
 /* A job changed inside the open transaction. */
 struct undo {
 	int64_t id;
-	json_t *before;		/* its stored fields; NULL: added by this transaction */
+	struct job *before;	/* its stored fields (job_clone); NULL: added by this transaction */
 	int64_t retried_by;
 	bool replaced;		/* its fields were edited (jobs_replace) */
 };
@@ -35,7 +35,7 @@ int jobs_txn_begin(struct server *s, struct gf_err *e)
 	return 0;
 }
 
-static void undo_push(struct server *s, int64_t id, json_t *before, int64_t retried_by)
+static void undo_push(struct server *s, int64_t id, struct job *before, int64_t retried_by)
 {
 	if (s->txn.nundo == s->txn.undo_cap) {
 		s->txn.undo_cap = s->txn.undo_cap ? s->txn.undo_cap * 2 : 64;
@@ -51,7 +51,7 @@ void jobs_touch(struct server *s, struct job *j)
 	if (!s->txn.open || j->txn_seq == s->txn.seq)
 		return;
 	j->txn_seq = s->txn.seq;
-	undo_push(s, j->id, job_to_json(j, NULL), j->retried_by);
+	undo_push(s, j->id, job_clone(j), j->retried_by);
 }
 
 /* The store refused something: the transaction can only be rolled back. */
@@ -156,7 +156,7 @@ int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *
 static void txn_end(struct server *s)
 {
 	for (size_t i = 0; i < s->txn.nundo; i++)
-		json_decref(s->txn.undo[i].before);
+		job_free(s->txn.undo[i].before);
 	free(s->txn.undo);
 	s->txn.undo = NULL;
 	s->txn.nundo = s->txn.undo_cap = 0;
@@ -168,18 +168,15 @@ static void restore(struct server *s)
 {
 	for (size_t i = s->txn.nundo; i-- > 0;) {
 		struct undo *u = &s->txn.undo[i];
-		struct job *j = s->jobs[u->id], *old;
-		struct gf_err e;
+		struct job *j = s->jobs[u->id];
 
 		if (!u->before) {
 			s->jobs[u->id] = NULL;
 			job_free(j);
 			continue;
 		}
-		old = job_from_json(u->before, &e);
-		if (!old)
-			abort();	/* made by job_to_json a moment ago */
-		adopt(j, old);
+		adopt(j, u->before);
+		u->before = NULL;
 		j->retried_by = u->retried_by;
 	}
 	s->max_id = s->txn.max_id;
@@ -208,9 +205,7 @@ int jobs_txn_commit(struct server *s, struct gf_err *e)
 		jobs_committed(s, s->jobs[s->txn.undo[i].id]);
 	for (size_t i = 0; s->notify && i < s->txn.nundo; i++) {
 		struct undo *u = &s->txn.undo[i];
-		const char *st = json_string_value(json_object_get(u->before, "state"));
-
-		notify_job_change(s, s->jobs[u->id], u->before ? (st ? job_state_parse(st) : -2) : -1, u->replaced);
+		notify_job_change(s, s->jobs[u->id], u->before ? (int)u->before->state : -1, u->replaced);
 	}
 	txn_end(s);
 	return 0;

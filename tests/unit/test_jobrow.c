@@ -225,12 +225,73 @@ static void unusual_rows_are_left_to_jansson(void **state)
 		left_to_jansson(rows[i]);
 }
 
+/* Pooled strings: one copy per text, left alone by job_str_free; a loaded
+ * row's repeating fields are pooled. */
+static void repeating_strings_are_pooled(void **state)
+{
+	char *a = job_str_shared("alice"), *b = job_str_shared("alice"), *c = strdup("alice");
+	const char *row = "{\"state\":\"Queued\",\"command\":[\"true\"],\"user\":\"alice\",\"cwd\":\"/tmp\"}";
+	struct job *x = job_from_row(row, strlen(row)), *y = job_from_row(row, strlen(row));
+
+	(void)state;
+	assert_ptr_equal(a, b);
+	assert_ptr_not_equal(a, c);
+	assert_ptr_equal(job_str_shared(c), a);
+	assert_null(job_str_shared(NULL));
+	job_str_free(a);	/* pooled: still there */
+	assert_string_equal(b, "alice");
+	job_str_free(c);	/* not pooled: freed */
+	assert_non_null(x);
+	assert_non_null(y);
+	assert_ptr_equal(x->user, a);
+	assert_ptr_equal(x->cwd, y->cwd);
+	assert_ptr_equal(x->argv[0], y->argv[0]);
+	job_set_reason(x, "Resources");
+	job_set_reason(y, "Resources");
+	assert_ptr_equal(x->reason, y->reason);
+	job_set_str(&x->reason, "mine");	/* a pooled one replaced: not freed */
+	assert_string_equal(y->reason, "Resources");
+	job_free(x);
+	job_free(y);
+}
+
+/* txn.c's snapshot: the same stored fields, its own memory. */
+static void a_clone_is_the_same_job(void **state)
+{
+	struct job *j = full_job(), *c;
+	char *a, *b;
+
+	(void)state;
+	j->dependents = calloc(2, sizeof *j->dependents);
+	j->ndependents = 1;
+	j->dependents_cap = 2;
+	c = job_clone(j);
+	a = form(j);
+	b = form(c);
+	assert_string_equal(a, b);
+	assert_ptr_not_equal(c->name, j->name);
+	assert_ptr_not_equal(c->argv, j->argv);
+	assert_ptr_not_equal(c->deps, j->deps);
+	assert_ptr_not_equal(c->params, j->params);
+	assert_null(c->dependents);
+	assert_int_equal(c->ndependents, 0);
+	job_free(j);	/* the clone stands alone */
+	free(b);
+	b = form(c);
+	assert_string_equal(a, b);
+	job_free(c);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stored_forms_read_the_same),
 		cmocka_unit_test(odd_but_plain_rows),
 		cmocka_unit_test(unusual_rows_are_left_to_jansson),
+		cmocka_unit_test(repeating_strings_are_pooled),
+		cmocka_unit_test(a_clone_is_the_same_job),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

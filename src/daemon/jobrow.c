@@ -1,4 +1,4 @@
-/* jobrow.c — a stored job row read without a JSON tree.
+/* jobrow.c — a stored job row read and written without a JSON tree.
  *
  * Loading 100,000 jobs through json_loads + job_from_json spends most of the
  * daemon's start building and freeing jansson objects. job_from_row reads
@@ -8,7 +8,9 @@
  * the types the daemon writes. Anything else (an old or hand-made row, a
  * broken one) returns NULL, and the caller goes the json_loads way, which
  * also words the errors. Nested values (params, gpu_usage) are parsed by
- * jansson from their own span. */
+ * jansson from their own span. job_row_text writes a row the same way
+ * (what job_to_json + json_dumps would store) for a job whose strings are
+ * all ASCII, so a cascade over 100,000 jobs builds no tree per job. */
 #include "job.h"
 
 #include <errno.h>
@@ -624,4 +626,248 @@ struct job *job_from_row(const char *text, size_t len)
 		return NULL;
 	}
 	return j;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+/* The row job_to_json + json_dumps would store (without "id"), written
+ * straight into one buffer. Only for jobs whose strings are all ASCII:
+ * others need job.c's UTF-8 checks and base64 forms, and NULL sends the
+ * caller that way. */
+struct out {
+	char *p;
+	size_t n, cap;
+	bool bad;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->n + n + 1 > o->cap) {
+		while (o->n + n + 1 > o->cap)
+			o->cap *= 2;
+		o->p = realloc(o->p, o->cap);
+		if (!o->p)
+			abort();
+	}
+	memcpy(o->p + o->n, s, n);
+	o->n += n;
+	o->p[o->n] = 0;
+}
+
+static void puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void put_key(struct out *o, const char *k)
+{
+	put(o, o->n > 1 ? ",\"" : "\"", o->n > 1 ? 2 : 1);
+	puts_(o, k);
+	put(o, "\":", 2);
+}
+
+static void put_string(struct out *o, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *run = s;
+
+	put(o, "\"", 1);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char esc[7] = "\\u00";
+
+		if (c >= 0x80) {
+			o->bad = true;
+			return;
+		}
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		put(o, run, (size_t)(s - run));
+		run = s + 1;
+		if (c == '"' || c == '\\') {
+			esc[1] = (char)c;
+			put(o, esc, 2);
+		} else if (c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f') {
+			esc[1] = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : c == '\b' ? 'b' : 'f';
+			put(o, esc, 2);
+		} else {
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			put(o, esc, 6);
+		}
+	}
+	put(o, run, (size_t)(s - run));
+	put(o, "\"", 1);
+}
+
+static void put_str_or_null(struct out *o, const char *k, const char *s)
+{
+	put_key(o, k);
+	if (s)
+		put_string(o, s);
+	else
+		put(o, "null", 4);
+}
+
+static void put_int(struct out *o, const char *k, long long v)
+{
+	char buf[32];
+
+	put_key(o, k);
+	put(o, buf, (size_t)snprintf(buf, sizeof buf, "%lld", v));
+}
+
+static void put_pos(struct out *o, const char *k, int64_t v)
+{
+	if (v > 0)
+		put_int(o, k, v);
+	else
+		put_str_or_null(o, k, NULL);
+}
+
+static void put_bool(struct out *o, const char *k, bool v)
+{
+	put_key(o, k);
+	puts_(o, v ? "true" : "false");
+}
+
+/* A real as jansson writes it: %.17g, kept a real. */
+static void put_time(struct out *o, const char *k, double t)
+{
+	char buf[40];
+	int n;
+
+	if (!(t > 0)) {
+		put_str_or_null(o, k, NULL);
+		return;
+	}
+	n = snprintf(buf, sizeof buf, "%.17g", t);
+	if (!strpbrk(buf, ".eE")) {
+		memcpy(buf + n, ".0", 3);
+		n += 2;
+	}
+	if (strpbrk(buf, "ni"))	/* inf, nan: not for this writer */
+		o->bad = true;
+	put_key(o, k);
+	put(o, buf, (size_t)n);
+}
+
+static void put_json(struct out *o, const char *k, const json_t *v)
+{
+	char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	if (!t)
+		abort();
+	put_key(o, k);
+	puts_(o, t);
+	free(t);
+}
+
+char *job_row_text(const struct job *j)
+{
+	struct out o = { malloc(1024), 0, 1024, false };
+	bool first = true;
+
+	if (!o.p)
+		abort();
+	put(&o, "{", 1);
+	put_str_or_null(&o, "name", j->name);
+	put_str_or_null(&o, "user", j->user);
+	put_int(&o, "uid", j->uid);
+	put_str_or_null(&o, "project", j->project);
+	put_str_or_null(&o, "state", job_state_name(j->state));
+	put_str_or_null(&o, "st", job_state_code(j->state));
+	put_str_or_null(&o, "reason", j->reason);
+	put_key(&o, "command");
+	put(&o, "[", 1);
+	for (size_t i = 0; j->argv && j->argv[i]; i++, first = false) {
+		if (!first)
+			put(&o, ",", 1);
+		put_string(&o, j->argv[i]);
+	}
+	put(&o, "]", 1);
+	put_str_or_null(&o, "script", j->script);
+	put_str_or_null(&o, "cwd", j->cwd);
+	if (j->log_dir)
+		put_str_or_null(&o, "log_dir", j->log_dir);
+	put_int(&o, "env_id", j->env_id);
+	put_int(&o, "gpus", j->gpus);
+	put_bool(&o, "shared", j->shared);
+	put_pos(&o, "gpu_memory_mb", j->gpu_memory_mb);
+	put_pos(&o, "memory_mb", j->memory_mb);
+	put_pos(&o, "time_limit_secs", j->time_limit_secs);
+	put_int(&o, "priority", j->priority);
+	put_str_or_null(&o, "conda_env", j->conda_env);
+	put_str_or_null(&o, "notify_email", j->notify_email);
+	put_str_or_null(&o, "notify_on", j->notify_on);
+	put_key(&o, "depends_on");
+	put(&o, "[", 1);
+	for (size_t i = 0; i < j->ndeps; i++) {
+		char buf[32];
+
+		put(&o, buf, (size_t)snprintf(buf, sizeof buf, i ? ",%lld" : "%lld", (long long)j->deps[i]));
+	}
+	put(&o, "]", 1);
+	put_str_or_null(&o, "dep_mode", j->dep_any ? "any" : "all");
+	put_bool(&o, "auto_cancel", j->auto_cancel);
+	put_time(&o, "begin_at", j->begin_at);
+	put_int(&o, "array_task_id", j->array_task_id);
+	put_pos(&o, "group_id", j->group_id);
+	put_int(&o, "max_concurrent", j->max_concurrent);
+	put_int(&o, "max_retries", j->max_retries);
+	put_int(&o, "attempt", j->attempt);
+	put_pos(&o, "retry_of", j->retry_of);
+	put_pos(&o, "redo_of", j->redo_of);
+	if (j->params)
+		put_json(&o, "params", j->params);
+	else {
+		put_key(&o, "params");
+		put(&o, "{}", 2);
+	}
+	put_time(&o, "submit_time", j->submit_time);
+	put_time(&o, "start_time", j->start_time);
+	put_time(&o, "end_time", j->end_time);
+	if (j->has_exit && !j->exit_signal)
+		put_int(&o, "exit_code", j->exit_code);
+	else
+		put_str_or_null(&o, "exit_code", NULL);
+	if (j->has_exit && j->exit_signal)
+		put_int(&o, "exit_signal", j->exit_signal);
+	else
+		put_str_or_null(&o, "exit_signal", NULL);
+	put_key(&o, "gpu_ids");
+	put(&o, "[", 1);
+	first = true;
+	for (int i = 0; i < 64; i++)
+		if (j->gpu_mask & (1ULL << i)) {
+			char buf[8];
+
+			put(&o, buf, (size_t)snprintf(buf, sizeof buf, first ? "%d" : ",%d", i));
+			first = false;
+		}
+	put(&o, "]", 1);
+	if (j->memory_enforced < 0)
+		put_str_or_null(&o, "memory_enforced", NULL);
+	else
+		put_bool(&o, "memory_enforced", j->memory_enforced);
+	put_str_or_null(&o, "executor", j->executor == EXEC_TMUX ? "tmux" : "process");
+	put_str_or_null(&o, "tmux_session", j->tmux_session);
+	put_str_or_null(&o, "tmux_socket", j->tmux_socket);
+	put_bool(&o, "active", j->active);
+	put_int(&o, "runner_pid", j->runner_pid);
+	put_int(&o, "runner_ticks", (long long)j->runner_ticks);
+	put_int(&o, "run_seq", j->run_seq);
+	if (j->gpu_usage)
+		put_json(&o, "gpu_usage", j->gpu_usage);
+	if (j->cluster) {
+		put_str_or_null(&o, "cluster", j->cluster);
+		put_str_or_null(&o, "slurm_id", j->slurm_id);
+		put_str_or_null(&o, "remote_log", j->remote_log);
+	}
+	put(&o, "}", 1);
+	if (o.bad) {
+		free(o.p);
+		return NULL;
+	}
+	return o.p;
 }

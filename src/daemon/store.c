@@ -267,8 +267,12 @@ int store_get_env(struct store *s, int64_t id, char **blob, size_t *len, struct 
 
 static char *job_row(const struct job *j)
 {
-	json_t *o = job_to_json(j, NULL);
-	char *text;
+	char *text = job_row_text(j);	/* the quick way, for plain ASCII jobs */
+	json_t *o;
+
+	if (text)
+		return text;
+	o = job_to_json(j, NULL);
 
 	json_object_del(o, "id");
 	text = json_dumps(o, JSON_COMPACT);

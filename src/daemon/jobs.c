@@ -117,10 +117,28 @@ static void live_note(struct server *s, struct job *j)
 	j->in_live = true;
 }
 
-void jobs_committed(struct server *s, struct job *j)
+/* Does the pass see a difference between a and b? (A runner's usage
+ * samples, pids and the like it does not read.) */
+static bool pass_fields_differ(const struct job *a, const struct job *b)
+{
+	return a->state != b->state || a->active != b->active || a->gpu_mask != b->gpu_mask ||
+	       a->gpus != b->gpus || a->shared != b->shared || a->gpu_memory_mb != b->gpu_memory_mb ||
+	       a->memory_mb != b->memory_mb || a->time_limit_secs != b->time_limit_secs ||
+	       a->priority != b->priority || a->group_id != b->group_id ||
+	       a->max_concurrent != b->max_concurrent || a->uid != b->uid || a->begin_at != b->begin_at ||
+	       a->start_time != b->start_time || a->dep_any != b->dep_any || a->ndeps != b->ndeps ||
+	       (a->ndeps && memcmp(a->deps, b->deps, a->ndeps * sizeof *a->deps)) ||
+	       (a->user != b->user && (!a->user || !b->user || strcmp(a->user, b->user))) ||
+	       (a->project != b->project && (!a->project || !b->project || strcmp(a->project, b->project))) ||
+	       (a->cluster != NULL) != (b->cluster != NULL);
+}
+
+void jobs_committed(struct server *s, struct job *j, const struct job *before)
 {
 	if (!j)
 		return;
+	if (!before || pass_fields_differ(before, j))
+		s->commits++;
 	live_note(s, j);
 	if (!is_open(j))
 		s->open_closed++;
@@ -701,7 +719,48 @@ static void cancel_impossible(struct server *s)
 		cascade_slice(s);
 }
 
-void jobs_schedule_pass(struct server *s)
+/* A pass whose inputs are those of the last one would decide the same:
+ * no commit since (every change of jobs, quotas, reservations and usage
+ * commits), the same GPUs as the pass sees them and the same host memory,
+ * its timer (begin times, reservation edges, a retry) not yet due, nothing
+ * started or refused then, and at most PASS_MAX_AGE ago (what only time
+ * changes: decayed fair share, a day's GPU-hours). */
+#define PASS_MAX_AGE 30.0
+
+static bool gpus_equal(const struct sched_gpu *a, const struct sched_gpu *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].index != b[i].index || a[i].usable != b[i].usable || a[i].exclusive != b[i].exclusive ||
+		    a[i].nshared != b[i].nshared || a[i].total_mb != b[i].total_mb ||
+		    a[i].booked_mb != b[i].booked_mb || a[i].foreign_mb != b[i].foreign_mb)
+			return false;
+	return true;
+}
+
+static bool pass_unchanged(struct server *s, const struct sched_gpu *gpus, size_t ng, double now)
+{
+	struct last_pass *l = &s->last_pass;
+
+	return l->valid && l->commits == s->commits && l->ngpus == ng && gpus_equal(l->gpus, gpus, ng) &&
+	       l->mem_total_mb == s->mem_total_mb &&
+	       now < l->due && now >= l->at && now - l->at < PASS_MAX_AGE;
+}
+
+static void pass_remember(struct server *s, const struct sched_gpu *gpus, size_t ng, double now,
+			  double due, bool again)
+{
+	struct last_pass *l = &s->last_pass;
+
+	l->valid = !again && ng <= GFLOW_MAX_GPUS;
+	l->commits = s->commits;
+	l->ngpus = ng;
+	memcpy(l->gpus, gpus, ng * sizeof *gpus);
+	l->mem_total_mb = s->mem_total_mb;
+	l->at = now;
+	l->due = due;
+}
+
+bool jobs_schedule_pass(struct server *s)
 {
 	size_t nq = 0, nr = 0, ng, started;
 	char ids[256];
@@ -724,6 +783,9 @@ void jobs_schedule_pass(struct server *s)
 	compact_live(s);
 	cancel_impossible(s);
 	gpustate_refresh(s);
+	ng = gpustate_sched_gpus(s, gpus);
+	if (pass_unchanged(s, gpus, ng, now))
+		return false;
 	for (size_t i = 0; i < s->nlive; i++) {
 		struct job *j = jobs_live_at(s, i);
 
@@ -780,7 +842,6 @@ void jobs_schedule_pass(struct server *s)
 	resvs = reserve_sched(s, now, &nresvs);
 	if (reserve_next_edge(s, now) < next_begin)
 		next_begin = reserve_next_edge(s, now);
-	ng = gpustate_sched_gpus(s, gpus);
 	in = (struct sched_input){
 		.jobs = q, .njobs = nq, .running = r, .nrunning = nr, .gpus = gpus, .ngpus = ng,
 		.mem_total_mb = s->mem_total_mb, .now = now, .strategy = s->strategy,
@@ -854,8 +915,12 @@ void jobs_schedule_pass(struct server *s)
 	}
 	vlog(3, "scheduler pass: %zu waiting, %zu running, %zu started", nq, nr, started);
 	arm_begin_timer(s, next_begin, now);
+	/* After the starts' commits: a pass that started or was refused
+	 * something is followed by a full one. */
+	pass_remember(s, gpus, ng, now, next_begin, started || s->starts_refused);
 	free(q);
 	free(qj);
 	free(r);
 	free(d);
+	return true;
 }

@@ -44,8 +44,8 @@ void metrics_sched_pass(struct server *s)
 {
 	double t0 = metrics_clock();
 
-	jobs_schedule_pass(s);
-	metrics_observe(&s->metrics.sched, metrics_clock() - t0);
+	if (jobs_schedule_pass(s))	/* skipped ones are not passes */
+		metrics_observe(&s->metrics.sched, metrics_clock() - t0);
 }
 
 /* ---- per-(user, project) counts ----------------------------------------- */

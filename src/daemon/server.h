@@ -221,6 +221,15 @@ struct server {
 	/* Some job's dependencies may have become impossible outside the
 	 * cascade queue (set at load and by commits): the pass looks. */
 	bool deps_dirty;
+	uint64_t commits;		/* committed changes a pass reads (txn.c, jobs.c) */
+	struct last_pass {		/* what the last pass saw (jobs.c) */
+		bool valid;
+		uint64_t commits;
+		size_t ngpus;
+		struct sched_gpu gpus[GFLOW_MAX_GPUS];
+		int64_t mem_total_mb;
+		double at, due;
+	} last_pass;
 
 	/* The transaction in progress (txn.c): a snapshot of every job changed
 	 * in place, restored if the store refuses the change. */
@@ -364,7 +373,7 @@ struct job *jobs_open_at(struct server *s, size_t i);
 struct job *jobs_live_at(struct server *s, size_t i);
 /* After a commit: list j as live if it now is; note what the pass must
  * look at again. */
-void jobs_committed(struct server *s, struct job *j);
+void jobs_committed(struct server *s, struct job *j, const struct job *before);
 int jobs_load(struct server *s, struct gf_err *e);
 /* Resolve "@"/"@~N"/"42" for uid. Returns id or -1 with e set. */
 int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf_err *e);
@@ -390,7 +399,9 @@ size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max);
 /* The last process of an ended job is gone: its resources go back. */
 int jobs_freed(struct server *s, struct job *j);
 /* The scheduler pass: build input, run sched_pass, start jobs. */
-void jobs_schedule_pass(struct server *s);
+/* One scheduler pass; false when it was skipped because nothing it looks
+ * at changed since the last one. */
+bool jobs_schedule_pass(struct server *s);
 /* Why a queued job may not start now (NULL: eligible). */
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);
 /* The newest attempt of a job that was retried (the job itself otherwise). */

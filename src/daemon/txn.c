@@ -201,8 +201,10 @@ int jobs_txn_commit(struct server *s, struct gf_err *e)
 		restore(s);	/* store_commit rolled the store back */
 		return -1;
 	}
+	if (!s->txn.nundo)
+		s->commits++;	/* quotas, reservations, GPUs: what a pass reads too */
 	for (size_t i = 0; i < s->txn.nundo; i++)
-		jobs_committed(s, s->jobs[s->txn.undo[i].id]);
+		jobs_committed(s, s->jobs[s->txn.undo[i].id], s->txn.undo[i].before);
 	for (size_t i = 0; s->notify && i < s->txn.nundo; i++) {
 		struct undo *u = &s->txn.undo[i];
 		notify_job_change(s, s->jobs[u->id], u->before ? (int)u->before->state : -1, u->replaced);

@@ -24,24 +24,29 @@ static char *form(const struct job *j)
 	return t;
 }
 
+/* x and y have the same stored fields. */
+static void assert_same_job(const struct job *x, const struct job *y)
+{
+	char *a = form(x), *b = form(y);
+
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+}
+
 /* The quick reader takes `text` and agrees with job_from_json. */
 static void same_as_jansson(const char *text)
 {
 	struct gf_err e;
 	json_t *o = json_loads(text, 0, NULL);
 	struct job *slow, *quick = job_from_row(text, strlen(text));
-	char *a, *b;
 
 	if (!quick)
 		fail_msg("the quick reader refused: %s", text);
 	assert_non_null(o);
 	slow = job_from_json(o, &e);
 	assert_non_null(slow);
-	a = form(slow);
-	b = form(quick);
-	assert_string_equal(a, b);
-	free(a);
-	free(b);
+	assert_same_job(slow, quick);
 	job_free(slow);
 	job_free(quick);
 	json_decref(o);
@@ -289,7 +294,7 @@ static void a_clone_is_the_same_job(void **state)
 static void check_written(const struct job *j)
 {
 	json_t *want = job_to_json(j, NULL), *got;
-	char *text = job_row_text(j), *a, *b;
+	char *text = job_row_text(j);
 	struct job *back;
 
 	assert_non_null(text);
@@ -310,11 +315,7 @@ static void check_written(const struct job *j)
 		json_decref(o);
 	}
 	assert_non_null(back);
-	a = form(j);
-	b = form(back);
-	assert_string_equal(a, b);
-	free(a);
-	free(b);
+	assert_same_job(j, back);
 	job_free(back);
 	json_decref(want);
 	json_decref(got);

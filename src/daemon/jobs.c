@@ -142,8 +142,10 @@ void jobs_committed(struct server *s, struct job *j, const struct job *before)
 	live_note(s, j);
 	if (!is_open(j))
 		s->open_closed++;
-	/* New or changed dependencies, or a parent that is over. */
-	if ((j->ndeps && !job_state_ended(j->state)) || (j->ndependents && job_state_ended(j->state)))
+	/* New or changed dependencies, or a parent that is now over. */
+	if ((j->ndeps && !job_state_ended(j->state) &&
+	     (!before || before->ndeps != j->ndeps || memcmp(before->deps, j->deps, j->ndeps * sizeof *j->deps))) ||
+	    (j->ndependents && job_state_ended(j->state) && (!before || !job_state_ended(before->state))))
 		s->deps_dirty = true;
 }
 

@@ -786,8 +786,12 @@ bool jobs_schedule_pass(struct server *s)
 	cancel_impossible(s);
 	gpustate_refresh(s);
 	ng = gpustate_sched_gpus(s, gpus);
-	if (pass_unchanged(s, gpus, ng, now))
+	if (pass_unchanged(s, gpus, ng, now)) {
+		/* The timer may have fired a moment before its time (the loop's
+		 * clock is not the wall clock): it is armed again for it. */
+		arm_begin_timer(s, s->last_pass.due, now);
 		return false;
+	}
 	for (size_t i = 0; i < s->nlive; i++) {
 		struct job *j = jobs_live_at(s, i);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "trace.h"
 
 void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
 {
@@ -21,6 +22,7 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	int64_t env_id, *ids = NULL;
 	size_t i;
 
+	gf_trace("accept", 0);	/* the start-latency trace (trace.h) */
 	if (api_decode_submission(s, c->uid, body, &sub, &e)) {
 		api_reply_err(req, 400, "%s", e.msg);
 		return;
@@ -61,13 +63,15 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	}
 	if (jobs_txn_commit(s, &e))
 		goto fail;
+	gf_trace("commit", ids[0]);
 	for (i = 0; i < sub.n; i++)
 		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)ids[i], "name",
 						     jobs_get(s, ids[i])->name));
-	free(ids);
 	api_submission_free(&sub);
 	server_schedule(s);
 	api_reply(req, 201, json_pack("{s:o}", "jobs", out));
+	gf_trace("reply", ids[0]);
+	free(ids);
 	return;
 fail:
 	json_decref(out);

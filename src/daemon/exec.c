@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "runfile.h"
+#include "trace.h"
 
 extern char **environ;
 
@@ -517,7 +518,7 @@ static void argf(struct argv *a, const char *fmt, long long v)
  * (a runner started twice would find the first one's claim and stop). */
 static int start_in_tmux(struct server *s, struct job *j, const struct argv *runner, struct gf_err *e)
 {
-	char session[64], target[80], sock[GF_PATH_MAX + 16], out[1024];
+	char session[64], target[80], sock[GF_PATH_MAX + 16], out[1024], trace[GF_PATH_MAX + 16];
 	char *has[] = { "/usr/bin/env", "tmux", "-S", sock, "has-session", "-t", target, NULL };
 	struct argv a = { .n = 0 };
 	int status = 0, rc = -1;
@@ -542,6 +543,11 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
 	arg(&a, "200");
 	arg(&a, "-y");
 	arg(&a, "50");
+	if (gf_trace_on() && getenv("GFLOW_TRACE") &&
+	    snprintf(trace, sizeof trace, "GFLOW_TRACE=%s", getenv("GFLOW_TRACE")) < (int)sizeof trace) {
+		arg(&a, "-e");	/* a tmux server started untraced would not pass it on */
+		arg(&a, trace);
+	}
 	arg(&a, "--");
 	for (int i = 0; i < runner->n; i++)
 		arg(&a, runner->v[i]);
@@ -551,6 +557,7 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
 	arg(&a, "exit-empty");
 	arg(&a, "off");
 	for (int attempt = 0; attempt < 3 && rc; attempt++) {
+		gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 		if (run_capture(a.v, out, sizeof out, &status, e))
 			return -1;
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -642,6 +649,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	close(dfd);
 	if (out < 0)
 		return gf_err_set(e, "cannot create %s/runner.out: %s", dir, strerror(errno));
+	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 	rc = spawn(a.v, out, false, NULL, e);
 	close(out);
 	return rc;

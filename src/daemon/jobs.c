@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "runfile.h"
+#include "trace.h"
 
 #define UNREADABLE_REASON "SystemError: unreadable record"
 
@@ -642,6 +643,7 @@ void jobs_schedule_pass(struct server *s)
 	double now = now_real(), next_begin = INFINITY;
 	bool recorded = false;
 	struct gf_err e;
+	uint64_t traced = gf_trace_on() ? gf_trace_now() : 0;	/* trace.h */
 
 	compact_open(s);
 	cancel_impossible(s);
@@ -746,6 +748,11 @@ void jobs_schedule_pass(struct server *s)
 		}
 		if (jobs_txn_commit(s, &e) == 0)
 			recorded = true;
+		for (size_t i = 0; i < nq && recorded && traced; i++)
+			if (!d[i].reason) {
+				gf_trace_at(traced, "pass", d[i].id);
+				gf_trace("running_commit", d[i].id);
+			}
 	}
 	if (started && !recorded) {
 		if (!s->starts_refused)

@@ -40,6 +40,7 @@
 #include "jobvars.h"
 #include "owner.h"
 #include "runfile.h"
+#include "trace.h"
 
 #define LIST_MAX (64u << 20)	/* refuse an env or argv file bigger than this */
 #define MAX_CGROUPS 4
@@ -944,6 +945,7 @@ static void child_run(const struct runner *r, int slave, int errw)
 		child_fail(errw, STAGE_CWD, errno);
 	cloexec_from(3);
 	environ = r->envp;	/* execvp searches the job's own PATH */
+	gf_trace("exec", strtoll(r->o.job, NULL, 10));
 	execvp(r->argv[0], r->argv);
 	child_fail(errw, STAGE_EXEC, errno);
 }
@@ -1256,9 +1258,16 @@ int main(int argc, char **argv)
 			    .ended_by = "exit" };
 	struct job_result res = { 0 };
 	struct gf_err e;
+	uint64_t started = gf_trace_now();	/* the start-latency trace (trace.h) */
+
+	int bad;
 
 	ensure_std_fds();
-	if (parse_opts(argc, argv, &r.o, &e) || open_run_dir(&r, &e) || read_env(&r, &e) ||
+	bad = parse_opts(argc, argv, &r.o, &e);
+	/* Traced only for a personal daemon (the system one never passes it). */
+	if (!bad && r.o.uid < 0 && gf_trace_open())
+		gf_trace_at(started, "runner_start", strtoll(r.o.job, NULL, 10));
+	if (bad || open_run_dir(&r, &e) || read_env(&r, &e) ||
 	    setup_signals(&r, &e) || become_subreaper(&e)) {
 		fprintf(stderr, "gflow-runner: %s\n", e.msg);
 		runner_free(&r);

@@ -426,9 +426,24 @@ static int announce(const struct runner *r, struct gf_err *e)
 
 /* --- cgroups ------------------------------------------------------------ */
 
+/* Are we in cg already (the daemon started us inside)? Then there is no
+ * move to make: even a move to where one is costs an RCU grace period. */
+static bool member_of(const char *cg, const char *pid)
+{
+	char buf[4096], *line, *save = NULL;
+
+	if (runfile_read_text(cg, "cgroup.procs", buf, sizeof buf))
+		return false;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strcmp(line, pid))
+			return true;
+	return false;
+}
+
 /* The daemon made the job's cgroups (v2, or v1 hierarchies) and tracks the
- * job through them; the runner moves itself in before the job exists, so
- * every process of the job is born inside. */
+ * job through them; the runner is started inside its v2 group or moves
+ * itself in before the job exists, so every process of the job is born
+ * inside. */
 static int join_cgroups(struct runner *r, struct gf_err *e)
 {
 	char path[PATH_MAX + 32], pid[32], buf[64];
@@ -439,8 +454,8 @@ static int join_cgroups(struct runner *r, struct gf_err *e)
 		int fd, err = 0;
 
 		snprintf(path, sizeof path, "%s/cgroup.procs", cg);
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || gf_write_all(fd, pid, (size_t)n))
+		fd = member_of(cg, pid) ? -2 : open(path, O_WRONLY | O_CLOEXEC);
+		if (fd == -1 || (fd >= 0 && gf_write_all(fd, pid, (size_t)n)))
 			err = errno;
 		if (fd >= 0 && close(fd) && !err)
 			err = errno;

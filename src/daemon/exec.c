@@ -67,13 +67,64 @@ static void child_exec(char *const argv[], int out_fd)
 	_exit(127);
 }
 
+/* Start argv as a child of ours in a session of its own, with posix_spawn
+ * (vfork-like: the daemon's memory is neither copied nor torn down, which a
+ * fork of it costs a millisecond or more). stdin is /dev/null, stdout and
+ * stderr out_fd (-1: /dev/null), nothing else open. */
+static int spawn_child(char *const argv[], int out_fd, pid_t *pid, struct gf_err *e)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none;
+	int rc;
+
+	sigemptyset(&none);
+	if (posix_spawn_file_actions_init(&fa))
+		return gf_err_set(e, "posix_spawn: out of memory");
+	if (posix_spawnattr_init(&at)) {
+		posix_spawn_file_actions_destroy(&fa);
+		return gf_err_set(e, "posix_spawn: out of memory");
+	}
+	rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, out_fd >= 0 ? out_fd : 0, 1);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	if (!rc)
+		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, &none);
+	if (!rc)
+		rc = posix_spawn(pid, argv[0], &fa, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc)
+		return gf_err_set(e, "cannot run %s: %s", argv[0], strerror(rc));
+	return 0;
+}
+
+/* A runner: it stays our child, exec_reap() collects it when it exits. */
+static int spawn_runner(char *const argv[], int out_fd, struct gf_err *e)
+{
+	pid_t pid;
+
+	return spawn_child(argv, out_fd, &pid, e);
+}
+
 /* Start argv in a session of its own. With wait_for_exit, wait for it;
  * else detach it fully (a grandchild, never our zombie). */
 static int spawn(char *const argv[], int out_fd, bool wait_for_exit, int *status, struct gf_err *e)
 {
-	pid_t pid = fork();
+	pid_t pid;
 	int st;
 
+	if (wait_for_exit) {
+		if (spawn_child(argv, out_fd, &pid, e))
+			return -1;
+	} else
+		pid = fork();
 	if (pid < 0)
 		return gf_err_set(e, "fork: %s", strerror(errno));
 	if (pid == 0) {
@@ -93,46 +144,6 @@ static int spawn(char *const argv[], int out_fd, bool wait_for_exit, int *status
 		*status = st;
 	if (!wait_for_exit && (!WIFEXITED(st) || WEXITSTATUS(st)))
 		return gf_err_set(e, "could not start %s", argv[0]);
-	return 0;
-}
-
-/* Start a runner: a child of ours in a session of its own, started with
- * posix_spawn (vfork-like: the daemon's memory is neither copied nor torn
- * down, which a fork of it costs milliseconds). stdin is /dev/null, stdout
- * and stderr out_fd, nothing else open. It stays our child: exec_reap()
- * collects it when it exits. */
-static int spawn_runner(char *const argv[], int out_fd, struct gf_err *e)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none;
-	pid_t pid;
-	int rc;
-
-	sigemptyset(&none);
-	if (posix_spawn_file_actions_init(&fa))
-		return gf_err_set(e, "posix_spawn: out of memory");
-	if (posix_spawnattr_init(&at)) {
-		posix_spawn_file_actions_destroy(&fa);
-		return gf_err_set(e, "posix_spawn: out of memory");
-	}
-	rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
-	if (!rc)
-		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	if (!rc)
-		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
-	if (!rc)
-		rc = posix_spawnattr_setsigmask(&at, &none);
-	if (!rc)
-		rc = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
-	posix_spawnattr_destroy(&at);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc)
-		return gf_err_set(e, "cannot run %s: %s", argv[0], strerror(rc));
 	return 0;
 }
 
@@ -173,6 +184,35 @@ static int spawn_runner_into(char *const argv[], int out_fd, const char *cgroup,
 	    errno == EACCES || errno == EBUSY)
 		return 1;
 	return gf_err_set(e, "cannot start %s: clone3: %s", argv[0], strerror(errno));
+}
+
+/* The runner will move itself into a cgroup (it runs under tmux, or the
+ * group is v1's), and the first move after a quiet spell waits for an RCU
+ * grace period (~10 ms here). A short-lived child of ours makes a move
+ * first, into the same group, while the runner is being started: then the
+ * kernel's grace period has passed by the time the runner moves, and its
+ * move is quick. The child is in the job's group for a moment and exits;
+ * nothing waits for it (exec_reap collects it). Only system calls in it. */
+static void prime_moves(const char *cgroup)
+{
+	char path[GF_PATH_MAX + 16], num[24];
+	pid_t pid;
+
+	if (gf_pathf(path, sizeof path, "%s/cgroup.procs", cgroup))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		unsigned long v = (unsigned long)getpid();
+		size_t n = sizeof num;
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+		do
+			num[--n] = (char)('0' + v % 10);
+		while ((v /= 10) && n > 0);
+		if (fd >= 0)
+			(void)!write(fd, num + n, sizeof num - n);
+		_exit(0);
+	}
 }
 
 /* Runners are our children (spawn_runner): collect those that exited. Every
@@ -677,8 +717,14 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	if ((dfd = make_run_dir(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
 	/* A log in the owner's home is made by the runner, as the owner. */
-	if ((!j->log_dir && make_log(s, j, e)) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e) ||
-	    (ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1) {
+	if ((ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1) {
+		close(dfd);
+		return -1;
+	}
+	/* Every group the runner will move itself into (under tmux, or v1's). */
+	if (ncg > (j->executor == EXEC_PROCESS && s->track.method == TRACK_CGROUP2 ? 1u : 0u))
+		prime_moves(cgroups[ncg - 1]);
+	if ((!j->log_dir && make_log(s, j, e)) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e)) {
 		close(dfd);
 		return -1;
 	}

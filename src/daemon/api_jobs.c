@@ -20,6 +20,7 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	json_t *out;
 	struct gf_err e;
 	int64_t env_id, *ids = NULL;
+	bool queued = false;
 	size_t i;
 
 	gf_trace("accept", 0);	/* the start-latency trace (trace.h) */
@@ -53,6 +54,7 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 		if (jobs_insert(s, j, &e))
 			goto fail;
 		ids[i] = j->id;
+		queued |= j->state == JS_QUEUED;
 	}
 	if (sub.n > 1) {
 		struct job *first = jobs_get(s, ids[0]);
@@ -61,9 +63,13 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 		if (jobs_save(s, first, &e))
 			goto fail;
 	}
+	if (queued)
+		jobs_start_at_once(s);	/* what can start is recorded in this commit */
 	if (jobs_txn_commit(s, &e))
 		goto fail;
 	gf_trace("commit", ids[0]);
+	if (jobs_get(s, ids[0])->state == JS_RUNNING)
+		gf_trace("running_commit", ids[0]);
 	for (i = 0; i < sub.n; i++)
 		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)ids[i], "name",
 						     jobs_get(s, ids[i])->name));

@@ -763,6 +763,7 @@ static void teardown(struct server *s)
 		}
 	free(s->jobs);
 	free(s->open);
+	free(s->launch);
 	quota_close(s);
 	reserve_close(s);
 	usage_close(s);

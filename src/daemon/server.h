@@ -247,6 +247,10 @@ struct server {
 	uint64_t sched_seed;
 	enum sched_strategy strategy;
 	bool starts_refused;		/* the store refused the last pass's starts */
+	/* Starts recorded in a submission's own transaction (jobs_start_at_once),
+	 * launched by the next pass: job id and run_seq. */
+	struct { int64_t id, run_seq; } *launch;
+	size_t nlaunch, launch_cap;
 
 	/* GPUs */
 	struct gpu_poller *poller;
@@ -374,6 +378,9 @@ size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max);
 int jobs_freed(struct server *s, struct job *j);
 /* The scheduler pass: build input, run sched_pass, start jobs. */
 void jobs_schedule_pass(struct server *s);
+/* In a submission's open transaction: record as started the jobs that can
+ * start now, so one commit holds both; the next pass launches them. */
+void jobs_start_at_once(struct server *s);
 /* Why a queued job may not start now (NULL: eligible). */
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);
 /* The newest attempt of a job that was retried (the job itself otherwise). */

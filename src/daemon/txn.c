@@ -207,6 +207,8 @@ int jobs_txn_commit(struct server *s, struct gf_err *e)
 		const char *st = json_string_value(json_object_get(u->before, "state"));
 
 		notify_job_change(s, s->jobs[u->id], u->before ? (st ? job_state_parse(st) : -2) : -1, u->replaced);
+		if (!u->before && s->jobs[u->id]->state == JS_RUNNING)	/* submitted and started at once */
+			notify_job_change(s, s->jobs[u->id], JS_QUEUED, false);
 	}
 	txn_end(s);
 	return 0;

@@ -644,12 +644,29 @@ static void cancel_impossible(struct server *s)
 		cascade_slice(s);
 }
 
+/* Launch the runner of a job recorded as started. */
+static void launch(struct server *s, struct job *j)
+{
+	char ids[256];
+	struct gf_err e;
+
+	if (exec_start_job(s, j, &e)) {
+		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		if (jobs_ended(s, j, NULL, e.msg)) {
+			j->backstop = "the job could not be started";
+			j->end_pending = true;	/* reap.c tries again */
+		}
+		return;
+	}
+	reap_watch_start(s, j);
+	vlog(1, "job %lld (%s, user %s) started, GPUs [%s]", (long long)j->id, j->name ? j->name : "",
+	     j->user ? j->user : "?", (gf_format_gpu_mask(j->gpu_mask, ids, sizeof ids), ids));
+}
+
 /* Launch what a submission's transaction recorded as started (and that
  * still is: a refused commit took it back). */
 static void launch_recorded(struct server *s)
 {
-	char ids[256];
-	struct gf_err e;
 	size_t n = s->nlaunch;
 
 	s->nlaunch = 0;
@@ -659,17 +676,7 @@ static void launch_recorded(struct server *s)
 		if (!j || j->state != JS_RUNNING || !j->active || j->run_seq != s->launch[i].run_seq || j->runner_pid ||
 		    j->pidfd >= 0)
 			continue;
-		if (exec_start_job(s, j, &e)) {
-			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
-			if (jobs_ended(s, j, NULL, e.msg)) {
-				j->backstop = "the job could not be started";
-				j->end_pending = true;	/* reap.c tries again */
-			}
-			continue;
-		}
-		reap_watch_start(s, j);
-		vlog(1, "job %lld (%s, user %s) started, GPUs [%s]", (long long)j->id, j->name ? j->name : "",
-		     j->user ? j->user : "?", (gf_format_gpu_mask(j->gpu_mask, ids, sizeof ids), ids));
+		launch(s, j);
 	}
 }
 
@@ -698,7 +705,6 @@ void jobs_start_at_once(struct server *s)
 static void pass(struct server *s, bool joined)
 {
 	size_t nq = 0, nr = 0, ng, started;
-	char ids[256];
 	struct sched_job *q;
 	struct job **qj;
 	struct sched_running *r;
@@ -850,17 +856,7 @@ static void pass(struct server *s, bool joined)
 
 		if (d[i].reason)
 			continue;
-		if (exec_start_job(s, j, &e)) {
-			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
-			if (jobs_ended(s, j, NULL, e.msg)) {
-				j->backstop = "the job could not be started";
-				j->end_pending = true;	/* reap.c tries again */
-			}
-			continue;
-		}
-		reap_watch_start(s, j);
-		vlog(1, "job %lld (%s, user %s) started, GPUs [%s]", (long long)j->id, j->name ? j->name : "",
-		     j->user ? j->user : "?", (gf_format_gpu_mask(j->gpu_mask, ids, sizeof ids), ids));
+		launch(s, j);
 	}
 	vlog(3, "scheduler pass: %zu waiting, %zu running, %zu started", nq, nr, started);
 	arm_begin_timer(s, next_begin, now);

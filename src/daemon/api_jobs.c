@@ -70,6 +70,7 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	gf_trace("commit", ids[0]);
 	if (jobs_get(s, ids[0])->state == JS_RUNNING)
 		gf_trace("running_commit", ids[0]);
+	jobs_launch_recorded(s);
 	for (i = 0; i < sub.n; i++)
 		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)ids[i], "name",
 						     jobs_get(s, ids[i])->name));

@@ -665,7 +665,7 @@ static void launch(struct server *s, struct job *j)
 
 /* Launch what a submission's transaction recorded as started (and that
  * still is: a refused commit took it back). */
-static void launch_recorded(struct server *s)
+void jobs_launch_recorded(struct server *s)
 {
 	size_t n = s->nlaunch;
 
@@ -684,16 +684,19 @@ static void pass(struct server *s, bool joined);
 
 void jobs_schedule_pass(struct server *s)
 {
-	launch_recorded(s);
+	jobs_launch_recorded(s);	/* none are left, but for a refused commit's */
 	pass(s, false);
 }
 
 /* A submission's transaction is open: its jobs are in the table. When the
  * open list is short (the pass is cheap), the pass runs inside it and what
  * can start is recorded in the same commit as the submission: one sync of
- * the store instead of two before a job starts. Its runner is launched by
- * the pass after the answer, like any other (a crash in between is the
- * recovered case "recorded as started, no runner yet": it queues again). */
+ * the store instead of two before a job starts. The submission launches
+ * their runners right after the commit, before it answers, so no request
+ * sees a job Running that has no run directory, log or runner yet (a crash
+ * in between is the recovered case "recorded as started, no runner yet":
+ * it queues again). Only process-executor jobs: a tmux start waits for
+ * tmux, which the answer should not; those start in the pass after it. */
 void jobs_start_at_once(struct server *s)
 {
 	if (s->txn.open && !s->txn.failed && s->nopen <= START_AT_ONCE_MAX_OPEN)
@@ -810,7 +813,7 @@ static void pass(struct server *s, bool joined)
 		for (size_t i = 0; i < nq && started && !s->txn.failed; i++) {
 			struct job *j = jobs_get(s, d[i].id);
 
-			if (d[i].reason)
+			if (d[i].reason || j->executor != EXEC_PROCESS)
 				continue;
 			record_start(s, j, d[i].gpu_mask, &e);
 			if (s->nlaunch == s->launch_cap) {
@@ -823,7 +826,7 @@ static void pass(struct server *s, bool joined)
 			s->launch[s->nlaunch++].run_seq = j->run_seq;
 			gf_trace_at(traced, "pass", j->id);
 		}
-		started = 0;	/* launched by the next pass, after the commit */
+		started = 0;	/* launched after the commit (jobs_launch_recorded) */
 	} else if (started && jobs_txn_begin(s, &e) == 0) {
 		for (size_t i = 0; i < nq && !s->txn.failed; i++) {
 			struct job *j = jobs_get(s, d[i].id);

@@ -248,7 +248,7 @@ struct server {
 	enum sched_strategy strategy;
 	bool starts_refused;		/* the store refused the last pass's starts */
 	/* Starts recorded in a submission's own transaction (jobs_start_at_once),
-	 * launched by the next pass: job id and run_seq. */
+	 * launched after its commit: job id and run_seq. */
 	struct { int64_t id, run_seq; } *launch;
 	size_t nlaunch, launch_cap;
 
@@ -379,8 +379,10 @@ int jobs_freed(struct server *s, struct job *j);
 /* The scheduler pass: build input, run sched_pass, start jobs. */
 void jobs_schedule_pass(struct server *s);
 /* In a submission's open transaction: record as started the jobs that can
- * start now, so one commit holds both; the next pass launches them. */
+ * start now, so one commit holds both; jobs_launch_recorded after the
+ * commit launches them. */
 void jobs_start_at_once(struct server *s);
+void jobs_launch_recorded(struct server *s);
 /* Why a queued job may not start now (NULL: eligible). */
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);
 /* The newest attempt of a job that was retried (the job itself otherwise). */

@@ -76,7 +76,10 @@ def test_a_crash_between_the_start_commit_and_the_runner_starts_the_job_once(gfl
     g.env["GFLOW_RUNNER"] = str(fake)
     g.start()
     count = tmp_path / "count"
-    jid = g.submit("sh", "-c", f"echo ran >> {count}")  # answered: on disk, as started
+    # the runner is launched before the answer: gbatch may get none, but
+    # the job is on disk (recorded as started) before the runner exists
+    g.cli("gbatch", "sh", "-c", f"echo ran >> {count}")
+    jid = 1
     g.proc.wait(timeout=20)
     g.proc = None
     del g.env["GFLOW_RUNNER"]

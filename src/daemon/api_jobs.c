@@ -14,6 +14,17 @@
 #include "parse.h"
 #include "trace.h"
 
+/* The answer to a submission is on its way: launch the runners of the jobs
+ * its commit recorded as started. Whoever learns of the job from that
+ * answer asks after this, so never sees it Running without its run
+ * directory, log and runner launched; and the answer never waits for the
+ * launch. (Not called when the connection failed: the pass then does it.) */
+static void on_submit_answered(struct evhttp_request *req, void *arg)
+{
+	(void)req;
+	jobs_launch_recorded(arg);
+}
+
 void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
 {
 	struct submission sub;
@@ -68,9 +79,10 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	if (jobs_txn_commit(s, &e))
 		goto fail;
 	gf_trace("commit", ids[0]);
-	if (jobs_get(s, ids[0])->state == JS_RUNNING)
+	if (jobs_get(s, ids[0])->state == JS_RUNNING) {
 		gf_trace("running_commit", ids[0]);
-	jobs_launch_recorded(s);
+		evhttp_request_set_on_complete_cb(req, on_submit_answered, s);
+	}
 	for (i = 0; i < sub.n; i++)
 		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)ids[i], "name",
 						     jobs_get(s, ids[i])->name));

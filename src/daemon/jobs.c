@@ -691,12 +691,11 @@ void jobs_schedule_pass(struct server *s)
 /* A submission's transaction is open: its jobs are in the table. When the
  * open list is short (the pass is cheap), the pass runs inside it and what
  * can start is recorded in the same commit as the submission: one sync of
- * the store instead of two before a job starts. The submission launches
- * their runners right after the commit, before it answers, so no request
- * sees a job Running that has no run directory, log or runner yet (a crash
- * in between is the recovered case "recorded as started, no runner yet":
- * it queues again). Only process-executor jobs: a tmux start waits for
- * tmux, which the answer should not; those start in the pass after it. */
+ * the store instead of two before a job starts. Their runners are launched
+ * as soon as the answer is written (api_jobs.c), else by the next pass (a
+ * crash in between is the recovered case "recorded as started, no runner
+ * yet": it queues again). Only process-executor jobs: a tmux start waits
+ * for tmux, which the loop should not do twice; those start in the pass. */
 void jobs_start_at_once(struct server *s)
 {
 	if (s->txn.open && !s->txn.failed && s->nopen <= START_AT_ONCE_MAX_OPEN)

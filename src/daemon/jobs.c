@@ -694,8 +694,7 @@ void jobs_schedule_pass(struct server *s)
  * the store instead of two before a job starts. Their runners are launched
  * as soon as the answer is written (api_jobs.c), else by the next pass (a
  * crash in between is the recovered case "recorded as started, no runner
- * yet": it queues again). Only process-executor jobs: a tmux start waits
- * for tmux, which the loop should not do twice; those start in the pass. */
+ * yet": it queues again). */
 void jobs_start_at_once(struct server *s)
 {
 	if (s->txn.open && !s->txn.failed && s->nopen <= START_AT_ONCE_MAX_OPEN)
@@ -812,7 +811,7 @@ static void pass(struct server *s, bool joined)
 		for (size_t i = 0; i < nq && started && !s->txn.failed; i++) {
 			struct job *j = jobs_get(s, d[i].id);
 
-			if (d[i].reason || j->executor != EXEC_PROCESS)
+			if (d[i].reason)
 				continue;
 			record_start(s, j, d[i].gpu_mask, &e);
 			if (s->nlaunch == s->launch_cap) {

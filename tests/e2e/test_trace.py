@@ -7,11 +7,10 @@ import stat
 import pytest
 
 CLIENT = ["client_start", "client_send", "accept", "commit", "reply", "client_exit"]
-# A job that can start at once (process executor) is recorded as started in
-# its submission's own commit (the pass runs before it) and its runner is
-# launched before the reply; under tmux the pass after the reply starts it.
-START = {"process": ["accept", "pass", "running_commit", "fork", "runner_start", "exec"],
-         "tmux": ["reply", "pass", "running_commit", "fork", "runner_start", "exec"]}
+# A job that can start at once is recorded as started in its submission's
+# own commit (the pass runs before it); its runner is launched once the
+# answer is written.
+START = ["accept", "pass", "running_commit", "reply", "fork", "runner_start", "exec"]
 
 
 def read_trace(path):
@@ -42,7 +41,7 @@ def test_every_step_of_submit_to_start_is_stamped_in_order(gflow_exec):
     for st in CLIENT[:3]:    # the job has no id yet
         assert [x for _, s, x in rows if s == st] == ["-"], (st, rows)
     j = str(jid)
-    start = START[g.env["GFLOW_EXECUTOR__TYPE"]]
+    start = START
     for st in CLIENT[3:] + start[1:]:   # one each, for this job
         assert [x for _, s, x in rows if s == st][:1] == [j], (st, rows)
     # causal order: the client's steps, the daemon's answer, then the start

@@ -21,6 +21,7 @@
 #include "format.h"
 #include "http.h"
 #include "remote.h"
+#include "trace.h"
 #include "util.h"
 
 #define PROG "gbatch"
@@ -1502,6 +1503,7 @@ static int submit(const struct batch_opts *o, const struct batch_ctx *ctx)
 	} else {
 		batch_print_submitted(resp);
 	}
+	gf_trace("client_exit", jint(json_array_get(json_object_get(resp, "jobs"), 0), "id", 0));
 	json_decref(resp);
 	json_decref(body);
 	return EXIT_OK;
@@ -1517,6 +1519,8 @@ static int batch_exec(int argc, char **argv)
 	char cwd[PATH_MAX];
 	int rc;
 
+	if (gf_trace_open())	/* the start-latency trace (trace.h) */
+		gf_trace_at(cmd_started_ns, "client_start", 0);
 	if (argc >= 2 && strcmp(argv[1], "new") == 0)
 		return batch_new(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "completion") == 0)

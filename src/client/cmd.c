@@ -10,6 +10,8 @@
 #include "format.h"
 #include "util.h"
 
+uint64_t cmd_started_ns;
+
 extern char **environ;
 
 /* Messages quote what the user or the daemon gave: escaped, one line. */

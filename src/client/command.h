@@ -5,6 +5,7 @@
 #ifndef GF_CLIENT_COMMAND_H
 #define GF_CLIENT_COMMAND_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "err.h"
@@ -54,6 +55,10 @@ int cmd_check_config(const char *path, struct gf_err *e);
 /* Times are shown and read in the config's timezone (the default file's
  * at start; a --config file's once checked), else the starting TZ. */
 void cmd_default_timezone(void);
+
+/* When main() began (CLOCK_MONOTONIC ns): gbatch's client_start step of
+ * the start-latency trace (trace.h). */
+extern uint64_t cmd_started_ns;
 
 /* gjob/gctl: a "--config PATH" or "--config=PATH" before the command is
  * checked and skipped; returns the words it took (0-2), or -1 after

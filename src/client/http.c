@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "paths.h"
+#include "trace.h"
 #include "util.h"
 
 #define HTTP_TIMEOUT_SECS 60
@@ -213,6 +214,7 @@ int http_request(const char *sock, const char *method, const char *target,
 		sbuf_add(&req, body, body_len);
 	rc = send_all(fd, req.p, req.len, e);
 	sbuf_free(&req);
+	gf_trace("client_send", 0);	/* gbatch's, when traced (trace.h) */
 	if (rc == 0)
 		rc = recv_all(fd, &raw, e);
 	close(fd);

@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "mcp.h"
+#include "trace.h"
 
 static const struct command *const commands[] = {
 	&cmd_batch, &cmd_queue, &cmd_info, &cmd_job, &cmd_cancel, &cmd_ctl,
@@ -108,6 +109,7 @@ int main(int argc, char **argv)
 	const struct command *c;
 	int skip;
 
+	cmd_started_ns = gf_trace_now();	/* gbatch traces it (trace.h) */
 	base = base ? base + 1 : (argc > 0 ? argv[0] : "gflow");
 	if ((skip = leading_socket(argc, argv, base)) < 0)
 		return EXIT_USAGE;

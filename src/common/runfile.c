@@ -50,6 +50,40 @@ int gf_write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+/* The exclusive form's end: tmp (written, still open as fd) is linked to
+ * name, which fails when name is there, and only then made durable, file
+ * and directory: one sync of each after every change, so a journaling file
+ * system commits the data, the link and the removal of tmp together (a sync
+ * of the file before the link costs a journal commit of its own). A
+ * reader may see name before it is durable, never before it is whole; a
+ * crash of the machine before the syncs may leave it empty, which a reader
+ * takes as a claim without a pid (the runner had not started its job). */
+static int link_durably(int dfd, const char *label, const char *name, const char *tmp, int fd, int durable,
+			struct gf_err *e)
+{
+	int saved;
+
+	if (linkat(dfd, tmp, dfd, name, 0)) {
+		saved = errno;
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		if (saved == EEXIST)
+			return fail(e, saved, "%s/%s exists already", label, name);
+		return fail(e, saved, "cannot create %s/%s: %s", label, name, strerror(saved));
+	}
+	unlinkat(dfd, tmp, 0);
+	if (durable && (fsync(fd) || fsync(dfd))) {
+		saved = errno;
+		close(fd);
+		return fail(e, saved, "cannot sync %s/%s: %s", label, name, strerror(saved));
+	}
+	if (close(fd)) {
+		saved = errno;
+		return fail(e, saved, "cannot write %s/%s: %s", label, name, strerror(saved));
+	}
+	return 0;
+}
+
 /* Write dir/name.tmp and move it into place: with rename (replacing), or
  * with link (failing with EEXIST when dir/name exists). Nothing is reached
  * through a symbolic link: a link planted at name.tmp is removed, not
@@ -69,26 +103,24 @@ static int write_file(int dfd, const char *label, const char *name, const void *
 		saved = errno;
 		return fail(e, saved, "cannot create %s/%s: %s", label, tmp, strerror(saved));
 	}
-	if (gf_write_all(fd, data, len) || (durable && fsync(fd))) {
+	if (gf_write_all(fd, data, len) || (durable && !exclusive && fsync(fd))) {
 		saved = errno;
 		close(fd);
 		unlinkat(dfd, tmp, 0);
 		return fail(e, saved, "cannot write %s/%s: %s", label, tmp, strerror(saved));
 	}
+	if (exclusive)
+		return link_durably(dfd, label, name, tmp, fd, durable, e);
 	if (close(fd)) {
 		saved = errno;
 		unlinkat(dfd, tmp, 0);
 		return fail(e, saved, "cannot write %s/%s: %s", label, tmp, strerror(saved));
 	}
-	if (exclusive ? linkat(dfd, tmp, dfd, name, 0) : renameat(dfd, tmp, dfd, name)) {
+	if (renameat(dfd, tmp, dfd, name)) {
 		saved = errno;
 		unlinkat(dfd, tmp, 0);
-		if (saved == EEXIST)
-			return fail(e, saved, "%s/%s exists already", label, name);
 		return fail(e, saved, "cannot create %s/%s: %s", label, name, strerror(saved));
 	}
-	if (exclusive)
-		unlinkat(dfd, tmp, 0);
 	if (durable && fsync(dfd)) {
 		saved = errno;
 		return fail(e, saved, "cannot sync %s: %s", label, strerror(saved));

@@ -12,6 +12,18 @@
 #include <string.h>
 
 #include "parse.h"
+#include "trace.h"
+
+/* The answer to a submission is on its way: launch the runners of the jobs
+ * its commit recorded as started. Whoever learns of the job from that
+ * answer asks after this, so never sees it Running without its run
+ * directory, log and runner launched; and the answer never waits for the
+ * launch. (Not called when the connection failed: the pass then does it.) */
+static void on_submit_answered(struct evhttp_request *req, void *arg)
+{
+	(void)req;
+	jobs_launch_recorded(arg);
+}
 
 void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
 {
@@ -19,8 +31,10 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	json_t *out;
 	struct gf_err e;
 	int64_t env_id, *ids = NULL;
+	bool queued = false;
 	size_t i;
 
+	gf_trace("accept", 0);	/* the start-latency trace (trace.h) */
 	if (api_decode_submission(s, c->uid, body, &sub, &e)) {
 		api_reply_err(req, 400, "%s", e.msg);
 		return;
@@ -51,6 +65,7 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 		if (jobs_insert(s, j, &e))
 			goto fail;
 		ids[i] = j->id;
+		queued |= j->state == JS_QUEUED;
 	}
 	if (sub.n > 1) {
 		struct job *first = jobs_get(s, ids[0]);
@@ -59,15 +74,23 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 		if (jobs_save(s, first, &e))
 			goto fail;
 	}
+	if (queued)
+		jobs_start_at_once(s);	/* what can start is recorded in this commit */
 	if (jobs_txn_commit(s, &e))
 		goto fail;
+	gf_trace("commit", ids[0]);
+	if (jobs_get(s, ids[0])->state == JS_RUNNING) {
+		gf_trace("running_commit", ids[0]);
+		evhttp_request_set_on_complete_cb(req, on_submit_answered, s);
+	}
 	for (i = 0; i < sub.n; i++)
 		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)ids[i], "name",
 						     jobs_get(s, ids[i])->name));
-	free(ids);
 	api_submission_free(&sub);
 	server_schedule(s);
 	api_reply(req, 201, json_pack("{s:o}", "jobs", out));
+	gf_trace("reply", ids[0]);
+	free(ids);
 	return;
 fail:
 	json_decref(out);

@@ -19,14 +19,18 @@
 #include <grp.h>
 #include <pwd.h>
 #include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "runfile.h"
+#include "trace.h"
 
 extern char **environ;
 
@@ -63,13 +67,64 @@ static void child_exec(char *const argv[], int out_fd)
 	_exit(127);
 }
 
+/* Start argv as a child of ours in a session of its own, with posix_spawn
+ * (vfork-like: the daemon's memory is neither copied nor torn down, which a
+ * fork of it costs a millisecond or more). stdin is /dev/null, stdout and
+ * stderr out_fd (-1: /dev/null), nothing else open. */
+static int spawn_child(char *const argv[], int out_fd, pid_t *pid, struct gf_err *e)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none;
+	int rc;
+
+	sigemptyset(&none);
+	if (posix_spawn_file_actions_init(&fa))
+		return gf_err_set(e, "posix_spawn: out of memory");
+	if (posix_spawnattr_init(&at)) {
+		posix_spawn_file_actions_destroy(&fa);
+		return gf_err_set(e, "posix_spawn: out of memory");
+	}
+	rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, out_fd >= 0 ? out_fd : 0, 1);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	if (!rc)
+		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	if (!rc)
+		rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&at, &none);
+	if (!rc)
+		rc = posix_spawn(pid, argv[0], &fa, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc)
+		return gf_err_set(e, "cannot run %s: %s", argv[0], strerror(rc));
+	return 0;
+}
+
+/* A runner: it stays our child, exec_reap() collects it when it exits. */
+static int spawn_runner(char *const argv[], int out_fd, struct gf_err *e)
+{
+	pid_t pid;
+
+	return spawn_child(argv, out_fd, &pid, e);
+}
+
 /* Start argv in a session of its own. With wait_for_exit, wait for it;
  * else detach it fully (a grandchild, never our zombie). */
 static int spawn(char *const argv[], int out_fd, bool wait_for_exit, int *status, struct gf_err *e)
 {
-	pid_t pid = fork();
+	pid_t pid;
 	int st;
 
+	if (wait_for_exit) {
+		if (spawn_child(argv, out_fd, &pid, e))
+			return -1;
+	} else
+		pid = fork();
 	if (pid < 0)
 		return gf_err_set(e, "fork: %s", strerror(errno));
 	if (pid == 0) {
@@ -90,6 +145,83 @@ static int spawn(char *const argv[], int out_fd, bool wait_for_exit, int *status
 	if (!wait_for_exit && (!WIFEXITED(st) || WEXITSTATUS(st)))
 		return gf_err_set(e, "could not start %s", argv[0]);
 	return 0;
+}
+
+/* clone3's arguments (linux/sched.h, without its clash with <sched.h>). */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
+		cgroup;
+};
+#define CLONE3_INTO_CGROUP 0x200000000ULL
+
+/* Start a runner born inside the job's cgroup v2 group (clone3 with
+ * CLONE_INTO_CGROUP): it need not move itself in, and a move costs the
+ * kernel an RCU grace period (~10 ms here) whenever no move happened in the
+ * last few milliseconds, which is every start of an idle daemon. The child
+ * is a fork of the daemon (threads: only system calls until the exec).
+ * Returns 1 when the kernel cannot do it (then spawn_runner does). */
+static int spawn_runner_into(char *const argv[], int out_fd, const char *cgroup, struct gf_err *e)
+{
+	struct clone3_args ca = { .exit_signal = SIGCHLD, .flags = CLONE3_INTO_CGROUP };
+	sigset_t none;
+	long pid;
+	int cg = open(cgroup, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (cg < 0)
+		return 1;
+	ca.cgroup = (uint64_t)cg;
+	sigemptyset(&none);
+	pid = syscall(SYS_clone3, &ca, sizeof ca);
+	if (pid == 0) {
+		setsid();
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		child_exec(argv, out_fd);
+	}
+	close(cg);
+	if (pid > 0)
+		return 0;
+	if (errno == ENOSYS || errno == EINVAL || errno == E2BIG || errno == EOPNOTSUPP || errno == EPERM ||
+	    errno == EACCES || errno == EBUSY)
+		return 1;
+	return gf_err_set(e, "cannot start %s: clone3: %s", argv[0], strerror(errno));
+}
+
+/* The runner will move itself into a cgroup (it runs under tmux, or the
+ * group is v1's), and the first move after a quiet spell waits for an RCU
+ * grace period (~10 ms here). A short-lived child of ours makes a move
+ * first, into the same group, while the runner is being started: then the
+ * kernel's grace period has passed by the time the runner moves, and its
+ * move is quick. The child is in the job's group for a moment and exits;
+ * nothing waits for it (exec_reap collects it). Only system calls in it. */
+static void prime_moves(const char *cgroup)
+{
+	char path[GF_PATH_MAX + 16], num[24];
+	pid_t pid;
+
+	if (gf_pathf(path, sizeof path, "%s/cgroup.procs", cgroup))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		unsigned long v = (unsigned long)getpid();
+		size_t n = sizeof num;
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+		do
+			num[--n] = (char)('0' + v % 10);
+		while ((v /= 10) && n > 0);
+		if (fd >= 0)
+			(void)!write(fd, num + n, sizeof num - n);
+		_exit(0);
+	}
+}
+
+/* Runners are our children (spawn_runner): collect those that exited. Every
+ * other child of the daemon is waited for where it was started, by the
+ * loop's own thread, so none is ever pending here. */
+void exec_reap(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
 }
 
 int exec_spawn(char *const argv[], const char *out_path, bool wait_for_exit, int *status,
@@ -517,7 +649,7 @@ static void argf(struct argv *a, const char *fmt, long long v)
  * (a runner started twice would find the first one's claim and stop). */
 static int start_in_tmux(struct server *s, struct job *j, const struct argv *runner, struct gf_err *e)
 {
-	char session[64], target[80], sock[GF_PATH_MAX + 16], out[1024];
+	char session[64], target[80], sock[GF_PATH_MAX + 16], out[1024], trace[GF_PATH_MAX + 16];
 	char *has[] = { "/usr/bin/env", "tmux", "-S", sock, "has-session", "-t", target, NULL };
 	struct argv a = { .n = 0 };
 	int status = 0, rc = -1;
@@ -542,6 +674,11 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
 	arg(&a, "200");
 	arg(&a, "-y");
 	arg(&a, "50");
+	if (gf_trace_on() && getenv("GFLOW_TRACE") &&
+	    snprintf(trace, sizeof trace, "GFLOW_TRACE=%s", getenv("GFLOW_TRACE")) < (int)sizeof trace) {
+		arg(&a, "-e");	/* a tmux server started untraced would not pass it on */
+		arg(&a, trace);
+	}
 	arg(&a, "--");
 	for (int i = 0; i < runner->n; i++)
 		arg(&a, runner->v[i]);
@@ -551,6 +688,7 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
 	arg(&a, "exit-empty");
 	arg(&a, "off");
 	for (int attempt = 0; attempt < 3 && rc; attempt++) {
+		gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 		if (run_capture(a.v, out, sizeof out, &status, e))
 			return -1;
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -579,8 +717,14 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	if ((dfd = make_run_dir(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
 	/* A log in the owner's home is made by the runner, as the owner. */
-	if ((!j->log_dir && make_log(s, j, e)) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e) ||
-	    (ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1) {
+	if ((ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1) {
+		close(dfd);
+		return -1;
+	}
+	/* Every group the runner will move itself into (under tmux, or v1's). */
+	if (ncg > (j->executor == EXEC_PROCESS && s->track.method == TRACK_CGROUP2 ? 1u : 0u))
+		prime_moves(cgroups[ncg - 1]);
+	if ((!j->log_dir && make_log(s, j, e)) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e)) {
 		close(dfd);
 		return -1;
 	}
@@ -642,7 +786,10 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	close(dfd);
 	if (out < 0)
 		return gf_err_set(e, "cannot create %s/runner.out: %s", dir, strerror(errno));
-	rc = spawn(a.v, out, false, NULL, e);
+	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
+	rc = ncg && s->track.method == TRACK_CGROUP2 ? spawn_runner_into(a.v, out, cgroups[0], e) : 1;
+	if (rc > 0)
+		rc = spawn_runner(a.v, out, e);
 	close(out);
 	return rc;
 }

@@ -21,8 +21,12 @@
 #include <time.h>
 
 #include "runfile.h"
+#include "trace.h"
 
 #define UNREADABLE_REASON "SystemError: unreadable record"
+/* A submission runs the pass in its own transaction only below this many
+ * live jobs: the pass walks them all. */
+#define START_AT_ONCE_MAX_OPEN 1000
 
 struct job *jobs_get(struct server *s, int64_t id)
 {
@@ -698,6 +702,22 @@ static void arm_begin_timer(struct server *s, double next, double now)
 	event_add(s->begin_ev, &tv);
 }
 
+/* A job the pass starts, as the store records it (in the open transaction). */
+static void record_start(struct server *s, struct job *j, uint64_t gpu_mask, struct gf_err *e)
+{
+	jobs_touch(s, j);
+	j->state = JS_RUNNING;
+	job_set_reason(j, NULL);
+	j->start_time = now_real();
+	j->gpu_mask = gpu_mask;
+	usage_start(s, j);
+	j->active = true;
+	j->runner_pid = 0;
+	j->runner_ticks = 0;
+	j->run_seq++;
+	jobs_save(s, j, e);
+}
+
 /* Queued or held jobs whose dependencies can no longer be met (a parent had
  * ended badly before they were submitted or moved onto it, or the daemon
  * stopped in the middle of a cascade) go through the cascade queue, so that
@@ -762,10 +782,85 @@ static void pass_remember(struct server *s, const struct sched_gpu *gpus, size_t
 	l->due = due;
 }
 
+/* Launch the runner of a job recorded as started. */
+static void launch(struct server *s, struct job *j)
+{
+	char ids[256];
+	struct gf_err e;
+
+	if (exec_start_job(s, j, &e)) {
+		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		if (jobs_ended(s, j, NULL, e.msg)) {
+			j->backstop = "the job could not be started";
+			j->end_pending = true;	/* reap.c tries again */
+		}
+		return;
+	}
+	reap_watch_start(s, j);
+	vlog(1, "job %lld (%s, user %s) started, GPUs [%s]", (long long)j->id, j->name ? j->name : "",
+	     j->user ? j->user : "?", (gf_format_gpu_mask(j->gpu_mask, ids, sizeof ids), ids));
+}
+
+/* Launch what a submission's transaction recorded as started (and that
+ * still is: a refused commit took it back). */
+void jobs_launch_recorded(struct server *s)
+{
+	size_t n = s->nlaunch;
+
+	s->nlaunch = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = jobs_get(s, s->launch[i].id);
+
+		if (!j || j->state != JS_RUNNING || !j->active || j->run_seq != s->launch[i].run_seq || j->runner_pid ||
+		    j->pidfd >= 0)
+			continue;
+		launch(s, j);
+	}
+}
+
+static bool pass(struct server *s, bool joined);
+
 bool jobs_schedule_pass(struct server *s)
 {
+	jobs_launch_recorded(s);	/* none are left, but for a refused commit's */
+	return pass(s, false);
+}
+
+/* A submission's transaction is open: its jobs are in the table. When the
+ * open list is short (the pass is cheap), the pass runs inside it and what
+ * can start is recorded in the same commit as the submission: one sync of
+ * the store instead of two before a job starts. Their runners are launched
+ * as soon as the answer is written (api_jobs.c), else by the next pass (a
+ * crash in between is the recovered case "recorded as started, no runner
+ * yet": it queues again). */
+void jobs_start_at_once(struct server *s)
+{
+	if (s->txn.open && !s->txn.failed && s->nlive <= START_AT_ONCE_MAX_OPEN)
+		pass(s, true);
+}
+
+/* The jobs a pass looks at: the live list and, inside a submission's
+ * transaction (joined), the jobs it adds (they join the list at commit). */
+static size_t pass_njobs(struct server *s, bool joined)
+{
+	return s->nlive + (joined ? s->txn.nundo : 0);
+}
+
+static struct job *pass_job_at(struct server *s, size_t i, bool joined)
+{
+	struct job *j;
+
+	if (i < s->nlive)
+		return jobs_live_at(s, i);
+	j = joined ? jobs_txn_added_at(s, i - s->nlive) : NULL;
+	return is_live(j) ? j : NULL;
+}
+
+/* One scheduler pass. joined: inside the caller's transaction (see
+ * jobs_start_at_once), which commits the starts; they are launched later. */
+static bool pass(struct server *s, bool joined)
+{
 	size_t nq = 0, nr = 0, ng, started;
-	char ids[256];
 	struct sched_job *q;
 	struct job **qj;
 	struct sched_running *r;
@@ -780,20 +875,23 @@ bool jobs_schedule_pass(struct server *s)
 	double now = now_real(), next_begin = INFINITY;
 	bool recorded = false;
 	struct gf_err e;
+	uint64_t traced = gf_trace_on() ? gf_trace_now() : 0;	/* trace.h */
 
-	compact_open(s);
-	compact_live(s);
-	cancel_impossible(s);
+	if (!joined) {	/* these change what a transaction restores */
+		compact_open(s);
+		compact_live(s);
+		cancel_impossible(s);
+	}
 	gpustate_refresh(s);
 	ng = gpustate_sched_gpus(s, gpus);
-	if (pass_unchanged(s, gpus, ng, now)) {
+	if (!joined && pass_unchanged(s, gpus, ng, now)) {
 		/* The timer may have fired a moment before its time (the loop's
 		 * clock is not the wall clock): it is armed again for it. */
 		arm_begin_timer(s, s->last_pass.due, now);
 		return false;
 	}
-	for (size_t i = 0; i < s->nlive; i++) {
-		struct job *j = jobs_live_at(s, i);
+	for (size_t i = 0; i < pass_njobs(s, joined); i++) {
+		struct job *j = pass_job_at(s, i, joined);
 
 		if (j && j->state == JS_QUEUED && !j->cluster)	/* Slurm's, not ours */
 			nq++;
@@ -809,8 +907,8 @@ bool jobs_schedule_pass(struct server *s)
 	if (!q || !qj || !r || !d)
 		abort();
 	nq = nr = 0;
-	for (size_t i = 0; i < s->nlive; i++) {
-		struct job *j = jobs_live_at(s, i);
+	for (size_t i = 0; i < pass_njobs(s, joined); i++) {
+		struct job *j = pass_job_at(s, i, joined);
 
 		if (!j)
 			continue;
@@ -871,35 +969,49 @@ bool jobs_schedule_pass(struct server *s)
 	}
 	/* Every start is recorded, in one transaction, before any runner is
 	 * launched; when the store refuses, none starts and nothing is booked. */
-	if (started && jobs_txn_begin(s, &e) == 0) {
+	if (joined) {
+		for (size_t i = 0; i < nq && started && !s->txn.failed; i++) {
+			struct job *j = jobs_get(s, d[i].id);
+
+			if (d[i].reason)
+				continue;
+			record_start(s, j, d[i].gpu_mask, &e);
+			if (s->nlaunch == s->launch_cap) {
+				s->launch_cap = s->launch_cap ? 2 * s->launch_cap : 16;
+				s->launch = realloc(s->launch, s->launch_cap * sizeof *s->launch);
+				if (!s->launch)
+					abort();
+			}
+			s->launch[s->nlaunch].id = j->id;
+			s->launch[s->nlaunch++].run_seq = j->run_seq;
+			gf_trace_at(traced, "pass", j->id);
+		}
+		started = 0;	/* launched after the commit (jobs_launch_recorded) */
+	} else if (started && jobs_txn_begin(s, &e) == 0) {
 		for (size_t i = 0; i < nq && !s->txn.failed; i++) {
 			struct job *j = jobs_get(s, d[i].id);
 
 			if (d[i].reason)
 				continue;
-			jobs_touch(s, j);
-			j->state = JS_RUNNING;
-			job_set_reason(j, NULL);
-			j->start_time = now_real();
-			j->gpu_mask = d[i].gpu_mask;
-			usage_start(s, j);
-			j->active = true;
-			j->runner_pid = 0;
-			j->runner_ticks = 0;
-			j->run_seq++;
-			jobs_save(s, j, &e);
+			record_start(s, j, d[i].gpu_mask, &e);
 		}
 		if (jobs_txn_commit(s, &e) == 0)
 			recorded = true;
+		for (size_t i = 0; i < nq && recorded && traced; i++)
+			if (!d[i].reason) {
+				gf_trace_at(traced, "pass", d[i].id);
+				gf_trace("running_commit", d[i].id);
+			}
 	}
-	if (started && !recorded) {
+	if (started && !recorded && !joined) {
 		if (!s->starts_refused)
 			fprintf(stderr, "gflowd: starting %zu job%s: %s (trying again)\n", started,
 				started == 1 ? "" : "s", e.msg);
 		if (now + 1 < next_begin)
 			next_begin = now + 1;	/* try again in a second */
 	}
-	s->starts_refused = started && !recorded;
+	if (!joined)
+		s->starts_refused = started && !recorded;
 	if (!recorded)
 		started = 0;
 	for (size_t i = 0; i < nq && started; i++) {
@@ -907,23 +1019,16 @@ bool jobs_schedule_pass(struct server *s)
 
 		if (d[i].reason)
 			continue;
-		if (exec_start_job(s, j, &e)) {
-			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
-			if (jobs_ended(s, j, NULL, e.msg)) {
-				j->backstop = "the job could not be started";
-				j->end_pending = true;	/* reap.c tries again */
-			}
-			continue;
-		}
-		reap_watch_start(s, j);
-		vlog(1, "job %lld (%s, user %s) started, GPUs [%s]", (long long)j->id, j->name ? j->name : "",
-		     j->user ? j->user : "?", (gf_format_gpu_mask(j->gpu_mask, ids, sizeof ids), ids));
+		launch(s, j);
 	}
 	vlog(3, "scheduler pass: %zu waiting, %zu running, %zu started", nq, nr, started);
 	arm_begin_timer(s, next_begin, now);
 	/* After the starts' commits: a pass that started or was refused
 	 * something is followed by a full one. */
-	pass_remember(s, gpus, ng, now, next_begin, started || s->starts_refused);
+	if (joined)
+		s->last_pass.valid = false;	/* its transaction may yet be rolled back */
+	else
+		pass_remember(s, gpus, ng, now, next_begin, started || s->starts_refused);
 	free(q);
 	free(qj);
 	free(r);

@@ -3,6 +3,7 @@
  * API, the one event loop, reload, and a clean shutdown. Running jobs are
  * never stopped by any of this. */
 #include "server.h"
+#include "trace.h"
 #include "verbose.h"
 
 #include <errno.h>
@@ -763,6 +764,7 @@ static void teardown(struct server *s)
 	free(s->jobs);
 	free(s->open);
 	free(s->live);
+	free(s->launch);
 	quota_close(s);
 	reserve_close(s);
 	usage_close(s);
@@ -807,6 +809,12 @@ int server_run(const struct daemon_opts *opts)
 	s.lock_fd = s.sock_lock_fd = s.inotify_fd = s.unix_fd = s.rollback_fd = s.run_dfd = s.log_dfd = -1;
 	s.inherited[0] = s.inherited[1] = s.inherited[2] = s.inherited[3] = -1;
 	report(opts->report, "starting", NULL);
+	/* The start-latency trace (trace.h): a personal daemon's only; it goes
+	 * on to the runners through the environment. */
+	if (opts->system)
+		unsetenv("GFLOW_TRACE");
+	else
+		gf_trace_open();
 	if (setup(&s, &e)) {
 		fprintf(stderr, "gflowd: %s\n", e.msg);
 		if (s.rollback_fd >= 0) {

@@ -163,6 +163,7 @@ static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
 	(void)what;
+	exec_reap();
 	/* Only believe the pidfd itself. epoll can report an event for a file
 	 * that had this fd number before: libevent closes a finished HTTP
 	 * connection before removing it from epoll, and a child forked at that
@@ -389,6 +390,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	exec_reap();
 	track_observe(s);
 	for (size_t i = 0; i < s->nlive; i++) {
 		struct job *j = jobs_live_at(s, i);

@@ -267,6 +267,10 @@ struct server {
 	uint64_t sched_seed;
 	enum sched_strategy strategy;
 	bool starts_refused;		/* the store refused the last pass's starts */
+	/* Starts recorded in a submission's own transaction (jobs_start_at_once),
+	 * launched after its commit: job id and run_seq. */
+	struct { int64_t id, run_seq; } *launch;
+	size_t nlaunch, launch_cap;
 
 	/* GPUs */
 	struct gpu_poller *poller;
@@ -371,6 +375,9 @@ struct job *jobs_open_at(struct server *s, size_t i);
 /* The i-th entry of the live list (i < s->nlive), or NULL when that job is
  * neither queued nor holding resources any more. */
 struct job *jobs_live_at(struct server *s, size_t i);
+/* The i-th change of the open transaction, when it added a job (NULL
+ * otherwise); i < s->txn.nundo. */
+struct job *jobs_txn_added_at(struct server *s, size_t i);
 /* After a commit: list j as live if it now is; note what the pass must
  * look at again. */
 void jobs_committed(struct server *s, struct job *j, const struct job *before);
@@ -402,6 +409,11 @@ int jobs_freed(struct server *s, struct job *j);
 /* One scheduler pass; false when it was skipped because nothing it looks
  * at changed since the last one. */
 bool jobs_schedule_pass(struct server *s);
+/* In a submission's open transaction: record as started the jobs that can
+ * start now, so one commit holds both; jobs_launch_recorded after the
+ * commit launches them. */
+void jobs_start_at_once(struct server *s);
+void jobs_launch_recorded(struct server *s);
 /* Why a queued job may not start now (NULL: eligible). */
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);
 /* The newest attempt of a job that was retried (the job itself otherwise). */
@@ -508,6 +520,7 @@ void exec_close(struct server *s);
 int exec_owner_home(uid_t uid, char *home, size_t size, struct gf_err *e);
 int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_err *e);
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
+void exec_reap(void);	/* collects runners that exited (they are our children) */
 int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
 	       struct gf_err *e);
 void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size);

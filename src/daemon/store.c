@@ -3,11 +3,15 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 enum {
 	ST_INSERT_JOB, ST_UPDATE_JOB, ST_PUT_ENV, ST_GET_ENV, ST_SET, ST_DEL, ST_GET, ST_ADD_SAMPLE, ST_TRIM_SAMPLES,
@@ -137,6 +141,49 @@ static int migrate(struct store *s, struct gf_err *e)
 	return 0;
 }
 
+/* The write-ahead log, given room ahead: SQLite appends each commit to it
+ * until a checkpoint (every ~1000 pages) sends it back to its start, and a
+ * sync of a file that grew must also commit its new size (a journal commit
+ * of the file system), which costs several times the sync of blocks that
+ * are already there. So the log is extended to the size it reaches anyway,
+ * with zeros, once: SQLite ends the log at the first frame whose checksum
+ * and salt do not match, as it does for the old frames a restarted log
+ * leaves behind. Only ever done past what is in the file, never through a
+ * link, and only where the file system has 16 times that room free (a
+ * nearly full or tiny one keeps its space); a failure is harmless (commits
+ * are as before). */
+#define WAL_ROOM (1100 * 4096 + 32)
+
+static void wal_make_room(const char *path)
+{
+	char wal[4096 + 8], zeros[65536];
+	struct stat st;
+	struct statvfs vfs;
+	int fd;
+
+	if (snprintf(wal, sizeof wal, "%s-wal", path) >= (int)sizeof wal)
+		return;
+	fd = open(wal, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	memset(zeros, 0, sizeof zeros);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < WAL_ROOM && fstatvfs(fd, &vfs) == 0 &&
+	    (unsigned long long)vfs.f_bavail * vfs.f_frsize >= 16ULL * WAL_ROOM) {
+		off_t at = st.st_size;
+
+		while (at < WAL_ROOM) {
+			size_t n = WAL_ROOM - at < (off_t)sizeof zeros ? (size_t)(WAL_ROOM - at) : sizeof zeros;
+			ssize_t w = pwrite(fd, zeros, n, at);
+
+			if (w <= 0)
+				break;
+			at += w;
+		}
+		(void)!fdatasync(fd);
+	}
+	close(fd);	/* SQLite holds no lock on the log itself */
+}
+
 struct store *store_open(const char *path, struct gf_err *e)
 {
 	struct store *s = calloc(1, sizeof *s);
@@ -157,6 +204,7 @@ struct store *store_open(const char *path, struct gf_err *e)
 		store_close(s);
 		return NULL;
 	}
+	wal_make_room(path);
 	for (int i = 0; i < ST_N; i++)
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
 		    SQLITE_OK) {

@@ -46,6 +46,11 @@ static void undo_push(struct server *s, int64_t id, struct job *before, int64_t 
 	s->txn.undo[s->txn.nundo++] = (struct undo){ .id = id, .before = before, .retried_by = retried_by };
 }
 
+struct job *jobs_txn_added_at(struct server *s, size_t i)
+{
+	return i < s->txn.nundo && !s->txn.undo[i].before ? s->jobs[s->txn.undo[i].id] : NULL;
+}
+
 void jobs_touch(struct server *s, struct job *j)
 {
 	if (!s->txn.open || j->txn_seq == s->txn.seq)
@@ -208,6 +213,8 @@ int jobs_txn_commit(struct server *s, struct gf_err *e)
 	for (size_t i = 0; s->notify && i < s->txn.nundo; i++) {
 		struct undo *u = &s->txn.undo[i];
 		notify_job_change(s, s->jobs[u->id], u->before ? (int)u->before->state : -1, u->replaced);
+		if (!u->before && s->jobs[u->id]->state == JS_RUNNING)	/* submitted and started at once */
+			notify_job_change(s, s->jobs[u->id], JS_QUEUED, false);
 	}
 	txn_end(s);
 	return 0;

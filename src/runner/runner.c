@@ -40,6 +40,7 @@
 #include "jobvars.h"
 #include "owner.h"
 #include "runfile.h"
+#include "trace.h"
 
 #define LIST_MAX (64u << 20)	/* refuse an env or argv file bigger than this */
 #define MAX_CGROUPS 4
@@ -425,9 +426,24 @@ static int announce(const struct runner *r, struct gf_err *e)
 
 /* --- cgroups ------------------------------------------------------------ */
 
+/* Are we in cg already (the daemon started us inside)? Then there is no
+ * move to make: even a move to where one is costs an RCU grace period. */
+static bool member_of(const char *cg, const char *pid)
+{
+	char buf[4096], *line, *save = NULL;
+
+	if (runfile_read_text(cg, "cgroup.procs", buf, sizeof buf))
+		return false;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strcmp(line, pid))
+			return true;
+	return false;
+}
+
 /* The daemon made the job's cgroups (v2, or v1 hierarchies) and tracks the
- * job through them; the runner moves itself in before the job exists, so
- * every process of the job is born inside. */
+ * job through them; the runner is started inside its v2 group or moves
+ * itself in before the job exists, so every process of the job is born
+ * inside. */
 static int join_cgroups(struct runner *r, struct gf_err *e)
 {
 	char path[PATH_MAX + 32], pid[32], buf[64];
@@ -438,8 +454,8 @@ static int join_cgroups(struct runner *r, struct gf_err *e)
 		int fd, err = 0;
 
 		snprintf(path, sizeof path, "%s/cgroup.procs", cg);
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || gf_write_all(fd, pid, (size_t)n))
+		fd = member_of(cg, pid) ? -2 : open(path, O_WRONLY | O_CLOEXEC);
+		if (fd == -1 || (fd >= 0 && gf_write_all(fd, pid, (size_t)n)))
 			err = errno;
 		if (fd >= 0 && close(fd) && !err)
 			err = errno;
@@ -944,6 +960,7 @@ static void child_run(const struct runner *r, int slave, int errw)
 		child_fail(errw, STAGE_CWD, errno);
 	cloexec_from(3);
 	environ = r->envp;	/* execvp searches the job's own PATH */
+	gf_trace("exec", strtoll(r->o.job, NULL, 10));
 	execvp(r->argv[0], r->argv);
 	child_fail(errw, STAGE_EXEC, errno);
 }
@@ -1256,9 +1273,16 @@ int main(int argc, char **argv)
 			    .ended_by = "exit" };
 	struct job_result res = { 0 };
 	struct gf_err e;
+	uint64_t started = gf_trace_now();	/* the start-latency trace (trace.h) */
+
+	int bad;
 
 	ensure_std_fds();
-	if (parse_opts(argc, argv, &r.o, &e) || open_run_dir(&r, &e) || read_env(&r, &e) ||
+	bad = parse_opts(argc, argv, &r.o, &e);
+	/* Traced only for a personal daemon (the system one never passes it). */
+	if (!bad && r.o.uid < 0 && gf_trace_open())
+		gf_trace_at(started, "runner_start", strtoll(r.o.job, NULL, 10));
+	if (bad || open_run_dir(&r, &e) || read_env(&r, &e) ||
 	    setup_signals(&r, &e) || become_subreaper(&e)) {
 		fprintf(stderr, "gflow-runner: %s\n", e.msg);
 		runner_free(&r);

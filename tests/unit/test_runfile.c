@@ -84,6 +84,20 @@ static void runner_claim_being_written_reads_as_pid_0(void **state)
 	assert_int_equal(out.pid, 0);
 }
 
+/* A machine that stopped before the runner file's syncs may show it with its
+ * size but not its bytes (zeros): still a claim without a pid. */
+static void runner_zeros_read_as_pid_0(void **state)
+{
+	const char *dir = *state;
+	struct runner_info out = { .pid = 99 };
+	struct gf_err e;
+	char zeros[40] = { 0 };
+
+	assert_int_equal(write_file_atomic(dir, "runner", zeros, sizeof zeros, &e), 0);
+	assert_int_equal(runfile_read_runner(dir, &out, &e), 0);
+	assert_int_equal(out.pid, 0);
+}
+
 static void runner_bad_values_rejected(void **state)
 {
 	const char *dir = *state;
@@ -267,6 +281,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(runner_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_never_overwrites_a_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_claim_being_written_reads_as_pid_0, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_zeros_read_as_pid_0, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_bad_values_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_absent_is_enoent, setup, teardown),
 		cmocka_unit_test_setup_teardown(result_round_trip, setup, teardown),

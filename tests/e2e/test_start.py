@@ -1,0 +1,91 @@
+"""What the submit → start path does to be quick (issue 13), and that the
+guarantees hold: runners are the daemon's children and are collected, a
+runner is born inside its job's cgroup, the store's log is given room, a job
+that can start at once is recorded as started in its submission's commit —
+and a crash right after that commit starts it once."""
+import os
+
+import pytest
+
+
+def zombies_of(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as f:
+                fields = f.read().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if fields[0] == b"Z" and int(fields[1]) == pid:
+            out.append(int(d))
+    return out
+
+
+def test_runners_are_the_daemons_children_and_are_collected(gflow_exec):
+    g = gflow_exec
+    g.start()
+    ids = [g.submit("true") for _ in range(3)]
+    for jid in ids:
+        g.wait_state(jid, "Finished")
+    if g.env["GFLOW_EXECUTOR__TYPE"] == "process":
+        slow = g.submit("sleep", "30")
+        g.wait_for(lambda: g.job(slow)["runner_pid"], what="the runner")
+        with open(f"/proc/{g.job(slow)['runner_pid']}/stat", "rb") as f:
+            assert int(f.read().rpartition(b")")[2].split()[1]) == g.proc.pid
+        g.cli("gcancel", slow, check=True)
+        g.wait_state(slow, "Cancelled")
+    # every runner (and every other child) that ended is collected
+    g.wait_for(lambda: not zombies_of(g.proc.pid), timeout=10, what="no zombie children")
+
+
+def test_a_runner_starts_inside_its_jobs_group(gflow):
+    g = gflow
+    g.start()
+    info = g.api("GET", "/info")[1]["tracking"]
+    if info["method"] != "cgroup2":
+        pytest.skip("no cgroup v2 tracking here")
+    jid = g.submit("sleep", "30")
+    g.wait_for(lambda: g.job(jid)["runner_pid"], what="the runner")
+    with open(f"/proc/{g.job(jid)['runner_pid']}/cgroup") as f:
+        v2 = [ln.split("::", 1)[1].strip() for ln in f if ln.startswith("0::")][0]
+    assert os.path.basename(v2).startswith(f"job-{jid}."), v2
+    assert info["cgroup"].endswith(os.path.dirname(v2)), (info, v2)
+    g.cli("gcancel", jid, check=True)
+    g.wait_state(jid, "Cancelled")
+
+
+def test_the_write_ahead_log_gets_room_and_a_kill_loses_nothing(gflow):
+    g = gflow
+    g.start()
+    wal = g.data / "gflow.db-wal"
+    assert wal.stat().st_size >= 1100 * 4096
+    ids = [g.submit("--hold", "true") for _ in range(5)]
+    g.kill9()
+    g.start()
+    assert [g.job(j)["state"] for j in ids] == ["Hold"] * 5
+    assert g.submit("--hold", "true") == ids[-1] + 1
+
+
+def test_a_crash_between_the_start_commit_and_the_runner_starts_the_job_once(gflow, tmp_path):
+    g = gflow
+    fake = tmp_path / "fake-runner"
+    fake.write_text("#!/bin/sh\nkill -9 $PPID\n")     # the daemon dies as it launches
+    fake.chmod(0o755)
+    g.env["GFLOW_RUNNER"] = str(fake)
+    g.start()
+    count = tmp_path / "count"
+    # the runner is launched before the answer: gbatch may get none, but
+    # the job is on disk (recorded as started) before the runner exists
+    g.cli("gbatch", "sh", "-c", f"echo ran >> {count}")
+    jid = 1
+    g.proc.wait(timeout=20)
+    g.proc = None
+    del g.env["GFLOW_RUNNER"]
+    g.start()
+    assert g.wait_state(jid, "Finished")["state"] == "Finished"
+    assert count.read_text() == "ran\n"
+    g.stop()
+    g.start()       # and once only, also after another restart
+    assert g.job(jid)["state"] == "Finished" and count.read_text() == "ran\n"

@@ -1,0 +1,169 @@
+"""GET /jobs is written job by job (api_list.c): a long list goes out
+chunked, piece by piece as the client reads, and says exactly what the
+per-job answer (GET /jobs/<id>, built as a jansson tree) says of each job,
+for every caller; a client that leaves in the middle costs the daemon
+nothing. gqueue reads the list as a stream and prints, in every format,
+what a fully parsed answer gives."""
+import json
+import socket
+import time
+
+import pytest
+
+from conftest import UnixHTTPConnection
+
+
+def raw_get(sock_path, path, timeout=30):
+    """(status, headers dict, body bytes) of one GET."""
+    c = UnixHTTPConnection(str(sock_path), timeout=timeout)
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        c.close()
+
+
+def pairs(raw):
+    """JSON with object key order and the exact text of numbers kept."""
+    return json.loads(raw, object_pairs_hook=lambda kv: kv, parse_float=str, parse_int=str)
+
+
+def fill_varied(g, n_plain):
+    """Held jobs of every kind: text that needs escapes, arrays, dependencies,
+    Slurm records, plus n_plain plain ones in one batch."""
+    specs = [
+        {"command": ["echo", "caf\u00e9 \U0001F600", "say \"hi\"\nbye", "tab\there", "back\\slash"],
+         "name": "n\u00e4me-\u6f22\u5b57", "hold": True, "priority": 3, "project": "p \"q\""},
+        {"command": ["printf", "esc\x1b[31m\x01"], "name": "limits", "hold": True, "time_limit_secs": 3600,
+         "memory_mb": 2048},
+        {"command": ["sh", "-c", "exit 3"], "hold": True, "params": {"lr": "0.001", "tag": "x\ny"}},
+    ]
+    st, body = g.api("POST", "/jobs", {"jobs": specs, "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 201, body
+    first = body["jobs"][0]["id"]
+    g.submit("--hold", "--array", "1-3", "--name", "arr", "true")
+    g.submit("--hold", "--depends-on-any", f"{first},{first + 1}", "--name", "dep", "true")
+    st, body = g.api("POST", "/remote/jobs", {"cluster": "hpc", "cwd": "/tmp", "jobs": [
+        {"name": "on-slurm", "command": ["python", "t.py"], "slurm_id": "777", "remote_log": "/s/o.log",
+         "gpus": 1}]})
+    assert st == 201, body
+    done = g.submit("--name", "quick", "sh", "-c", "exit 0")
+    g.wait_state(done, "Finished")
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True, "name": f"j{i}"}
+                                                for i in range(n_plain)],
+                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 201, body
+
+
+def check_list_matches_each_job(sock_path, query, expect_chunked=None):
+    st, hdr, body = raw_get(sock_path, "/jobs?" + query)
+    assert st == 200, body
+    if expect_chunked is not None:
+        assert (hdr.get("transfer-encoding") == "chunked") == expect_chunked, hdr
+    listed = dict(pairs(body))["jobs"]
+    ids = [dict(o)["id"] for o in listed]
+    assert ids == sorted(ids, key=int) and len(set(ids)) == len(ids)
+    for o in listed:
+        jid = dict(o)["id"]
+        st, _, one = raw_get(sock_path, f"/jobs/{jid}")
+        assert st == 200
+        whole = dict(dict(pairs(one))["job"])
+        if "fields=" in query:
+            wanted = query.split("fields=")[1].split("&")[0].split(",")
+            whole = [(k, v) for k, v in whole.items() if k in wanted]
+        else:
+            whole = list(whole.items())
+        assert o == whole, f"job {jid}"
+    return listed
+
+
+def test_a_long_list_is_streamed_and_says_what_each_job_says(gflow):
+    g = gflow
+    g.start()
+    fill_varied(g, 1500)
+    listed = check_list_matches_each_job(g.socket, "users=all", expect_chunked=True)
+    assert len(listed) >= 1500 + 9
+    names = [dict(o)["name"] for o in listed]
+    assert "n\u00e4me-\u6f22\u5b57" in names         # exact text, not escaped
+    short = check_list_matches_each_job(g.socket, "users=all&fields=id,name,state,log_path,cluster,slurm_id")
+    assert len(short) == len(listed)
+    live = check_list_matches_each_job(g.socket, "active=1&fields=id,state,reason,depends_on")
+    assert len(live) == len(listed) - 1     # all but the finished one
+    assert all(dict(o)["state"] != "Finished" for o in live)
+    small = check_list_matches_each_job(g.socket, "states=Finished", expect_chunked=False)
+    assert [dict(o)["name"] for o in small] == ["quick"]
+
+
+def test_a_client_that_leaves_mid_list_costs_the_daemon_nothing(gflow):
+    g = gflow
+    g.start()
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True, "name": "x" * 200}] * 3000,
+                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 201
+    for _ in range(20):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(str(g.socket))
+        s.sendall(b"GET /jobs?users=all HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert s.recv(4096).startswith(b"HTTP/1.1 200")
+        s.close()                       # gone with most of the list unread
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)   # one that never reads
+    s.connect(str(g.socket))
+    s.sendall(b"GET /jobs?users=all HTTP/1.1\r\nHost: x\r\n\r\n")
+    st, body = g.api("GET", "/health")
+    assert st == 200
+    st, hdr, raw = raw_get(g.socket, "/jobs?users=all&fields=id")
+    assert st == 200 and len(json.loads(raw)["jobs"]) == 3000
+    s.close()
+    # two lists on one keep-alive connection, the first streamed
+    c = UnixHTTPConnection(str(g.socket), timeout=30)
+    try:
+        for q in ("users=all", "users=all&fields=id"):
+            c.request("GET", "/jobs?" + q)
+            r = c.getresponse()
+            assert r.status == 200 and len(json.loads(r.read())["jobs"]) == 3000
+    finally:
+        c.close()
+    assert g.proc.poll() is None
+
+
+def test_others_see_only_public_fields_in_a_streamed_list(system_gflow):
+    g = system_gflow
+    g.start()
+    a, b = g.add_user("a"), g.add_user("b")
+    for i in range(3):
+        g.submit_as(a, "--hold", "--name", f"a\u00e9{i}", "echo", "secret\nline")
+    g.submit_as(b, "--hold", "--name", "b0", "true")
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True}] * 1200,
+                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 201
+    for user in (a, b):
+        r = g.as_user(user, "python3", "-c", LIST_AS_USER, check=True)
+        mine = json.loads(r.stdout)
+        assert mine["chunked"]
+        for o, one in zip(mine["list"], mine["each"]):
+            assert o == one
+        owners = {dict(o)["user"] for o in mine["list"]}
+        assert owners == {a, b, "root"}
+        for o in mine["list"]:
+            d = dict(o)
+            assert ("command" in d) == (d["user"] == user), d
+
+
+# Run as a user: the list and each job's own answer, as that user sees them.
+LIST_AS_USER = r'''
+import http.client, json, os, socket
+path = os.environ["GFLOW_SYSTEM_ROOT"] + "/run/gflow/gflowd.sock"
+class C(http.client.HTTPConnection):
+    def __init__(s): super().__init__("localhost", timeout=30)
+    def connect(s):
+        s.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.sock.connect(path)
+def get(p):
+    c = C(); c.request("GET", p); r = c.getresponse(); raw = r.read(); c.close()
+    return r.getheader("Transfer-Encoding"), json.loads(raw, object_pairs_hook=lambda kv: kv,
+                                                        parse_float=str, parse_int=str)
+te, lst = get("/jobs?users=all")
+lst = dict(lst)["jobs"]
+each = [dict(get("/jobs/" + dict(o)["id"])[1])["job"] for o in lst]
+print(json.dumps({"chunked": te == "chunked", "list": lst, "each": each}))
+'''

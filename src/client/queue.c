@@ -18,6 +18,7 @@
 #include "http.h"
 #include "opt.h"
 #include "parse.h"
+#include "qstream.h"
 #include "remote.h"
 
 #define PROG "gqueue"
@@ -92,128 +93,187 @@ int queue_parse_fields(const char *s, enum qfield *out, size_t *n,
 	return 0;
 }
 
-static char *dup_or_dash(const char *s)
+static void add_or_dash(struct sbuf *b, const char *s)
 {
-	return xstrdup(s && *s ? s : "-");
+	sbuf_adds(b, s && *s ? s : "-");
 }
 
-static char *mb_cell(const json_t *job, const char *key)
+static int64_t num_or(const json_t *o, const char *key, int64_t dflt,
+    int *has)
 {
-	char buf[32];
-
-	if (!jhas(job, key))
-		return xstrdup("-");
-	fmt_mb(jint(job, key, 0), buf, sizeof buf);
-	return xstrdup(buf);
+	*has = jhas(o, key);
+	return jint(o, key, dflt);
 }
 
-static char *time_cell(const json_t *job, const char *key)
-{
-	char buf[64];
-
-	fmt_local_time(jnum(job, key, 0), buf, sizeof buf);
-	return xstrdup(buf);
-}
-
-static char *nodelist_cell(const json_t *job)
-{
-	const char *state = jstr(job, "state"), *reason = jstr(job, "reason");
-	struct sbuf b = { 0 };
-
-	if (state && strcmp(state, "Running") == 0)
-		return fmt_int_list(json_object_get(job, "gpu_ids"));
-	if (!reason || !*reason)
-		return xstrdup("-");
-	sbuf_addf(&b, "(%s)", reason);
-	return sbuf_take(&b);
-}
-
-/* REASON: the job's reason; for a running shared job whose processes use
- * more GPU memory than it booked, that detail. */
-static char *reason_cell(const json_t *job)
+void qjob_from_json(const json_t *job, struct qjob *q, struct sbuf *scratch)
 {
 	const json_t *u = json_object_get(job, "gpu_usage");
-	char used[32], booked[32], buf[96];
+	char *ids = fmt_int_list(json_object_get(job, "gpu_ids"));
+	int has;
 
-	if (!jstr(job, "reason") && jbool(u, "memory_exceeded", 0)) {
-		fmt_mb_human(jint(u, "exceeded_mb", 0), used, sizeof used);
-		fmt_mb_human(jint(job, "gpu_memory_mb", 0), booked, sizeof booked);
-		snprintf(buf, sizeof buf, "GPUMemoryExceeded(used %s, booked %s)",
-		    used, booked);
-		return xstrdup(buf);
+	memset(q, 0, sizeof *q);
+	q->id = jint(job, "id", 0);
+	q->gpus = jint(job, "gpus", 0);
+	q->uid = jint(job, "uid", -1);
+	q->priority = jint(job, "priority", 10);
+	q->time_limit_secs = num_or(job, "time_limit_secs", 0,
+	    &q->has_time_limit);
+	q->memory_mb = num_or(job, "memory_mb", 0, &q->has_memory);
+	q->gpu_memory_mb = num_or(job, "gpu_memory_mb", 0, &q->has_gpu_memory);
+	q->exit_code = num_or(job, "exit_code", 0, &q->has_exit_code);
+	q->exit_signal = num_or(job, "exit_signal", 0, &q->has_exit_signal);
+	q->memory_exceeded = jbool(u, "memory_exceeded", 0);
+	q->exceeded_mb = num_or(u, "exceeded_mb", 0, &has);
+	q->start_time = jnum(job, "start_time", 0);
+	q->end_time = jnum(job, "end_time", 0);
+	q->submit_time = jnum(job, "submit_time", 0);
+	q->name = jstr(job, "name");
+	q->state = jstr(job, "state");
+	q->st = jstr(job, "st");
+	q->reason = jstr(job, "reason");
+	q->user = jstr(job, "user");
+	q->project = jstr(job, "project");
+	q->cluster = jstr(job, "cluster");
+	sbuf_free(scratch);
+	sbuf_adds(scratch, ids);
+	q->gpu_ids = sbuf_str(scratch);
+	free(ids);
+}
+
+static void exit_cell(const struct qjob *q, struct sbuf *b)
+{
+	const char *name;
+
+	if (q->has_exit_code) {
+		sbuf_addf(b, "%lld", (long long)q->exit_code);
+		return;
 	}
-	return dup_or_dash(jstr(job, "reason"));
+	if (!q->has_exit_signal) {
+		sbuf_addc(b, '-');
+		return;
+	}
+	name = fmt_signal_name((int)q->exit_signal);
+	if (name)
+		sbuf_adds(b, name);
+	else
+		sbuf_addf(b, "signal %d", (int)q->exit_signal);
+}
+
+void qjob_cell(const struct qjob *q, enum qfield f, double now, struct sbuf *b)
+{
+	char buf[96], used[32], booked[32];
+	double end;
+
+	switch (f) {
+	case QF_JOBID:
+		sbuf_addf(b, "%lld", (long long)q->id);
+		return;
+	case QF_NAME:
+		sbuf_adds(b, q->name ? q->name : "");
+		return;
+	case QF_ST:
+		sbuf_adds(b, q->st ? q->st : state_short(q->state));
+		return;
+	case QF_STATE:
+		add_or_dash(b, q->state);
+		return;
+	case QF_TIME:	/* fmt_job_elapsed */
+		end = q->end_time > 0 ? q->end_time : now;
+		if (q->start_time <= 0)
+			sbuf_adds(b, "0:00");
+		else {
+			fmt_duration((int64_t)(end - q->start_time), buf,
+			    sizeof buf);
+			sbuf_adds(b, buf);
+		}
+		return;
+	case QF_NODES:
+		sbuf_addf(b, "%lld", (long long)q->gpus);
+		return;
+	case QF_NODELIST:
+		if (q->state && strcmp(q->state, "Running") == 0)
+			sbuf_adds(b, q->gpu_ids ? q->gpu_ids : "");
+		else if (!q->reason || !*q->reason)
+			sbuf_addc(b, '-');
+		else {
+			sbuf_addc(b, '(');
+			sbuf_adds(b, q->reason);
+			sbuf_addc(b, ')');
+		}
+		return;
+	case QF_TIMELIMIT:
+		if (!q->has_time_limit) {
+			sbuf_adds(b, "UNLIMITED");
+			return;
+		}
+		fmt_duration(q->time_limit_secs, buf, sizeof buf);
+		sbuf_adds(b, buf);
+		return;
+	case QF_MEMORY:
+	case QF_GPUMEM:
+		if (!(f == QF_MEMORY ? q->has_memory : q->has_gpu_memory)) {
+			sbuf_addc(b, '-');
+			return;
+		}
+		fmt_mb(f == QF_MEMORY ? q->memory_mb : q->gpu_memory_mb, buf,
+		    sizeof buf);
+		sbuf_adds(b, buf);
+		return;
+	case QF_USER:
+		if (q->user)
+			sbuf_adds(b, q->user);
+		else
+			sbuf_addf(b, "%lld", (long long)q->uid);
+		return;
+	case QF_PROJECT:
+		add_or_dash(b, q->project);
+		return;
+	case QF_EXIT:
+		exit_cell(q, b);
+		return;
+	case QF_PRIORITY:
+		sbuf_addf(b, "%lld", (long long)q->priority);
+		return;
+	case QF_SUBMIT:
+	case QF_START:
+	case QF_END:
+		fmt_local_time(f == QF_SUBMIT ? q->submit_time : f == QF_START ?
+		    q->start_time : q->end_time, buf, sizeof buf);
+		sbuf_adds(b, buf);
+		return;
+	case QF_REASON:
+		/* a running shared job whose processes use more GPU memory
+		 * than it booked: that detail */
+		if (!q->reason && q->memory_exceeded) {
+			fmt_mb_human(q->exceeded_mb, used, sizeof used);
+			fmt_mb_human(q->gpu_memory_mb, booked, sizeof booked);
+			snprintf(buf, sizeof buf,
+			    "GPUMemoryExceeded(used %s, booked %s)", used,
+			    booked);
+			sbuf_adds(b, buf);
+		} else
+			add_or_dash(b, q->reason);
+		return;
+	case QF_GPUIDS:
+		add_or_dash(b, q->gpu_ids);
+		return;
+	case QF_CLUSTER:
+		add_or_dash(b, q->cluster);
+		return;
+	case QF_COUNT:
+		break;
+	}
 }
 
 char *queue_field_value(const json_t *job, enum qfield f, double now)
 {
-	char buf[64];
-	char *s;
+	struct sbuf scratch = { 0 }, b = { 0 };
+	struct qjob q;
 
-	switch (f) {
-	case QF_JOBID:
-		snprintf(buf, sizeof buf, "%lld", (long long)jint(job, "id", 0));
-		return xstrdup(buf);
-	case QF_NAME:
-		return xstrdup(jstr(job, "name") ? jstr(job, "name") : "");
-	case QF_ST:
-		if (jstr(job, "st"))
-			return xstrdup(jstr(job, "st"));
-		return xstrdup(state_short(jstr(job, "state")));
-	case QF_STATE:
-		return dup_or_dash(jstr(job, "state"));
-	case QF_TIME:
-		fmt_job_elapsed(job, now, buf, sizeof buf);
-		return xstrdup(buf);
-	case QF_NODES:
-		snprintf(buf, sizeof buf, "%lld", (long long)jint(job, "gpus", 0));
-		return xstrdup(buf);
-	case QF_NODELIST:
-		return nodelist_cell(job);
-	case QF_TIMELIMIT:
-		if (!jhas(job, "time_limit_secs"))
-			return xstrdup("UNLIMITED");
-		fmt_duration(jint(job, "time_limit_secs", 0), buf, sizeof buf);
-		return xstrdup(buf);
-	case QF_MEMORY:
-		return mb_cell(job, "memory_mb");
-	case QF_GPUMEM:
-		return mb_cell(job, "gpu_memory_mb");
-	case QF_USER:
-		if (jstr(job, "user"))
-			return xstrdup(jstr(job, "user"));
-		snprintf(buf, sizeof buf, "%lld", (long long)jint(job, "uid", -1));
-		return xstrdup(buf);
-	case QF_PROJECT:
-		return dup_or_dash(jstr(job, "project"));
-	case QF_EXIT:
-		fmt_exit(job, 1, buf, sizeof buf);
-		return xstrdup(buf);
-	case QF_PRIORITY:
-		snprintf(buf, sizeof buf, "%lld",
-		    (long long)jint(job, "priority", 10));
-		return xstrdup(buf);
-	case QF_SUBMIT:
-		return time_cell(job, "submit_time");
-	case QF_START:
-		return time_cell(job, "start_time");
-	case QF_END:
-		return time_cell(job, "end_time");
-	case QF_REASON:
-		return reason_cell(job);
-	case QF_GPUIDS:
-		s = fmt_int_list(json_object_get(job, "gpu_ids"));
-		if (!*s) {
-			free(s);
-			return xstrdup("-");
-		}
-		return s;
-	case QF_CLUSTER:
-		return dup_or_dash(jstr(job, "cluster"));
-	case QF_COUNT:
-		break;
-	}
-	return xstrdup("");
+	qjob_from_json(job, &q, &scratch);
+	qjob_cell(&q, f, now, &b);
+	sbuf_free(&scratch);
+	return sbuf_take(&b);
 }
 
 char *queue_states_param(const char *s, struct gf_err *e)
@@ -811,6 +871,86 @@ static char *render(const struct queue_opts *q, struct gf_err *e)
 	return text;
 }
 
+/* ---------- the list as a stream ---------- */
+
+/* The common listing — flat, in the daemon's order, no filter of the
+ * client's own — is printed as the answer arrives: each job's cells are
+ * made from its object and the object forgotten (qstream.c); only a text
+ * table keeps the escaped cells until it knows the widths. */
+static int streamable(const struct queue_opts *q)
+{
+	return !q->watch && !q->sort && !q->tmux && !q->cluster &&
+	    q->limit >= 0 && !(q->fmt == TABLE_JSON && !q->fields_given) &&
+	    !(q->fmt == TABLE_TEXT && (q->tree || q->group));
+}
+
+struct lister {
+	const struct queue_opts *q;
+	struct table_out *out;
+	struct qstream in;
+	struct sbuf cells;
+	long long shown;
+	double now;
+	struct gf_err *e;
+};
+
+static void list_row(const struct qjob *job, void *arg)
+{
+	struct lister *l = arg;
+	const char *cells[QUEUE_MAX_FIELDS];
+	size_t at[QUEUE_MAX_FIELDS], i;
+
+	if (l->q->limit > 0 && l->shown >= l->q->limit)
+		return;
+	l->shown++;
+	l->cells.len = 0;
+	for (i = 0; i < l->q->nf; i++) {
+		at[i] = l->cells.len;
+		qjob_cell(job, l->q->f[i], l->now, &l->cells);
+		sbuf_addc(&l->cells, '\0');
+	}
+	for (i = 0; i < l->q->nf; i++)
+		cells[i] = l->cells.p + at[i];
+	table_out_row(l->out, cells);
+}
+
+static int list_bytes(const char *p, size_t n, void *arg)
+{
+	struct lister *l = arg;
+
+	if (qstream_feed(&l->in, p, n) < 0)
+		return gf_err_set(l->e, "%s", qstream_error(&l->in));
+	return 0;
+}
+
+static int stream_list(const struct queue_opts *q, struct gf_err *e)
+{
+	const char *headers[QUEUE_MAX_FIELDS];
+	struct lister l = { q, NULL, { 0 }, { 0 }, 0, (double)time(NULL), e };
+	struct sbuf path = { 0 };
+	int rc;
+	size_t i;
+
+	if (build_query(q, &path, e) < 0)
+		return -1;
+	remote_sync(PROG, q->cluster, 0);	/* Slurm's word on cluster jobs */
+	for (i = 0; i < q->nf; i++)
+		headers[i] = queue_field_header(q->f[i]);
+	qstream_init(&l.in, list_row, &l);
+	l.out = table_out_new(q->fmt, q->nf, headers, stdout);
+	rc = api_get_stream(path.p, list_bytes, &l, e);
+	if (rc == 0 && qstream_end(&l.in) < 0)
+		rc = gf_err_set(e, "%s", qstream_error(&l.in));
+	if (rc == 0)
+		table_out_end(l.out);
+	else
+		table_out_free(l.out);
+	qstream_free(&l.in);
+	sbuf_free(&l.cells);
+	sbuf_free(&path);
+	return rc;
+}
+
 static int watch(const struct queue_opts *q)
 {
 	struct gf_err e;
@@ -959,6 +1099,8 @@ static int queue_exec(int argc, char **argv)
 		return EXIT_OK;
 	if (q.watch)
 		return watch(&q);
+	if (streamable(&q))
+		return stream_list(&q, &e) < 0 ? cmd_fail(PROG, &e) : EXIT_OK;
 	text = render(&q, &e);
 	if (!text)
 		return cmd_fail(PROG, &e);

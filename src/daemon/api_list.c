@@ -244,7 +244,7 @@ struct lister {
 	struct caller c;
 	struct filter f;
 	uint64_t own_mask, other_mask;	/* the fields the owner / anyone else gets */
-	bool annotate, attach, live, first, started;
+	bool annotate, attach, log, live, first, started;
 	int64_t next;			/* the next id to look at */
 	struct jsonw w;
 };
@@ -268,7 +268,7 @@ static void write_job(struct lister *l, const struct job *j)
 		jw_lit(w, ",");
 	l->first = false;
 	jw_lit(w, "{");
-	if (owner && jobw_has(mask, "log_path"))
+	if (owner && l->log)
 		jobs_log_path(l->s, j, log, sizeof log);
 	jobw_members(w, j, owner ? log : NULL, mask, &first);
 	if (l->annotate && j->state == JS_QUEUED) {	/* why it waits (quota.c) */
@@ -409,6 +409,7 @@ void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c)
 			shown[n++] = *p;
 	shown[n] = NULL;
 	l->other_mask = jobw_mask(shown);
+	l->log = jobw_has(l->own_mask, "log_path");
 	l->annotate = !l->f.fields;
 	l->attach = !l->f.fields || in_strv(l->f.fields, "attach_socket");
 	l->live = only_live(&l->f);

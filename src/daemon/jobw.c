@@ -77,6 +77,34 @@ void jobw_key(struct jsonw *w, const char *key, bool *first)
 	w->p[w->len] = '\0';
 }
 
+/* The key of field f, its length known: the common case of every member. */
+static void field_key(struct jsonw *w, int f, bool *first)
+{
+	static size_t len[NORDER];
+	size_t n = len[f] ? len[f] : (len[f] = strlen(order[f]));
+
+	jw_reserve(w, n + 4);
+	if (!*first)
+		w->p[w->len++] = ',';
+	*first = false;
+	w->p[w->len++] = '"';
+	memcpy(w->p + w->len, order[f], n);
+	w->len += n;
+	w->p[w->len++] = '"';
+	w->p[w->len++] = ':';
+	w->p[w->len] = '\0';
+}
+
+/* gf_utf8_valid, with plain ASCII (most names) checked first and fast. */
+static bool valid_text(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && !((unsigned char)s[i] & 0x80))
+		i++;
+	return i == n || gf_utf8_valid(s + i, n - i);
+}
+
 /* Text (names, reasons): bytes that are not UTF-8 shown escaped (job.c's
  * str_or_null). */
 static void text_or_null(struct jsonw *w, const char *s)
@@ -89,7 +117,7 @@ static void text_or_null(struct jsonw *w, const char *s)
 		return;
 	}
 	len = strlen(s);
-	if (gf_utf8_valid(s, len)) {
+	if (valid_text(s, len)) {
 		jw_str(w, s, len);
 		return;
 	}
@@ -107,7 +135,7 @@ static void bytes_val(struct jsonw *w, const char *s)
 	size_t len = strlen(s);
 	json_t *v;
 
-	if (gf_utf8_valid(s, len)) {
+	if (valid_text(s, len)) {
 		jw_str(w, s, len);
 		return;
 	}
@@ -154,11 +182,11 @@ static void plain(struct jsonw *w, const char *s)
 /* json_string() refuses other text, and job.c then sets no key. */
 static bool utf8(const char *s)
 {
-	return s && gf_utf8_valid(s, strlen(s));
+	return s && valid_text(s, strlen(s));
 }
 
 #define WANT(f) (mask >> (f) & 1)
-#define KEY(f) jobw_key(w, order[f], first)
+#define KEY(f) field_key(w, f, first)
 
 void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, uint64_t mask, bool *first)
 {

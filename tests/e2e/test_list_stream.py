@@ -167,3 +167,54 @@ lst = dict(lst)["jobs"]
 each = [dict(get("/jobs/" + dict(o)["id"])[1])["job"] for o in lst]
 print(json.dumps({"chunked": te == "chunked", "list": lst, "each": each}))
 '''
+
+
+ALL_COLUMNS = ("JOBID,NAME,ST,STATE,TIME,NODES,NODELIST(REASON),TIMELIMIT,MEMORY,USER,PROJECT,EXIT,"
+               "PRIORITY,SUBMIT,START,END,GPUMEM,REASON,GPUIDS,CLUSTER")
+FORMATS = ([], ["-o", "csv"], ["-o", "json", "-f", "JOBID,NAME,ST,JOBID,GPUS"], ["-f", ALL_COLUMNS],
+           ["-o", "csv", "-f", ALL_COLUMNS], ["-o", "json", "-f", ALL_COLUMNS], ["-n", "7"])
+
+
+def same_as_parsed(run, args):
+    """gqueue ARGS (streamed) prints what the fully parsed path prints:
+    --sort id keeps the daemon's order and reads the answer with jansson."""
+    streamed = run("gqueue", *args)
+    parsed = run("gqueue", *args, "--sort", "id")
+    assert streamed.returncode == 0, streamed.stderr
+    assert streamed.stdout == parsed.stdout and streamed.stderr == parsed.stderr, args
+    if "json" in args:
+        json.loads(streamed.stdout)
+    return streamed.stdout
+
+
+def test_gqueue_prints_in_every_format_what_a_parsed_answer_gives(gflow):
+    g = gflow
+    g.start()
+    fill_varied(g, 700)
+    for base in ([], ["-a"], ["-c"], ["-s", "Hold"], ["-j", "1-5"], ["-a", "--since", "1h"]):
+        for fmt in FORMATS:
+            out = same_as_parsed(g.cli, base + fmt)
+    out = same_as_parsed(g.cli, ["-a"])
+    assert len(out.splitlines()) == 1 + 700 + 9
+    assert "n\u00e4me-\u6f22\u5b57" in out
+    rows = json.loads(same_as_parsed(g.cli, ["-a", "-o", "json", "-f", "JOBID,NAME,CLUSTER"]))
+    assert {"JOBID": "6", "NAME": "arr-3", "CLUSTER": "-"} in rows
+    assert any(r["CLUSTER"] == "hpc" and r["NAME"] == "on-slurm" for r in rows)
+
+
+def test_gqueue_stream_for_other_users_jobs(system_gflow):
+    g = system_gflow
+    g.start()
+    a, b = g.add_user("a"), g.add_user("b")
+    for i in range(5):
+        g.submit_as(a, "--hold", "--name", f"a\u00e9{i}", "--time", "1:00:00", "echo", "secret")
+    g.submit_as(b, "--hold", "--name", "b0", "true")
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True}] * 600,
+                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 201
+    for user in (a, b):
+        run = lambda *args: g.as_user(user, *args)     # noqa: E731
+        for fmt in FORMATS:
+            same_as_parsed(run, ["-u", "all"] + fmt)
+        out = same_as_parsed(run, ["-u", "all", "-f", "JOBID,USER,NAME"])
+        assert len(out.splitlines()) == 1 + 606

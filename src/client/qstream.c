@@ -111,13 +111,15 @@ static int string(struct rd *r, struct sbuf *out)
 	for (i = r->i + 1;;) {
 		size_t k = i;
 
+		unsigned char high = 0;
+
 		while (k < r->n && r->p[k] != '"' && r->p[k] != '\\' && (unsigned char)r->p[k] >= 0x20)
-			k++;
+			high |= (unsigned char)r->p[k++];
 		if (k >= r->n)
 			return MORE;
 		/* a run of plain bytes, whole: a quote, backslash or control
 		 * character ends it, none of which is inside a UTF-8 sequence */
-		if (k > i && !gf_utf8_valid(r->p + i, k - i))
+		if ((high & 0x80) && !gf_utf8_valid(r->p + i, k - i))
 			return bad(r, "a string that is not UTF-8");
 		if (out && k > i)
 			sbuf_add(out, r->p + i, k - i);
@@ -229,6 +231,14 @@ static int number(struct rd *r, struct val *v)
 		v->d = strtod(buf, NULL);
 		if (errno == ERANGE && isinf(v->d))
 			return bad(r, "a real number out of range");
+	} else if (i - start < 18) {	/* fits: no overflow to check */
+		int neg = buf[0] == '-';
+		int64_t x = 0;
+
+		for (const char *d = buf + neg; *d; d++)
+			x = x * 10 + (*d - '0');
+		v->t = V_INT;
+		v->i = neg ? -x : x;
 	} else {
 		v->t = V_INT;
 		v->i = strtoll(buf, NULL, 10);
@@ -406,9 +416,86 @@ static int64_t as_int(const struct val *v, int64_t dflt)
 	return v->t == V_INT ? v->i : v->t == V_REAL ? (int64_t)v->d : dflt;
 }
 
+static size_t str_at(const struct val *v)
+{
+	return v->t == V_STR ? v->off + 1 : 0;
+}
+
 static double as_num(const struct val *v, double dflt)
 {
 	return v->t == V_INT ? (double)v->i : v->t == V_REAL ? v->d : dflt;
+}
+
+/* The job fields a column reads. */
+enum { K_OTHER, K_ID, K_GPUS, K_UID, K_PRIORITY, K_TIME_LIMIT, K_MEMORY, K_GPU_MEMORY, K_EXIT_CODE,
+       K_EXIT_SIGNAL, K_START, K_END, K_SUBMIT, K_NAME, K_STATE, K_ST, K_REASON, K_USER, K_PROJECT,
+       K_CLUSTER, K_GPU_IDS, K_GPU_USAGE };
+
+static int key_of(const char *k, size_t n)
+{
+#define IS(word, id) if (n == sizeof word - 1 && !memcmp(k, word, n)) return id
+	switch (n ? k[0] : 0) {
+	case 'c': IS("cluster", K_CLUSTER); break;
+	case 'e':
+		IS("end_time", K_END);
+		IS("exit_code", K_EXIT_CODE);
+		IS("exit_signal", K_EXIT_SIGNAL);
+		break;
+	case 'g':
+		IS("gpus", K_GPUS);
+		IS("gpu_ids", K_GPU_IDS);
+		IS("gpu_usage", K_GPU_USAGE);
+		IS("gpu_memory_mb", K_GPU_MEMORY);
+		break;
+	case 'i': IS("id", K_ID); break;
+	case 'm': IS("memory_mb", K_MEMORY); break;
+	case 'n': IS("name", K_NAME); break;
+	case 'p':
+		IS("priority", K_PRIORITY);
+		IS("project", K_PROJECT);
+		break;
+	case 'r': IS("reason", K_REASON); break;
+	case 's':
+		IS("st", K_ST);
+		IS("state", K_STATE);
+		IS("start_time", K_START);
+		IS("submit_time", K_SUBMIT);
+		break;
+	case 't': IS("time_limit_secs", K_TIME_LIMIT); break;
+	case 'u':
+		IS("uid", K_UID);
+		IS("user", K_USER);
+		break;
+	}
+	return K_OTHER;
+#undef IS
+}
+
+/* A member's key, which of the fields above; read in place when it is
+ * plain ASCII (every key the daemon sends). */
+static int key(struct rd *r, int *kid)
+{
+	size_t i, mark;
+	int c = peek(r), rc;
+
+	if (c < 0)
+		return MORE;
+	if (c == '"') {
+		for (i = r->i + 1; i < r->n && r->p[i] != '"' && r->p[i] != '\\' &&
+		    r->p[i] >= 0x20 && r->p[i] < 0x7f; i++)
+			;
+		if (i < r->n && r->p[i] == '"') {
+			*kid = key_of(r->p + r->i + 1, i - r->i - 1);
+			r->i = i + 1;
+			return OK;
+		}
+	}
+	mark = r->s->str.len;
+	if ((rc = string(r, &r->s->str)) != OK)
+		return rc;
+	*kid = key_of(sbuf_str(&r->s->str) + mark, r->s->str.len - mark);
+	r->s->str.len = mark;
+	return OK;
 }
 
 /* One job object into q. */
@@ -429,64 +516,44 @@ static int job(struct rd *r, struct qjob *q)
 		return MORE;
 	if (c != '}')
 		for (;;) {
-			size_t mark = s->str.len;
-			const char *key;
 			struct val v = { .t = V_NULL };
-			int has;
+			int has, kid;
 
-			if ((rc = string(r, &s->str)) != OK)
+			if ((rc = key(r, &kid)) != OK || (rc = expect(r, ':')) != OK)
 				return rc;
-			sbuf_addc(&s->str, '\0');
-			if ((rc = expect(r, ':')) != OK)
-				return rc;
-			key = s->str.p + mark;
-			if (!strcmp(key, "gpu_ids")) {
+			if (kid == K_GPU_IDS) {
 				s->ids.len = 0;
 				rc = id_list(r, &s->ids, &ids_array);
-			} else if (!strcmp(key, "gpu_usage")) {
+			} else if (kid == K_GPU_USAGE) {
 				q->memory_exceeded = 0, q->exceeded_mb = 0;
 				rc = usage(r, q);
 			} else
 				rc = value(r, &v, 1);
 			if (rc != OK)
 				return rc;
-			key = s->str.p + mark;	/* str may have moved */
 			has = v.t != V_NULL;
-#define STR(k) if (!strcmp(key, #k)) at.k = v.t == V_STR ? v.off + 1 : 0
-			if (!strcmp(key, "gpu_ids") || !strcmp(key, "gpu_usage"))
-				;
-			else if (!strcmp(key, "id"))
-				q->id = as_int(&v, 0);
-			else if (!strcmp(key, "gpus"))
-				q->gpus = as_int(&v, 0);
-			else if (!strcmp(key, "uid"))
-				q->uid = as_int(&v, -1);
-			else if (!strcmp(key, "priority"))
-				q->priority = as_int(&v, 10);
-			else if (!strcmp(key, "time_limit_secs"))
-				q->time_limit_secs = as_int(&v, 0), q->has_time_limit = has;
-			else if (!strcmp(key, "memory_mb"))
-				q->memory_mb = as_int(&v, 0), q->has_memory = has;
-			else if (!strcmp(key, "gpu_memory_mb"))
-				q->gpu_memory_mb = as_int(&v, 0), q->has_gpu_memory = has;
-			else if (!strcmp(key, "exit_code"))
-				q->exit_code = as_int(&v, 0), q->has_exit_code = has;
-			else if (!strcmp(key, "exit_signal"))
-				q->exit_signal = as_int(&v, 0), q->has_exit_signal = has;
-			else if (!strcmp(key, "start_time"))
-				q->start_time = as_num(&v, 0);
-			else if (!strcmp(key, "end_time"))
-				q->end_time = as_num(&v, 0);
-			else if (!strcmp(key, "submit_time"))
-				q->submit_time = as_num(&v, 0);
-			else STR(name);
-			else STR(state);
-			else STR(st);
-			else STR(reason);
-			else STR(user);
-			else STR(project);
-			else STR(cluster);
-#undef STR
+			switch (kid) {
+			case K_ID: q->id = as_int(&v, 0); break;
+			case K_GPUS: q->gpus = as_int(&v, 0); break;
+			case K_UID: q->uid = as_int(&v, -1); break;
+			case K_PRIORITY: q->priority = as_int(&v, 10); break;
+			case K_TIME_LIMIT: q->time_limit_secs = as_int(&v, 0), q->has_time_limit = has; break;
+			case K_MEMORY: q->memory_mb = as_int(&v, 0), q->has_memory = has; break;
+			case K_GPU_MEMORY: q->gpu_memory_mb = as_int(&v, 0), q->has_gpu_memory = has; break;
+			case K_EXIT_CODE: q->exit_code = as_int(&v, 0), q->has_exit_code = has; break;
+			case K_EXIT_SIGNAL: q->exit_signal = as_int(&v, 0), q->has_exit_signal = has; break;
+			case K_START: q->start_time = as_num(&v, 0); break;
+			case K_END: q->end_time = as_num(&v, 0); break;
+			case K_SUBMIT: q->submit_time = as_num(&v, 0); break;
+			case K_NAME: at.name = str_at(&v); break;
+			case K_STATE: at.state = str_at(&v); break;
+			case K_ST: at.st = str_at(&v); break;
+			case K_REASON: at.reason = str_at(&v); break;
+			case K_USER: at.user = str_at(&v); break;
+			case K_PROJECT: at.project = str_at(&v); break;
+			case K_CLUSTER: at.cluster = str_at(&v); break;
+			default: break;
+			}
 			if ((c = peek(r)) < 0)
 				return MORE;
 			r->i++;

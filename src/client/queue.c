@@ -140,6 +140,19 @@ void qjob_from_json(const json_t *job, struct qjob *q, struct sbuf *scratch)
 	free(ids);
 }
 
+static void add_int(struct sbuf *b, int64_t v)
+{
+	char buf[24], *e = buf + sizeof buf, *p = e;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	sbuf_add(b, p, (size_t)(e - p));
+}
+
 static void exit_cell(const struct qjob *q, struct sbuf *b)
 {
 	const char *name;
@@ -166,7 +179,7 @@ void qjob_cell(const struct qjob *q, enum qfield f, double now, struct sbuf *b)
 
 	switch (f) {
 	case QF_JOBID:
-		sbuf_addf(b, "%lld", (long long)q->id);
+		add_int(b, q->id);
 		return;
 	case QF_NAME:
 		sbuf_adds(b, q->name ? q->name : "");
@@ -188,7 +201,7 @@ void qjob_cell(const struct qjob *q, enum qfield f, double now, struct sbuf *b)
 		}
 		return;
 	case QF_NODES:
-		sbuf_addf(b, "%lld", (long long)q->gpus);
+		add_int(b, q->gpus);
 		return;
 	case QF_NODELIST:
 		if (q->state && strcmp(q->state, "Running") == 0)

@@ -141,13 +141,20 @@ static void text_line(struct sbuf *b, char *const *cells, size_t ncols,
 {
 	size_t j, start = b->len;
 
+	static const char spaces[] = "                                ";
+
 	for (j = 0; j < ncols; j++) {
 		size_t w = utf8_width(cells[j]);
 
 		sbuf_adds(b, cells[j]);
 		if (j + 1 < ncols)
-			for (; w < width[j] + 2; w++)
-				sbuf_addc(b, ' ');
+			while (w < width[j] + 2) {
+				size_t k = width[j] + 2 - w;
+
+				k = k < sizeof spaces - 1 ? k : sizeof spaces - 1;
+				sbuf_add(b, spaces, k);
+				w += k;
+			}
 	}
 	while (b->len > start && b->p[b->len - 1] == ' ')
 		b->p[--b->len] = '\0';
@@ -338,8 +345,15 @@ struct table_out *table_out_new(enum table_fmt fmt, size_t ncols,
 /* The escaped form of s appended to b, NUL-ended; its display width. */
 static size_t add_escaped(struct sbuf *b, const char *s)
 {
-	size_t start = b->len, n = strlen(s);
+	size_t start = b->len, n = 0;
 
+	while (s[n] >= 0x20 && s[n] < 0x7f)	/* plain ASCII: as it is */
+		n++;
+	if (!s[n]) {
+		sbuf_add(b, s, n + 1);
+		return n;
+	}
+	n += strlen(s + n);
 	if (gf_needs_escape(s, n))
 		fmt_text(b, s);
 	else

@@ -15,7 +15,7 @@ void jw_free(struct jsonw *w)
 	w->len = w->cap = 0;
 }
 
-void jw_reserve(struct jsonw *w, size_t n)
+void jw_grow(struct jsonw *w, size_t n)
 {
 	size_t cap = w->cap ? w->cap : 256;
 
@@ -26,19 +26,6 @@ void jw_reserve(struct jsonw *w, size_t n)
 	if (!(w->p = realloc(w->p, cap)))
 		abort();
 	w->cap = cap;
-}
-
-void jw_raw(struct jsonw *w, const char *s, size_t n)
-{
-	jw_reserve(w, n);
-	memcpy(w->p + w->len, s, n);
-	w->len += n;
-	w->p[w->len] = '\0';
-}
-
-void jw_lit(struct jsonw *w, const char *s)
-{
-	jw_raw(w, s, strlen(s));
 }
 
 /* Bytes that need an escape: ", \ and the C0 controls. */

@@ -11,6 +11,7 @@
 #define GF_JSONW_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -20,11 +21,24 @@ struct jsonw {
 };
 
 void jw_free(struct jsonw *w);
-/* Make room for n more bytes. */
-void jw_reserve(struct jsonw *w, size_t n);
-void jw_raw(struct jsonw *w, const char *s, size_t n);
-/* A literal (keys, punctuation): strlen'd. */
-void jw_lit(struct jsonw *w, const char *s);
+/* Make room for n more bytes (and a NUL after them). */
+void jw_grow(struct jsonw *w, size_t n);
+static inline void jw_reserve(struct jsonw *w, size_t n)
+{
+	if (w->len + n + 1 > w->cap)
+		jw_grow(w, n);
+}
+
+static inline void jw_raw(struct jsonw *w, const char *s, size_t n)
+{
+	jw_reserve(w, n);
+	memcpy(w->p + w->len, s, n);
+	w->len += n;
+	w->p[w->len] = '\0';
+}
+
+/* A literal (keys, punctuation). */
+#define jw_lit(w, s) jw_raw((w), (s), strlen(s))
 void jw_str(struct jsonw *w, const char *s, size_t n);
 void jw_cstr(struct jsonw *w, const char *s);
 void jw_int(struct jsonw *w, long long v);

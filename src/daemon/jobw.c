@@ -3,6 +3,7 @@
  * tests/unit/test_jobw.c checks field by field on varied jobs. */
 #include "jobw.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,22 +78,19 @@ void jobw_key(struct jsonw *w, const char *key, bool *first)
 	w->p[w->len] = '\0';
 }
 
-/* The key of field f, its length known: the common case of every member. */
+/* The key of field f: ,"key": made once per field. */
 static void field_key(struct jsonw *w, int f, bool *first)
 {
+	static char keys[NORDER][24];
 	static size_t len[NORDER];
-	size_t n = len[f] ? len[f] : (len[f] = strlen(order[f]));
 
-	jw_reserve(w, n + 4);
-	if (!*first)
-		w->p[w->len++] = ',';
-	*first = false;
-	w->p[w->len++] = '"';
-	memcpy(w->p + w->len, order[f], n);
-	w->len += n;
-	w->p[w->len++] = '"';
-	w->p[w->len++] = ':';
-	w->p[w->len] = '\0';
+	if (!len[f])
+		len[f] = (size_t)snprintf(keys[f], sizeof keys[f], ",\"%s\":", order[f]);
+	if (*first) {
+		*first = false;
+		jw_raw(w, keys[f] + 1, len[f] - 1);
+	} else
+		jw_raw(w, keys[f], len[f]);
 }
 
 /* gf_utf8_valid, with plain ASCII (most names) checked first and fast. */

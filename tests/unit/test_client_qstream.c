@@ -178,6 +178,13 @@ static void malformed_and_cut_short(void **state)
 	assert_int_equal(rows, 2);
 	for (size_t n = 0; n + 3 < strlen(good); n++)	/* every cut is noticed */
 		assert_int_equal(read_text(good, n, &rows), -1);
+	/* keys escaped or empty are keys too */
+	{
+		static const char esc[] = "{\"j\\u006fbs\":[{\"\":1,\"n\\u0061me\":\"z\"}]}";
+
+		assert_int_equal(read_text(esc, sizeof esc - 1, &rows), 0);
+	}
+	assert_int_equal(rows, 1);
 	memset(deep, '[', sizeof deep);	/* nesting deeper than any answer */
 	memcpy(deep, "{\"jobs\":[{\"a\":", 14);
 	assert_int_equal(read_text(deep, sizeof deep, &rows), -1);

@@ -6,9 +6,7 @@ nothing. gqueue reads the list as a stream and prints, in every format,
 what a fully parsed answer gives."""
 import json
 import socket
-import time
 
-import pytest
 
 from conftest import UnixHTTPConnection
 
@@ -125,6 +123,13 @@ def test_a_client_that_leaves_mid_list_costs_the_daemon_nothing(gflow):
     finally:
         c.close()
     assert g.proc.poll() is None
+    # the daemon stops cleanly with a list half sent
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(str(g.socket))
+    s.sendall(b"GET /jobs?users=all HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert s.recv(4096).startswith(b"HTTP/1.1 200")
+    assert g.stop() == 0, g.daemon_log()
+    s.close()
 
 
 def test_others_see_only_public_fields_in_a_streamed_list(system_gflow):

@@ -636,11 +636,21 @@ static int step(struct qstream *s)
 		}
 		if (c != '{')
 			return bad(&r, "a job that is not an object");
-		if ((rc = job(&r, &q)) == OK) {
-			s->stage = S_ITEM_NEXT;
-			s->at = r.i;
-			s->row(&q, s->arg);
-			return OK;
+		{
+			size_t start = r.i;
+
+			if ((rc = job(&r, &q)) == OK) {
+				s->stage = S_ITEM_NEXT;
+				s->at = r.i;
+				if (s->row)
+					s->row(&q, s->arg);
+				if (s->raw && s->raw(r.p + start, r.i - start, s->arg) < 0) {
+					snprintf(s->err, sizeof s->err, "%s", "gflowd sent a job "
+					    "that jansson does not read");
+					return BAD;
+				}
+				return OK;
+			}
 		}
 		break;
 	case S_ITEM_NEXT:

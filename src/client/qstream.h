@@ -14,6 +14,9 @@
 
 struct qstream {
 	void (*row)(const struct qjob *job, void *arg);
+	/* Optional, set after qstream_init: each job object's own bytes
+	 * (valid JSON, checked); -1 stops the list. */
+	int (*raw)(const char *p, size_t n, void *arg);
 	void *arg;
 	/* private */
 	struct sbuf in;		/* bytes not yet taken */
@@ -25,7 +28,7 @@ struct qstream {
 };
 
 void qstream_init(struct qstream *s, void (*row)(const struct qjob *, void *),
-    void *arg);
+    void *arg); /* row may be NULL */
 /* The next n bytes of the answer; -1 (err says why) when they are not a
  * job list. */
 int qstream_feed(struct qstream *s, const char *p, size_t n);

@@ -886,17 +886,6 @@ static char *render(const struct queue_opts *q, struct gf_err *e)
 
 /* ---------- the list as a stream ---------- */
 
-/* The common listing — flat, in the daemon's order, no filter of the
- * client's own — is printed as the answer arrives: each job's cells are
- * made from its object and the object forgotten (qstream.c); only a text
- * table keeps the escaped cells until it knows the widths. */
-static int streamable(const struct queue_opts *q)
-{
-	return !q->watch && !q->sort && !q->tmux && !q->cluster &&
-	    q->limit >= 0 && !(q->fmt == TABLE_JSON && !q->fields_given) &&
-	    !(q->fmt == TABLE_TEXT && (q->tree || q->group));
-}
-
 struct lister {
 	const struct queue_opts *q;
 	struct table_out *out;
@@ -906,6 +895,50 @@ struct lister {
 	double now;
 	struct gf_err *e;
 };
+
+/* The common listing — flat, in the daemon's order, no filter of the
+ * client's own — is printed as the answer arrives: each job's cells are
+ * made from its object and the object forgotten (qstream.c); only a text
+ * table keeps the escaped cells until it knows the widths. */
+static int streamable(const struct queue_opts *q)
+{
+	return !q->watch && !q->sort && !q->tmux && !q->cluster &&
+	    q->limit >= 0 && !(q->fmt == TABLE_TEXT && (q->tree || q->group));
+}
+
+/* -o json (the job objects): each object as json_dumps indents it inside
+ * the array — read and dumped by jansson one job at a time, its lines
+ * indented one level (a dumped string holds no raw newline). */
+static int json_job(const char *p, size_t n, void *arg)
+{
+	struct lister *l = arg;
+	json_error_t je;
+	json_t *o;
+	char *text;
+
+	if (l->q->limit > 0 && l->shown >= l->q->limit)
+		return 0;
+	if (!(o = json_loadb(p, n, 0, &je)))
+		return -1;
+	text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!text)
+		return -1;
+	fputs(l->shown++ ? ",\n  " : "[\n  ", stdout);
+	for (const char *c = text; *c; c++) {
+		const char *nl = strchr(c, '\n');
+
+		if (!nl) {
+			fputs(c, stdout);
+			break;
+		}
+		fwrite(c, 1, (size_t)(nl - c + 1), stdout);
+		fputs("  ", stdout);
+		c = nl;
+	}
+	free(text);
+	return 0;
+}
 
 static void list_row(const struct qjob *job, void *arg)
 {
@@ -949,14 +982,21 @@ static int stream_list(const struct queue_opts *q, struct gf_err *e)
 	remote_sync(PROG, q->cluster, 0);	/* Slurm's word on cluster jobs */
 	for (i = 0; i < q->nf; i++)
 		headers[i] = queue_field_header(q->f[i]);
-	qstream_init(&l.in, list_row, &l);
-	l.out = table_out_new(q->fmt, q->nf, headers, stdout);
+	if (q->fmt == TABLE_JSON && !q->fields_given) {	/* the job objects */
+		qstream_init(&l.in, NULL, &l);
+		l.in.raw = json_job;
+	} else {
+		qstream_init(&l.in, list_row, &l);
+		l.out = table_out_new(q->fmt, q->nf, headers, stdout);
+	}
 	rc = api_get_stream(path.p, list_bytes, &l, e);
 	if (rc == 0 && qstream_end(&l.in) < 0)
 		rc = gf_err_set(e, "%s", qstream_error(&l.in));
-	if (rc == 0)
+	if (rc == 0 && !l.out)
+		fputs(l.shown ? "\n]\n" : "[]\n", stdout);
+	if (rc == 0 && l.out)
 		table_out_end(l.out);
-	else
+	else if (l.out)
 		table_out_free(l.out);
 	qstream_free(&l.in);
 	sbuf_free(&l.cells);

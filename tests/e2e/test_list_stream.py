@@ -7,7 +7,6 @@ what a fully parsed answer gives."""
 import json
 import socket
 
-
 from conftest import UnixHTTPConnection
 
 
@@ -177,7 +176,8 @@ print(json.dumps({"chunked": te == "chunked", "list": lst, "each": each}))
 ALL_COLUMNS = ("JOBID,NAME,ST,STATE,TIME,NODES,NODELIST(REASON),TIMELIMIT,MEMORY,USER,PROJECT,EXIT,"
                "PRIORITY,SUBMIT,START,END,GPUMEM,REASON,GPUIDS,CLUSTER")
 FORMATS = ([], ["-o", "csv"], ["-o", "json", "-f", "JOBID,NAME,ST,JOBID,GPUS"], ["-f", ALL_COLUMNS],
-           ["-o", "csv", "-f", ALL_COLUMNS], ["-o", "json", "-f", ALL_COLUMNS], ["-n", "7"])
+           ["-o", "csv", "-f", ALL_COLUMNS], ["-o", "json", "-f", ALL_COLUMNS], ["-n", "7"], ["-o", "json"],
+           ["-o", "json", "-n", "3"])
 
 
 def same_as_parsed(run, args):

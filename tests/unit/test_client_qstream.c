@@ -190,6 +190,33 @@ static void malformed_and_cut_short(void **state)
 	assert_int_equal(read_text(deep, sizeof deep, &rows), -1);
 }
 
+static int keep_raw(const char *p, size_t n, void *arg)
+{
+	struct sbuf *b = arg;
+
+	sbuf_add(b, p, n);
+	sbuf_addc(b, '|');
+	return 0;
+}
+
+/* Each job object's own bytes, whatever the pieces they came in. */
+static void raw_objects(void **state)
+{
+	static const char text[] = "{\"jobs\": [ {\"id\":1,\"n\":\"}\\\"\"} ,{ \"a\":[{}]} ]}";
+	struct qstream st;
+	struct sbuf got = { 0 };
+
+	(void)state;
+	qstream_init(&st, NULL, &got);
+	st.raw = keep_raw;
+	for (size_t i = 0; i < sizeof text - 1; i++)
+		assert_int_equal(qstream_feed(&st, text + i, 1), 0);
+	assert_int_equal(qstream_end(&st), 0);
+	assert_string_equal(sbuf_str(&got), "{\"id\":1,\"n\":\"}\\\"\"}|{ \"a\":[{}]}|");
+	sbuf_free(&got);
+	qstream_free(&st);
+}
+
 static void rows_out_as_table_render_writes(void **state)
 {
 	const char *headers[] = { "JOBID", "NAME", "ST", "JOBID", "NODELIST(REASON)" };
@@ -228,6 +255,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(same_cells_as_a_parsed_answer),
 		cmocka_unit_test(malformed_and_cut_short),
+		cmocka_unit_test(raw_objects),
 		cmocka_unit_test(rows_out_as_table_render_writes),
 	};
 

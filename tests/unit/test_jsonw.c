@@ -43,7 +43,7 @@ static void strings(void **state)
 	static const char *const tricky[] = {
 		"", "plain", "say \"hi\"", "back\\slash", "a/b", "tab\there", "new\nline\r\n",
 		"\x01\x02\x1b[31mred\x1b[0m\x7f", "\b\f", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
-		"\xe2\x80\xa8 line sep \xe2\x80\xa9", "\xc2\x9b" "2J", "trailing \\", "\"", "x\x1f",
+		"\xe2\x80\xa8 line sep \xe2\x80\xa9", ("\xc2\x9b" "2J"), "trailing \\", "\"", "x\x1f",
 	};
 	char all[64];
 

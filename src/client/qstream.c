@@ -110,8 +110,7 @@ static int string(struct rd *r, struct sbuf *out)
 		return bad(r, "expected a string");
 	for (i = r->i + 1;;) {
 		size_t k = i;
-
-		unsigned char high = 0;
+		unsigned char high = 0;	/* any byte past ASCII in the run */
 
 		while (k < r->n && r->p[k] != '"' && r->p[k] != '\\' && (unsigned char)r->p[k] >= 0x20)
 			high |= (unsigned char)r->p[k++];

@@ -888,6 +888,7 @@ static char *render(const struct queue_opts *q, struct gf_err *e)
 
 struct lister {
 	const struct queue_opts *q;
+	FILE *to;
 	struct table_out *out;
 	struct qstream in;
 	struct sbuf cells;
@@ -902,8 +903,8 @@ struct lister {
  * table keeps the escaped cells until it knows the widths. */
 static int streamable(const struct queue_opts *q)
 {
-	return !q->watch && !q->sort && !q->tmux && !q->cluster &&
-	    q->limit >= 0 && !(q->fmt == TABLE_TEXT && (q->tree || q->group));
+	return !q->sort && !q->tmux && !q->cluster && q->limit >= 0 &&
+	    !(q->fmt == TABLE_TEXT && (q->tree || q->group));
 }
 
 /* -o json (the job objects): each object as json_dumps indents it inside
@@ -924,16 +925,16 @@ static int json_job(const char *p, size_t n, void *arg)
 	json_decref(o);
 	if (!text)
 		return -1;
-	fputs(l->shown++ ? ",\n  " : "[\n  ", stdout);
+	fputs(l->shown++ ? ",\n  " : "[\n  ", l->to);
 	for (const char *c = text; *c; c++) {
 		const char *nl = strchr(c, '\n');
 
 		if (!nl) {
-			fputs(c, stdout);
+			fputs(c, l->to);
 			break;
 		}
-		fwrite(c, 1, (size_t)(nl - c + 1), stdout);
-		fputs("  ", stdout);
+		fwrite(c, 1, (size_t)(nl - c + 1), l->to);
+		fputs("  ", l->to);
 		c = nl;
 	}
 	free(text);
@@ -969,10 +970,10 @@ static int list_bytes(const char *p, size_t n, void *arg)
 	return 0;
 }
 
-static int stream_list(const struct queue_opts *q, struct gf_err *e)
+static int stream_list(const struct queue_opts *q, FILE *to, struct gf_err *e)
 {
 	const char *headers[QUEUE_MAX_FIELDS];
-	struct lister l = { q, NULL, { 0 }, { 0 }, 0, (double)time(NULL), e };
+	struct lister l = { q, to, NULL, { 0 }, { 0 }, 0, (double)time(NULL), e };
 	struct sbuf path = { 0 };
 	int rc;
 	size_t i;
@@ -987,13 +988,13 @@ static int stream_list(const struct queue_opts *q, struct gf_err *e)
 		l.in.raw = json_job;
 	} else {
 		qstream_init(&l.in, list_row, &l);
-		l.out = table_out_new(q->fmt, q->nf, headers, stdout);
+		l.out = table_out_new(q->fmt, q->nf, headers, to);
 	}
 	rc = api_get_stream(path.p, list_bytes, &l, e);
 	if (rc == 0 && qstream_end(&l.in) < 0)
 		rc = gf_err_set(e, "%s", qstream_error(&l.in));
 	if (rc == 0 && !l.out)
-		fputs(l.shown ? "\n]\n" : "[]\n", stdout);
+		fputs(l.shown ? "\n]\n" : "[]\n", to);
 	if (rc == 0 && l.out)
 		table_out_end(l.out);
 	else if (l.out)
@@ -1004,12 +1005,34 @@ static int stream_list(const struct queue_opts *q, struct gf_err *e)
 	return rc;
 }
 
+/* One screen of a streamed list, as text (NULL and e on failure). */
+static char *stream_text(const struct queue_opts *q, struct gf_err *e)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int rc;
+
+	if (!mem) {
+		gf_err_set(e, "out of memory");
+		return NULL;
+	}
+	rc = stream_list(q, mem, e);
+	fclose(mem);
+	if (rc < 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 static int watch(const struct queue_opts *q)
 {
 	struct gf_err e;
 
 	for (;;) {
-		char *text = render(q, &e), stamp[64];
+		char *text = streamable(q) ? stream_text(q, &e) : render(q, &e),
+		    stamp[64];
 		time_t now = time(NULL);
 		struct tm tm;
 
@@ -1153,7 +1176,8 @@ static int queue_exec(int argc, char **argv)
 	if (q.watch)
 		return watch(&q);
 	if (streamable(&q))
-		return stream_list(&q, &e) < 0 ? cmd_fail(PROG, &e) : EXIT_OK;
+		return stream_list(&q, stdout, &e) < 0 ? cmd_fail(PROG, &e) :
+		    EXIT_OK;
 	text = render(&q, &e);
 	if (!text)
 		return cmd_fail(PROG, &e);

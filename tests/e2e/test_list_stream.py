@@ -223,3 +223,65 @@ def test_gqueue_stream_for_other_users_jobs(system_gflow):
             same_as_parsed(run, ["-u", "all"] + fmt)
         out = same_as_parsed(run, ["-u", "all", "-f", "JOBID,USER,NAME"])
         assert len(out.splitlines()) == 1 + 606
+
+
+def read_http_body(s):
+    """The whole answer on socket s (Connection: close), dechunked."""
+    raw = b""
+    while True:
+        piece = s.recv(65536)
+        if not piece:
+            break
+        raw += piece
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in head.lower(), head
+    out = b""
+    while True:
+        size, _, rest = body.partition(b"\r\n")
+        n = int(size, 16)
+        if n == 0:
+            return out
+        out += rest[:n]
+        body = rest[n + 2:]
+
+
+def test_jobs_that_change_while_a_list_is_sent_are_listed_once(gflow):
+    g = gflow
+    g.start()
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True, "name": "y" * 100}] * 3000,
+                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 201
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(str(g.socket))
+    s.sendall(b"GET /jobs?users=all HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    first = s.recv(1000)                # the list has begun; most of it is unsent
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True}] * 5,
+                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 201
+    st, body = g.api("POST", "/jobs/cancel", {"ids": [1, 2999, 3000]})
+    assert st == 200 and body["cancelled"] == [1, 2999, 3000], body
+    # other requests are answered while the list waits for its reader
+    st, body = g.api("GET", "/jobs?users=all&fields=id,state&states=Cancelled")
+    assert [j["id"] for j in body["jobs"]] == [1, 2999, 3000]
+    rest = read_http_body_after(s, first)
+    s.close()
+    jobs = json.loads(rest)["jobs"]
+    ids = [j["id"] for j in jobs]
+    assert ids == sorted(set(ids))                  # each once, in id order
+    assert set(range(1, 3001)) <= set(ids)          # every job there at the start
+    state = {j["id"]: j["state"] for j in jobs}
+    assert state[2999] == state[3000] == "Cancelled"   # written after they changed
+    assert state[1] == "Hold"                       # written before
+
+
+def read_http_body_after(s, first):
+    class Joined:
+        def __init__(self, data, sock):
+            self.data, self.sock = data, sock
+
+        def recv(self, n):
+            if self.data:
+                d, self.data = self.data, b""
+                return d
+            return self.sock.recv(n)
+    return read_http_body(Joined(first, s))

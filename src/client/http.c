@@ -416,11 +416,15 @@ struct feed {
 /* Body bytes of a 2xx answer: dechunked and handed on. */
 static int feed_body(struct feed *f, const char *p, size_t n, struct gf_err *e)
 {
+	int rc;
+
 	if (!f->chunked) {
 		if (f->have_length && n > f->left)
 			n = (size_t)f->left;
-		if (n && f->body(p, n, f->arg) < 0)
-			return -1;
+		if (n && (rc = f->body(p, n, f->arg)) != 0) {
+			f->done = 1;	/* > 0: the caller has read enough */
+			return rc < 0 ? -1 : 0;
+		}
 		f->left -= f->have_length ? n : 0;
 		f->done = f->have_length && f->left == 0;
 		return 0;
@@ -454,8 +458,10 @@ static int feed_body(struct feed *f, const char *p, size_t n, struct gf_err *e)
 			break;
 		case C_DATA:
 			k = n < f->left ? n : (size_t)f->left;
-			if (f->body(p, k, f->arg) < 0)
-				return -1;
+			if ((rc = f->body(p, k, f->arg)) != 0) {
+				f->done = 1;
+				return rc < 0 ? -1 : 0;
+			}
 			p += k, n -= k;
 			if ((f->left -= k) == 0)
 				f->cs = C_CR;

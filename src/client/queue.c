@@ -967,7 +967,7 @@ static int list_bytes(const char *p, size_t n, void *arg)
 
 	if (qstream_feed(&l->in, p, n) < 0)
 		return gf_err_set(l->e, "%s", qstream_error(&l->in));
-	return 0;
+	return l->q->limit > 0 && l->shown >= l->q->limit;	/* -n N: enough */
 }
 
 static int stream_list(const struct queue_opts *q, FILE *to, struct gf_err *e)
@@ -991,7 +991,8 @@ static int stream_list(const struct queue_opts *q, FILE *to, struct gf_err *e)
 		l.out = table_out_new(q->fmt, q->nf, headers, to);
 	}
 	rc = api_get_stream(path.p, list_bytes, &l, e);
-	if (rc == 0 && qstream_end(&l.in) < 0)
+	if (rc == 0 && !(q->limit > 0 && l.shown >= q->limit) &&
+	    qstream_end(&l.in) < 0)
 		rc = gf_err_set(e, "%s", qstream_error(&l.in));
 	if (rc == 0 && !l.out)
 		fputs(l.shown ? "\n]\n" : "[]\n", to);

@@ -327,73 +327,21 @@ struct sort_key {
 	double now;
 };
 
-static double num_key(const json_t *j, const char *field, double now)
-{
-	if (strcmp(field, "id") == 0)
-		return (double)jint(j, "id", 0);
-	if (strcmp(field, "priority") == 0)
-		return (double)jint(j, "priority", 10);
-	if (strcmp(field, "gpus") == 0)
-		return (double)jint(j, "gpus", 0);
-	if (strcmp(field, "submit") == 0)
-		return jnum(j, "submit_time", 0);
-	if (strcmp(field, "start") == 0)
-		return jnum(j, "start_time", 0);
-	if (strcmp(field, "end") == 0)
-		return jnum(j, "end_time", 0);
-	if (strcmp(field, "time") == 0) {
-		double st = jnum(j, "start_time", 0), en = jnum(j, "end_time", 0);
-
-		return st <= 0 ? 0 : (en > 0 ? en : now) - st;
-	}
-	return 0;
-}
-
-static const char *str_key(const json_t *j, const char *field)
-{
-	const char *s = jstr(j, strcmp(field, "state") == 0 ? "state" : field);
-
-	return s ? s : "";
-}
-
-static int is_str_field(const char *f)
-{
-	return strcmp(f, "name") == 0 || strcmp(f, "state") == 0 ||
-	    strcmp(f, "user") == 0 || strcmp(f, "project") == 0;
-}
-
-static int cmp_jobs(const void *a, const void *b, void *arg)
-{
-	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	const struct sort_key *k = arg;
-	int c = 0;
-
-	if (is_str_field(k->field)) {
-		c = strcmp(str_key(x, k->field), str_key(y, k->field));
-	} else {
-		double dx = num_key(x, k->field, k->now);
-		double dy = num_key(y, k->field, k->now);
-
-		c = dx < dy ? -1 : dx > dy;
-	}
-	if (c == 0)
-		c = jint(x, "id", 0) < jint(y, "id", 0) ? -1 :
-		    jint(x, "id", 0) > jint(y, "id", 0);
-	return k->reverse ? -c : c;
-}
-
-int queue_sort(json_t *jobs, const char *field, double now, struct gf_err *e)
+/* "-Name" -> name, reversed; NULL field (and e) when not a sort field. */
+static int sort_key_parse(const char *spec, double now, struct sort_key *k,
+    struct gf_err *e)
 {
 	static const char *const known[] = { "id", "name", "state", "user",
 		"priority", "submit", "start", "end", "time", "gpus",
 		"project" };
-	struct sort_key k = { field, 0, now };
-	size_t i, n = json_array_size(jobs);
+	const char *field = spec;
 	char lower[32];
-	json_t **v;
+	size_t i;
 
+	k->reverse = 0;
+	k->now = now;
 	if (*field == '-') {
-		k.reverse = 1;
+		k->reverse = 1;
 		field++;
 	}
 	for (i = 0; field[i] && i < sizeof lower - 1; i++)
@@ -408,14 +356,95 @@ int queue_sort(json_t *jobs, const char *field, double now, struct gf_err *e)
 		return gf_err_set(e, "cannot sort by '%s' (fields: id, name, "
 		    "state, user, project, priority, gpus, submit, start, end, "
 		    "time; '-' in front reverses)", field);
-	k.field = known[i];
-	v = xcalloc(n, sizeof *v);
-	for (i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(jobs, i));
-	qsort_r(v, n, sizeof *v, cmp_jobs, &k);
+	k->field = known[i];
+	return 0;
+}
+
+static double num_key(const struct qjob *q, const char *field, double now)
+{
+	if (strcmp(field, "id") == 0)
+		return (double)q->id;
+	if (strcmp(field, "priority") == 0)
+		return (double)q->priority;
+	if (strcmp(field, "gpus") == 0)
+		return (double)q->gpus;
+	if (strcmp(field, "submit") == 0)
+		return q->submit_time;
+	if (strcmp(field, "start") == 0)
+		return q->start_time;
+	if (strcmp(field, "end") == 0)
+		return q->end_time;
+	if (strcmp(field, "time") == 0)
+		return q->start_time <= 0 ? 0 : (q->end_time > 0 ? q->end_time :
+		    now) - q->start_time;
+	return 0;
+}
+
+static const char *str_key(const struct qjob *q, const char *field)
+{
+	const char *s = strcmp(field, "name") == 0 ? q->name :
+	    strcmp(field, "state") == 0 ? q->state :
+	    strcmp(field, "user") == 0 ? q->user : q->project;
+
+	return s ? s : "";
+}
+
+static int is_str_field(const char *f)
+{
+	return strcmp(f, "name") == 0 || strcmp(f, "state") == 0 ||
+	    strcmp(f, "user") == 0 || strcmp(f, "project") == 0;
+}
+
+/* The order of two jobs (their views): by the field, then by id. */
+static int cmp_qjobs(const struct qjob *x, const struct qjob *y,
+    const struct sort_key *k)
+{
+	int c = 0;
+
+	if (is_str_field(k->field)) {
+		c = strcmp(str_key(x, k->field), str_key(y, k->field));
+	} else {
+		double dx = num_key(x, k->field, k->now);
+		double dy = num_key(y, k->field, k->now);
+
+		c = dx < dy ? -1 : dx > dy;
+	}
+	if (c == 0)
+		c = x->id < y->id ? -1 : x->id > y->id;
+	return k->reverse ? -c : c;
+}
+
+struct sorted_json {
+	json_t *job;
+	struct qjob q;
+	struct sbuf scratch;
+};
+
+static int cmp_json(const void *a, const void *b, void *arg)
+{
+	return cmp_qjobs(&((const struct sorted_json *)a)->q,
+	    &((const struct sorted_json *)b)->q, arg);
+}
+
+int queue_sort(json_t *jobs, const char *field, double now, struct gf_err *e)
+{
+	struct sort_key k;
+	size_t i, n = json_array_size(jobs);
+	struct sorted_json *v;
+
+	if (sort_key_parse(field, now, &k, e) < 0)
+		return -1;
+	v = xcalloc(n + 1, sizeof *v);
+	for (i = 0; i < n; i++) {
+		v[i].job = json_incref(json_array_get(jobs, i));
+		qjob_from_json(v[i].job, &v[i].q, &v[i].scratch);
+	}
+	qsort_r(v, n, sizeof *v, cmp_json, &k);
 	json_array_clear(jobs);
-	for (i = 0; i < n; i++)
-		json_array_append_new(jobs, v[i]);
+	for (i = 0; i < n; i++) {
+		json_array_append_new(jobs, v[i].job);
+		sbuf_free(&v[i].scratch);
+	}
 	free(v);
 	return 0;
 }
@@ -731,15 +760,15 @@ static const char *const field_keys[QF_COUNT] = {
 	[QF_CLUSTER] = "cluster",
 };
 
-/* Ask the daemon for only the fields this listing shows: building and
- * parsing the rest is most of the cost of a long list. Sorting and JSON
- * output get everything. */
+/* Ask the daemon for only the fields this listing shows (and sorts by):
+ * building and parsing the rest is most of the cost of a long list. JSON
+ * output of whole jobs gets everything. */
 static void add_fields_param(const struct queue_opts *q, struct sbuf *qs)
 {
 	struct sbuf f = { 0 };
 	size_t i;
 
-	if (q->sort || (q->fmt == TABLE_JSON && !q->fields_given))
+	if (q->fmt == TABLE_JSON && !q->fields_given)
 		return;
 	sbuf_adds(&f, "id,state,st");
 	for (i = 0; i < q->nf; i++)
@@ -751,6 +780,9 @@ static void add_fields_param(const struct queue_opts *q, struct sbuf *qs)
 		sbuf_adds(&f, ",tmux_session,tmux_socket");
 	if (q->cluster)
 		sbuf_adds(&f, ",cluster");
+	if (q->sort)	/* what cmp_qjobs may read */
+		sbuf_adds(&f, ",name,user,project,priority,gpus,submit_time,"
+		    "start_time,end_time");
 	url_add_param(qs, "fields", sbuf_str(&f));
 	sbuf_free(&f);
 }
@@ -886,6 +918,12 @@ static char *render(const struct queue_opts *q, struct gf_err *e)
 
 /* ---------- the list as a stream ---------- */
 
+/* A kept row: its sort key (strings in the keys buffer) and cells. */
+struct kept {
+	struct qjob key;
+	size_t str, cells;	/* offsets in the lister's keys and all */
+};
+
 struct lister {
 	const struct queue_opts *q;
 	FILE *to;
@@ -895,6 +933,10 @@ struct lister {
 	long long shown;
 	double now;
 	struct gf_err *e;
+	struct sort_key sort;
+	struct kept *kept;
+	size_t nkept, capkept;
+	struct sbuf keys, all;
 };
 
 /* The common listing — flat, in the daemon's order, no filter of the
@@ -903,8 +945,17 @@ struct lister {
  * table keeps the escaped cells until it knows the widths. */
 static int streamable(const struct queue_opts *q)
 {
-	return !q->sort && !q->tmux && !q->cluster && q->limit >= 0 &&
-	    !(q->fmt == TABLE_TEXT && (q->tree || q->group));
+	int whole_json = q->fmt == TABLE_JSON && !q->fields_given;
+
+	return !q->tmux && !q->cluster && !q->tree && !q->group &&
+	    !((q->sort || q->limit < 0) && whole_json);
+}
+
+/* --sort or -n -N: the rows are kept (their cells and the sort key) until
+ * the list is over. */
+static int collecting(const struct queue_opts *q)
+{
+	return q->sort || q->limit < 0;
 }
 
 /* -o json (the job objects): each object as json_dumps indents it inside
@@ -947,9 +998,29 @@ static void list_row(const struct qjob *job, void *arg)
 	const char *cells[QUEUE_MAX_FIELDS];
 	size_t at[QUEUE_MAX_FIELDS], i;
 
-	if (l->q->limit > 0 && l->shown >= l->q->limit)
+	if (!collecting(l->q) && l->q->limit > 0 && l->shown >= l->q->limit)
 		return;
 	l->shown++;
+	if (collecting(l->q)) {
+		struct kept *k;
+
+		if (l->nkept == l->capkept) {
+			l->capkept = l->capkept ? l->capkept * 2 : 1024;
+			l->kept = xrealloc(l->kept, l->capkept * sizeof *l->kept);
+		}
+		k = &l->kept[l->nkept++];
+		k->key = *job;
+		k->str = l->keys.len;
+		sbuf_adds(&l->keys, l->q->sort && is_str_field(l->sort.field) ?
+		    str_key(job, l->sort.field) : "");
+		sbuf_addc(&l->keys, '\0');
+		k->cells = l->all.len;
+		for (i = 0; i < l->q->nf; i++) {
+			qjob_cell(job, l->q->f[i], l->now, &l->all);
+			sbuf_addc(&l->all, '\0');
+		}
+		return;
+	}
 	l->cells.len = 0;
 	for (i = 0; i < l->q->nf; i++) {
 		at[i] = l->cells.len;
@@ -967,19 +1038,59 @@ static int list_bytes(const char *p, size_t n, void *arg)
 
 	if (qstream_feed(&l->in, p, n) < 0)
 		return gf_err_set(l->e, "%s", qstream_error(&l->in));
-	return l->q->limit > 0 && l->shown >= l->q->limit;	/* -n N: enough */
+	/* -n N in the daemon's order: enough */
+	return !collecting(l->q) && l->q->limit > 0 && l->shown >= l->q->limit;
+}
+
+static int cmp_kept(const void *a, const void *b, void *arg)
+{
+	return cmp_qjobs(&((const struct kept *)a)->key,
+	    &((const struct kept *)b)->key, arg);
+}
+
+/* The kept rows sorted and limited as queue_sort and queue_limit do. */
+static void put_kept(struct lister *l)
+{
+	const char *cells[QUEUE_MAX_FIELDS];
+	size_t i, j, from = 0, to = l->nkept;
+
+	for (i = 0; i < l->nkept; i++) {	/* the buffers are whole now */
+		struct qjob *k = &l->kept[i].key;
+
+		k->name = k->state = k->user = k->project = l->keys.p +
+		    l->kept[i].str;
+	}
+	if (l->q->sort)
+		qsort_r(l->kept, l->nkept, sizeof *l->kept, cmp_kept, &l->sort);
+	if (l->q->limit > 0 && (size_t)l->q->limit < to)
+		to = (size_t)l->q->limit;
+	else if (l->q->limit < 0 && (size_t)-l->q->limit < to)
+		from = to - (size_t)-l->q->limit;
+	for (i = from; i < to; i++) {
+		const char *c = l->all.p + l->kept[i].cells;
+
+		for (j = 0; j < l->q->nf; j++) {
+			cells[j] = c;
+			c += strlen(c) + 1;
+		}
+		table_out_row(l->out, cells);
+	}
 }
 
 static int stream_list(const struct queue_opts *q, FILE *to, struct gf_err *e)
 {
 	const char *headers[QUEUE_MAX_FIELDS];
-	struct lister l = { q, to, NULL, { 0 }, { 0 }, 0, (double)time(NULL), e };
+	struct lister l = { .q = q, .to = to, .now = (double)time(NULL), .e = e };
 	struct sbuf path = { 0 };
 	int rc;
 	size_t i;
 
 	if (build_query(q, &path, e) < 0)
 		return -1;
+	if (q->sort && sort_key_parse(q->sort, l.now, &l.sort, e) < 0) {
+		sbuf_free(&path);
+		return -1;
+	}
 	remote_sync(PROG, q->cluster, 0);	/* Slurm's word on cluster jobs */
 	for (i = 0; i < q->nf; i++)
 		headers[i] = queue_field_header(q->f[i]);
@@ -991,15 +1102,20 @@ static int stream_list(const struct queue_opts *q, FILE *to, struct gf_err *e)
 		l.out = table_out_new(q->fmt, q->nf, headers, to);
 	}
 	rc = api_get_stream(path.p, list_bytes, &l, e);
-	if (rc == 0 && !(q->limit > 0 && l.shown >= q->limit) &&
+	if (rc == 0 && !(!collecting(q) && q->limit > 0 && l.shown >= q->limit) &&
 	    qstream_end(&l.in) < 0)
 		rc = gf_err_set(e, "%s", qstream_error(&l.in));
 	if (rc == 0 && !l.out)
 		fputs(l.shown ? "\n]\n" : "[]\n", to);
+	if (rc == 0 && l.out && collecting(q))
+		put_kept(&l);
 	if (rc == 0 && l.out)
 		table_out_end(l.out);
 	else if (l.out)
 		table_out_free(l.out);
+	free(l.kept);
+	sbuf_free(&l.keys);
+	sbuf_free(&l.all);
 	qstream_free(&l.in);
 	sbuf_free(&l.cells);
 	sbuf_free(&path);

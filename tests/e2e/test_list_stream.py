@@ -26,6 +26,17 @@ def pairs(raw):
     return json.loads(raw, object_pairs_hook=lambda kv: kv, parse_float=str, parse_int=str)
 
 
+def post_jobs(g, specs):
+    """POST /jobs of these specs (in /tmp, a plain PATH); their ids."""
+    st, body = g.api("POST", "/jobs", {"jobs": specs, "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 201, body
+    return [j["id"] for j in body["jobs"]]
+
+
+def held(n, **spec):
+    return [{"command": ["true"], "hold": True, **spec}] * n
+
+
 def fill_varied(g, n_plain):
     """Held jobs of every kind: text that needs escapes, arrays, dependencies,
     Slurm records, plus n_plain plain ones in one batch."""
@@ -36,9 +47,7 @@ def fill_varied(g, n_plain):
          "memory_mb": 2048},
         {"command": ["sh", "-c", "exit 3"], "hold": True, "params": {"lr": "0.001", "tag": "x\ny"}},
     ]
-    st, body = g.api("POST", "/jobs", {"jobs": specs, "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
-    assert st == 201, body
-    first = body["jobs"][0]["id"]
+    first = post_jobs(g, specs)[0]
     g.submit("--hold", "--array", "1-3", "--name", "arr", "true")
     g.submit("--hold", "--depends-on-any", f"{first},{first + 1}", "--name", "dep", "true")
     st, body = g.api("POST", "/remote/jobs", {"cluster": "hpc", "cwd": "/tmp", "jobs": [
@@ -47,10 +56,7 @@ def fill_varied(g, n_plain):
     assert st == 201, body
     done = g.submit("--name", "quick", "sh", "-c", "exit 0")
     g.wait_state(done, "Finished")
-    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True, "name": f"j{i}"}
-                                                for i in range(n_plain)],
-                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
-    assert st == 201, body
+    post_jobs(g, [{"command": ["true"], "hold": True, "name": f"j{i}"} for i in range(n_plain)])
 
 
 def check_list_matches_each_job(sock_path, query, expect_chunked=None):
@@ -95,9 +101,7 @@ def test_a_long_list_is_streamed_and_says_what_each_job_says(gflow):
 def test_a_client_that_leaves_mid_list_costs_the_daemon_nothing(gflow):
     g = gflow
     g.start()
-    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True, "name": "x" * 200}] * 3000,
-                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
-    assert st == 201
+    post_jobs(g, held(3000, name="x" * 200))
     for _ in range(20):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.connect(str(g.socket))
@@ -138,9 +142,7 @@ def test_others_see_only_public_fields_in_a_streamed_list(system_gflow):
     for i in range(3):
         g.submit_as(a, "--hold", "--name", f"a\u00e9{i}", "echo", "secret\nline")
     g.submit_as(b, "--hold", "--name", "b0", "true")
-    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True}] * 1200,
-                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
-    assert st == 201
+    post_jobs(g, held(1200))
     for user in (a, b):
         r = g.as_user(user, "python3", "-c", LIST_AS_USER, check=True)
         mine = json.loads(r.stdout)
@@ -229,9 +231,7 @@ def test_gqueue_stream_for_other_users_jobs(system_gflow):
     for i in range(5):
         g.submit_as(a, "--hold", "--name", f"a\u00e9{i}", "--time", "1:00:00", "echo", "secret")
     g.submit_as(b, "--hold", "--name", "b0", "true")
-    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True}] * 600,
-                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
-    assert st == 201
+    post_jobs(g, held(600))
     for user in (a, b):
         run = lambda *args: g.as_user(user, *args)     # noqa: E731
         for fmt in FORMATS:
@@ -265,16 +265,12 @@ def read_http_body(s):
 def test_jobs_that_change_while_a_list_is_sent_are_listed_once(gflow):
     g = gflow
     g.start()
-    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True, "name": "y" * 100}] * 3000,
-                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
-    assert st == 201
+    post_jobs(g, held(3000, name="y" * 100))
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(str(g.socket))
     s.sendall(b"GET /jobs?users=all HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     first = s.recv(1000)                # the list has begun; most of it is unsent
-    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True}] * 5,
-                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
-    assert st == 201
+    post_jobs(g, held(5))
     st, body = g.api("POST", "/jobs/cancel", {"ids": [1, 2999, 3000]})
     assert st == 200 and body["cancelled"] == [1, 2999, 3000], body
     # other requests are answered while the list waits for its reader

@@ -401,3 +401,204 @@ json_t *api_post(const char *target, const json_t *body, struct gf_err *e)
 {
 	return api_call("POST", target, body, e);
 }
+
+/* ---- an answer read as it arrives (api_get_stream) ---------------------- */
+
+struct feed {
+	int (*body)(const char *p, size_t n, void *arg);
+	void *arg;
+	int chunked, done;
+	unsigned long long left;	/* chunk bytes, or Content-Length left */
+	int have_length;
+	enum { C_SIZE, C_DATA, C_CR, C_LF } cs;
+	char line[40];
+	size_t linelen;
+};
+
+/* Body bytes of a 2xx answer: dechunked and handed on. */
+static int feed_body(struct feed *f, const char *p, size_t n, struct gf_err *e)
+{
+	int rc;
+
+	if (!f->chunked) {
+		if (f->have_length && n > f->left)
+			n = (size_t)f->left;
+		if (n && (rc = f->body(p, n, f->arg)) != 0) {
+			f->done = 1;	/* > 0: the caller has read enough */
+			return rc < 0 ? -1 : 0;
+		}
+		f->left -= f->have_length ? n : 0;
+		f->done = f->have_length && f->left == 0;
+		return 0;
+	}
+	while (n && !f->done) {
+		size_t k;
+
+		switch (f->cs) {
+		case C_SIZE:
+			if (*p != '\n') {
+				if (f->linelen < sizeof f->line - 1)
+					f->line[f->linelen++] = *p;
+				p++, n--;
+				break;
+			}
+			p++, n--;
+			f->line[f->linelen] = '\0';
+			{
+				char *end;
+
+				f->left = strtoull(f->line, &end, 16);
+				if (end == f->line)
+					return gf_err_set(e, "gflowd's answer has "
+					    "a bad chunk");
+			}
+			f->linelen = 0;
+			if (f->left == 0)
+				f->done = 1;
+			else
+				f->cs = C_DATA;
+			break;
+		case C_DATA:
+			k = n < f->left ? n : (size_t)f->left;
+			if ((rc = f->body(p, k, f->arg)) != 0) {
+				f->done = 1;
+				return rc < 0 ? -1 : 0;
+			}
+			p += k, n -= k;
+			if ((f->left -= k) == 0)
+				f->cs = C_CR;
+			break;
+		case C_CR:
+			if (*p == '\r')
+				p++, n--;
+			f->cs = C_LF;
+			break;
+		case C_LF:
+			if (*p == '\n')
+				p++, n--;
+			f->cs = C_SIZE;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int read_more(int fd, char *buf, size_t size, ssize_t *got,
+    struct gf_err *e)
+{
+	for (;;) {
+		ssize_t n = recv(fd, buf, size, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return gf_err_set(e, "gflowd did not answer within "
+			    "%d s", HTTP_TIMEOUT_SECS);
+		if (n < 0 && errno == ECONNRESET)
+			n = 0;
+		if (n < 0)
+			return gf_err_set(e, "cannot read gflowd's answer: %s",
+			    strerror(errno));
+		*got = n;
+		return 0;
+	}
+}
+
+/* Not a 2xx: the whole answer, and its {"error"} as the message. */
+static int answer_error(int fd, struct sbuf *raw, const char *target,
+    struct gf_err *e)
+{
+	struct http_resp r;
+	json_error_t je;
+	const char *msg;
+	json_t *j;
+
+	if (!answer_complete(raw->p, raw->len) && recv_all(fd, raw, e) < 0)
+		return -1;
+	if (http_parse_response(raw->p, raw->len, &r, e) < 0)
+		return -1;
+	j = json_loadb(r.body, r.len, 0, &je);
+	msg = jstr(j, "error");
+	if (msg)
+		gf_err_set(e, "%s", msg);
+	else
+		gf_err_set(e, "gflowd answered %d to GET %s", r.status, target);
+	json_decref(j);
+	http_resp_free(&r);
+	return -1;
+}
+
+int api_get_stream(const char *target,
+    int (*body)(const char *p, size_t n, void *arg), void *arg,
+    struct gf_err *e)
+{
+	static char chunk[65536];
+	struct feed f = { body, arg, 0, 0, 0, 0, C_SIZE, "", 0 };
+	struct sbuf raw = { 0 };
+	const char *hend, *v, *sp;
+	size_t body_at = 0, vlen = 0;
+	int fd, rc = -1, status;
+	ssize_t n;
+
+	if ((fd = connect_daemon(e)) < 0)
+		return -1;
+	sbuf_addf(&raw, "GET %s HTTP/1.1\r\nHost: gflowd\r\nConnection: "
+	    "close\r\nContent-Length: 0\r\n\r\n", target);
+	if (send_all(fd, raw.p, raw.len, e) < 0)
+		goto out;
+	raw.len = 0;
+	while (!(hend = header_end(raw.p, raw.len, &body_at))) {
+		if (read_more(fd, chunk, sizeof chunk, &n, e) < 0)
+			goto out;
+		if (n == 0) {
+			http_parse_response(raw.p, raw.len, &(struct http_resp){ 0 }, e);
+			if (!raw.len)
+				gf_err_set(e, "gflowd closed the connection "
+				    "without answering");
+			goto out;
+		}
+		sbuf_add(&raw, chunk, (size_t)n);
+	}
+	if (raw.len < 12 || strncmp(raw.p, "HTTP/1.", 7) != 0) {
+		gf_err_set(e, "gflowd sent an answer that is not HTTP");
+		goto out;
+	}
+	sp = memchr(raw.p, ' ', (size_t)(hend - raw.p));
+	if (!sp || !isdigit((unsigned char)sp[1])) {
+		gf_err_set(e, "gflowd sent a bad status line");
+		goto out;
+	}
+	status = atoi(sp + 1);
+	if (status < 200 || status > 299) {
+		rc = answer_error(fd, &raw, target, e);
+		goto out;
+	}
+	v = header_value(raw.p, hend, "Transfer-Encoding", &vlen);
+	f.chunked = v && vlen >= 7 && strncasecmp(v, "chunked", 7) == 0;
+	if (!f.chunked && (v = header_value(raw.p, hend, "Content-Length",
+	    &vlen))) {
+		f.have_length = 1;
+		f.left = strtoull(v, NULL, 10);
+		f.done = f.left == 0;
+	}
+	if (feed_body(&f, raw.p + body_at, raw.len - body_at, e) < 0)
+		goto out;
+	while (!f.done) {
+		if (read_more(fd, chunk, sizeof chunk, &n, e) < 0)
+			goto out;
+		if (n == 0) {
+			if (f.chunked || f.have_length) {
+				gf_err_set(e, "gflowd's answer is cut short");
+				goto out;
+			}
+			break;	/* the answer ends with the connection */
+		}
+		if (feed_body(&f, chunk, (size_t)n, e) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	sbuf_free(&raw);
+	close(fd);
+	return rc;
+}

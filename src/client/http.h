@@ -47,4 +47,14 @@ json_t *api_call(const char *method, const char *target, const json_t *body,
 json_t *api_get(const char *target, struct gf_err *e);
 json_t *api_post(const char *target, const json_t *body, struct gf_err *e);
 
+/* GET target from the daemon with its body handed to `body` piece by
+ * piece as it arrives (dechunked), so that a long answer is never held
+ * whole. `body` returns 0 for more, 1 when it has read enough (the rest
+ * is not read), -1 to fail (its error in e). A reply that is not
+ * 2xx is an error carrying the daemon's {"error": "..."} text, as
+ * api_call's. */
+int api_get_stream(const char *target,
+    int (*body)(const char *p, size_t n, void *arg), void *arg,
+    struct gf_err *e);
+
 #endif

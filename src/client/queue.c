@@ -18,6 +18,7 @@
 #include "http.h"
 #include "opt.h"
 #include "parse.h"
+#include "qstream.h"
 #include "remote.h"
 
 #define PROG "gqueue"
@@ -92,128 +93,200 @@ int queue_parse_fields(const char *s, enum qfield *out, size_t *n,
 	return 0;
 }
 
-static char *dup_or_dash(const char *s)
+static void add_or_dash(struct sbuf *b, const char *s)
 {
-	return xstrdup(s && *s ? s : "-");
+	sbuf_adds(b, s && *s ? s : "-");
 }
 
-static char *mb_cell(const json_t *job, const char *key)
+static int64_t num_or(const json_t *o, const char *key, int64_t dflt,
+    int *has)
 {
-	char buf[32];
-
-	if (!jhas(job, key))
-		return xstrdup("-");
-	fmt_mb(jint(job, key, 0), buf, sizeof buf);
-	return xstrdup(buf);
+	*has = jhas(o, key);
+	return jint(o, key, dflt);
 }
 
-static char *time_cell(const json_t *job, const char *key)
-{
-	char buf[64];
-
-	fmt_local_time(jnum(job, key, 0), buf, sizeof buf);
-	return xstrdup(buf);
-}
-
-static char *nodelist_cell(const json_t *job)
-{
-	const char *state = jstr(job, "state"), *reason = jstr(job, "reason");
-	struct sbuf b = { 0 };
-
-	if (state && strcmp(state, "Running") == 0)
-		return fmt_int_list(json_object_get(job, "gpu_ids"));
-	if (!reason || !*reason)
-		return xstrdup("-");
-	sbuf_addf(&b, "(%s)", reason);
-	return sbuf_take(&b);
-}
-
-/* REASON: the job's reason; for a running shared job whose processes use
- * more GPU memory than it booked, that detail. */
-static char *reason_cell(const json_t *job)
+void qjob_from_json(const json_t *job, struct qjob *q, struct sbuf *scratch)
 {
 	const json_t *u = json_object_get(job, "gpu_usage");
-	char used[32], booked[32], buf[96];
+	char *ids = fmt_int_list(json_object_get(job, "gpu_ids"));
+	int has;
 
-	if (!jstr(job, "reason") && jbool(u, "memory_exceeded", 0)) {
-		fmt_mb_human(jint(u, "exceeded_mb", 0), used, sizeof used);
-		fmt_mb_human(jint(job, "gpu_memory_mb", 0), booked, sizeof booked);
-		snprintf(buf, sizeof buf, "GPUMemoryExceeded(used %s, booked %s)",
-		    used, booked);
-		return xstrdup(buf);
+	memset(q, 0, sizeof *q);
+	q->id = jint(job, "id", 0);
+	q->gpus = jint(job, "gpus", 0);
+	q->uid = jint(job, "uid", -1);
+	q->priority = jint(job, "priority", 10);
+	q->time_limit_secs = num_or(job, "time_limit_secs", 0,
+	    &q->has_time_limit);
+	q->memory_mb = num_or(job, "memory_mb", 0, &q->has_memory);
+	q->gpu_memory_mb = num_or(job, "gpu_memory_mb", 0, &q->has_gpu_memory);
+	q->exit_code = num_or(job, "exit_code", 0, &q->has_exit_code);
+	q->exit_signal = num_or(job, "exit_signal", 0, &q->has_exit_signal);
+	q->memory_exceeded = jbool(u, "memory_exceeded", 0);
+	q->exceeded_mb = num_or(u, "exceeded_mb", 0, &has);
+	q->start_time = jnum(job, "start_time", 0);
+	q->end_time = jnum(job, "end_time", 0);
+	q->submit_time = jnum(job, "submit_time", 0);
+	q->name = jstr(job, "name");
+	q->state = jstr(job, "state");
+	q->st = jstr(job, "st");
+	q->reason = jstr(job, "reason");
+	q->user = jstr(job, "user");
+	q->project = jstr(job, "project");
+	q->cluster = jstr(job, "cluster");
+	sbuf_free(scratch);
+	sbuf_adds(scratch, ids);
+	q->gpu_ids = sbuf_str(scratch);
+	free(ids);
+}
+
+static void add_int(struct sbuf *b, int64_t v)
+{
+	char buf[24], *e = buf + sizeof buf, *p = e;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	sbuf_add(b, p, (size_t)(e - p));
+}
+
+static void exit_cell(const struct qjob *q, struct sbuf *b)
+{
+	const char *name;
+
+	if (q->has_exit_code) {
+		sbuf_addf(b, "%lld", (long long)q->exit_code);
+		return;
 	}
-	return dup_or_dash(jstr(job, "reason"));
+	if (!q->has_exit_signal) {
+		sbuf_addc(b, '-');
+		return;
+	}
+	name = fmt_signal_name((int)q->exit_signal);
+	if (name)
+		sbuf_adds(b, name);
+	else
+		sbuf_addf(b, "signal %d", (int)q->exit_signal);
+}
+
+void qjob_cell(const struct qjob *q, enum qfield f, double now, struct sbuf *b)
+{
+	char buf[96], used[32], booked[32];
+	double end;
+
+	switch (f) {
+	case QF_JOBID:
+		add_int(b, q->id);
+		return;
+	case QF_NAME:
+		sbuf_adds(b, q->name ? q->name : "");
+		return;
+	case QF_ST:
+		sbuf_adds(b, q->st ? q->st : state_short(q->state));
+		return;
+	case QF_STATE:
+		add_or_dash(b, q->state);
+		return;
+	case QF_TIME:	/* fmt_job_elapsed */
+		end = q->end_time > 0 ? q->end_time : now;
+		if (q->start_time <= 0)
+			sbuf_adds(b, "0:00");
+		else {
+			fmt_duration((int64_t)(end - q->start_time), buf,
+			    sizeof buf);
+			sbuf_adds(b, buf);
+		}
+		return;
+	case QF_NODES:
+		add_int(b, q->gpus);
+		return;
+	case QF_NODELIST:
+		if (q->state && strcmp(q->state, "Running") == 0)
+			sbuf_adds(b, q->gpu_ids ? q->gpu_ids : "");
+		else if (!q->reason || !*q->reason)
+			sbuf_addc(b, '-');
+		else {
+			sbuf_addc(b, '(');
+			sbuf_adds(b, q->reason);
+			sbuf_addc(b, ')');
+		}
+		return;
+	case QF_TIMELIMIT:
+		if (!q->has_time_limit) {
+			sbuf_adds(b, "UNLIMITED");
+			return;
+		}
+		fmt_duration(q->time_limit_secs, buf, sizeof buf);
+		sbuf_adds(b, buf);
+		return;
+	case QF_MEMORY:
+	case QF_GPUMEM:
+		if (!(f == QF_MEMORY ? q->has_memory : q->has_gpu_memory)) {
+			sbuf_addc(b, '-');
+			return;
+		}
+		fmt_mb(f == QF_MEMORY ? q->memory_mb : q->gpu_memory_mb, buf,
+		    sizeof buf);
+		sbuf_adds(b, buf);
+		return;
+	case QF_USER:
+		if (q->user)
+			sbuf_adds(b, q->user);
+		else
+			sbuf_addf(b, "%lld", (long long)q->uid);
+		return;
+	case QF_PROJECT:
+		add_or_dash(b, q->project);
+		return;
+	case QF_EXIT:
+		exit_cell(q, b);
+		return;
+	case QF_PRIORITY:
+		sbuf_addf(b, "%lld", (long long)q->priority);
+		return;
+	case QF_SUBMIT:
+	case QF_START:
+	case QF_END:
+		fmt_local_time(f == QF_SUBMIT ? q->submit_time : f == QF_START ?
+		    q->start_time : q->end_time, buf, sizeof buf);
+		sbuf_adds(b, buf);
+		return;
+	case QF_REASON:
+		/* a running shared job whose processes use more GPU memory
+		 * than it booked: that detail */
+		if (!q->reason && q->memory_exceeded) {
+			fmt_mb_human(q->exceeded_mb, used, sizeof used);
+			fmt_mb_human(q->gpu_memory_mb, booked, sizeof booked);
+			snprintf(buf, sizeof buf,
+			    "GPUMemoryExceeded(used %s, booked %s)", used,
+			    booked);
+			sbuf_adds(b, buf);
+		} else
+			add_or_dash(b, q->reason);
+		return;
+	case QF_GPUIDS:
+		add_or_dash(b, q->gpu_ids);
+		return;
+	case QF_CLUSTER:
+		add_or_dash(b, q->cluster);
+		return;
+	case QF_COUNT:
+		break;
+	}
 }
 
 char *queue_field_value(const json_t *job, enum qfield f, double now)
 {
-	char buf[64];
-	char *s;
+	struct sbuf scratch = { 0 }, b = { 0 };
+	struct qjob q;
 
-	switch (f) {
-	case QF_JOBID:
-		snprintf(buf, sizeof buf, "%lld", (long long)jint(job, "id", 0));
-		return xstrdup(buf);
-	case QF_NAME:
-		return xstrdup(jstr(job, "name") ? jstr(job, "name") : "");
-	case QF_ST:
-		if (jstr(job, "st"))
-			return xstrdup(jstr(job, "st"));
-		return xstrdup(state_short(jstr(job, "state")));
-	case QF_STATE:
-		return dup_or_dash(jstr(job, "state"));
-	case QF_TIME:
-		fmt_job_elapsed(job, now, buf, sizeof buf);
-		return xstrdup(buf);
-	case QF_NODES:
-		snprintf(buf, sizeof buf, "%lld", (long long)jint(job, "gpus", 0));
-		return xstrdup(buf);
-	case QF_NODELIST:
-		return nodelist_cell(job);
-	case QF_TIMELIMIT:
-		if (!jhas(job, "time_limit_secs"))
-			return xstrdup("UNLIMITED");
-		fmt_duration(jint(job, "time_limit_secs", 0), buf, sizeof buf);
-		return xstrdup(buf);
-	case QF_MEMORY:
-		return mb_cell(job, "memory_mb");
-	case QF_GPUMEM:
-		return mb_cell(job, "gpu_memory_mb");
-	case QF_USER:
-		if (jstr(job, "user"))
-			return xstrdup(jstr(job, "user"));
-		snprintf(buf, sizeof buf, "%lld", (long long)jint(job, "uid", -1));
-		return xstrdup(buf);
-	case QF_PROJECT:
-		return dup_or_dash(jstr(job, "project"));
-	case QF_EXIT:
-		fmt_exit(job, 1, buf, sizeof buf);
-		return xstrdup(buf);
-	case QF_PRIORITY:
-		snprintf(buf, sizeof buf, "%lld",
-		    (long long)jint(job, "priority", 10));
-		return xstrdup(buf);
-	case QF_SUBMIT:
-		return time_cell(job, "submit_time");
-	case QF_START:
-		return time_cell(job, "start_time");
-	case QF_END:
-		return time_cell(job, "end_time");
-	case QF_REASON:
-		return reason_cell(job);
-	case QF_GPUIDS:
-		s = fmt_int_list(json_object_get(job, "gpu_ids"));
-		if (!*s) {
-			free(s);
-			return xstrdup("-");
-		}
-		return s;
-	case QF_CLUSTER:
-		return dup_or_dash(jstr(job, "cluster"));
-	case QF_COUNT:
-		break;
-	}
-	return xstrdup("");
+	qjob_from_json(job, &q, &scratch);
+	qjob_cell(&q, f, now, &b);
+	sbuf_free(&scratch);
+	return sbuf_take(&b);
 }
 
 char *queue_states_param(const char *s, struct gf_err *e)
@@ -254,73 +327,21 @@ struct sort_key {
 	double now;
 };
 
-static double num_key(const json_t *j, const char *field, double now)
-{
-	if (strcmp(field, "id") == 0)
-		return (double)jint(j, "id", 0);
-	if (strcmp(field, "priority") == 0)
-		return (double)jint(j, "priority", 10);
-	if (strcmp(field, "gpus") == 0)
-		return (double)jint(j, "gpus", 0);
-	if (strcmp(field, "submit") == 0)
-		return jnum(j, "submit_time", 0);
-	if (strcmp(field, "start") == 0)
-		return jnum(j, "start_time", 0);
-	if (strcmp(field, "end") == 0)
-		return jnum(j, "end_time", 0);
-	if (strcmp(field, "time") == 0) {
-		double st = jnum(j, "start_time", 0), en = jnum(j, "end_time", 0);
-
-		return st <= 0 ? 0 : (en > 0 ? en : now) - st;
-	}
-	return 0;
-}
-
-static const char *str_key(const json_t *j, const char *field)
-{
-	const char *s = jstr(j, strcmp(field, "state") == 0 ? "state" : field);
-
-	return s ? s : "";
-}
-
-static int is_str_field(const char *f)
-{
-	return strcmp(f, "name") == 0 || strcmp(f, "state") == 0 ||
-	    strcmp(f, "user") == 0 || strcmp(f, "project") == 0;
-}
-
-static int cmp_jobs(const void *a, const void *b, void *arg)
-{
-	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	const struct sort_key *k = arg;
-	int c = 0;
-
-	if (is_str_field(k->field)) {
-		c = strcmp(str_key(x, k->field), str_key(y, k->field));
-	} else {
-		double dx = num_key(x, k->field, k->now);
-		double dy = num_key(y, k->field, k->now);
-
-		c = dx < dy ? -1 : dx > dy;
-	}
-	if (c == 0)
-		c = jint(x, "id", 0) < jint(y, "id", 0) ? -1 :
-		    jint(x, "id", 0) > jint(y, "id", 0);
-	return k->reverse ? -c : c;
-}
-
-int queue_sort(json_t *jobs, const char *field, double now, struct gf_err *e)
+/* "-Name" -> name, reversed; NULL field (and e) when not a sort field. */
+static int sort_key_parse(const char *spec, double now, struct sort_key *k,
+    struct gf_err *e)
 {
 	static const char *const known[] = { "id", "name", "state", "user",
 		"priority", "submit", "start", "end", "time", "gpus",
 		"project" };
-	struct sort_key k = { field, 0, now };
-	size_t i, n = json_array_size(jobs);
+	const char *field = spec;
 	char lower[32];
-	json_t **v;
+	size_t i;
 
+	k->reverse = 0;
+	k->now = now;
 	if (*field == '-') {
-		k.reverse = 1;
+		k->reverse = 1;
 		field++;
 	}
 	for (i = 0; field[i] && i < sizeof lower - 1; i++)
@@ -335,14 +356,95 @@ int queue_sort(json_t *jobs, const char *field, double now, struct gf_err *e)
 		return gf_err_set(e, "cannot sort by '%s' (fields: id, name, "
 		    "state, user, project, priority, gpus, submit, start, end, "
 		    "time; '-' in front reverses)", field);
-	k.field = known[i];
-	v = xcalloc(n, sizeof *v);
-	for (i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(jobs, i));
-	qsort_r(v, n, sizeof *v, cmp_jobs, &k);
+	k->field = known[i];
+	return 0;
+}
+
+static double num_key(const struct qjob *q, const char *field, double now)
+{
+	if (strcmp(field, "id") == 0)
+		return (double)q->id;
+	if (strcmp(field, "priority") == 0)
+		return (double)q->priority;
+	if (strcmp(field, "gpus") == 0)
+		return (double)q->gpus;
+	if (strcmp(field, "submit") == 0)
+		return q->submit_time;
+	if (strcmp(field, "start") == 0)
+		return q->start_time;
+	if (strcmp(field, "end") == 0)
+		return q->end_time;
+	if (strcmp(field, "time") == 0)
+		return q->start_time <= 0 ? 0 : (q->end_time > 0 ? q->end_time :
+		    now) - q->start_time;
+	return 0;
+}
+
+static const char *str_key(const struct qjob *q, const char *field)
+{
+	const char *s = strcmp(field, "name") == 0 ? q->name :
+	    strcmp(field, "state") == 0 ? q->state :
+	    strcmp(field, "user") == 0 ? q->user : q->project;
+
+	return s ? s : "";
+}
+
+static int is_str_field(const char *f)
+{
+	return strcmp(f, "name") == 0 || strcmp(f, "state") == 0 ||
+	    strcmp(f, "user") == 0 || strcmp(f, "project") == 0;
+}
+
+/* The order of two jobs (their views): by the field, then by id. */
+static int cmp_qjobs(const struct qjob *x, const struct qjob *y,
+    const struct sort_key *k)
+{
+	int c = 0;
+
+	if (is_str_field(k->field)) {
+		c = strcmp(str_key(x, k->field), str_key(y, k->field));
+	} else {
+		double dx = num_key(x, k->field, k->now);
+		double dy = num_key(y, k->field, k->now);
+
+		c = dx < dy ? -1 : dx > dy;
+	}
+	if (c == 0)
+		c = x->id < y->id ? -1 : x->id > y->id;
+	return k->reverse ? -c : c;
+}
+
+struct sorted_json {
+	json_t *job;
+	struct qjob q;
+	struct sbuf scratch;
+};
+
+static int cmp_json(const void *a, const void *b, void *arg)
+{
+	return cmp_qjobs(&((const struct sorted_json *)a)->q,
+	    &((const struct sorted_json *)b)->q, arg);
+}
+
+int queue_sort(json_t *jobs, const char *field, double now, struct gf_err *e)
+{
+	struct sort_key k;
+	size_t i, n = json_array_size(jobs);
+	struct sorted_json *v;
+
+	if (sort_key_parse(field, now, &k, e) < 0)
+		return -1;
+	v = xcalloc(n + 1, sizeof *v);
+	for (i = 0; i < n; i++) {
+		v[i].job = json_incref(json_array_get(jobs, i));
+		qjob_from_json(v[i].job, &v[i].q, &v[i].scratch);
+	}
+	qsort_r(v, n, sizeof *v, cmp_json, &k);
 	json_array_clear(jobs);
-	for (i = 0; i < n; i++)
-		json_array_append_new(jobs, v[i]);
+	for (i = 0; i < n; i++) {
+		json_array_append_new(jobs, v[i].job);
+		sbuf_free(&v[i].scratch);
+	}
 	free(v);
 	return 0;
 }
@@ -658,15 +760,15 @@ static const char *const field_keys[QF_COUNT] = {
 	[QF_CLUSTER] = "cluster",
 };
 
-/* Ask the daemon for only the fields this listing shows: building and
- * parsing the rest is most of the cost of a long list. Sorting and JSON
- * output get everything. */
+/* Ask the daemon for only the fields this listing shows (and sorts by):
+ * building and parsing the rest is most of the cost of a long list. JSON
+ * output of whole jobs gets everything. */
 static void add_fields_param(const struct queue_opts *q, struct sbuf *qs)
 {
 	struct sbuf f = { 0 };
 	size_t i;
 
-	if (q->sort || (q->fmt == TABLE_JSON && !q->fields_given))
+	if (q->fmt == TABLE_JSON && !q->fields_given)
 		return;
 	sbuf_adds(&f, "id,state,st");
 	for (i = 0; i < q->nf; i++)
@@ -678,6 +780,9 @@ static void add_fields_param(const struct queue_opts *q, struct sbuf *qs)
 		sbuf_adds(&f, ",tmux_session,tmux_socket");
 	if (q->cluster)
 		sbuf_adds(&f, ",cluster");
+	if (q->sort)	/* what cmp_qjobs may read */
+		sbuf_adds(&f, ",name,user,project,priority,gpus,submit_time,"
+		    "start_time,end_time");
 	url_add_param(qs, "fields", sbuf_str(&f));
 	sbuf_free(&f);
 }
@@ -811,12 +916,240 @@ static char *render(const struct queue_opts *q, struct gf_err *e)
 	return text;
 }
 
+/* ---------- the list as a stream ---------- */
+
+/* A kept row: its sort key (strings in the keys buffer) and cells. */
+struct kept {
+	struct qjob key;
+	size_t str, cells;	/* offsets in the lister's keys and all */
+};
+
+struct lister {
+	const struct queue_opts *q;
+	FILE *to;
+	struct table_out *out;
+	struct qstream in;
+	struct sbuf cells;
+	long long shown;
+	double now;
+	struct gf_err *e;
+	struct sort_key sort;
+	struct kept *kept;
+	size_t nkept, capkept;
+	struct sbuf keys, all;
+};
+
+/* The common listing — flat, in the daemon's order, no filter of the
+ * client's own — is printed as the answer arrives: each job's cells are
+ * made from its object and the object forgotten (qstream.c); only a text
+ * table keeps the escaped cells until it knows the widths. */
+static int streamable(const struct queue_opts *q)
+{
+	int whole_json = q->fmt == TABLE_JSON && !q->fields_given;
+
+	return !q->tmux && !q->cluster && !q->tree && !q->group &&
+	    !((q->sort || q->limit < 0) && whole_json);
+}
+
+/* --sort or -n -N: the rows are kept (their cells and the sort key) until
+ * the list is over. */
+static int collecting(const struct queue_opts *q)
+{
+	return q->sort || q->limit < 0;
+}
+
+/* -o json (the job objects): each object as json_dumps indents it inside
+ * the array — read and dumped by jansson one job at a time, its lines
+ * indented one level (a dumped string holds no raw newline). */
+static int json_job(const char *p, size_t n, void *arg)
+{
+	struct lister *l = arg;
+	json_error_t je;
+	json_t *o;
+	char *text;
+
+	if (l->q->limit > 0 && l->shown >= l->q->limit)
+		return 0;
+	if (!(o = json_loadb(p, n, 0, &je)))
+		return -1;
+	text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!text)
+		return -1;
+	fputs(l->shown++ ? ",\n  " : "[\n  ", l->to);
+	for (const char *c = text; *c; c++) {
+		const char *nl = strchr(c, '\n');
+
+		if (!nl) {
+			fputs(c, l->to);
+			break;
+		}
+		fwrite(c, 1, (size_t)(nl - c + 1), l->to);
+		fputs("  ", l->to);
+		c = nl;
+	}
+	free(text);
+	return 0;
+}
+
+static void list_row(const struct qjob *job, void *arg)
+{
+	struct lister *l = arg;
+	const char *cells[QUEUE_MAX_FIELDS];
+	size_t at[QUEUE_MAX_FIELDS], i;
+
+	if (!collecting(l->q) && l->q->limit > 0 && l->shown >= l->q->limit)
+		return;
+	l->shown++;
+	if (collecting(l->q)) {
+		struct kept *k;
+
+		if (l->nkept == l->capkept) {
+			l->capkept = l->capkept ? l->capkept * 2 : 1024;
+			l->kept = xrealloc(l->kept, l->capkept * sizeof *l->kept);
+		}
+		k = &l->kept[l->nkept++];
+		k->key = *job;
+		k->str = l->keys.len;
+		sbuf_adds(&l->keys, l->q->sort && is_str_field(l->sort.field) ?
+		    str_key(job, l->sort.field) : "");
+		sbuf_addc(&l->keys, '\0');
+		k->cells = l->all.len;
+		for (i = 0; i < l->q->nf; i++) {
+			qjob_cell(job, l->q->f[i], l->now, &l->all);
+			sbuf_addc(&l->all, '\0');
+		}
+		return;
+	}
+	l->cells.len = 0;
+	for (i = 0; i < l->q->nf; i++) {
+		at[i] = l->cells.len;
+		qjob_cell(job, l->q->f[i], l->now, &l->cells);
+		sbuf_addc(&l->cells, '\0');
+	}
+	for (i = 0; i < l->q->nf; i++)
+		cells[i] = l->cells.p + at[i];
+	table_out_row(l->out, cells);
+}
+
+static int list_bytes(const char *p, size_t n, void *arg)
+{
+	struct lister *l = arg;
+
+	if (qstream_feed(&l->in, p, n) < 0)
+		return gf_err_set(l->e, "%s", qstream_error(&l->in));
+	/* -n N in the daemon's order: enough */
+	return !collecting(l->q) && l->q->limit > 0 && l->shown >= l->q->limit;
+}
+
+static int cmp_kept(const void *a, const void *b, void *arg)
+{
+	return cmp_qjobs(&((const struct kept *)a)->key,
+	    &((const struct kept *)b)->key, arg);
+}
+
+/* The kept rows sorted and limited as queue_sort and queue_limit do. */
+static void put_kept(struct lister *l)
+{
+	const char *cells[QUEUE_MAX_FIELDS];
+	size_t i, j, from = 0, to = l->nkept;
+
+	for (i = 0; i < l->nkept; i++) {	/* the buffers are whole now */
+		struct qjob *k = &l->kept[i].key;
+
+		k->name = k->state = k->user = k->project = l->keys.p +
+		    l->kept[i].str;
+	}
+	if (l->q->sort)
+		qsort_r(l->kept, l->nkept, sizeof *l->kept, cmp_kept, &l->sort);
+	if (l->q->limit > 0 && (size_t)l->q->limit < to)
+		to = (size_t)l->q->limit;
+	else if (l->q->limit < 0 && (size_t)-l->q->limit < to)
+		from = to - (size_t)-l->q->limit;
+	for (i = from; i < to; i++) {
+		const char *c = l->all.p + l->kept[i].cells;
+
+		for (j = 0; j < l->q->nf; j++) {
+			cells[j] = c;
+			c += strlen(c) + 1;
+		}
+		table_out_row(l->out, cells);
+	}
+}
+
+static int stream_list(const struct queue_opts *q, FILE *to, struct gf_err *e)
+{
+	const char *headers[QUEUE_MAX_FIELDS];
+	struct lister l = { .q = q, .to = to, .now = (double)time(NULL), .e = e };
+	struct sbuf path = { 0 };
+	int rc;
+	size_t i;
+
+	if (build_query(q, &path, e) < 0)
+		return -1;
+	if (q->sort && sort_key_parse(q->sort, l.now, &l.sort, e) < 0) {
+		sbuf_free(&path);
+		return -1;
+	}
+	remote_sync(PROG, q->cluster, 0);	/* Slurm's word on cluster jobs */
+	for (i = 0; i < q->nf; i++)
+		headers[i] = queue_field_header(q->f[i]);
+	if (q->fmt == TABLE_JSON && !q->fields_given) {	/* the job objects */
+		qstream_init(&l.in, NULL, &l);
+		l.in.raw = json_job;
+	} else {
+		qstream_init(&l.in, list_row, &l);
+		l.out = table_out_new(q->fmt, q->nf, headers, to);
+	}
+	rc = api_get_stream(path.p, list_bytes, &l, e);
+	if (rc == 0 && !(!collecting(q) && q->limit > 0 && l.shown >= q->limit) &&
+	    qstream_end(&l.in) < 0)
+		rc = gf_err_set(e, "%s", qstream_error(&l.in));
+	if (rc == 0 && !l.out)
+		fputs(l.shown ? "\n]\n" : "[]\n", to);
+	if (rc == 0 && l.out && collecting(q))
+		put_kept(&l);
+	if (rc == 0 && l.out)
+		table_out_end(l.out);
+	else if (l.out)
+		table_out_free(l.out);
+	free(l.kept);
+	sbuf_free(&l.keys);
+	sbuf_free(&l.all);
+	qstream_free(&l.in);
+	sbuf_free(&l.cells);
+	sbuf_free(&path);
+	return rc;
+}
+
+/* One screen of a streamed list, as text (NULL and e on failure). */
+static char *stream_text(const struct queue_opts *q, struct gf_err *e)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int rc;
+
+	if (!mem) {
+		gf_err_set(e, "out of memory");
+		return NULL;
+	}
+	rc = stream_list(q, mem, e);
+	fclose(mem);
+	if (rc < 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 static int watch(const struct queue_opts *q)
 {
 	struct gf_err e;
 
 	for (;;) {
-		char *text = render(q, &e), stamp[64];
+		char *text = streamable(q) ? stream_text(q, &e) : render(q, &e),
+		    stamp[64];
 		time_t now = time(NULL);
 		struct tm tm;
 
@@ -959,6 +1292,9 @@ static int queue_exec(int argc, char **argv)
 		return EXIT_OK;
 	if (q.watch)
 		return watch(&q);
+	if (streamable(&q))
+		return stream_list(&q, stdout, &e) < 0 ? cmd_fail(PROG, &e) :
+		    EXIT_OK;
 	text = render(&q, &e);
 	if (!text)
 		return cmd_fail(PROG, &e);

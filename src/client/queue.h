@@ -23,6 +23,27 @@ enum qfield {
 
 #define QUEUE_MAX_FIELDS 32
 
+/* What the columns read of one job object: a flat view, so that a long
+ * list can be read job by job without a JSON tree (qstream.c). Strings are
+ * NULL when the field is absent or not a string; the has_ flags say a
+ * number was there and not null; numbers read as jint/jnum read them. */
+struct qjob {
+	int64_t id, gpus, uid, priority, time_limit_secs, memory_mb,
+	    gpu_memory_mb, exit_code, exit_signal, exceeded_mb;
+	double start_time, end_time, submit_time;
+	int has_time_limit, has_memory, has_gpu_memory, has_exit_code,
+	    has_exit_signal, memory_exceeded;
+	const char *name, *state, *st, *reason, *user, *project, *cluster;
+	const char *gpu_ids; /* "0,1,3" as fmt_int_list writes it; NULL: absent */
+};
+
+/* The view of a job object (strings point into it; gpu_ids into *scratch,
+ * which the caller frees). */
+void qjob_from_json(const json_t *job, struct qjob *q, struct sbuf *scratch);
+/* One cell of a job into b (appended; no NUL added). */
+void qjob_cell(const struct qjob *q, enum qfield f, double now,
+    struct sbuf *b);
+
 /* "JOBID,NAME,ST,NODES,NODELIST(REASON)" (case-insensitive) -> fields. */
 int queue_parse_fields(const char *s, enum qfield *out, size_t *n,
     struct gf_err *e);

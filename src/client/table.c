@@ -6,7 +6,9 @@
 
 #include <jansson.h>
 
+#include "bytes.h"
 #include "format.h"
+#include "jsonw.h"
 #include "util.h"
 
 struct row {
@@ -139,13 +141,20 @@ static void text_line(struct sbuf *b, char *const *cells, size_t ncols,
 {
 	size_t j, start = b->len;
 
+	static const char spaces[] = "                                ";
+
 	for (j = 0; j < ncols; j++) {
 		size_t w = utf8_width(cells[j]);
 
 		sbuf_adds(b, cells[j]);
 		if (j + 1 < ncols)
-			for (; w < width[j] + 2; w++)
-				sbuf_addc(b, ' ');
+			while (w < width[j] + 2) {
+				size_t k = width[j] + 2 - w;
+
+				k = k < sizeof spaces - 1 ? k : sizeof spaces - 1;
+				sbuf_add(b, spaces, k);
+				w += k;
+			}
 	}
 	while (b->len > start && b->p[b->len - 1] == ' ')
 		b->p[--b->len] = '\0';
@@ -281,4 +290,183 @@ int table_parse_format(const char *s, enum table_fmt *out, struct gf_err *e)
 		return gf_err_set(e, "invalid output format '%s': expected "
 		    "table, json or csv", s);
 	return 0;
+}
+
+/* ---- rows written as they come (table_out) ------------------------------ */
+
+struct table_out {
+	enum table_fmt fmt;
+	size_t ncols, nrows;
+	char **headers;
+	FILE *out;
+	struct sbuf line;	/* one row's text (CSV, JSON) */
+	/* text: every row's escaped cells, each NUL-ended, kept until the
+	 * widths are known */
+	struct sbuf cells;
+	size_t *width;
+	/* JSON: the columns that become keys (a repeated header keeps its
+	 * first place and its last value, as a JSON object does) */
+	size_t *key_col, nkeys;
+};
+
+struct table_out *table_out_new(enum table_fmt fmt, size_t ncols,
+    const char *const *headers, FILE *out)
+{
+	struct table_out *t = xcalloc(1, sizeof *t);
+	size_t i, k;
+
+	t->fmt = fmt;
+	t->ncols = ncols;
+	t->out = out;
+	t->headers = xcalloc(ncols, sizeof *t->headers);
+	t->width = xcalloc(ncols, sizeof *t->width);
+	t->key_col = xcalloc(ncols, sizeof *t->key_col);
+	for (i = 0; i < ncols; i++) {
+		t->headers[i] = xstrdup(headers[i] ? headers[i] : "");
+		t->width[i] = utf8_width(t->headers[i]);
+		for (k = 0; k < t->nkeys; k++)
+			if (!strcmp(t->headers[t->key_col[k]], t->headers[i]))
+				break;
+		if (k == t->nkeys)
+			t->key_col[t->nkeys++] = i;
+	}
+	for (k = 0; k < t->nkeys; k++) /* the last column of that name */
+		for (i = 0; i < ncols; i++)
+			if (!strcmp(t->headers[i], t->headers[t->key_col[k]]))
+				t->key_col[k] = i;
+	if (fmt == TABLE_CSV) {
+		csv_line(&t->line, t->headers, ncols);
+		fwrite(t->line.p, 1, t->line.len, out);
+		t->line.len = 0;
+	}
+	return t;
+}
+
+/* The escaped form of s appended to b, NUL-ended; its display width. */
+static size_t add_escaped(struct sbuf *b, const char *s)
+{
+	size_t start = b->len, n = 0;
+
+	while (s[n] >= 0x20 && s[n] < 0x7f)	/* plain ASCII: as it is */
+		n++;
+	if (!s[n]) {
+		sbuf_add(b, s, n + 1);
+		return n;
+	}
+	n += strlen(s + n);
+	if (gf_needs_escape(s, n))
+		fmt_text(b, s);
+	else
+		sbuf_add(b, s, n);
+	sbuf_addc(b, '\0');
+	return utf8_width(b->p + start);
+}
+
+static void json_row(struct table_out *t, const char *const *cells)
+{
+	struct jsonw w = { 0 };
+	size_t k, shown = 0;
+
+	sbuf_adds(&t->line, t->nrows ? ",\n  {" : "[\n  {");
+	for (k = 0; k < t->nkeys; k++) {
+		const char *v = cells[t->key_col[k]] ? cells[t->key_col[k]] : "";
+
+		if (!gf_utf8_valid(v, strlen(v)))
+			continue; /* jansson takes no such string */
+		w.len = 0;
+		sbuf_adds(&t->line, shown++ ? ",\n    " : "\n    ");
+		jw_cstr(&w, t->headers[t->key_col[k]]);
+		jw_lit(&w, ": ");
+		jw_cstr(&w, v);
+		sbuf_add(&t->line, w.p, w.len);
+	}
+	sbuf_adds(&t->line, shown ? "\n  }" : "}");
+	jw_free(&w);
+}
+
+void table_out_row(struct table_out *t, const char *const *cells)
+{
+	size_t j;
+
+	switch (t->fmt) {
+	case TABLE_TEXT:
+		for (j = 0; j < t->ncols; j++) {
+			size_t w = add_escaped(&t->cells, cells[j] ? cells[j] :
+			    "");
+
+			if (w > t->width[j])
+				t->width[j] = w;
+		}
+		break;
+	case TABLE_CSV: {
+		char *esc[QUEUE_COLS_MAX];
+		struct sbuf e = { 0 };
+		size_t at[QUEUE_COLS_MAX];
+
+		for (j = 0; j < t->ncols && j < QUEUE_COLS_MAX; j++) {
+			at[j] = e.len;
+			add_escaped(&e, cells[j] ? cells[j] : "");
+		}
+		for (j = 0; j < t->ncols && j < QUEUE_COLS_MAX; j++)
+			esc[j] = e.p + at[j];
+		csv_line(&t->line, esc, j);
+		sbuf_free(&e);
+		break;
+	}
+	case TABLE_JSON:
+		json_row(t, cells);
+		break;
+	}
+	t->nrows++;
+	if (t->line.len) {
+		fwrite(t->line.p, 1, t->line.len, t->out);
+		t->line.len = 0;
+	}
+}
+
+void table_out_end(struct table_out *t)
+{
+	size_t i, j;
+	const char *p;
+	char **row;
+
+	switch (t->fmt) {
+	case TABLE_TEXT:
+		row = xcalloc(t->ncols, sizeof *row);
+		text_line(&t->line, t->headers, t->ncols, t->width);
+		for (i = 0, p = t->cells.p; i < t->nrows; i++) {
+			for (j = 0; j < t->ncols; j++) {
+				row[j] = (char *)p;
+				p += strlen(p) + 1;
+			}
+			text_line(&t->line, row, t->ncols, t->width);
+			if (t->line.len >= 65536) {
+				fwrite(t->line.p, 1, t->line.len, t->out);
+				t->line.len = 0;
+			}
+		}
+		free(row);
+		break;
+	case TABLE_CSV:
+		break;
+	case TABLE_JSON:
+		sbuf_adds(&t->line, t->nrows ? "\n]\n" : "[]\n");
+		break;
+	}
+	fwrite(t->line.p, 1, t->line.len, t->out);
+	table_out_free(t);
+}
+
+void table_out_free(struct table_out *t)
+{
+	size_t j;
+
+	for (j = 0; j < t->ncols; j++)
+		free(t->headers[j]);
+	free(t->headers);
+	free(t->width);
+	free(t->key_col);
+	sbuf_free(&t->line);
+	sbuf_free(&t->cells);
+	free(t);
 }

@@ -7,6 +7,7 @@
 #define GF_CLIENT_TABLE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "err.h"
 
@@ -29,6 +30,20 @@ const char *table_cell(const struct table *t, size_t r, size_t c);
 /* The whole table as text (malloc'd). Text and CSV end with a newline;
  * JSON is an array of objects keyed by the headers. */
 char *table_render(const struct table *t, enum table_fmt fmt);
+
+/* The same forms written row by row as rows come, byte for byte what
+ * table_render writes: CSV and JSON rows go out at once; text keeps each
+ * row's escaped cells (compact, in one buffer) until table_out_end knows
+ * the widths. No section rows. At most QUEUE_COLS_MAX columns. */
+#define QUEUE_COLS_MAX 32
+struct table_out;
+struct table_out *table_out_new(enum table_fmt fmt, size_t ncols,
+    const char *const *headers, FILE *out);
+void table_out_row(struct table_out *t, const char *const *cells);
+/* Write what is left and free t. */
+void table_out_end(struct table_out *t);
+/* Free t without writing more (an answer that failed). */
+void table_out_free(struct table_out *t);
 
 /* "table", "csv" or "json". */
 int table_parse_format(const char *s, enum table_fmt *out, struct gf_err *e);

@@ -399,6 +399,11 @@ bool job_field_known(const char *key)
 	return want((char *const *)job_fields, key);
 }
 
+const char *const *job_field_names(void)
+{
+	return job_fields;
+}
+
 json_t *job_to_json(const struct job *j, const char *log_path)
 {
 	return job_to_json_only(j, log_path, NULL);

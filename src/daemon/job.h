@@ -146,6 +146,8 @@ json_t *job_to_json(const struct job *j, const char *log_path);
 /* Only the fields named in the NULL-terminated list `only` (all if NULL). */
 json_t *job_to_json_only(const struct job *j, const char *log_path, char *const *only);
 bool job_field_known(const char *key);
+/* Every field name a client may ask for (NULL-terminated). */
+const char *const *job_field_names(void);
 /* Store row → job (id is set by the caller). */
 struct job *job_from_json(json_t *o, struct gf_err *e);
 /* A store row's text → job without a JSON tree (jobrow.c), for the rows it

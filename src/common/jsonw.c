@@ -1,0 +1,152 @@
+/* jsonw.c — a JSON writer into a growing buffer that writes what jansson's
+ * compact dump writes (see jsonw.h; tests/unit/test_jsonw.c holds the two
+ * side by side). */
+#include "jsonw.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void jw_free(struct jsonw *w)
+{
+	free(w->p);
+	w->p = NULL;
+	w->len = w->cap = 0;
+}
+
+void jw_grow(struct jsonw *w, size_t n)
+{
+	size_t cap = w->cap ? w->cap : 256;
+
+	if (w->len + n + 1 <= w->cap)
+		return;
+	while (cap < w->len + n + 1)
+		cap *= 2;
+	if (!(w->p = realloc(w->p, cap)))
+		abort();
+	w->cap = cap;
+}
+
+/* Bytes that need an escape: ", \ and the C0 controls. */
+static inline int needs_esc(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\';
+}
+
+void jw_str(struct jsonw *w, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	jw_reserve(w, n + 2);
+	w->p[w->len++] = '"';
+	while (i < n) {
+		size_t k = i;
+		char *o;
+
+		while (k < n && !needs_esc(p[k]))
+			k++;
+		if (k > i)
+			jw_raw(w, s + i, k - i);
+		if (k == n)
+			break;
+		jw_reserve(w, 6);
+		o = w->p + w->len;
+		switch (p[k]) {
+		case '"': memcpy(o, "\\\"", 2); w->len += 2; break;
+		case '\\': memcpy(o, "\\\\", 2); w->len += 2; break;
+		case '\b': memcpy(o, "\\b", 2); w->len += 2; break;
+		case '\f': memcpy(o, "\\f", 2); w->len += 2; break;
+		case '\n': memcpy(o, "\\n", 2); w->len += 2; break;
+		case '\r': memcpy(o, "\\r", 2); w->len += 2; break;
+		case '\t': memcpy(o, "\\t", 2); w->len += 2; break;
+		default:
+			memcpy(o, "\\u00", 4);
+			o[4] = hex[p[k] >> 4];
+			o[5] = hex[p[k] & 15];
+			w->len += 6;
+		}
+		i = k + 1;
+	}
+	jw_reserve(w, 1);
+	w->p[w->len++] = '"';
+	w->p[w->len] = '\0';
+}
+
+void jw_cstr(struct jsonw *w, const char *s)
+{
+	jw_str(w, s, strlen(s));
+}
+
+void jw_int(struct jsonw *w, long long v)
+{
+	char buf[24], *e = buf + sizeof buf, *q = e;
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+	do
+		*--q = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--q = '-';
+	jw_raw(w, q, (size_t)(e - q));
+}
+
+/* jansson's jsonp_dtostr: "%.17g", the locale's decimal point made '.',
+ * ".0" when it would read back as an integer, the exponent without '+'
+ * and leading zeros. */
+int jw_dtostr(char *buf, size_t size, double v)
+{
+	const char *point = localeconv()->decimal_point;
+	int len = snprintf(buf, size, "%.17g", v);
+	char *start, *end;
+
+	if (len < 0 || (size_t)len >= size)
+		return -1;
+	if (point && point[0] && point[0] != '.' && !point[1])
+		for (char *c = buf; *c; c++)
+			if (*c == point[0])
+				*c = '.';
+	if (!strchr(buf, '.') && !strchr(buf, 'e')) {
+		if ((size_t)len + 3 >= size)
+			return -1;
+		memcpy(buf + len, ".0", 3);
+		len += 2;
+	}
+	if ((start = strchr(buf, 'e'))) {
+		start++;
+		end = start + 1;
+		if (*start == '-')
+			start++;
+		while (*end == '0')
+			end++;
+		if (end != start) {
+			memmove(start, end, (size_t)len - (size_t)(end - buf) + 1);
+			len -= (int)(end - start);
+		}
+	}
+	return len;
+}
+
+void jw_real(struct jsonw *w, double v)
+{
+	char buf[64];
+	int n = jw_dtostr(buf, sizeof buf, v);
+
+	if (n > 0)
+		jw_raw(w, buf, (size_t)n);
+	else
+		jw_lit(w, "null");	/* NaN/inf: jansson has no such real either */
+}
+
+static int to_jw(const char *buf, size_t size, void *data)
+{
+	jw_raw(data, buf, size);
+	return 0;
+}
+
+void jw_json(struct jsonw *w, const json_t *v, size_t flags)
+{
+	json_dump_callback(v, to_jw, w, flags | JSON_ENCODE_ANY);
+}

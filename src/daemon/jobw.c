@@ -270,8 +270,13 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 		KEY(F_RETRY_OF), pos_or_null(w, j->retry_of);
 	if (WANT(F_REDO_OF))
 		KEY(F_REDO_OF), pos_or_null(w, j->redo_of);
-	if (j->params && WANT(F_PARAMS))	/* job.c sets no key for a NULL value */
-		KEY(F_PARAMS), jw_json(w, j->params, JSON_COMPACT);
+	if (WANT(F_PARAMS)) {	/* NULL: none (job.c writes an empty object) */
+		KEY(F_PARAMS);
+		if (j->params)
+			jw_json(w, j->params, JSON_COMPACT);
+		else
+			jw_raw(w, "{}", 2);
+	}
 	if (WANT(F_SUBMIT_TIME))
 		KEY(F_SUBMIT_TIME), time_or_null(w, j->submit_time);
 	if (WANT(F_START_TIME))

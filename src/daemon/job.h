@@ -154,9 +154,6 @@ struct job *job_from_json(json_t *o, struct gf_err *e);
  * reads exactly as job_from_json would; NULL for any other row, which the
  * caller then reads with json_loads + job_from_json (and its errors). */
 struct job *job_from_row(const char *text, size_t len);
-/* The row text job_to_json + json_dumps would give (without "id"), written
- * directly, for jobs whose strings are all ASCII; NULL for the others. */
-char *job_row_text(const struct job *j);
 
 /* Helpers for reading and writing argv vectors as JSON arrays. */
 json_t *strv_to_json(char *const *v);

@@ -343,3 +343,14 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	if (j->cluster && WANT(F_REMOTE_LOG))
 		KEY(F_REMOTE_LOG), text_or_null(w, j->remote_log);
 }
+
+char *jobw_row(const struct job *j)
+{
+	struct jsonw w = { 0 };
+	bool first = true;
+
+	jw_raw(&w, "{", 1);
+	jobw_members(&w, j, NULL, jobw_mask(NULL) & ~(1ULL << F_ID | 1ULL << F_ATTACH_SOCKET), &first);
+	jw_raw(&w, "}", 1);
+	return w.p;
+}

@@ -23,6 +23,11 @@ bool jobw_has(uint64_t mask, const char *key);
  * is). `log_path` may be NULL. */
 void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, uint64_t mask, bool *first);
 
+/* The store's row of j: its object without "id" (the row's key) and
+ * without "log_path", as json_dumps(job_to_json(j, NULL)) less "id" would
+ * write it. Never NULL (allocation failure aborts); free() it. */
+char *jobw_row(const struct job *j);
+
 /* One member key: a comma unless first, then "key":. */
 void jobw_key(struct jsonw *w, const char *key, bool *first);
 

@@ -1,6 +1,7 @@
 /* store.c — SQLite persistence: schema, migrations, prepared statements,
  * and what a failed write is called (a full disk says so). */
 #include "store.h"
+#include "jobw.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -315,19 +316,7 @@ int store_get_env(struct store *s, int64_t id, char **blob, size_t *len, struct 
 
 static char *job_row(const struct job *j)
 {
-	char *text = job_row_text(j);	/* the quick way, for plain ASCII jobs */
-	json_t *o;
-
-	if (text)
-		return text;
-	o = job_to_json(j, NULL);
-
-	json_object_del(o, "id");
-	text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (!text)
-		abort();
-	return text;
+	return jobw_row(j);	/* no tree per saved job */
 }
 
 int64_t store_insert_job(struct store *s, struct job *j, struct gf_err *e)

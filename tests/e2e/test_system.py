@@ -247,7 +247,10 @@ def test_an_admin_sets_up_the_machine_with_init_and_up_and_users_do_nothing(syst
     try:
         r = g.cli("gflowd", "up", "--system", "--hosting", "process", check=True)
         assert "gflowd started" in r.stdout
-        ids = {u: g.submit_as(u, "--gpus", "1", "sh", "-c", "id -un; echo $CUDA_VISIBLE_DEVICES") for u in (a, b)}
+        # each job stays a while, so that the two overlap (a job that ended
+        # would give its GPU to the next: a start takes a few ms now)
+        ids = {u: g.submit_as(u, "--gpus", "1", "sh", "-c", "id -un; echo $CUDA_VISIBLE_DEVICES; sleep 3")
+               for u in (a, b)}
         for u, jid in ids.items():
             g.wait_state(jid, "Finished")
             words = log_path(g, u, jid).read_text().split()

@@ -9,7 +9,6 @@
  * to the loop through a pipe. */
 #include "server.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <event2/buffer.h>
 #include <fcntl.h>
@@ -21,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "curlapi.h"
 #include "events.h"
 #include "notifymsg.h"
 
@@ -66,6 +66,7 @@ struct ntest {
 
 struct notify {
 	struct server *s;
+	struct curlapi curl;		/* libcurl, loaded by notify_init */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_t *threads;
@@ -277,35 +278,35 @@ static int deliver(struct notify *n, const struct delivery *d, char *detail, siz
 	int timeout, rc = -1;
 	CURLcode cc;
 	long code = 0;
-	CURL *c = curl_easy_init();
+	CURL *c = n->curl.easy_init();
 
 	if (!c) {
 		snprintf(detail, size, "cannot start a transfer (libcurl)");
 		return -1;
 	}
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, abort_if_stopping);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, n);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_cloexec);
+	n->curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	n->curl.easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	n->curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	n->curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, abort_if_stopping);
+	n->curl.easy_setopt(c, CURLOPT_XFERINFODATA, n);
+	n->curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	n->curl.easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_cloexec);
 	if (d->kind == WEBHOOK) {
 		const struct gf_webhook *w = &cfg->webhooks[d->target];
 
 		timeout = w->timeout_secs;
-		curl_easy_setopt(c, CURLOPT_URL, w->url);
-		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-		hdrs = curl_slist_append(hdrs, "User-Agent: gflow/" GFLOW_VERSION);
-		hdrs = curl_slist_append(hdrs, "Expect:");
+		n->curl.easy_setopt(c, CURLOPT_URL, w->url);
+		n->curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+		hdrs = n->curl.slist_append(hdrs, "Content-Type: application/json");
+		hdrs = n->curl.slist_append(hdrs, "User-Agent: gflow/" GFLOW_VERSION);
+		hdrs = n->curl.slist_append(hdrs, "Expect:");
 		for (size_t i = 0; i < w->n_headers; i++) {
 			snprintf(line, sizeof line, "%s: %s", w->header_names[i], w->header_values[i]);
-			hdrs = curl_slist_append(hdrs, line);
+			hdrs = n->curl.slist_append(hdrs, line);
 		}
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, d->data);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(d->data));
+		n->curl.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+		n->curl.easy_setopt(c, CURLOPT_POSTFIELDS, d->data);
+		n->curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(d->data));
 	} else {
 		const struct gf_email *m = &cfg->emails[d->target];
 		const char *q = strchr(m->smtp_url, '?');
@@ -313,39 +314,39 @@ static int deliver(struct notify *n, const struct delivery *d, char *detail, siz
 		timeout = m->timeout_secs;
 		snprintf(url, sizeof url, "%.*s", (int)(q ? q - m->smtp_url : (long)strlen(m->smtp_url)),
 			 m->smtp_url);
-		curl_easy_setopt(c, CURLOPT_URL, url);
-		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+		n->curl.easy_setopt(c, CURLOPT_URL, url);
+		n->curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
 		if (q && !strcmp(q, "?tls=required"))
-			curl_easy_setopt(c, CURLOPT_USE_SSL, (long)CURLUSESSL_ALL);
+			n->curl.easy_setopt(c, CURLOPT_USE_SSL, (long)CURLUSESSL_ALL);
 		else if (q)
-			curl_easy_setopt(c, CURLOPT_USE_SSL, (long)CURLUSESSL_TRY);
+			n->curl.easy_setopt(c, CURLOPT_USE_SSL, (long)CURLUSESSL_TRY);
 		bare_addr(m->from, line, sizeof line);
-		curl_easy_setopt(c, CURLOPT_MAIL_FROM, line);
+		n->curl.easy_setopt(c, CURLOPT_MAIL_FROM, line);
 		for (size_t i = 0; i < d->nrcpt; i++) {
 			bare_addr(d->rcpt[i], line, sizeof line);
-			rcpt = curl_slist_append(rcpt, line);
+			rcpt = n->curl.slist_append(rcpt, line);
 		}
-		curl_easy_setopt(c, CURLOPT_MAIL_RCPT, rcpt);
-		curl_easy_setopt(c, CURLOPT_READFUNCTION, read_mail);
-		curl_easy_setopt(c, CURLOPT_READDATA, &r);
-		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r.left);
+		n->curl.easy_setopt(c, CURLOPT_MAIL_RCPT, rcpt);
+		n->curl.easy_setopt(c, CURLOPT_READFUNCTION, read_mail);
+		n->curl.easy_setopt(c, CURLOPT_READDATA, &r);
+		n->curl.easy_setopt(c, CURLOPT_UPLOAD, 1L);
+		n->curl.easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r.left);
 	}
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)timeout);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)(timeout < 10 ? timeout : 10));
-	cc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	n->curl.easy_setopt(c, CURLOPT_TIMEOUT, (long)timeout);
+	n->curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)(timeout < 10 ? timeout : 10));
+	cc = n->curl.easy_perform(c);
+	n->curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (cc != CURLE_OK)
-		snprintf(detail, size, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		snprintf(detail, size, "%s", errbuf[0] ? errbuf : n->curl.easy_strerror(cc));
 	else if (d->kind == WEBHOOK && (code < 200 || code > 299))
 		snprintf(detail, size, "HTTP %ld", code);
 	else {
 		snprintf(detail, size, d->kind == WEBHOOK ? "HTTP %ld" : "accepted (SMTP %ld)", code);
 		rc = 0;
 	}
-	curl_slist_free_all(hdrs);
-	curl_slist_free_all(rcpt);
-	curl_easy_cleanup(c);
+	n->curl.slist_free_all(hdrs);
+	n->curl.slist_free_all(rcpt);
+	n->curl.easy_cleanup(c);
 	return rc;
 }
 
@@ -839,11 +840,13 @@ int notify_init(struct server *s, struct gf_err *e)
 
 	if (!cfg->notifications_enabled || (!cfg->n_webhooks && !cfg->n_emails))
 		return 0;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return gf_err_set(e, "notifications: libcurl could not start");
 	n = calloc(1, sizeof *n);
 	if (!n)
 		return gf_err_set(e, "out of memory");
+	if (curlapi_load(&n->curl, e)) {
+		free(n);
+		return -1;
+	}
 	n->s = s;
 	pthread_mutex_init(&n->mu, NULL);
 	pthread_cond_init(&n->cv, NULL);
@@ -916,5 +919,5 @@ void notify_close(struct server *s)
 	pthread_cond_destroy(&n->cv);
 	free(n);
 	s->notify = NULL;
-	curl_global_cleanup();
+	curlapi_release();
 }

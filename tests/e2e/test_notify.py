@@ -390,6 +390,32 @@ def test_gctl_notify_test_when_off(gflow):
     assert "notify:    off" in gflow.cli("gflowd", "status", check=True).stdout
 
 
+def libcurl_mapped(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return any(line.rsplit("/", 1)[-1].startswith("libcurl") for line in f.read().splitlines())
+
+
+def test_libcurl_is_loaded_only_for_notification_targets(gflow, sink):
+    """A daemon with no target never maps libcurl (and its TLS, LDAP and
+    SSH libraries: ~6 MiB resident); one with a target loads it at start
+    and delivers."""
+    gflow.start()
+    assert not libcurl_mapped(gflow.proc.pid)
+    gflow.cli("gflowd", "stop", check=True)
+    gflow.proc.wait(timeout=30)
+    configure(gflow, f"""
+[notifications]
+enabled = true
+[[notifications.webhooks]]
+url = "{sink.url}"
+events = ["job_submitted"]
+""")
+    gflow.start()
+    assert libcurl_mapped(gflow.proc.pid)
+    gflow.cli("gbatch", "--hold", "true", check=True)
+    gflow.wait_for(lambda: sink.of("job_submitted"), what="the job_submitted webhook")
+
+
 def test_gpu_available(gflow, sink):
     gflow.gpus(2)
     configure(gflow, f"""

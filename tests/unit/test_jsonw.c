@@ -97,6 +97,43 @@ static void reals(void **state)
 	}
 }
 
+/* The exact fast path for 1 <= |v| < 2^53 against jansson (stdio) over
+ * random doubles of every size there, times like a job's, exact ties
+ * (round half to even) and the edges where a carry adds a digit. */
+static void reals_fast_path(void **state)
+{
+	static const double edge[] = { 1.0, 9.9999999999999982, 9.9999999999999991, 99.999999999999986,
+				       999999999.99999988, 1234567890123456.2, 1234567890123456.5,
+				       1234567890123456.8, 4503599627370495.5, 4503599627370496.5,
+				       9007199254740991.0, 9007199254740990.5, 2.5, 0.75 + 1 };
+	uint64_t x = 88172645463325252ull;
+
+	(void)state;
+	for (long i = 0; i < 400000; i++) {
+		double v;
+		char *want, got[64];
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;	/* xorshift64 */
+		if (i < (long)(sizeof edge / sizeof *edge))
+			v = edge[i];
+		else if (i % 4 == 0)	/* a job's time: now-ish, microseconds */
+			v = 1.7e9 + (double)(x % 300000000000000ull) / 1e6;
+		else if (i % 4 == 1)	/* any double in [1, 2^53) */
+			v = ldexp(1.0 + (double)(x >> 12) / 4503599627370496.0, (int)(x % 53));
+		else if (i % 4 == 2)	/* exact halves and quarters: ties */
+			v = (double)(x % 9007199254740992ull) / (double)(1u << (x % 3));
+		else
+			v = -ldexp(1.0 + (double)(x >> 12) / 4503599627370496.0, (int)(x % 53));
+		if (fabs(v) < 1.0)
+			continue;
+		want = dumped(json_real(v));
+		assert_true(jw_dtostr(got, sizeof got, v) > 0);
+		if (strcmp(got, want))
+			fail_msg("%.17g: jw_dtostr wrote %s, jansson %s", v, got, want);
+		free(want);
+	}
+}
+
 static void values_and_growth(void **state)
 {
 	struct jsonw w = { 0 };
@@ -124,6 +161,7 @@ int main(void)
 		cmocka_unit_test(strings),
 		cmocka_unit_test(integers),
 		cmocka_unit_test(reals),
+		cmocka_unit_test(reals_fast_path),
 		cmocka_unit_test(values_and_growth),
 	};
 

@@ -5,6 +5,7 @@
  * api_edit.c, the listeners in api_listen.c. A success answer is sent only
  * after the change is committed to the store. */
 #include "apiint.h"
+#include "jsonw.h"
 #include "verbose.h"
 
 #include <event2/buffer.h>
@@ -19,21 +20,34 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-int api_to_evbuffer(const char *buf, size_t size, void *data)
+static void free_jw(const void *data, size_t len, void *arg)
 {
-	return evbuffer_add(data, buf, size);
+	(void)data;
+	(void)len;
+	free(arg);
+}
+
+void api_reply_jw(struct evhttp_request *req, int code, struct jsonw *w)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	jw_lit(w, "\n");
+	/* The body goes to the connection as it is, without a copy. */
+	if (evbuffer_add_reference(b, w->p, w->len, free_jw, w->p))
+		abort();
+	*w = (struct jsonw){ 0 };
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+	evhttp_send_reply(req, code, code < 300 ? "OK" : code == 404 ? "Not Found" : "Error", b);
+	evbuffer_free(b);
 }
 
 void api_reply(struct evhttp_request *req, int code, json_t *body)
 {
-	struct evbuffer *b = evbuffer_new();
+	struct jsonw w = { 0 };
 
-	json_dump_callback(body, api_to_evbuffer, b, JSON_COMPACT);
-	evbuffer_add(b, "\n", 1);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
-	evhttp_send_reply(req, code, code < 300 ? "OK" : code == 404 ? "Not Found" : "Error", b);
-	evbuffer_free(b);
+	jw_json(&w, body, JSON_COMPACT);
 	json_decref(body);
+	api_reply_jw(req, code, &w);
 }
 
 __attribute__((format(printf, 3, 4))) void api_reply_err(struct evhttp_request *req, int code,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "parse.h"
 #include "trace.h"
 
@@ -192,23 +193,43 @@ struct cancel_answer {
 	size_t nroots;
 };
 
+/* {"cancelled":[…],"dependents":[…],"errors":[…]}: the dependents written
+ * straight from the ids (a cascade's answer may list 100,000 of them). */
+static void reply_cancelled(struct evhttp_request *req, json_t *done, const int64_t *deps, size_t ndeps,
+			    json_t *errs)
+{
+	struct jsonw w = { 0 };
+
+	jw_lit(&w, "{\"cancelled\":");
+	jw_json(&w, done, JSON_COMPACT);
+	jw_lit(&w, ",\"dependents\":[");
+	for (size_t i = 0; i < ndeps; i++) {
+		if (i)
+			jw_lit(&w, ",");
+		jw_int(&w, deps[i]);
+	}
+	jw_lit(&w, "],\"errors\":");
+	jw_json(&w, errs, JSON_COMPACT);
+	jw_lit(&w, "}");
+	json_decref(done);
+	json_decref(errs);
+	api_reply_jw(req, 200, &w);
+}
+
 static void cancel_answered(struct server *s, void *arg, const char *err)
 {
 	struct cancel_answer *a = arg;
-	json_t *deps = json_array();
 	int64_t *also = NULL;
 	size_t nalso = 0;
 	char msg[GF_ERR_MAX + 100];
 
 	jobs_failed_because(s, a->roots, a->nroots, &also, &nalso);
-	for (size_t i = 0; i < nalso; i++)
-		json_array_append_new(deps, json_integer(also[i]));
 	if (err) {
 		snprintf(msg, sizeof msg, "%s (the jobs that depend on it are cancelled once that can be recorded)",
 			 err);
 		api_push_err(a->errs, a->roots[0], msg);
 	}
-	api_reply(a->req, 200, json_pack("{s:o,s:o,s:o}", "cancelled", a->done, "dependents", deps, "errors", a->errs));
+	reply_cancelled(a->req, a->done, also, nalso, a->errs);
 	free(also);
 	free(a->roots);
 	free(a);
@@ -255,15 +276,11 @@ void api_h_cancel(struct server *s, struct evhttp_request *req, struct caller *c
 	free(seen);
 	free(ids);
 	if (dry || !nok) {
-		json_t *deps = json_array();
-
 		if (nok)
 			jobs_would_cascade(s, ok, nok, &also, &nalso);
-		for (size_t i = 0; i < nalso; i++)
-			json_array_append_new(deps, json_integer(also[i]));
+		reply_cancelled(req, done, also, nalso, errs);
 		free(also);
 		free(ok);
-		api_reply(req, 200, json_pack("{s:o,s:o,s:o}", "cancelled", done, "dependents", deps, "errors", errs));
 		return;
 	}
 	/* Answered by cancel_answered once the dependents are cancelled too

@@ -38,7 +38,6 @@ struct id_batch {
 void api_on_tcp(struct evhttp_request *req, void *arg);
 void api_on_unix(struct evhttp_request *req, void *arg);
 bool api_owns(const struct caller *c, const struct job *j);
-int api_to_evbuffer(const char *buf, size_t size, void *data);
 
 /* request decoding (api_decode.c) */
 int api_decode_submission(struct server *s, uid_t uid, json_t *body, struct submission *sub,

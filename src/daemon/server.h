@@ -649,6 +649,9 @@ double usage_day_gpu_secs(struct server *s, bool project, const char *name, doub
 
 /* api.c's answers, for the other route files */
 void api_reply(struct evhttp_request *req, int code, json_t *body);
+struct jsonw;
+/* Answers with what w holds (one JSON document) and takes its buffer. */
+void api_reply_jw(struct evhttp_request *req, int code, struct jsonw *w);
 __attribute__((format(printf, 3, 4))) void api_reply_err(struct evhttp_request *req, int code, const char *fmt, ...);
 void api_reply_store_err(struct server *s, struct evhttp_request *req, const struct gf_err *e);
 

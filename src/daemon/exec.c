@@ -647,21 +647,39 @@ static void argf(struct argv *a, const char *fmt, long long v)
  * exits when its last session ends, so a start never races its exit). A
  * start that failed is tried again once the session is known not to exist
  * (a runner started twice would find the first one's claim and stop). */
+/* tmux as the daemon's PATH finds it, the way /usr/bin/env would, without
+ * starting env first (an exec on every start). */
+static int find_tmux(char *path, size_t size, struct gf_err *e)
+{
+	const char *p = getenv("PATH");
+
+	for (p = p ? p : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (n && (size_t)snprintf(path, size, "%.*s/tmux", (int)n, p) < size && access(path, X_OK) == 0)
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return gf_err_set(e, "tmux new-session failed: tmux is not on the daemon's PATH");
+}
+
 static int start_in_tmux(struct server *s, struct job *j, const struct argv *runner, struct gf_err *e)
 {
 	char session[64], target[80], sock[GF_PATH_MAX + 16], out[1024], trace[GF_PATH_MAX + 16];
-	char *has[] = { "/usr/bin/env", "tmux", "-S", sock, "has-session", "-t", target, NULL };
+	char tmux[GF_PATH_MAX];
+	char *has[] = { tmux, "-S", sock, "has-session", "-t", target, NULL };
 	struct argv a = { .n = 0 };
 	int status = 0, rc = -1;
 
+	if (find_tmux(tmux, sizeof tmux, e))
+		return -1;
 	snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
 	snprintf(target, sizeof target, "=%s", session);
 	if (gf_pathf(sock, sizeof sock, "%s/tmux.sock", s->paths.runtime_dir))
 		return gf_err_set(e, "the tmux socket path is too long");
 	job_set_str(&j->tmux_session, session);
 	job_set_str(&j->tmux_socket, sock);
-	arg(&a, "/usr/bin/env");
-	arg(&a, "tmux");
+	arg(&a, tmux);
 	arg(&a, "-f");
 	arg(&a, "/dev/null");
 	arg(&a, "-S");

@@ -417,3 +417,22 @@ def test_second_daemon_with_another_data_dir_cannot_take_the_socket(gflow, tmp_p
         assert other.api("GET", "/health")[1]["pid"] == other.proc.pid
     finally:
         other.cleanup()
+
+
+def test_tmux_executor_without_tmux_on_path_says_so(tmp_path):
+    """The daemon starts tmux from its own PATH (no /usr/bin/env in between):
+    without one there, the job fails naming the cause, and the daemon goes on."""
+    g = Gflow(tmp_path, executor="tmux")
+    try:
+        nodir = tmp_path / "no-tmux"
+        nodir.mkdir()
+        path = g.env["PATH"]
+        g.env["PATH"] = f"{g.build}:{nodir}"
+        g.start()
+        g.env["PATH"] = path		# the clients' (and cleanup's)
+        jid = g.submit("--", "/bin/true")
+        j = g.wait_state(jid, "Failed")
+        assert "tmux is not on the daemon's PATH" in j["reason"], j
+        assert g.api("GET", "/health")[0] == 200
+    finally:
+        g.cleanup()

@@ -390,6 +390,16 @@ def test_gctl_notify_test_when_off(gflow):
     assert "notify:    off" in gflow.cli("gflowd", "status", check=True).stdout
 
 
+def one_webhook(sink, event):
+    return f"""
+[notifications]
+enabled = true
+[[notifications.webhooks]]
+url = "{sink.url}"
+events = ["{event}"]
+"""
+
+
 def libcurl_mapped(pid):
     with open(f"/proc/{pid}/maps") as f:
         return any(line.rsplit("/", 1)[-1].startswith("libcurl") for line in f.read().splitlines())
@@ -403,13 +413,7 @@ def test_libcurl_is_loaded_only_for_notification_targets(gflow, sink):
     assert not libcurl_mapped(gflow.proc.pid)
     gflow.cli("gflowd", "stop", check=True)
     gflow.proc.wait(timeout=30)
-    configure(gflow, f"""
-[notifications]
-enabled = true
-[[notifications.webhooks]]
-url = "{sink.url}"
-events = ["job_submitted"]
-""")
+    configure(gflow, one_webhook(sink, "job_submitted"))
     gflow.start()
     assert libcurl_mapped(gflow.proc.pid)
     gflow.cli("gbatch", "--hold", "true", check=True)
@@ -418,13 +422,7 @@ events = ["job_submitted"]
 
 def test_gpu_available(gflow, sink):
     gflow.gpus(2)
-    configure(gflow, f"""
-[notifications]
-enabled = true
-[[notifications.webhooks]]
-url = "{sink.url}"
-events = ["gpu_available"]
-""")
+    configure(gflow, one_webhook(sink, "gpu_available"))
     gflow.start()
     jid = gflow.submit("--gpus", "1", "sleep", "30")
     j = gflow.wait_state(jid, "Running")

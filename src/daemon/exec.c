@@ -71,7 +71,7 @@ static void child_exec(char *const argv[], int out_fd)
  * (vfork-like: the daemon's memory is neither copied nor torn down, which a
  * fork of it costs a millisecond or more). stdin is /dev/null, stdout and
  * stderr out_fd (-1: /dev/null), nothing else open. */
-static int spawn_child(char *const argv[], int out_fd, pid_t *pid, struct gf_err *e)
+static int spawn_child_io(char *const argv[], int in_fd, int out_fd, pid_t *pid, struct gf_err *e)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -85,7 +85,8 @@ static int spawn_child(char *const argv[], int out_fd, pid_t *pid, struct gf_err
 		posix_spawn_file_actions_destroy(&fa);
 		return gf_err_set(e, "posix_spawn: out of memory");
 	}
-	rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
+	rc = in_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, in_fd, 0)
+			: posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, out_fd >= 0 ? out_fd : 0, 1);
 	if (!rc)
@@ -102,6 +103,35 @@ static int spawn_child(char *const argv[], int out_fd, pid_t *pid, struct gf_err
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc)
 		return gf_err_set(e, "cannot run %s: %s", argv[0], strerror(rc));
+	return 0;
+}
+
+static int spawn_child(char *const argv[], int out_fd, pid_t *pid, struct gf_err *e)
+{
+	return spawn_child_io(argv, -1, out_fd, pid, e);
+}
+
+int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *pid, struct gf_err *e)
+{
+	int in[2], out[2], rc;
+
+	if (pipe2(in, O_CLOEXEC))
+		return gf_err_set(e, "pipe: %s", strerror(errno));
+	if (pipe2(out, O_CLOEXEC)) {
+		close(in[0]), close(in[1]);
+		return gf_err_set(e, "pipe: %s", strerror(errno));
+	}
+	rc = spawn_child_io(argv, in[0], out[1], pid, e);
+	close(in[0]);
+	close(out[1]);
+	if (rc) {
+		close(in[1]), close(out[0]);
+		return -1;
+	}
+	fcntl(in[1], F_SETFL, O_NONBLOCK);
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	*to_child = in[1];
+	*from_child = out[0];
 	return 0;
 }
 
@@ -380,6 +410,7 @@ int exec_init(struct server *s, struct gf_err *e)
 
 void exec_close(struct server *s)
 {
+	tmuxctl_close(s);
 	if (s->run_dfd >= 0)
 		close(s->run_dfd);
 	if (s->log_dfd >= 0)
@@ -642,11 +673,6 @@ static void argf(struct argv *a, const char *fmt, long long v)
 	arg(a, a->own[a->nown++]);
 }
 
-/* Start the runner in a new session of gflow's own tmux server (its own
- * socket, so no other tmux server's life or settings matter; it never
- * exits when its last session ends, so a start never races its exit). A
- * start that failed is tried again once the session is known not to exist
- * (a runner started twice would find the first one's claim and stop). */
 /* tmux as the daemon's PATH finds it, the way /usr/bin/env would, without
  * starting env first (an exec on every start). */
 static int find_tmux(char *path, size_t size, struct gf_err *e)
@@ -663,50 +689,28 @@ static int find_tmux(char *path, size_t size, struct gf_err *e)
 	return gf_err_set(e, "tmux new-session failed: tmux is not on the daemon's PATH");
 }
 
-static int start_in_tmux(struct server *s, struct job *j, const struct argv *runner, struct gf_err *e)
+int exec_tmux_client(const char *tmux, const char *sock, const char *session, char *const words[],
+		     size_t nwords, struct gf_err *e)
 {
-	char session[64], target[80], sock[GF_PATH_MAX + 16], out[1024], trace[GF_PATH_MAX + 16];
-	char tmux[GF_PATH_MAX];
-	char *has[] = { tmux, "-S", sock, "has-session", "-t", target, NULL };
+	char target[80], out[1024];
+	char *has[] = { (char *)tmux, "-S", (char *)sock, "has-session", "-t", target, NULL };
 	struct argv a = { .n = 0 };
 	int status = 0, rc = -1;
 
-	if (find_tmux(tmux, sizeof tmux, e))
-		return -1;
-	snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
 	snprintf(target, sizeof target, "=%s", session);
-	if (gf_pathf(sock, sizeof sock, "%s/tmux.sock", s->paths.runtime_dir))
-		return gf_err_set(e, "the tmux socket path is too long");
-	job_set_str(&j->tmux_session, session);
-	job_set_str(&j->tmux_socket, sock);
 	arg(&a, tmux);
 	arg(&a, "-f");
 	arg(&a, "/dev/null");
 	arg(&a, "-S");
 	arg(&a, sock);
-	arg(&a, "new-session");
-	arg(&a, "-d");
-	arg(&a, "-s");
-	arg(&a, session);
-	arg(&a, "-x");
-	arg(&a, "200");
-	arg(&a, "-y");
-	arg(&a, "50");
-	if (gf_trace_on() && getenv("GFLOW_TRACE") &&
-	    snprintf(trace, sizeof trace, "GFLOW_TRACE=%s", getenv("GFLOW_TRACE")) < (int)sizeof trace) {
-		arg(&a, "-e");	/* a tmux server started untraced would not pass it on */
-		arg(&a, trace);
-	}
-	arg(&a, "--");
-	for (int i = 0; i < runner->n; i++)
-		arg(&a, runner->v[i]);
+	for (size_t i = 0; i < nwords; i++)
+		arg(&a, words[i]);
 	arg(&a, ";");
 	arg(&a, "set-option");
 	arg(&a, "-s");
 	arg(&a, "exit-empty");
 	arg(&a, "off");
 	for (int attempt = 0; attempt < 3 && rc; attempt++) {
-		gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 		if (run_capture(a.v, out, sizeof out, &status, e))
 			return -1;
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -721,6 +725,47 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
 		return gf_err_set(e, "tmux new-session failed: %s", out[0] ? out : "(it said nothing)");
 	}
 	return 0;
+}
+
+/* Start the runner in a new session of gflow's own tmux server (its own
+ * socket, so no other tmux server's life or settings matter; it never
+ * exits when its last session ends, so a start never races its exit):
+ * through the control client (tmuxctl.c), else with a tmux client of its
+ * own. A start that failed is tried again once the session is known not to
+ * exist (a runner started twice would find the first one's claim and
+ * stop). */
+static int start_in_tmux(struct server *s, struct job *j, const struct argv *runner, struct gf_err *e)
+{
+	char session[64], sock[GF_PATH_MAX + 16], trace[GF_PATH_MAX + 16], tmux[GF_PATH_MAX];
+	struct argv w = { .n = 0 };
+
+	if (find_tmux(tmux, sizeof tmux, e))
+		return -1;
+	snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
+	if (gf_pathf(sock, sizeof sock, "%s/tmux.sock", s->paths.runtime_dir))
+		return gf_err_set(e, "the tmux socket path is too long");
+	job_set_str(&j->tmux_session, session);
+	job_set_str(&j->tmux_socket, sock);
+	arg(&w, "new-session");
+	arg(&w, "-d");
+	arg(&w, "-s");
+	arg(&w, session);
+	arg(&w, "-x");
+	arg(&w, "200");
+	arg(&w, "-y");
+	arg(&w, "50");
+	if (gf_trace_on() && getenv("GFLOW_TRACE") &&
+	    snprintf(trace, sizeof trace, "GFLOW_TRACE=%s", getenv("GFLOW_TRACE")) < (int)sizeof trace) {
+		arg(&w, "-e");	/* a tmux server started untraced would not pass it on */
+		arg(&w, trace);
+	}
+	arg(&w, "--");
+	for (int i = 0; i < runner->n; i++)
+		arg(&w, runner->v[i]);
+	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
+	if (tmuxctl_new_session(s, j, tmux, sock, session, w.v, (size_t)w.n) == 0)
+		return 0;
+	return exec_tmux_client(tmux, sock, session, w.v, (size_t)w.n, e);
 }
 
 /* Launch gflow-runner for a job already recorded Running: its run

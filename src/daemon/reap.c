@@ -445,6 +445,21 @@ void reap_watch_start(struct server *s, struct job *j)
 	attach(s, j);
 }
 
+void reap_start_failed(struct server *s, struct job *j, const char *why)
+{
+	if (j->pidfd >= 0 || attach(s, j) == 0)
+		return;		/* its runner came after all */
+	if (!claim(s, j)) {
+		attach(s, j);	/* …just now */
+		return;
+	}
+	pending_drop(s, j->id);
+	if (jobs_ended(s, j, NULL, why)) {
+		j->backstop = "the job could not be started";
+		j->end_pending = true;	/* tried again by the backstop */
+	}
+}
+
 int reap_signal(struct server *s, struct job *j, int sig)
 {
 	(void)s;

@@ -293,6 +293,7 @@ struct server {
 
 	/* Runners */
 	struct pending *pending;		/* launched, not yet announced (reap.c) */
+	struct tmuxctl *tmuxctl;		/* the tmux control client (tmuxctl.c), or NULL */
 	struct tracker track;			/* each job's processes (track.c) */
 	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
 	int run_dfd, log_dfd;			/* <data>/run and <data>/logs, opened once */
@@ -521,6 +522,21 @@ int exec_owner_home(uid_t uid, char *home, size_t size, struct gf_err *e);
 int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_err *e);
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
 void exec_reap(void);	/* collects runners that exited (they are our children) */
+/* argv as our child, its stdin and stdout+stderr pipes to us (our ends
+ * non-blocking, close-on-exec). */
+int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *pid, struct gf_err *e);
+
+/* Makes a job's tmux session with a tmux client of its own: `tmux -S sock`
+ * with words (from "new-session" on), tried again while the session does
+ * not exist. */
+int exec_tmux_client(const char *tmux, const char *sock, const char *session, char *const words[],
+		     size_t nwords, struct gf_err *e);
+
+/* tmuxctl.c: the tmux executor's control client. Sends the same words for
+ * j: 0 sent, 1 when the client cannot be used (exec_tmux_client then). */
+int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux, const char *sock,
+			const char *session, char *const words[], size_t nwords);
+void tmuxctl_close(struct server *s);
 int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
 	       struct gf_err *e);
 void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size);
@@ -531,6 +547,9 @@ bool exec_attach_socket(struct server *s, const struct job *j, char *buf, size_t
 /* reap.c — watching runners, and the backstop when one dies or stops */
 int reap_init(struct server *s, struct gf_err *e);
 void reap_watch_start(struct server *s, struct job *j);	/* after exec */
+/* The runner of a job launched will not come (tmuxctl.c): the run
+ * directory claimed, the end recorded with why. */
+void reap_start_failed(struct server *s, struct job *j, const char *why);
 void reap_recover(struct server *s);			/* at daemon start */
 int reap_signal(struct server *s, struct job *j, int sig);
 void reap_forget(struct server *s, struct job *j);

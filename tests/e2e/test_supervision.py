@@ -197,6 +197,53 @@ def test_back_to_back_short_jobs_under_tmux_never_fail(gflow):
     assert not bad
 
 
+def control_clients(g):
+    """The daemon's tmux control clients (tmuxctl.c): its children `tmux … -C …`
+    (the tmux server such a client started has the same command line)."""
+    sock = str(g.runtime / "gflow" / "tmux.sock")
+    found = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{d}/stat", "rb") as f:
+                stat = f.read().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if (b"-C" in argv and sock.encode() in argv and argv[0].endswith(b"tmux")
+                and int(stat[1]) == g.proc.pid and stat[0] != b"Z"):
+            found.append(int(d))
+    return found
+
+
+def test_tmux_sessions_made_by_the_control_client_and_without_it(gflow):
+    """Jobs' sessions are made through one `tmux -C` client of the daemon's;
+    when it is killed (or tmux's server is), the next jobs still start."""
+    g = gflow
+    g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
+    g.start()
+    sock = str(g.runtime / "gflow" / "tmux.sock")
+    first = [g.submit("--", "sh", "-c", "sleep 0.2") for _ in range(3)]
+    for jid in first:
+        assert g.wait_state(jid, "Finished")["state"] == "Finished"
+    clients = control_clients(g)
+    assert len(clients) == 1, clients
+    names = subprocess.run(["tmux", "-S", sock, "list-sessions", "-F", "#{session_name}"],
+                           capture_output=True, text=True).stdout.split()
+    assert names == ["gflow-control"], names     # the jobs' sessions ended with them
+    os.kill(clients[0], signal.SIGKILL)
+    g.wait_for(lambda: not control_clients(g) or control_clients(g) != clients, what="the client gone")
+    again = [g.submit("--", "sh", "-c", "sleep 0.2") for _ in range(3)]
+    for jid in again:
+        assert g.wait_state(jid, "Finished")["state"] == "Finished"
+    subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True)
+    late = [g.submit("--", "sh", "-c", "echo late-$0", str(i)) for i in range(3)]
+    for i, jid in enumerate(late):
+        assert g.wait_state(jid, "Finished")["state"] == "Finished"
+        assert f"late-{i}" in g.log_of(jid)
+    assert len(control_clients(g)) == 1
+
+
 def test_tmux_failure_says_what_tmux_answered(gflow, tmp_path):
     g = gflow
     fake = tmp_path / "fakebin"

@@ -65,12 +65,14 @@ static double mono(void)
 }
 
 /* Appends `v` to b as one word of tmux's command language: in single
- * quotes, where nothing is special, a quote itself as '\''. False for
- * what a line cannot carry (control characters, a newline above all). */
+ * quotes, where nothing is special (no ~, $, #{} or ; expansion), a quote
+ * itself as '\''. False for what a line should not carry: control
+ * characters (a newline above all) and bytes beyond ASCII, which tmux
+ * might read as UTF-8 (a tmux client passes those as they are). */
 static bool quote_word(struct evbuffer *b, const char *v)
 {
 	for (const char *c = v; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
 			return false;
 	evbuffer_add(b, "'", 1);
 	for (const char *c = v; *c;) {

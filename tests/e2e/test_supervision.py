@@ -244,6 +244,23 @@ def test_tmux_sessions_made_by_the_control_client_and_without_it(gflow):
     assert len(control_clients(g)) == 1
 
 
+def test_tmux_words_reach_the_runner_as_they_are(gflow, tmp_path):
+    """The control client's line quotes every word (tmux expands nothing in
+    it); what it should not carry (bytes beyond ASCII) goes through a tmux
+    client of its own. Either way the job runs where it was submitted."""
+    g = gflow
+    g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
+    g.start()
+    dirs = [tmp_path / "it's #{session_name} $HOME ~ ; a", tmp_path / "donn\u00e9es"]
+    ids = []
+    for d in dirs:
+        d.mkdir()
+        ids.append(g.submit("--", "sh", "-c", 'pwd; printf "%s|" "$@"', "sh", "#{x}", "a'b", cwd=d))
+    for d, jid in zip(dirs, ids):
+        assert g.wait_state(jid, "Finished")["state"] == "Finished"
+        assert g.log_of(jid).splitlines()[:2] == [str(d), "#{x}|a'b|"], g.log_of(jid)
+
+
 def test_tmux_failure_says_what_tmux_answered(gflow, tmp_path):
     g = gflow
     fake = tmp_path / "fakebin"

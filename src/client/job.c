@@ -763,6 +763,22 @@ static const char attach_help[] =
 "[daemon] admin_group may attach. Jobs of the process executor have no\n"
 "terminal: follow them with gjob log ID --follow.\n";
 
+/* A job is Running before tmux has made its session (the daemon asks for
+ * it without waiting): give tmux a moment, up to 2 s. */
+static void wait_for_session(const char *sock, const char *session)
+{
+	for (int i = 0; i < 40; i++) {
+		size_t n;
+		char **names = tmux_session_names(sock, &n);
+		int found = names && strv_contains(names, n, session);
+
+		strv_free(names, n);
+		if (found)
+			return;
+		usleep(50000);
+	}
+}
+
 static int job_attach(int argc, char **argv)
 {
 	char **pos, target[300], sockbuf[4200];
@@ -813,6 +829,8 @@ attach:
 	snprintf(target, sizeof target, "=%s", session);
 	snprintf(sockbuf, sizeof sockbuf, "%s", sock ? sock : "");
 	json_decref(job);
+	if (sockbuf[0])
+		wait_for_session(sockbuf, session);
 	fflush(stdout);
 	if (sockbuf[0])
 		execlp("tmux", "tmux", "-S", sockbuf, "attach-session", "-t",

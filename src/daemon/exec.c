@@ -784,8 +784,12 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		close(dfd);
 		return -1;
 	}
-	/* Every group the runner will move itself into (under tmux, or v1's). */
-	if (ncg > (j->executor == EXEC_PROCESS && s->track.method == TRACK_CGROUP2 ? 1u : 0u))
+	/* The groups the runner moves itself into: v1's. The v2 group comes
+	 * first; the runner is born in it (process executor) or has the job
+	 * born in it (under tmux). A prime there would only delay both: a
+	 * move waits for its grace period holding cgroup_mutex, which a clone
+	 * into a group needs too. */
+	if (ncg > (s->track.method == TRACK_CGROUP2 ? 1u : 0u))
 		prime_moves(cgroups[ncg - 1]);
 	if ((!j->log_dir && make_log(s, j, e)) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e)) {
 		close(dfd);

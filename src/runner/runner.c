@@ -441,20 +441,31 @@ static bool member_of(const char *cg, const char *pid)
 }
 
 /* The daemon made the job's cgroups (v2, or v1 hierarchies) and tracks the
- * job through them; the runner is started inside its v2 group or moves
- * itself in before the job exists, so every process of the job is born
- * inside. */
-static int join_cgroups(struct runner *r, struct gf_err *e)
+ * job through them; every process of the job is born inside. The runner is
+ * started inside the v2 group (process executor) or, when it is not (it
+ * runs under tmux), has the job born there by clone3(CLONE_INTO_CGROUP)
+ * and stays out: moving itself in would cost an RCU grace period (~10 ms
+ * here) on every start. v1 groups (no such clone) it moves itself into.
+ * *into: an fd of the group the job is to be born into, or -1. */
+static int join_cgroups(struct runner *r, int *into, struct gf_err *e)
 {
 	char path[PATH_MAX + 32], pid[32], buf[64];
 	int n = snprintf(pid, sizeof pid, "%lld", (long long)getpid());
 
+	*into = -1;
 	for (int i = 0; i < r->o.ncgroups; i++) {
 		const char *cg = r->o.cgroups[i];
-		int fd, err = 0;
+		int fd = -2, err = 0;
 
-		snprintf(path, sizeof path, "%s/cgroup.procs", cg);
-		fd = member_of(cg, pid) ? -2 : open(path, O_WRONLY | O_CLOEXEC);
+		snprintf(path, sizeof path, "%s/cgroup.controllers", cg);
+		if (member_of(cg, pid))
+			;
+		else if (*into < 0 && access(path, F_OK) == 0)
+			*into = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		else {
+			snprintf(path, sizeof path, "%s/cgroup.procs", cg);
+			fd = open(path, O_WRONLY | O_CLOEXEC);
+		}
 		if (fd == -1 || (fd >= 0 && gf_write_all(fd, pid, (size_t)n)))
 			err = errno;
 		if (fd >= 0 && close(fd) && !err)
@@ -468,6 +479,41 @@ static int join_cgroups(struct runner *r, struct gf_err *e)
 			r->enforced |= strtoull(buf, NULL, 10) < (1ULL << 62);
 	}
 	return 0;
+}
+
+/* clone3's arguments (linux/sched.h, without its clash with <sched.h>). */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
+		cgroup;
+};
+#define CLONE3_INTO_CGROUP 0x200000000ULL
+
+/* fork(), the child born in the cgroup `into` when it is not -1; when the
+ * kernel cannot do that, we move in first (our children are born where
+ * we are) and fork. */
+static pid_t fork_into(int into, struct gf_err *e)
+{
+	struct clone3_args ca = { .exit_signal = SIGCHLD, .flags = CLONE3_INTO_CGROUP, .cgroup = (uint64_t)into };
+	char pid[32];
+	long rc;
+	int fd, n;
+
+	if (into < 0)
+		return fork();
+	rc = syscall(SYS_clone3, &ca, sizeof ca);
+	if (rc >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG && errno != EOPNOTSUPP))
+		return (pid_t)rc;
+	n = snprintf(pid, sizeof pid, "%lld", (long long)getpid());
+	fd = openat(into, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || gf_write_all(fd, pid, (size_t)n)) {
+		gf_err_set(e, "cannot join the job's cgroup: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		errno = 0;
+		return -2;
+	}
+	close(fd);
+	return fork();
 }
 
 /* The kernel's count of OOM kills in the job's memory cgroup: v2's
@@ -976,25 +1022,29 @@ static int open_log(struct runner *r, struct gf_err *e)
 /* Fork the job. Returns -1 (e set) when it could not be started at all. */
 static int start_job(struct runner *r, struct gf_err *e)
 {
-	int errp[2], slave = -1;
+	int errp[2], slave = -1, into = -1;
 
 	if ((r->o.uid >= 0 && owner_lookup(&r->owner, (uid_t)r->o.uid, (gid_t)r->o.gid, e)) || open_log(r, e) ||
-	    read_argv(r, e) || join_cgroups(r, e))
-		return -1;
+	    read_argv(r, e) || join_cgroups(r, &into, e))
+		goto fail_early;
 	if (r->o.pty && open_pty(r, &slave, e))
-		return -1;
+		goto fail_early;
 	if (pipe2(errp, O_CLOEXEC)) {
 		gf_err_set(e, "pipe: %s", strerror(errno));
 		goto fail;
 	}
 	r->start_real = clock_secs(CLOCK_REALTIME);
 	r->start_mono = now_mono();
-	r->pid = fork();
+	r->pid = fork_into(into, e);
 	if (r->pid == 0)
 		child_run(r, slave, errp[1]);
 	close(errp[1]);
+	if (into >= 0)
+		close(into);
+	into = -1;
 	if (r->pid < 0) {
-		gf_err_set(e, "cannot start the job: fork: %s", strerror(errno));
+		if (r->pid == -1)
+			gf_err_set(e, "cannot start the job: fork: %s", strerror(errno));
 		close(errp[0]);
 		goto fail;
 	}
@@ -1013,6 +1063,9 @@ fail:
 	if (slave >= 0)
 		close(slave);
 	close_master(r);
+fail_early:
+	if (into >= 0)
+		close(into);
 	return -1;
 }
 

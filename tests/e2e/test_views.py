@@ -91,8 +91,10 @@ def test_tmux_sessions_attach_and_close(gflow_exec):
     jid = g.submit("sleep", "30")
     j = g.wait_state(jid, "Running")
     assert j["tmux_session"] == f"gflow-{jid}"
-    r = g.cli("gqueue", "-T", "-f", "JOBID", check=True)
-    assert str(jid) in r.stdout.split()
+    # Running is recorded before tmux has made the session (the daemon does
+    # not wait for it): -T lists the job once it is there.
+    g.wait_for(lambda: str(jid) in g.cli("gqueue", "-T", "-f", "JOBID", check=True).stdout.split(),
+               what="the job's session in gqueue -T")
     # gflow's own tmux server, on a socket in the daemon's runtime directory
     sock = j["tmux_socket"]
     assert sock == str(g.runtime / "gflow" / "tmux.sock")

@@ -1495,6 +1495,7 @@ static int submit(const struct batch_opts *o, const struct batch_ctx *ctx)
 		return cmd_usagef(PROG, "--export-env goes with --cluster NAME");
 	if (o->config && cmd_check_config(o->config, &e) < 0)
 		return cmd_fail(PROG, &e);
+	http_preconnect();	/* the daemon accepts while the body is built */
 	body = batch_request(o, ctx, &e);
 	if (!body)
 		return cmd_usage_error(PROG, &e);

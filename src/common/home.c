@@ -41,8 +41,10 @@ int gf_user_home(char *buf, size_t size)
 #include <spawn.h>
 #include <sys/wait.h>
 
-/* The sixth field of a passwd line ("name:pw:uid:gid:gecos:dir:shell"). */
-static int home_field(const char *line, size_t n, char *buf, size_t size)
+/* The sixth field of a passwd line ("name:pw:uid:gid:gecos:dir:shell"),
+ * when its third is uid. */
+static int home_field(const char *line, size_t n, const char *uid, char *buf,
+    size_t size)
 {
 	const char *p = line, *end = line + n, *f;
 	int i;
@@ -52,6 +54,9 @@ static int home_field(const char *line, size_t n, char *buf, size_t size)
 		if (!p)
 			return -1;
 		p++;
+		if (i == 1 && ((size_t)(end - p) <= strlen(uid) ||
+		    memcmp(p, uid, strlen(uid)) != 0 || p[strlen(uid)] != ':'))
+			return -1;
 	}
 	f = memchr(p, ':', (size_t)(end - p));
 	if (!f || f == p || (size_t)(f - p) >= size)
@@ -64,11 +69,11 @@ static int home_field(const char *line, size_t n, char *buf, size_t size)
 int gf_user_home(char *buf, size_t size)
 {
 	static const char *const tools[] = { "/usr/bin/getent", "/bin/getent" };
-	char uid[32], line[4096], *argv[4];
+	char uid[32], line[4096], *argv[4], *nl;
 	posix_spawn_file_actions_t fa;
 	size_t n = 0, t;
 	pid_t pid = -1, r;
-	int fd[2], st = 0, rc = -1;
+	int fd[2], st = 0, werr = 0, rc = -1;
 
 	snprintf(uid, sizeof uid, "%u", (unsigned)getuid());
 	argv[0] = "getent";
@@ -110,11 +115,14 @@ int gf_user_home(char *buf, size_t size)
 	close(fd[0]);
 	while ((r = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
-	if (r == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-		char *nl = memchr(line, '\n', n);
-
-		rc = home_field(line, nl ? (size_t)(nl - line) : n, buf, size);
-	}
+	if (r < 0)
+		werr = errno;
+	/* a whole line, and getent said yes (or SIGCHLD is ignored here, so
+	 * its status is gone: then the line alone, checked for our uid) */
+	nl = memchr(line, '\n', n);
+	if (nl && ((r == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0) ||
+	    (r < 0 && werr == ECHILD)))
+		rc = home_field(line, (size_t)(nl - line), uid, buf, size);
 	return rc;
 }
 

@@ -14,31 +14,32 @@
 
 #include "home.h"
 
-static void test_same_as_nss(void **state)
+/* gf_user_home gives what NSS gives for our uid. */
+static void assert_home_as_nss(void)
 {
 	struct passwd pw, *res = NULL;
 	char tmp[16384], home[4096];
 
-	(void)state;
 	assert_int_equal(getpwuid_r(getuid(), &pw, tmp, sizeof tmp, &res), 0);
 	assert_non_null(res);
 	assert_int_equal(gf_user_home(home, sizeof home), 0);
 	assert_string_equal(home, pw.pw_dir);
 }
 
+static void test_same_as_nss(void **state)
+{
+	(void)state;
+	assert_home_as_nss();
+}
+
 /* A caller that ignores SIGCHLD (inherited from its parent) loses getent's
  * exit status: the line it printed, checked for our uid, still counts. */
 static void test_sigchld_ignored(void **state)
 {
-	struct passwd pw, *res = NULL;
-	char tmp[16384], home[4096];
 	void (*old)(int) = signal(SIGCHLD, SIG_IGN);
 
 	(void)state;
-	assert_int_equal(getpwuid_r(getuid(), &pw, tmp, sizeof tmp, &res), 0);
-	assert_non_null(res);
-	assert_int_equal(gf_user_home(home, sizeof home), 0);
-	assert_string_equal(home, pw.pw_dir);
+	assert_home_as_nss();
 	signal(SIGCHLD, old);
 }
 

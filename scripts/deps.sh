@@ -4,7 +4,7 @@
 # exact command to run. Quiet and quick when everything is there.
 set -eu
 
-PKGS="gcc clang libclang-rt-14-dev make meson ninja-build pkg-config
+PKGS="gcc libc6-dev clang libclang-rt-14-dev make meson ninja-build pkg-config
 libevent-dev libjansson-dev libsqlite3-dev libcmocka-dev
 libcurl4-openssl-dev tmux python3 python3-pytest python3-pytest-xdist
 python3-aiosmtpd procps prometheus python3-prometheus-client scdoc

@@ -955,10 +955,19 @@ int batch_conda_available(const char *path, const char *conda_exe)
 	return found;
 }
 
+/* ctx->no_conda, looked up along $PATH only when it is -1 and a job
+ * would activate an environment: most submissions never ask. */
+static int lacks_conda(const struct batch_ctx *ctx)
+{
+	if (ctx->no_conda >= 0)
+		return ctx->no_conda;
+	return !batch_conda_available(getenv("PATH"), getenv("CONDA_EXE"));
+}
+
 int batch_check_conda(const struct batch_opts *o, const struct batch_ctx *ctx,
     struct gf_err *e)
 {
-	if (o->conda_env && ctx->no_conda)
+	if (o->conda_env && lacks_conda(ctx))
 		return gf_err_set(e, "conda not found for --conda-env %s (no "
 		    "conda on PATH and no $CONDA_EXE): the job could not "
 		    "activate it", o->conda_env);
@@ -972,6 +981,7 @@ static int decide_conda(struct batch_opts *o, const struct batch_ctx *ctx,
     struct gf_err *e)
 {
 	const char *dflt = ctx->conda_env;
+	int none;
 
 	if (o->cluster)	/* conda is the cluster's business (cluster.c) */
 		return 0;
@@ -979,10 +989,11 @@ static int decide_conda(struct batch_opts *o, const struct batch_ctx *ctx,
 		return batch_check_conda(o, ctx, e);
 	if (o->script || !dflt || !*dflt)
 		return 0;
-	if (!ctx->no_conda && check_text(dflt,
+	none = lacks_conda(ctx);
+	if (!none && check_text(dflt,
 	    "conda environment ($CONDA_DEFAULT_ENV)", e) < 0)
 		return -1;
-	o->conda_default = ctx->no_conda ? -1 : 1;
+	o->conda_default = none ? -1 : 1;
 	return 0;
 }
 
@@ -1484,6 +1495,7 @@ static int submit(const struct batch_opts *o, const struct batch_ctx *ctx)
 		return cmd_usagef(PROG, "--export-env goes with --cluster NAME");
 	if (o->config && cmd_check_config(o->config, &e) < 0)
 		return cmd_fail(PROG, &e);
+	http_preconnect();	/* the daemon accepts while the body is built */
 	body = batch_request(o, ctx, &e);
 	if (!body)
 		return cmd_usage_error(PROG, &e);
@@ -1534,8 +1546,7 @@ static int batch_exec(int argc, char **argv)
 	ctx.cwd = cwd;
 	ctx.conda_env = getenv("CONDA_DEFAULT_ENV");
 	ctx.env = environ;
-	ctx.no_conda = !batch_conda_available(getenv("PATH"),
-	    getenv("CONDA_EXE"));
+	ctx.no_conda = -1;	/* looked up if a job needs conda */
 	ctx.arg_max = gf_arg_max();
 	rc = batch_parse(argc, argv, &ctx, &o, &e);
 	if (rc == 0 && o.conda_default < 0) {

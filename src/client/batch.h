@@ -42,7 +42,8 @@ struct batch_ctx {
 	const char *conda_env;  /* $CONDA_DEFAULT_ENV, or NULL */
 	char *const *env;       /* NULL-terminated "K=V" list, or NULL */
 	int no_conda;           /* the submitter has no conda (see
-				 * batch_conda_available) */
+				 * batch_conda_available); -1: look it up
+				 * only if a job needs it */
 	long arg_max;           /* execve's limit here; 0: not checked */
 };
 

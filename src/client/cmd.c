@@ -51,8 +51,13 @@ int cmd_version(void)
 }
 
 /* The config's timezone for the times this program shows and reads;
- * without one, the time zone it was started with. */
-static void use_timezone(const struct gf_config *cfg)
+ * without one, the time zone it was started with. At start nothing has
+ * read the zone yet and glibc reads $TZ when a time is first converted,
+ * so TZ is only set when the config names a zone, and tzset() (which reads
+ * /etc/localtime or the zone's file) is left to the first time shown. A
+ * later --config file may change the zone after times were converted:
+ * then tzset() makes it count. */
+static void use_timezone(const struct gf_config *cfg, int at_start)
 {
 	static int saved;
 	static char *orig;
@@ -63,21 +68,44 @@ static void use_timezone(const struct gf_config *cfg)
 	}
 	if (cfg->timezone && strcmp(cfg->timezone, "local"))
 		setenv("TZ", cfg->timezone, 1);
+	else if (at_start)
+		return;		/* TZ stays as it came */
 	else if (orig)
 		setenv("TZ", orig, 1);
 	else
 		unsetenv("TZ");
-	tzset();
+	if (!at_start)
+		tzset();
+}
+
+/* The default config file, read once per process (cmd_default_config). */
+static struct {
+	int read, rc;
+	struct gf_config cfg;
+	struct gf_err e;
+} dflt;
+
+const struct gf_config *cmd_default_config(struct gf_err *e)
+{
+	if (!dflt.read) {
+		dflt.read = 1;
+		dflt.rc = gf_config_load(NULL, environ, &dflt.cfg, &dflt.e);
+	}
+	if (dflt.rc < 0) {
+		if (e)
+			*e = dflt.e;
+		return NULL;
+	}
+	return &dflt.cfg;
 }
 
 void cmd_default_timezone(void)
 {
-	struct gf_config cfg;
-
 	/* a broken default config is reported by the daemon, not here */
-	if (gf_config_load(NULL, environ, &cfg, NULL) == 0)
-		use_timezone(&cfg);
-	gf_config_free(&cfg);
+	const struct gf_config *cfg = cmd_default_config(NULL);
+
+	if (cfg)
+		use_timezone(cfg, 1);
 }
 
 int cmd_check_config(const char *path, struct gf_err *e)
@@ -87,7 +115,7 @@ int cmd_check_config(const char *path, struct gf_err *e)
 	/* Read as the daemon reads it: a typo is reported, not ignored. */
 	if (gf_config_load(path, environ, &cfg, e) < 0)
 		return -1;
-	use_timezone(&cfg);
+	use_timezone(&cfg, 0);
 	gf_config_free(&cfg);
 	return 0;
 }

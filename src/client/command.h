@@ -10,6 +10,8 @@
 
 #include "err.h"
 
+struct gf_config;
+
 #ifndef GFLOW_VERSION
 #define GFLOW_VERSION "0.1.0"
 #endif
@@ -55,6 +57,10 @@ int cmd_check_config(const char *path, struct gf_err *e);
 /* Times are shown and read in the config's timezone (the default file's
  * at start; a --config file's once checked), else the starting TZ. */
 void cmd_default_timezone(void);
+/* The default config file (gflow.toml + GFLOW_* variables), read the first
+ * time it is asked for (main asks at start) and kept: NULL with e set when
+ * it cannot be read or holds a mistake. */
+const struct gf_config *cmd_default_config(struct gf_err *e);
 
 /* When main() began (CLOCK_MONOTONIC ns): gbatch's client_start step of
  * the start-latency trace (trace.h). */

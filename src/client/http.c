@@ -84,6 +84,32 @@ static int connect_daemon(struct gf_err *e)
 	return fd;
 }
 
+/* A connection opened ahead by http_preconnect: taken by the next call to
+ * the daemon, with the error it met if it failed. */
+static struct {
+	int open, fd;
+	struct gf_err e;
+} early = { 0, -1, { { 0 } } };
+
+void http_preconnect(void)
+{
+	if (!early.open) {
+		early.fd = connect_daemon(&early.e);
+		early.open = 1;
+	}
+}
+
+/* The daemon's connection: the one opened ahead, else a new one. */
+static int daemon_fd(struct gf_err *e)
+{
+	if (!early.open)
+		return connect_daemon(e);
+	early.open = 0;
+	if (early.fd < 0 && e)
+		*e = early.e;
+	return early.fd;
+}
+
 static int connect_socket(const char *sock, struct gf_err *e)
 {
 	struct sockaddr_un sa;
@@ -201,7 +227,7 @@ int http_request(const char *sock, const char *method, const char *target,
 	int fd, rc;
 
 	memset(out, 0, sizeof *out);
-	fd = sock ? connect_socket(sock, e) : connect_daemon(e);
+	fd = sock ? connect_socket(sock, e) : daemon_fd(e);
 	if (fd < 0)
 		return -1;
 	sbuf_addf(&req, "%s %s HTTP/1.1\r\nHost: gflowd\r\n"
@@ -540,7 +566,7 @@ int api_get_stream(const char *target,
 	int fd, rc = -1, status;
 	ssize_t n;
 
-	if ((fd = connect_daemon(e)) < 0)
+	if ((fd = daemon_fd(e)) < 0)
 		return -1;
 	sbuf_addf(&raw, "GET %s HTTP/1.1\r\nHost: gflowd\r\nConnection: "
 	    "close\r\nContent-Length: 0\r\n\r\n", target);

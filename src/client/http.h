@@ -35,6 +35,11 @@ int http_request(const char *sock, const char *method, const char *target,
     struct gf_err *e);
 void http_resp_free(struct http_resp *r);
 
+/* Connect to the daemon now (as a NULL sock would), so that it accepts
+ * while the caller still builds its request: the next request to it takes
+ * this connection, and reports the error if there is none. */
+void http_preconnect(void);
+
 /* Parse a complete raw answer (status line, headers, body). */
 int http_parse_response(const char *raw, size_t n, struct http_resp *out,
     struct gf_err *e);

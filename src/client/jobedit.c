@@ -251,8 +251,7 @@ static int parse_change(int argc, char **argv, int allow_cascade,
 			goto fail;
 		}
 	}
-	ctx.no_conda = !batch_conda_available(getenv("PATH"),
-	    getenv("CONDA_EXE"));
+	ctx.no_conda = -1;	/* looked up if --conda-env is given */
 	if (batch_check_conda(&o, &ctx, &e) < 0) {
 		*rc = cmd_fail(PROG, &e);
 		goto fail;

@@ -468,30 +468,26 @@ static int sync_groups(const char *prog, const struct gf_config *cfg, json_t *by
 
 int remote_sync(const char *prog, const char *cluster, int verbose)
 {
-	struct gf_config cfg;
+	const struct gf_config *cfg;
 	struct gf_err e;
 	json_t *by;
 	int problems;
 
-	if (gf_config_load(NULL, environ, &cfg, &e) < 0) {
+	if (!(cfg = cmd_default_config(&e))) {
 		if (verbose || cluster)
 			fprintf(stderr, "%s: warning: %s\n", prog, e.msg);
 		return 1;
 	}
-	if (!cfg.n_clusters && !verbose && !cluster) {
-		gf_config_free(&cfg);
+	if (!cfg->n_clusters && !verbose && !cluster)
 		return 0;
-	}
 	if (!(by = open_remote_jobs(cluster, NULL, &e))) {
 		/* gqueue and gjob show say it themselves, once */
 		if (verbose)
 			fprintf(stderr, "%s: %s\n", prog, e.msg);
-		gf_config_free(&cfg);
 		return 1;
 	}
-	problems = sync_groups(prog, &cfg, by, verbose);
+	problems = sync_groups(prog, cfg, by, verbose);
 	json_decref(by);
-	gf_config_free(&cfg);
 	return problems;
 }
 
@@ -549,7 +545,7 @@ static int control_cluster(const char *prog, const struct gf_cluster *k, const c
 int remote_divert(const char *prog, const char *verb, const char *ids_text,
     int dry, json_t **rest)
 {
-	struct gf_config cfg;
+	const struct gf_config *cfg;
 	struct gf_err e;
 	json_t *by = open_remote_jobs(NULL, ids_text, &e), *list, *all, *locals;
 	const char *name;
@@ -563,16 +559,16 @@ int remote_divert(const char *prog, const char *verb, const char *ids_text,
 			return cmd_usage_error(prog, &e);
 		return EXIT_OK;
 	}
-	if (gf_config_load(NULL, environ, &cfg, &e) < 0) {
+	if (!(cfg = cmd_default_config(&e))) {
 		json_decref(by);
 		return cmd_fail(prog, &e);
 	}
 	json_object_foreach(by, name, list) {
-		const struct gf_cluster *k = gf_config_cluster(&cfg, name);
+		const struct gf_cluster *k = gf_config_cluster(cfg, name);
 
 		if (!k) {
 			fprintf(stderr, "%s: cannot %s jobs on cluster %s: %s has no "
-			    "[clusters.%s]\n", prog, verb, name, cfg.path ? cfg.path : "the config",
+			    "[clusters.%s]\n", prog, verb, name, cfg->path ? cfg->path : "the config",
 			    name);
 			rc = EXIT_FAIL;
 			continue;
@@ -580,7 +576,6 @@ int remote_divert(const char *prog, const char *verb, const char *ids_text,
 		if (control_cluster(prog, k, verb, list, dry) != EXIT_OK)
 			rc = EXIT_FAIL;
 	}
-	gf_config_free(&cfg);
 	json_decref(by);
 	/* what is left for the daemon: the jobs that are not on a cluster */
 	{

@@ -25,23 +25,17 @@
 #define PROG "gctl"
 #define SLOT 1800	/* one timeline column: half an hour */
 
-extern char **environ;
-
 /* ---- time zone and times ----------------------------------------------- */
 
 /* Use tz (NULL: the config's, else the system's) for local times. */
 static int use_timezone(const char *tz, struct gf_err *e)
 {
-	struct gf_config cfg;
-	int rc = 0;
+	const struct gf_config *cfg;
 
 	if (!tz) {
-		if (gf_config_load(NULL, environ, &cfg, e) < 0)
+		if (!(cfg = cmd_default_config(e)))
 			return -1;
-		if (cfg.timezone)
-			rc = use_timezone(cfg.timezone, e);
-		gf_config_free(&cfg);
-		return rc;
+		return cfg->timezone ? use_timezone(cfg->timezone, e) : 0;
 	}
 	if (gf_timezone_check(tz, e) < 0)
 		return -1;

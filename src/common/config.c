@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "home.h"
 #include "jobvars.h"
 #include "toml.h"
 
@@ -1343,6 +1343,7 @@ static int load_file(struct gf_config *c, const char *path, int must_exist, stru
 static int default_path(char *const *envp, char *out, size_t size, struct gf_err *e)
 {
 	const char *xdg = gf_env_get(envp, "XDG_CONFIG_HOME"), *home = gf_env_get(envp, "HOME");
+	char pwhome[4096];
 	int n;
 
 	out[0] = '\0';
@@ -1350,11 +1351,9 @@ static int default_path(char *const *envp, char *out, size_t size, struct gf_err
 		n = snprintf(out, size, "%s/gflow/gflow.toml", xdg);
 	} else {
 		if (!home || !*home) {
-			struct passwd *pw = getpwuid(getuid());
-
-			if (!pw || !pw->pw_dir || !*pw->pw_dir)
+			if (gf_user_home(pwhome, sizeof pwhome) < 0)
 				return 0;	/* no home: defaults only */
-			home = pw->pw_dir;
+			home = pwhome;
 		}
 		n = snprintf(out, size, "%s/.config/gflow/gflow.toml", home);
 	}

@@ -2,13 +2,14 @@
 #include "paths.h"
 
 #include <errno.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "home.h"
 
 static int join(char *dst, const char *a, const char *b, struct gf_err *e)
 {
@@ -40,15 +41,13 @@ static int data_paths(struct gf_paths *p, struct gf_err *e)
 int gf_paths_init(struct gf_paths *p, struct gf_err *e)
 {
 	const char *home = getenv("HOME"), *v;
-	char tmp[GF_PATH_MAX];
+	char tmp[GF_PATH_MAX], pwhome[GF_PATH_MAX];
 
 	memset(p, 0, sizeof *p);
 	if (!home || !*home) {
-		struct passwd *pw = getpwuid(getuid());
-
-		if (!pw)
+		if (gf_user_home(pwhome, sizeof pwhome) < 0)
 			return gf_err_set(e, "cannot find the home directory: HOME is unset");
-		home = pw->pw_dir;
+		home = pwhome;
 	}
 	if (strlen(home) >= GF_PATH_MAX - 64)
 		return gf_err_set(e, "home directory path too long");

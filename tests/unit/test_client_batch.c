@@ -1064,6 +1064,44 @@ static void test_conda_needs_conda(void **state)
 	assert_true(batch_conda_available("/nonexistent", path));
 }
 
+/* no_conda -1: looked up along $PATH / $CONDA_EXE when a job needs conda,
+ * and then as batch_conda_available says. */
+static void test_conda_looked_up_when_needed(void **state)
+{
+	struct batch_ctx ctx = ctx_of("myenv");
+	struct batch_opts o;
+	struct gf_err e;
+	char bin[300], *old_path = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	char *old_exe = getenv("CONDA_EXE") ? strdup(getenv("CONDA_EXE")) : NULL;
+
+	(void)state;
+	ctx.no_conda = -1;
+	snprintf(bin, sizeof bin, "%s/lazybin", tmpdir);
+	mkdir(bin, 0755);
+	setenv("PATH", bin, 1);
+	unsetenv("CONDA_EXE");
+	/* not there: explicit refused, implicit skipped */
+	assert_int_equal(PARSE(&o, &e, "--conda-env", "other", "python"), EXIT_FAIL);
+	assert_non_null(strstr(e.msg, "conda not found for --conda-env other"));
+	batch_opts_free(&o);
+	assert_int_equal(PARSE(&o, &e, "python", "x.py"), 0);
+	assert_int_equal(o.conda_default, -1);
+	batch_opts_free(&o);
+	/* on $PATH now: both taken */
+	write_file("lazybin/conda", "#!/bin/sh\n", 0755);
+	assert_int_equal(PARSE(&o, &e, "--conda-env", "other", "python"), 0);
+	batch_opts_free(&o);
+	assert_int_equal(PARSE(&o, &e, "python", "x.py"), 0);
+	assert_int_equal(o.conda_default, 1);
+	batch_opts_free(&o);
+	if (old_path)
+		setenv("PATH", old_path, 1);
+	if (old_exe)
+		setenv("CONDA_EXE", old_exe, 1);
+	free(old_path);
+	free(old_exe);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1077,6 +1115,7 @@ int main(void)
 		cmocka_unit_test(test_options_stop_at_command),
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_conda_default),
+		cmocka_unit_test(test_conda_looked_up_when_needed),
 		cmocka_unit_test(test_bytes_are_sent_exactly),
 		cmocka_unit_test(test_exec_limits_checked_before_sending),
 		cmocka_unit_test(test_conda_needs_conda),

@@ -48,6 +48,30 @@ const char *job_user_name(uid_t uid, char *buf, size_t size)
 	return buf;
 }
 
+const struct job_more job_more_none;
+
+struct job_more *jm_w(struct job *j)
+{
+	if (!j->more && !(j->more = calloc(1, sizeof *j->more)))
+		abort();
+	return j->more;
+}
+
+void job_more_adopt(struct job *j, const struct job_more *m)
+{
+	if (!memcmp(m, &job_more_none, sizeof *m))
+		return;
+	*jm_w(j) = *m;
+}
+
+void job_more_trim(struct job *j)
+{
+	if (j->more && !memcmp(j->more, &job_more_none, sizeof *j->more)) {
+		free(j->more);
+		j->more = NULL;
+	}
+}
+
 struct job *job_new(void)
 {
 	struct job *j = calloc(1, sizeof *j);
@@ -176,8 +200,10 @@ void job_share_strings(struct job *j)
 	share(&j->project);
 	share(&j->reason);
 	share(&j->cwd);
-	share(&j->log_dir);
-	share(&j->conda_env);
+	if (j->more) {
+		share(&j->more->log_dir);
+		share(&j->more->conda_env);
+	}
 	for (size_t i = 0; j->argv && j->argv[i]; i++)
 		share(&j->argv[i]);
 }
@@ -200,6 +226,25 @@ size_t strv_len(char *const *v)
 	return n;
 }
 
+static void more_free(struct job_more *m)
+{
+	if (!m)
+		return;
+	job_str_free(m->script);
+	job_str_free(m->log_dir);
+	job_str_free(m->conda_env);
+	job_str_free(m->notify_email);
+	job_str_free(m->notify_on);
+	job_str_free(m->tmux_session);
+	job_str_free(m->tmux_socket);
+	job_str_free(m->cluster);
+	job_str_free(m->slurm_id);
+	job_str_free(m->remote_log);
+	json_decref(m->params);
+	json_decref(m->gpu_usage);
+	free(m);
+}
+
 void job_free(struct job *j)
 {
 	if (!j)
@@ -209,20 +254,9 @@ void job_free(struct job *j)
 	job_str_free(j->project);
 	job_str_free(j->reason);
 	strv_free(j->argv);
-	job_str_free(j->script);
 	job_str_free(j->cwd);
-	job_str_free(j->log_dir);
-	job_str_free(j->conda_env);
-	job_str_free(j->notify_email);
-	job_str_free(j->notify_on);
 	free(j->deps);
-	json_decref(j->params);
-	json_decref(j->gpu_usage);
-	job_str_free(j->tmux_session);
-	job_str_free(j->tmux_socket);
-	job_str_free(j->cluster);
-	job_str_free(j->slurm_id);
-	job_str_free(j->remote_log);
+	more_free(j->more);
 	free(j->dependents);
 	free(j);
 }
@@ -251,17 +285,25 @@ struct job *job_clone(const struct job *j)
 	c->user = copy_str(j->user);
 	c->project = copy_str(j->project);
 	c->reason = copy_str(j->reason);
-	c->script = copy_str(j->script);
 	c->cwd = copy_str(j->cwd);
-	c->log_dir = copy_str(j->log_dir);
-	c->conda_env = copy_str(j->conda_env);
-	c->notify_email = copy_str(j->notify_email);
-	c->notify_on = copy_str(j->notify_on);
-	c->tmux_session = copy_str(j->tmux_session);
-	c->tmux_socket = copy_str(j->tmux_socket);
-	c->cluster = copy_str(j->cluster);
-	c->slurm_id = copy_str(j->slurm_id);
-	c->remote_log = copy_str(j->remote_log);
+	c->more = NULL;
+	if (j->more) {
+		struct job_more *m = jm_w(c);
+
+		*m = *j->more;
+		m->script = copy_str(m->script);
+		m->log_dir = copy_str(m->log_dir);
+		m->conda_env = copy_str(m->conda_env);
+		m->notify_email = copy_str(m->notify_email);
+		m->notify_on = copy_str(m->notify_on);
+		m->tmux_session = copy_str(m->tmux_session);
+		m->tmux_socket = copy_str(m->tmux_socket);
+		m->cluster = copy_str(m->cluster);
+		m->slurm_id = copy_str(m->slurm_id);
+		m->remote_log = copy_str(m->remote_log);
+		m->params = m->params ? json_deep_copy(m->params) : NULL;
+		m->gpu_usage = m->gpu_usage ? json_deep_copy(m->gpu_usage) : NULL;
+	}
 	c->argv = NULL;
 	if (j->argv) {
 		if (!(c->argv = calloc(n + 1, sizeof *c->argv)))
@@ -275,8 +317,6 @@ struct job *job_clone(const struct job *j)
 			abort();
 		memcpy(c->deps, j->deps, j->ndeps * sizeof *c->deps);
 	}
-	c->params = j->params ? json_deep_copy(j->params) : NULL;
-	c->gpu_usage = j->gpu_usage ? json_deep_copy(j->gpu_usage) : NULL;
 	/* Runtime fields are the original's alone. */
 	c->pidfd = -1;
 	c->pidfd_ev = NULL;
@@ -412,6 +452,7 @@ json_t *job_to_json(const struct job *j, const char *log_path)
 json_t *job_to_json_only(const struct job *j, const char *log_path, char *const *only)
 {
 	json_t *o = json_object(), *deps = NULL, *gpus = NULL;
+	const struct job_more *m = jm(j);
 
 	if (want(only, "depends_on")) {
 		deps = json_array();
@@ -444,11 +485,11 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "command"))
 		json_object_set_new(o, "command", strv_to_json(j->argv));
 	if (want(only, "script"))
-		json_object_set_new(o, "script", bytes_or_null(j->script));
+		json_object_set_new(o, "script", bytes_or_null(m->script));
 	if (want(only, "cwd"))
 		json_object_set_new(o, "cwd", bytes_or_null(j->cwd));
-	if (j->log_dir && want(only, "log_dir"))
-		json_object_set_new(o, "log_dir", bytes_or_null(j->log_dir));
+	if (m->log_dir && want(only, "log_dir"))
+		json_object_set_new(o, "log_dir", bytes_or_null(m->log_dir));
 	if (want(only, "env_id"))
 		json_object_set_new(o, "env_id", json_integer(j->env_id));
 	if (want(only, "gpus"))
@@ -464,11 +505,11 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "priority"))
 		json_object_set_new(o, "priority", json_integer(j->priority));
 	if (want(only, "conda_env"))
-		json_object_set_new(o, "conda_env", str_or_null(j->conda_env));
+		json_object_set_new(o, "conda_env", str_or_null(m->conda_env));
 	if (want(only, "notify_email"))
-		json_object_set_new(o, "notify_email", str_or_null(j->notify_email));
+		json_object_set_new(o, "notify_email", str_or_null(m->notify_email));
 	if (want(only, "notify_on"))
-		json_object_set_new(o, "notify_on", str_or_null(j->notify_on));
+		json_object_set_new(o, "notify_on", str_or_null(m->notify_on));
 	if (want(only, "depends_on"))
 		json_object_set_new(o, "depends_on", deps);
 	if (want(only, "dep_mode"))
@@ -476,7 +517,7 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "auto_cancel"))
 		json_object_set_new(o, "auto_cancel", json_boolean(j->auto_cancel));
 	if (want(only, "begin_at"))
-		json_object_set_new(o, "begin_at", time_or_null(j->begin_at));
+		json_object_set_new(o, "begin_at", time_or_null(m->begin_at));
 	if (want(only, "array_task_id"))
 		json_object_set_new(o, "array_task_id", json_integer(j->array_task_id));
 	if (want(only, "group_id"))
@@ -488,11 +529,11 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "attempt"))
 		json_object_set_new(o, "attempt", json_integer(j->attempt));
 	if (want(only, "retry_of"))
-		json_object_set_new(o, "retry_of", pos_or_null(j->retry_of));
+		json_object_set_new(o, "retry_of", pos_or_null(m->retry_of));
 	if (want(only, "redo_of"))
-		json_object_set_new(o, "redo_of", pos_or_null(j->redo_of));
+		json_object_set_new(o, "redo_of", pos_or_null(m->redo_of));
 	if (want(only, "params"))
-		json_object_set_new(o, "params", j->params ? json_incref(j->params) : json_object());
+		json_object_set_new(o, "params", m->params ? json_incref(m->params) : json_object());
 	if (want(only, "submit_time"))
 		json_object_set_new(o, "submit_time", time_or_null(j->submit_time));
 	if (want(only, "start_time"))
@@ -513,9 +554,9 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "executor"))
 		json_object_set_new(o, "executor", json_string(j->executor == EXEC_TMUX ? "tmux" : "process"));
 	if (want(only, "tmux_session"))
-		json_object_set_new(o, "tmux_session", str_or_null(j->tmux_session));
+		json_object_set_new(o, "tmux_session", str_or_null(m->tmux_session));
 	if (want(only, "tmux_socket"))
-		json_object_set_new(o, "tmux_socket", str_or_null(j->tmux_socket));
+		json_object_set_new(o, "tmux_socket", str_or_null(m->tmux_socket));
 	if (want(only, "active"))
 		json_object_set_new(o, "active", json_boolean(j->active));
 	if (want(only, "runner_pid"))
@@ -524,16 +565,16 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "runner_ticks", json_integer((json_int_t)j->runner_ticks));
 	if (want(only, "run_seq"))
 		json_object_set_new(o, "run_seq", json_integer(j->run_seq));
-	if (j->gpu_usage && want(only, "gpu_usage"))
-		json_object_set_new(o, "gpu_usage", json_deep_copy(j->gpu_usage));
+	if (m->gpu_usage && want(only, "gpu_usage"))
+		json_object_set_new(o, "gpu_usage", json_deep_copy(m->gpu_usage));
 	if (log_path && want(only, "log_path"))
 		json_object_set_new(o, "log_path", json_string(log_path));
-	if (j->cluster && want(only, "cluster"))	/* remote jobs only */
-		json_object_set_new(o, "cluster", json_string(j->cluster));
-	if (j->cluster && want(only, "slurm_id"))
-		json_object_set_new(o, "slurm_id", str_or_null(j->slurm_id));
-	if (j->cluster && want(only, "remote_log"))
-		json_object_set_new(o, "remote_log", str_or_null(j->remote_log));
+	if (m->cluster && want(only, "cluster"))	/* remote jobs only */
+		json_object_set_new(o, "cluster", json_string(m->cluster));
+	if (m->cluster && want(only, "slurm_id"))
+		json_object_set_new(o, "slurm_id", str_or_null(m->slurm_id));
+	if (m->cluster && want(only, "remote_log"))
+		json_object_set_new(o, "remote_log", str_or_null(m->remote_log));
 	return o;
 }
 
@@ -570,6 +611,7 @@ static double get_num(json_t *o, const char *k)
 struct job *job_from_json(json_t *o, struct gf_err *e)
 {
 	struct job *j;
+	struct job_more m = { 0 };
 	json_t *v, *it;
 	size_t i;
 	int st;
@@ -595,9 +637,9 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->uid = (uid_t)get_int(o, "uid");
 	j->project = get_str(o, "project");
 	j->reason = get_str(o, "reason");
-	j->script = get_bytes(o, "script");
+	m.script = get_bytes(o, "script");
 	j->cwd = get_bytes(o, "cwd");
-	j->log_dir = get_bytes(o, "log_dir");
+	m.log_dir = get_bytes(o, "log_dir");
 	j->env_id = get_int(o, "env_id");
 	j->gpus = (int)get_int(o, "gpus");
 	j->shared = json_is_true(json_object_get(o, "shared"));
@@ -605,9 +647,9 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->memory_mb = get_int(o, "memory_mb");
 	j->time_limit_secs = get_int(o, "time_limit_secs");
 	j->priority = (int)get_int(o, "priority");
-	j->conda_env = get_str(o, "conda_env");
-	j->notify_email = get_str(o, "notify_email");
-	j->notify_on = get_str(o, "notify_on");
+	m.conda_env = get_str(o, "conda_env");
+	m.notify_email = get_str(o, "notify_email");
+	m.notify_on = get_str(o, "notify_on");
 	v = json_object_get(o, "depends_on");
 	if (json_is_array(v) && json_array_size(v)) {
 		j->deps = calloc(json_array_size(v), sizeof *j->deps);
@@ -617,18 +659,17 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	v = json_object_get(o, "dep_mode");
 	j->dep_any = json_is_string(v) && !strcmp(json_string_value(v), "any");
 	j->auto_cancel = !json_is_false(json_object_get(o, "auto_cancel"));
-	j->begin_at = get_num(o, "begin_at");
+	m.begin_at = get_num(o, "begin_at");
 	j->array_task_id = get_int(o, "array_task_id");
 	j->group_id = get_int(o, "group_id");
 	j->max_concurrent = (int)get_int(o, "max_concurrent");
 	j->max_retries = (int)get_int(o, "max_retries");
 	j->attempt = (int)get_int(o, "attempt");
-	j->retry_of = get_int(o, "retry_of");
-	j->redo_of = get_int(o, "redo_of");
+	m.retry_of = get_int(o, "retry_of");
+	m.redo_of = get_int(o, "redo_of");
 	v = json_object_get(o, "params");
 	if (json_is_object(v) && json_object_size(v)) {
-		json_decref(j->params);
-		j->params = json_incref(v);
+		m.params = json_incref(v);
 	}
 	j->submit_time = get_num(o, "submit_time");
 	j->start_time = get_num(o, "start_time");
@@ -652,17 +693,18 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	v = json_object_get(o, "executor");
 	j->executor = json_is_string(v) && !strcmp(json_string_value(v), "process") ? EXEC_PROCESS
 										     : EXEC_TMUX;
-	j->tmux_session = get_str(o, "tmux_session");
-	j->tmux_socket = get_str(o, "tmux_socket");
+	m.tmux_session = get_str(o, "tmux_session");
+	m.tmux_socket = get_str(o, "tmux_socket");
 	j->active = json_is_true(json_object_get(o, "active"));
 	j->runner_pid = (pid_t)get_int(o, "runner_pid");
 	j->runner_ticks = (unsigned long long)get_int(o, "runner_ticks");
 	j->run_seq = get_int(o, "run_seq");
 	v = json_object_get(o, "gpu_usage");
-	j->gpu_usage = json_is_object(v) ? json_deep_copy(v) : NULL;
-	j->cluster = get_str(o, "cluster");
-	j->slurm_id = get_str(o, "slurm_id");
-	j->remote_log = get_str(o, "remote_log");
+	m.gpu_usage = json_is_object(v) ? json_deep_copy(v) : NULL;
+	m.cluster = get_str(o, "cluster");
+	m.slurm_id = get_str(o, "slurm_id");
+	m.remote_log = get_str(o, "remote_log");
+	job_more_adopt(j, &m);
 	job_share_strings(j);
 	return j;
 }

@@ -26,6 +26,32 @@ enum job_state {
 
 enum job_executor { EXEC_TMUX, EXEC_PROCESS };
 
+/* The stored fields that most jobs leave unset (NULL or 0), kept out of
+ * line in one block that exists only when one of them is set: with 100,000
+ * jobs in memory every byte of struct job counts. Read them through jm(j)
+ * (never NULL: an empty block when the job has none); set them through
+ * jm_w(j), which makes the block. All fields are 8 bytes: no padding, so a
+ * block compares with memcmp. */
+struct job_more {
+	char *script;		/* NULL for command jobs */
+	char *log_dir;		/* system mode: in the owner's home; NULL: the daemon's logs/ */
+	char *conda_env;
+	char *notify_email;	/* per-job mail: comma list of addresses, or NULL */
+	char *notify_on;	/* its events, comma list; NULL = the default ones */
+	char *tmux_session;
+	char *tmux_socket;	/* the tmux server's socket (tmux executor) */
+	/* A job sent to a Slurm cluster (gbatch --cluster, api_remote.c): the
+	 * daemon records it and never runs or schedules it; its owner's
+	 * client mirrors Slurm's state into it. */
+	char *cluster;		/* [clusters.NAME]; NULL for a local job */
+	char *slurm_id;		/* "123", or "123_4" for an array task */
+	char *remote_log;	/* its output file on the cluster */
+	json_t *params;		/* object, owned; NULL when empty */
+	json_t *gpu_usage;	/* what it used on its GPUs (usage.c), or NULL */
+	int64_t retry_of, redo_of;
+	double begin_at;	/* 0 = none */
+};
+
 struct job {
 	int64_t id;
 	char *name;
@@ -35,9 +61,8 @@ struct job {
 	char *project;
 	char *reason;		/* NULL when none */
 	char **argv;		/* NULL-terminated */
-	char *script;		/* NULL for command jobs */
 	char *cwd;
-	char *log_dir;		/* system mode: in the owner's home; NULL: the daemon's logs/ */
+	struct job_more *more;	/* NULL when none of its fields is set */
 	int64_t env_id;		/* row in the store's envs table */
 
 	/* (fields are ordered to leave no holes: 100,000 jobs are in memory) */
@@ -46,11 +71,9 @@ struct job {
 	int64_t gpu_memory_mb;	/* 0 = not set (likewise below) */
 	int64_t memory_mb;
 	int64_t time_limit_secs;
-	char *conda_env;
 
 	int64_t *deps;
 	size_t ndeps;
-	double begin_at;	/* 0 = none */
 
 	int64_t array_task_id;
 	int64_t group_id;	/* 0 = none */
@@ -58,10 +81,6 @@ struct job {
 	int max_retries;
 	int attempt;
 	int exit_code;		/* when exited normally */
-	int64_t retry_of, redo_of;
-	json_t *params;		/* object, owned; NULL when empty */
-	char *notify_email;	/* per-job mail: comma list of addresses, or NULL */
-	char *notify_on;	/* its events, comma list; NULL = the default ones */
 
 	double submit_time, start_time, end_time;
 	int exit_signal;	/* when killed by a signal (0 otherwise) */
@@ -72,15 +91,6 @@ struct job {
 	bool dep_any;
 	bool auto_cancel;
 	bool has_exit;
-	char *tmux_session;
-	char *tmux_socket;	/* the tmux server's socket (tmux executor) */
-
-	/* A job sent to a Slurm cluster (gbatch --cluster, api_remote.c): the
-	 * daemon records it and never runs or schedules it; its owner's
-	 * client mirrors Slurm's state into it. Persisted. */
-	char *cluster;		/* [clusters.NAME]; NULL for a local job */
-	char *slurm_id;		/* "123", or "123_4" for an array task */
-	char *remote_log;	/* its output file on the cluster */
 
 	/* Supervision: a job holds its resources while `active` (its runner is
 	 * starting or alive), whatever its state says. Persisted. */
@@ -88,7 +98,6 @@ struct job {
 	pid_t runner_pid;
 	unsigned long long runner_ticks;
 	int64_t run_seq;	/* distinguishes run directories of one job */
-	json_t *gpu_usage;	/* what it used on its GPUs (usage.c), or NULL. Persisted. */
 
 	/* Runtime only. txn.c keeps these when a job's stored fields are
 	 * replaced (an update, a rollback: see adopt()); add new ones there. */
@@ -110,6 +119,24 @@ struct job {
 	size_t ndependents, dependents_cap;
 	uint64_t txn_seq;	/* the transaction that has a snapshot of it */
 };
+
+/* An empty block, what jm() gives for a job without one. */
+extern const struct job_more job_more_none;
+
+/* j's rarely set fields, for reading (never NULL). */
+static inline const struct job_more *jm(const struct job *j)
+{
+	return j->more ? j->more : &job_more_none;
+}
+
+/* j's rarely set fields, for writing: the block is made when missing. */
+struct job_more *jm_w(struct job *j);
+/* j takes the fields of m (which it then owns) as its block, made only
+ * when one of them is set. */
+void job_more_adopt(struct job *j, const struct job_more *m);
+/* Frees j's block when none of its fields is set any more (writers that
+ * set fields to NULL or 0 through jm_w leave an empty one). */
+void job_more_trim(struct job *j);
 
 const char *job_state_name(enum job_state s);
 const char *job_state_code(enum job_state s);

@@ -97,7 +97,7 @@ static void compact_open(struct server *s)
 
 static bool is_live(const struct job *j)
 {
-	return j && ((j->state == JS_QUEUED && !j->cluster) || j->active);
+	return j && ((j->state == JS_QUEUED && !jm(j)->cluster) || j->active);
 }
 
 struct job *jobs_live_at(struct server *s, size_t i)
@@ -129,12 +129,12 @@ static bool pass_fields_differ(const struct job *a, const struct job *b)
 	       a->gpus != b->gpus || a->shared != b->shared || a->gpu_memory_mb != b->gpu_memory_mb ||
 	       a->memory_mb != b->memory_mb || a->time_limit_secs != b->time_limit_secs ||
 	       a->priority != b->priority || a->group_id != b->group_id ||
-	       a->max_concurrent != b->max_concurrent || a->uid != b->uid || a->begin_at != b->begin_at ||
+	       a->max_concurrent != b->max_concurrent || a->uid != b->uid || jm(a)->begin_at != jm(b)->begin_at ||
 	       a->start_time != b->start_time || a->dep_any != b->dep_any || a->ndeps != b->ndeps ||
 	       (a->ndeps && memcmp(a->deps, b->deps, a->ndeps * sizeof *a->deps)) ||
 	       (a->user != b->user && (!a->user || !b->user || strcmp(a->user, b->user))) ||
 	       (a->project != b->project && (!a->project || !b->project || strcmp(a->project, b->project))) ||
-	       (a->cluster != NULL) != (b->cluster != NULL);
+	       (jm(a)->cluster != NULL) != (jm(b)->cluster != NULL);
 }
 
 void jobs_committed(struct server *s, struct job *j, const struct job *before)
@@ -269,7 +269,7 @@ int jobs_load(struct server *s, struct gf_err *e)
 
 		if (!j)
 			continue;
-		if (j->retry_of && (prev = jobs_get(s, j->retry_of)))
+		if (jm(j)->retry_of && (prev = jobs_get(s, jm(j)->retry_of)))
 			prev->retried_by = j->id;
 		cascade_index_deps(s, j);
 		live_note(s, j);
@@ -313,7 +313,7 @@ size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max)
 
 void jobs_log_path(struct server *s, const struct job *j, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s/%lld.log", j->log_dir ? j->log_dir : s->paths.log_dir, (long long)j->id);
+	snprintf(buf, size, "%s/%lld.log", jm(j)->log_dir ? jm(j)->log_dir : s->paths.log_dir, (long long)j->id);
 }
 
 
@@ -409,7 +409,7 @@ const char *jobs_blocked_reason(struct server *s, const struct job *j, double no
 {
 	if (j->ndeps && jobs_deps_state(s, j, NULL) != 1)
 		return "Dependency";
-	if (j->begin_at > now)
+	if (jm(j)->begin_at > now)
 		return "BeginTime";
 	return NULL;
 }
@@ -492,7 +492,7 @@ int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e)
 	jobs_touch(s, j);
 	j->state = JS_QUEUED;
 	if (at > 0)
-		j->begin_at = at;
+		jm_w(j)->begin_at = at;
 	job_set_reason(j, NULL);
 	if (jobs_save(s, j, e))
 		return -1;
@@ -542,7 +542,7 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	n->state = JS_QUEUED;
 	job_set_reason(n, NULL);
 	n->attempt = old->attempt + 1;
-	n->retry_of = old->id;
+	jm_w(n)->retry_of = old->id;
 	n->submit_time = now_real();
 	n->start_time = n->end_time = 0;
 	n->has_exit = false;
@@ -554,8 +554,10 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	n->runner_pid = 0;
 	n->runner_ticks = 0;
 	n->run_seq = 0;
-	job_set_str(&n->tmux_session, NULL);
-	job_set_str(&n->tmux_socket, NULL);
+	if (n->more) {
+		job_set_str(&n->more->tmux_session, NULL);
+		job_set_str(&n->more->tmux_socket, NULL);
+	}
 	return jobs_insert(s, n, e) ? NULL : n;
 }
 
@@ -893,7 +895,7 @@ static bool pass(struct server *s, bool joined)
 	for (size_t i = 0; i < pass_njobs(s, joined); i++) {
 		struct job *j = pass_job_at(s, i, joined);
 
-		if (j && j->state == JS_QUEUED && !j->cluster)	/* Slurm's, not ours */
+		if (j && j->state == JS_QUEUED && !jm(j)->cluster)	/* Slurm's, not ours */
 			nq++;
 		if (j && j->active)
 			nr++;
@@ -919,7 +921,7 @@ static bool pass(struct server *s, bool joined)
 				.end_by = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs : 0,
 				.group_id = j->group_id,
 			};
-		if (j->state != JS_QUEUED || j->cluster)
+		if (j->state != JS_QUEUED || jm(j)->cluster)
 			continue;
 		q[nq] = (struct sched_job){
 			.id = j->id,
@@ -936,8 +938,8 @@ static bool pass(struct server *s, bool joined)
 			.usage = usage_in(usage, nusers, j->user),
 		};
 		qj[nq] = j;
-		if (j->begin_at > now && j->begin_at < next_begin)
-			next_begin = j->begin_at;
+		if (jm(j)->begin_at > now && jm(j)->begin_at < next_begin)
+			next_begin = jm(j)->begin_at;
 		nq++;
 	}
 	/* Fair use: quotas, reservations (whose edges wake the next pass). */

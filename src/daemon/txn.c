@@ -134,6 +134,7 @@ int jobs_insert(struct server *s, struct job *j, struct gf_err *e)
 		return txn_fail(s, e);
 	}
 	job_share_strings(j);
+	job_more_trim(j);
 	j->txn_seq = s->txn.seq;
 	undo_push(s, j->id, NULL, 0);
 	jobs_add(s, j);
@@ -152,6 +153,7 @@ int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *
 			s->txn.undo[i].replaced = true;
 			break;
 		}
+	job_more_trim(n);
 	adopt(j, n);
 	if (!same_deps)
 		cascade_index_deps(s, j);

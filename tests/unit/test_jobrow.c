@@ -74,9 +74,9 @@ static struct job *full_job(void)
 	j->argv[0] = strdup("python");
 	j->argv[1] = strdup("-c");
 	j->argv[2] = strdup("print('a, b', \"c\")\\\b\f\r");
-	j->script = strdup("#!/bin/sh\necho hi\n");
+	jm_w(j)->script = strdup("#!/bin/sh\necho hi\n");
 	j->cwd = strdup("/home/alice/work");
-	j->log_dir = strdup("/home/alice/.local/share/gflow/logs");
+	jm_w(j)->log_dir = strdup("/home/alice/.local/share/gflow/logs");
 	j->env_id = 7;
 	j->gpus = 2;
 	j->shared = true;
@@ -84,9 +84,9 @@ static struct job *full_job(void)
 	j->memory_mb = 65536;
 	j->time_limit_secs = 7200;
 	j->priority = -3;
-	j->conda_env = strdup("torch");
-	j->notify_email = strdup("a@example.org,b@example.org");
-	j->notify_on = strdup("fail,timeout");
+	jm_w(j)->conda_env = strdup("torch");
+	jm_w(j)->notify_email = strdup("a@example.org,b@example.org");
+	jm_w(j)->notify_on = strdup("fail,timeout");
 	j->ndeps = 3;
 	j->deps = calloc(3, sizeof *j->deps);
 	j->deps[0] = 4;
@@ -94,17 +94,17 @@ static struct job *full_job(void)
 	j->deps[2] = 12;
 	j->dep_any = true;
 	j->auto_cancel = false;
-	j->begin_at = 1796292960.125;
+	jm_w(j)->begin_at = 1796292960.125;
 	j->array_task_id = 17;
 	j->group_id = 3;
 	j->max_concurrent = 4;
 	j->max_retries = 2;
 	j->attempt = 1;
-	j->retry_of = 2;
-	j->redo_of = 1;
-	j->params = json_object();
-	json_object_set_new(j->params, "lr", json_real(0.001));
-	json_object_set_new(j->params, "layers", json_pack("[i,i,{s:s}]", 1, 2, "k", "v"));
+	jm_w(j)->retry_of = 2;
+	jm_w(j)->redo_of = 1;
+	jm_w(j)->params = json_object();
+	json_object_set_new(jm_w(j)->params, "lr", json_real(0.001));
+	json_object_set_new(jm_w(j)->params, "layers", json_pack("[i,i,{s:s}]", 1, 2, "k", "v"));
 	j->submit_time = 1796292960.8679161;
 	j->start_time = 1796292961.5;
 	j->end_time = 1e9;
@@ -113,16 +113,16 @@ static struct job *full_job(void)
 	j->gpu_mask = (1ULL << 0) | (1ULL << 5) | (1ULL << 63);
 	j->memory_enforced = 1;
 	j->executor = EXEC_PROCESS;
-	j->tmux_session = strdup("gflow-1");
-	j->tmux_socket = strdup("/tmp/tmux-0/default");
+	jm_w(j)->tmux_session = strdup("gflow-1");
+	jm_w(j)->tmux_socket = strdup("/tmp/tmux-0/default");
 	j->active = true;
 	j->runner_pid = 4242;
 	j->runner_ticks = 123456789012ULL;
 	j->run_seq = 3;
-	j->gpu_usage = json_pack("{s:[{s:s,s:i}],s:f}", "gpus", "uuid", "GPU-1", "peak_mb", 100, "mean", 0.5);
-	j->cluster = strdup("hpc");
-	j->slurm_id = strdup("123_4");
-	j->remote_log = strdup("/scratch/a.out");
+	jm_w(j)->gpu_usage = json_pack("{s:[{s:s,s:i}],s:f}", "gpus", "uuid", "GPU-1", "peak_mb", 100, "mean", 0.5);
+	jm_w(j)->cluster = strdup("hpc");
+	jm_w(j)->slurm_id = strdup("123_4");
+	jm_w(j)->remote_log = strdup("/scratch/a.out");
 	return j;
 }
 
@@ -278,7 +278,7 @@ static void a_clone_is_the_same_job(void **state)
 	assert_ptr_not_equal(c->name, j->name);
 	assert_ptr_not_equal(c->argv, j->argv);
 	assert_ptr_not_equal(c->deps, j->deps);
-	assert_ptr_not_equal(c->params, j->params);
+	assert_ptr_not_equal(jm(c)->params, jm(j)->params);
 	assert_null(c->dependents);
 	assert_int_equal(c->ndependents, 0);
 	job_free(j);	/* the clone stands alone */
@@ -333,10 +333,10 @@ static void rows_written_as_job_to_json_would(void **state)
 	j->exit_signal = 0;
 	j->exit_code = -1;
 	j->memory_enforced = 0;
-	j->log_dir = (job_str_free(j->log_dir), NULL);
-	j->gpu_usage = (json_decref(j->gpu_usage), NULL);
-	j->cluster = (job_str_free(j->cluster), NULL);
-	j->begin_at = 3.0;	/* a whole number stays a real */
+	jm_w(j)->log_dir = (job_str_free(jm_w(j)->log_dir), NULL);
+	jm_w(j)->gpu_usage = (json_decref(jm_w(j)->gpu_usage), NULL);
+	jm_w(j)->cluster = (job_str_free(jm_w(j)->cluster), NULL);
+	jm_w(j)->begin_at = 3.0;	/* a whole number stays a real */
 	j->end_time = 0.1 + 0.2;
 	job_set_str(&j->name, "ctl \x01\x1f\x7f end");
 	check_written(j);
@@ -353,6 +353,41 @@ static void rows_written_as_job_to_json_would(void **state)
 	job_free(plain);
 }
 
+/* A job that sets none of the rarely set fields has no block for them,
+ * read either way; one that sets one has it, and loses it when cleared. */
+static void rare_fields_are_kept_only_when_set(void **state)
+{
+	const char *bare = "{\"name\":\"a\",\"state\":\"Hold\",\"command\":[\"true\"],\"params\":{},"
+			   "\"begin_at\":null,\"script\":null,\"log_dir\":null}";
+	const char *some = "{\"state\":\"Queued\",\"command\":[\"true\"],\"begin_at\":5.5}";
+	json_t *o = json_loads(bare, 0, NULL);
+	struct gf_err e;
+	struct job *j;
+
+	(void)state;
+	j = job_from_row(bare, strlen(bare));
+	assert_non_null(j);
+	assert_null(j->more);
+	assert_null(jm(j)->params);
+	job_free(j);
+	j = job_from_json(o, &e);
+	assert_non_null(j);
+	assert_null(j->more);
+	json_decref(o);
+	jm_w(j)->retry_of = 4;
+	job_more_trim(j);
+	assert_non_null(j->more);
+	jm_w(j)->retry_of = 0;
+	job_more_trim(j);
+	assert_null(j->more);
+	job_free(j);
+	j = job_from_row(some, strlen(some));
+	assert_non_null(j);
+	assert_non_null(j->more);
+	assert_true(jm(j)->begin_at == 5.5);
+	job_free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +397,7 @@ int main(void)
 		cmocka_unit_test(repeating_strings_are_pooled),
 		cmocka_unit_test(a_clone_is_the_same_job),
 		cmocka_unit_test(rows_written_as_job_to_json_would),
+		cmocka_unit_test(rare_fields_are_kept_only_when_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

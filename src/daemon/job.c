@@ -72,6 +72,29 @@ void job_more_trim(struct job *j)
 	}
 }
 
+const struct job_rt job_rt_none = { .pidfd = -1 };
+
+struct job_rt *jr_w(struct job *j)
+{
+	if (!j->rt) {
+		if (!(j->rt = malloc(sizeof *j->rt)))
+			abort();
+		*j->rt = job_rt_none;
+	}
+	return j->rt;
+}
+
+void job_rt_trim(struct job *j)
+{
+	const struct job_rt *r = j->rt;
+
+	if (r && !r->pidfd_ev && !r->backstop && !r->retried_by && r->pidfd < 0 && !r->stopped_ticks &&
+	    !r->cancel_sent && !r->draining && !r->end_pending) {
+		free(j->rt);
+		j->rt = NULL;
+	}
+}
+
 struct job *job_new(void)
 {
 	struct job *j = calloc(1, sizeof *j);
@@ -81,7 +104,6 @@ struct job *job_new(void)
 	j->priority = 10;
 	j->auto_cancel = true;
 	j->memory_enforced = -1;
-	j->pidfd = -1;
 	return j;
 }
 
@@ -257,6 +279,7 @@ void job_free(struct job *j)
 	job_str_free(j->cwd);
 	free(j->deps);
 	more_free(j->more);
+	free(j->rt);
 	free(j->dependents);
 	free(j);
 }
@@ -318,8 +341,7 @@ struct job *job_clone(const struct job *j)
 		memcpy(c->deps, j->deps, j->ndeps * sizeof *c->deps);
 	}
 	/* Runtime fields are the original's alone. */
-	c->pidfd = -1;
-	c->pidfd_ev = NULL;
+	c->rt = NULL;
 	c->dependents = NULL;
 	c->ndependents = c->dependents_cap = 0;
 	return c;

@@ -101,24 +101,45 @@ struct job {
 
 	/* Runtime only. txn.c keeps these when a job's stored fields are
 	 * replaced (an update, a rollback: see adopt()); add new ones there. */
-	int64_t retried_by;	/* the next attempt, when this one was retried */
-	int pidfd;
-	int stopped_ticks;
-	struct event *pidfd_ev;
-	bool cancel_sent;
-	/* Supervision by the daemon (reap.c): the runner is gone but processes
-	 * of the job are left and being killed; the end is still to be
-	 * recorded (the store refused it); why the daemon ended the runner. */
-	bool draining, end_pending;
+	struct job_rt *rt;	/* NULL when all its fields are at their defaults */
 	bool unreadable;	/* a stand-in for a store row that could not be read */
 	bool in_live;		/* listed in the server's live list */
-	const char *backstop;
 	/* Ids of jobs that listed this one in depends_on (cascade.c's dependents
 	 * index; entries are only added, so check the job still lists it). */
 	int64_t *dependents;
 	size_t ndependents, dependents_cap;
 	uint64_t txn_seq;	/* the transaction that has a snapshot of it */
 };
+
+/* Runtime fields for supervising a runner (reap.c), which only a job
+ * whose runner is starting, alive or being drained sets, and retried_by:
+ * one block made when one is set (jr_w), freed by job_rt_trim when all are
+ * back to their defaults (reap_forget). Read them through jr(j). */
+struct job_rt {
+	struct event *pidfd_ev;
+	/* Why the daemon ended the runner. */
+	const char *backstop;
+	int64_t retried_by;	/* the next attempt, when this one was retried */
+	int pidfd;		/* -1 when none */
+	int stopped_ticks;
+	bool cancel_sent;
+	/* The runner is gone but processes of the job are left and being
+	 * killed; the end is still to be recorded (the store refused it). */
+	bool draining, end_pending;
+};
+
+/* The defaults, what jr() gives for a job without a block. */
+extern const struct job_rt job_rt_none;
+
+static inline const struct job_rt *jr(const struct job *j)
+{
+	return j->rt ? j->rt : &job_rt_none;
+}
+
+/* j's runtime block, for writing: made when missing. */
+struct job_rt *jr_w(struct job *j);
+/* Frees j's runtime block when all its fields are at their defaults. */
+void job_rt_trim(struct job *j);
 
 /* An empty block, what jm() gives for a job without one. */
 extern const struct job_more job_more_none;

@@ -270,7 +270,7 @@ int jobs_load(struct server *s, struct gf_err *e)
 		if (!j)
 			continue;
 		if (jm(j)->retry_of && (prev = jobs_get(s, jm(j)->retry_of)))
-			prev->retried_by = j->id;
+			jr_w(prev)->retried_by = j->id;
 		cascade_index_deps(s, j);
 		live_note(s, j);
 	}
@@ -354,8 +354,8 @@ int64_t jobs_latest_attempt(struct server *s, int64_t id)
 {
 	struct job *j;
 
-	while ((j = jobs_get(s, id)) && j->retried_by)
-		id = j->retried_by;
+	while ((j = jobs_get(s, id)) && jr(j)->retried_by)
+		id = jr(j)->retried_by;
 	return id;
 }
 
@@ -633,14 +633,14 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 		goto fail;
 	jobs_touch(s, j);
 	/* A job whose processes are still being killed keeps what it holds. */
-	j->active = j->draining;
+	j->active = jr(j)->draining;
 	apply_result(j, r, why);
 	failure_classify(s, j, r);
 	if (j->state == JS_FAILED && j->attempt < j->max_retries) {
 		retry = make_retry(s, j, &e);
 		if (!retry || move_dependents(s, j, retry, &e))
 			goto fail;
-		j->retried_by = retry->id;
+		jr_w(j)->retried_by = retry->id;
 	} else if (j->state != JS_FINISHED)
 		cascade_push_dependents(s, j, NULL);
 	if (jobs_save(s, j, &e) || usage_stage(s, j, &e))
@@ -652,7 +652,7 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 	cascade_after(s);
 	vlog(1, "job %lld ended: %s%s%s", (long long)j->id, job_state_name(j->state), j->reason ? ", " : "",
 	     j->reason ? j->reason : "");
-	if (!j->draining)
+	if (!jr(j)->draining)
 		reap_forget(s, j);
 	server_schedule(s);
 	return 0;
@@ -676,7 +676,8 @@ int jobs_freed(struct server *s, struct job *j)
 	jobs_save(s, j, &e);
 	if (jobs_txn_commit(s, &e))
 		goto fail;
-	j->draining = false;
+	if (j->rt)
+		j->rt->draining = false;
 	reap_forget(s, j);
 	server_schedule(s);
 	return 0;
@@ -793,8 +794,8 @@ static void launch(struct server *s, struct job *j)
 	if (exec_start_job(s, j, &e)) {
 		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
 		if (jobs_ended(s, j, NULL, e.msg)) {
-			j->backstop = "the job could not be started";
-			j->end_pending = true;	/* reap.c tries again */
+			jr_w(j)->backstop = "the job could not be started";
+			jr_w(j)->end_pending = true;	/* reap.c tries again */
 		}
 		return;
 	}
@@ -814,7 +815,7 @@ void jobs_launch_recorded(struct server *s)
 		struct job *j = jobs_get(s, s->launch[i].id);
 
 		if (!j || j->state != JS_RUNNING || !j->active || j->run_seq != s->launch[i].run_seq || j->runner_pid ||
-		    j->pidfd >= 0)
+		    jr(j)->pidfd >= 0)
 			continue;
 		launch(s, j);
 	}

@@ -56,7 +56,7 @@ void jobs_touch(struct server *s, struct job *j)
 	if (!s->txn.open || j->txn_seq == s->txn.seq)
 		return;
 	j->txn_seq = s->txn.seq;
-	undo_push(s, j->id, job_clone(j), j->retried_by);
+	undo_push(s, j->id, job_clone(j), jr(j)->retried_by);
 }
 
 /* The store refused something: the transaction can only be rolled back. */
@@ -79,21 +79,15 @@ static void adopt(struct job *j, struct job *n)
 
 	*j = *n;
 	j->id = old.id;
-	j->retried_by = old.retried_by;
-	j->pidfd = old.pidfd;
-	j->pidfd_ev = old.pidfd_ev;
-	j->cancel_sent = old.cancel_sent;
+	j->rt = old.rt;
 	j->dependents = old.dependents;
 	j->ndependents = old.ndependents;
 	j->dependents_cap = old.dependents_cap;
 	j->txn_seq = old.txn_seq;
 	j->unreadable = old.unreadable;
-	j->draining = old.draining;
-	j->end_pending = old.end_pending;
-	j->backstop = old.backstop;
-	j->stopped_ticks = old.stopped_ticks;
 	j->in_live = old.in_live;
 	*n = old;
+	n->rt = NULL;
 	n->dependents = NULL;
 	job_free(n);
 }
@@ -184,7 +178,8 @@ static void restore(struct server *s)
 		}
 		adopt(j, u->before);
 		u->before = NULL;
-		j->retried_by = u->retried_by;
+		if (jr(j)->retried_by != u->retried_by)
+			jr_w(j)->retried_by = u->retried_by;
 	}
 	s->max_id = s->txn.max_id;
 	s->nopen = s->txn.nopen;

@@ -388,6 +388,32 @@ static void rare_fields_are_kept_only_when_set(void **state)
 	job_free(j);
 }
 
+/* Runtime fields: defaults without a block; a clone has none of them; the
+ * block goes when all are back to their defaults. */
+static void runtime_block_lives_while_set(void **state)
+{
+	struct job *j = job_new(), *c;
+
+	(void)state;
+	assert_null(j->rt);
+	assert_int_equal(jr(j)->pidfd, -1);
+	jr_w(j)->pidfd = 5;
+	jr_w(j)->draining = true;
+	c = job_clone(j);
+	assert_null(c->rt);
+	assert_int_equal(jr(c)->pidfd, -1);
+	job_free(c);
+	job_rt_trim(j);
+	assert_non_null(j->rt);
+	j->rt->pidfd = -1;
+	job_rt_trim(j);
+	assert_non_null(j->rt);	/* still draining */
+	j->rt->draining = false;
+	job_rt_trim(j);
+	assert_null(j->rt);
+	job_free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +424,7 @@ int main(void)
 		cmocka_unit_test(a_clone_is_the_same_job),
 		cmocka_unit_test(rows_written_as_job_to_json_would),
 		cmocka_unit_test(rare_fields_are_kept_only_when_set),
+		cmocka_unit_test(runtime_block_lives_while_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -268,7 +268,7 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 {
 	struct job *j = job_new();
 	int64_t v;
-	bool hold = false;
+	bool hold = false, shared = j->shared, auto_cancel = j->auto_cancel;
 	char user[256];
 	json_t *params;
 
@@ -287,12 +287,14 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	}
 	if (api_get_str(spec, "name", 200, &j->name, e) || get_bytes(spec, "script", 4096, &jm_w(j)->script, e) ||
 	    api_get_str(spec, "project", 1024, &j->project, e) ||
-	    api_get_str(spec, "conda_env", 256, &jm_w(j)->conda_env, e) || api_get_bool(spec, "shared", &j->shared, e) ||
-	    api_get_bool(spec, "auto_cancel", &j->auto_cancel, e) || api_get_bool(spec, "hold", &hold, e) ||
+	    api_get_str(spec, "conda_env", 256, &jm_w(j)->conda_env, e) || api_get_bool(spec, "shared", &shared, e) ||
+	    api_get_bool(spec, "auto_cancel", &auto_cancel, e) || api_get_bool(spec, "hold", &hold, e) ||
 	    api_get_time(spec, "begin_at", &jm_w(j)->begin_at, e) ||
 	    api_get_str(spec, "notify_email", 1024, &jm_w(j)->notify_email, e) ||
 	    api_get_str(spec, "notify_on", 1024, &jm_w(j)->notify_on, e) || notify_check_job(s, j, e))
 		goto fail;
+	j->shared = shared;	/* bits: read through bools */
+	j->auto_cancel = auto_cancel;
 	if (j->name && !j->name[0]) {
 		gf_err_set(e, "'name' is empty");
 		goto fail;

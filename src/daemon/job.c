@@ -343,7 +343,6 @@ struct job *job_clone(const struct job *j)
 	/* Runtime fields are the original's alone. */
 	c->rt = NULL;
 	c->dependents = NULL;
-	c->ndependents = c->dependents_cap = 0;
 	return c;
 }
 

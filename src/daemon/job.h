@@ -52,11 +52,19 @@ struct job_more {
 	double begin_at;	/* 0 = none */
 };
 
+/* Ids of the jobs that listed a job in depends_on (cascade.c's dependents
+ * index; entries are only added, so check the job still lists it). */
+struct job_ids {
+	uint32_t n, cap;
+	int64_t id[];
+};
+
+/* One per job ever submitted, and 100,000 of them may be in memory: what
+ * most jobs leave unset lives out of line (more, rt), flags are bits, and
+ * fields are ordered by size so that there are no holes. */
 struct job {
 	int64_t id;
 	char *name;
-	uid_t uid;
-	enum job_state state;
 	char *user;
 	char *project;
 	char *reason;		/* NULL when none */
@@ -64,52 +72,57 @@ struct job {
 	char *cwd;
 	struct job_more *more;	/* NULL when none of its fields is set */
 	int64_t env_id;		/* row in the store's envs table */
-
-	/* (fields are ordered to leave no holes: 100,000 jobs are in memory) */
-	int gpus;
-	int priority;
 	int64_t gpu_memory_mb;	/* 0 = not set (likewise below) */
 	int64_t memory_mb;
 	int64_t time_limit_secs;
-
 	int64_t *deps;
-	size_t ndeps;
-
 	int64_t array_task_id;
 	int64_t group_id;	/* 0 = none */
-	int max_concurrent;
-	int max_retries;
-	int attempt;
-	int exit_code;		/* when exited normally */
-
 	double submit_time, start_time, end_time;
-	int exit_signal;	/* when killed by a signal (0 otherwise) */
-	int memory_enforced;	/* -1 unknown, 0 no, 1 yes */
 	uint64_t gpu_mask;	/* GPUs given */
-	enum job_executor executor;
-	bool shared;
-	bool dep_any;
-	bool auto_cancel;
-	bool has_exit;
-
 	/* Supervision: a job holds its resources while `active` (its runner is
 	 * starting or alive), whatever its state says. Persisted. */
-	bool active;
-	pid_t runner_pid;
 	unsigned long long runner_ticks;
 	int64_t run_seq;	/* distinguishes run directories of one job */
 
 	/* Runtime only. txn.c keeps these when a job's stored fields are
 	 * replaced (an update, a rollback: see adopt()); add new ones there. */
 	struct job_rt *rt;	/* NULL when all its fields are at their defaults */
-	bool unreadable;	/* a stand-in for a store row that could not be read */
-	bool in_live;		/* listed in the server's live list */
-	/* Ids of jobs that listed this one in depends_on (cascade.c's dependents
-	 * index; entries are only added, so check the job still lists it). */
-	int64_t *dependents;
-	size_t ndependents, dependents_cap;
-	uint64_t txn_seq;	/* the transaction that has a snapshot of it */
+	struct job_ids *dependents;	/* NULL when none */
+
+	uid_t uid;
+	int gpus;
+	int priority;
+	uint32_t ndeps;		/* api_decode.c takes at most 10,000 */
+	int max_concurrent;
+	int max_retries;
+	int attempt;
+	int exit_code;		/* when exited normally */
+	int exit_signal;	/* when killed by a signal (0 otherwise) */
+	pid_t runner_pid;
+	uint32_t txn_seq;	/* the transaction that has a snapshot of it (txn.c) */
+
+	uint8_t state;		/* enum job_state */
+	uint8_t executor;	/* enum job_executor */
+	int8_t memory_enforced;	/* -1 unknown, 0 no, 1 yes */
+	bool shared : 1;
+	bool dep_any : 1;
+	bool auto_cancel : 1;
+	bool has_exit : 1;
+	bool active : 1;	/* persisted, see runner_ticks */
+	bool unreadable : 1;	/* runtime: a stand-in for a store row that could not be read */
+	bool in_live : 1;	/* runtime: listed in the server's live list */
 };
+
+/* The daemon's memory with 100,000 jobs stored is mostly this struct (issue
+ * 13: RSS with 100,000 jobs <= 40 MiB): a field added here costs 100,000
+ * times its size, so put what most jobs leave unset in job_more. */
+_Static_assert(sizeof(struct job) <= 232, "struct job grew: see the comment above");
+
+static inline size_t job_ndependents(const struct job *j)
+{
+	return j->dependents ? j->dependents->n : 0;
+}
 
 /* Runtime fields for supervising a runner (reap.c), which only a job
  * whose runner is starting, alive or being drained sets, and retried_by:

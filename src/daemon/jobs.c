@@ -149,7 +149,7 @@ void jobs_committed(struct server *s, struct job *j, const struct job *before)
 	/* New or changed dependencies, or a parent that is now over. */
 	if ((j->ndeps && !job_state_ended(j->state) &&
 	     (!before || before->ndeps != j->ndeps || memcmp(before->deps, j->deps, j->ndeps * sizeof *j->deps))) ||
-	    (j->ndependents && job_state_ended(j->state) && (!before || !job_state_ended(before->state))))
+	    (job_ndependents(j) && job_state_ended(j->state) && (!before || !job_state_ended(before->state))))
 		s->deps_dirty = true;
 }
 
@@ -564,8 +564,8 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 /* Queued dependents of `old` now wait for `neu` instead. */
 static int move_dependents(struct server *s, struct job *old, struct job *neu, struct gf_err *e)
 {
-	for (size_t i = 0; i < old->ndependents; i++) {
-		struct job *c = jobs_get(s, old->dependents[i]);
+	for (size_t i = 0; i < job_ndependents(old); i++) {
+		struct job *c = jobs_get(s, old->dependents->id[i]);
 
 		if (!c || (c->state != JS_QUEUED && c->state != JS_HOLD) || !cascade_lists(c, old->id))
 			continue;

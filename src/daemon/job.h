@@ -80,8 +80,9 @@ struct job {
 	int64_t group_id;	/* 0 = none */
 	double submit_time, start_time, end_time;
 	uint64_t gpu_mask;	/* GPUs given */
-	/* Supervision: a job holds its resources while `active` (its runner is
-	 * starting or alive), whatever its state says. Persisted. */
+	/* Supervision, persisted: the runner (runner_pid below) and its start
+	 * time; a job holds its resources while `active` (its runner is
+	 * starting or alive), whatever its state says. */
 	unsigned long long runner_ticks;
 	int64_t run_seq;	/* distinguishes run directories of one job */
 
@@ -109,7 +110,7 @@ struct job {
 	bool dep_any : 1;
 	bool auto_cancel : 1;
 	bool has_exit : 1;
-	bool active : 1;	/* persisted, see runner_ticks */
+	bool active : 1;	/* see runner_ticks */
 	bool unreadable : 1;	/* runtime: a stand-in for a store row that could not be read */
 	bool in_live : 1;	/* runtime: listed in the server's live list */
 };

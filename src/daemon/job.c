@@ -140,26 +140,33 @@ static size_t str_hash(const char *s)
 	return h;
 }
 
-static char *pool_copy(const char *s, size_t len)
+/* size bytes at an `align`-aligned place in the pool's last chunk. */
+static void *pool_alloc(size_t size, size_t align)
 {
 	struct chunk *c = pool.nchunks ? &pool.chunks[pool.nchunks - 1] : NULL;
+	size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
 
-	if (!c || c->size - c->used < len + 1) {
-		size_t size = c && c->size < (1u << 20) ? c->size * 2 : (c ? c->size : 1u << 16);
+	if (!c || at > c->size || c->size - at < size) {
+		size_t csize = c && c->size < (1u << 20) ? c->size * 2 : (c ? c->size : 1u << 16);
 
-		if (size < len + 1)
-			size = len + 1;
+		if (csize < size)
+			csize = size;
 		pool.chunks = realloc(pool.chunks, (pool.nchunks + 1) * sizeof *pool.chunks);
 		if (!pool.chunks)
 			abort();
 		c = &pool.chunks[pool.nchunks++];
-		*c = (struct chunk){ .base = malloc(size), .size = size };
+		*c = (struct chunk){ .base = malloc(csize), .size = csize };
 		if (!c->base)
 			abort();
+		at = 0;
 	}
-	memcpy(c->base + c->used, s, len + 1);
-	c->used += len + 1;
-	return c->base + c->used - len - 1;
+	c->used = at + size;
+	return c->base + at;
+}
+
+static char *pool_copy(const char *s, size_t len)
+{
+	return memcpy(pool_alloc(len + 1, 1), s, len + 1);
 }
 
 char *job_str_shared(const char *s)
@@ -207,6 +214,70 @@ void job_set_shared(char **dst, const char *src)
 	*dst = v;
 }
 
+/* Command vectors that repeat (an array's tasks, one command sent again
+ * and again) are kept once too, in the same pool: a pooled vector holds
+ * pooled words and is never freed or changed (strv_free leaves it alone). */
+static struct {
+	char ***slots;		/* open addressing, at most half full */
+	size_t cap, n;
+} vpool;
+
+static size_t vec_hash(char *const *v)
+{
+	size_t h = 14695981039346656037ULL;
+
+	for (; *v; v++)
+		h = (h ^ (size_t)(uintptr_t)*v) * 1099511628211ULL;
+	return h;
+}
+
+static bool vec_equal(char *const *a, char *const *b)
+{
+	for (; *a == *b; a++, b++)
+		if (!*a)
+			return true;
+	return false;
+}
+
+static void share(char **f);
+
+void job_share_argv(struct job *j)
+{
+	size_t n, i;
+	char **v;
+
+	if (!j->argv || pooled((const char *)j->argv))
+		return;
+	for (n = 0; j->argv[n]; n++)
+		share(&j->argv[n]);
+	if (2 * (vpool.n + 1) > vpool.cap) {
+		size_t cap = vpool.cap ? vpool.cap * 2 : 1024;
+		char ***slots = calloc(cap, sizeof *slots);
+
+		if (!slots)
+			abort();
+		for (size_t k = 0; k < vpool.cap; k++)
+			if (vpool.slots[k]) {
+				for (i = vec_hash(vpool.slots[k]) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
+					;
+				slots[i] = vpool.slots[k];
+			}
+		free(vpool.slots);
+		vpool.slots = slots;
+		vpool.cap = cap;
+	}
+	for (i = vec_hash(j->argv) & (vpool.cap - 1); vpool.slots[i]; i = (i + 1) & (vpool.cap - 1))
+		if (vec_equal(vpool.slots[i], j->argv)) {
+			free(j->argv);
+			j->argv = vpool.slots[i];
+			return;
+		}
+	v = memcpy(pool_alloc((n + 1) * sizeof *v, _Alignof(char *)), j->argv, (n + 1) * sizeof *v);
+	free(j->argv);
+	vpool.slots[i] = j->argv = v;
+	vpool.n++;
+}
+
 static void share(char **f)
 {
 	char *v = job_str_shared(*f);
@@ -226,13 +297,12 @@ void job_share_strings(struct job *j)
 		share(&j->more->log_dir);
 		share(&j->more->conda_env);
 	}
-	for (size_t i = 0; j->argv && j->argv[i]; i++)
-		share(&j->argv[i]);
+	job_share_argv(j);
 }
 
 void strv_free(char **v)
 {
-	if (!v)
+	if (!v || pooled((const char *)v))
 		return;
 	for (char **p = v; *p; p++)
 		job_str_free(*p);
@@ -328,7 +398,9 @@ struct job *job_clone(const struct job *j)
 		m->gpu_usage = m->gpu_usage ? json_deep_copy(m->gpu_usage) : NULL;
 	}
 	c->argv = NULL;
-	if (j->argv) {
+	if (j->argv && pooled((const char *)j->argv))
+		c->argv = j->argv;
+	else if (j->argv) {
 		if (!(c->argv = calloc(n + 1, sizeof *c->argv)))
 			abort();
 		for (size_t i = 0; i < n; i++)

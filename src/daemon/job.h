@@ -200,8 +200,12 @@ char *job_str_shared(const char *s);
 void job_str_free(char *s);
 void job_set_shared(char **dst, const char *src);
 /* The fields that repeat from job to job (name, user, project, reason, cwd,
- * log_dir, conda_env, command words) made pooled. */
+ * log_dir, conda_env, command words and the command itself) made pooled. */
 void job_share_strings(struct job *j);
+/* j's command made pooled: its words, and the vector (kept once for all
+ * jobs with the same command; strv_free leaves a pooled one alone, and
+ * none is ever changed). */
+void job_share_argv(struct job *j);
 
 /* Full JSON form. `log_path` may be NULL. */
 json_t *job_to_json(const struct job *j, const char *log_path);

@@ -626,5 +626,6 @@ struct job *job_from_row(const char *text, size_t len)
 		job_free(j);
 		return NULL;
 	}
+	job_share_argv(j);
 	return j;
 }

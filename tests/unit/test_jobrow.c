@@ -252,13 +252,55 @@ static void repeating_strings_are_pooled(void **state)
 	assert_ptr_equal(x->user, a);
 	assert_ptr_equal(x->cwd, y->cwd);
 	assert_ptr_equal(x->argv[0], y->argv[0]);
+	assert_ptr_equal(x->argv, y->argv);	/* the same command: one vector */
 	job_set_reason(x, "Resources");
 	job_set_reason(y, "Resources");
 	assert_ptr_equal(x->reason, y->reason);
 	job_set_str(&x->reason, "mine");	/* a pooled one replaced: not freed */
 	assert_string_equal(y->reason, "Resources");
 	job_free(x);
+	assert_string_equal(y->argv[0], "true");	/* a pooled vector outlives its jobs */
+	assert_null(y->argv[1]);
 	job_free(y);
+}
+
+/* Commands are pooled as vectors only when all their words agree, from a
+ * row, a JSON form or a new job alike; a clone shares the pooled vector. */
+static void commands_are_pooled_whole(void **state)
+{
+	const char *r1 = "{\"state\":\"Hold\",\"command\":[\"python\",\"train.py\",\"--lr\",\"1\"]}";
+	const char *r2 = "{\"state\":\"Hold\",\"command\":[\"python\",\"train.py\",\"--lr\",\"2\"]}";
+	const char *r3 = "{\"state\":\"Hold\",\"command\":[\"python\",\"train.py\"]}";
+	struct job *a = job_from_row(r1, strlen(r1)), *b = job_from_row(r2, strlen(r2));
+	struct job *c = job_from_row(r3, strlen(r3)), *n = job_new(), *k;
+	json_t *o = json_loads(r1, 0, NULL);
+	struct gf_err e;
+	struct job *d = job_from_json(o, &e);
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(c);
+	assert_non_null(d);
+	assert_ptr_not_equal(a->argv, b->argv);
+	assert_ptr_equal(a->argv[1], b->argv[1]);
+	assert_ptr_not_equal(a->argv, c->argv);	/* a prefix is another command */
+	assert_ptr_equal(a->argv, d->argv);
+	n->argv = calloc(3, sizeof *n->argv);
+	n->argv[0] = strdup("python");
+	n->argv[1] = strdup("train.py");
+	job_share_strings(n);
+	assert_ptr_equal(n->argv, c->argv);
+	k = job_clone(c);
+	assert_ptr_equal(k->argv, c->argv);
+	job_free(k);
+	assert_string_equal(c->argv[1], "train.py");
+	job_free(a);
+	job_free(b);
+	job_free(c);
+	job_free(d);
+	job_free(n);
+	json_decref(o);
 }
 
 /* txn.c's snapshot: the same stored fields, its own memory. */
@@ -425,6 +467,7 @@ int main(void)
 		cmocka_unit_test(a_clone_is_the_same_job),
 		cmocka_unit_test(rows_written_as_job_to_json_would),
 		cmocka_unit_test(rare_fields_are_kept_only_when_set),
+		cmocka_unit_test(commands_are_pooled_whole),
 		cmocka_unit_test(runtime_block_lives_while_set),
 	};
 

@@ -119,9 +119,44 @@ static struct {
 		size_t size, used;
 	} *chunks;
 	size_t nchunks;
-	const char **slots;	/* open addressing, at most half full */
-	size_t cap, n;
 } pool;
+
+/* A set of pooled things (strings, command vectors): open addressing, at
+ * most half full. */
+struct pset {
+	const void **slots;
+	size_t cap, n;
+	size_t (*hash)(const void *x);
+	bool (*equal)(const void *a, const void *b);
+};
+
+/* The slot that holds what equals x, or the empty one where x goes (the
+ * set made room first). */
+static size_t pset_slot(struct pset *t, const void *x)
+{
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		const void **slots = calloc(cap, sizeof *slots);
+
+		if (!slots)
+			abort();
+		for (size_t k = 0; k < t->cap; k++)
+			if (t->slots[k]) {
+				for (i = t->hash(t->slots[k]) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
+					;
+				slots[i] = t->slots[k];
+			}
+		free(t->slots);
+		t->slots = slots;
+		t->cap = cap;
+	}
+	for (i = t->hash(x) & (t->cap - 1); t->slots[i]; i = (i + 1) & (t->cap - 1))
+		if (t->equal(t->slots[i], x))
+			break;
+	return i;
+}
 
 static bool pooled(const char *p)
 {
@@ -131,14 +166,21 @@ static bool pooled(const char *p)
 	return false;
 }
 
-static size_t str_hash(const char *s)
+static size_t str_hash(const void *x)
 {
 	size_t h = 14695981039346656037ULL;
 
-	for (; *s; s++)
+	for (const char *s = x; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
 	return h;
 }
+
+static bool str_equal(const void *a, const void *b)
+{
+	return !strcmp(a, b);
+}
+
+static struct pset strs = { .hash = str_hash, .equal = str_equal };
 
 /* size bytes at an `align`-aligned place in the pool's last chunk. */
 static void *pool_alloc(size_t size, size_t align)
@@ -177,27 +219,11 @@ char *job_str_shared(const char *s)
 		return NULL;
 	if (pooled(s))
 		return (char *)s;
-	if (2 * (pool.n + 1) > pool.cap) {
-		size_t cap = pool.cap ? pool.cap * 2 : 1024;
-		const char **slots = calloc(cap, sizeof *slots);
-
-		if (!slots)
-			abort();
-		for (size_t k = 0; k < pool.cap; k++)
-			if (pool.slots[k]) {
-				for (i = str_hash(pool.slots[k]) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
-					;
-				slots[i] = pool.slots[k];
-			}
-		free(pool.slots);
-		pool.slots = slots;
-		pool.cap = cap;
-	}
-	for (i = str_hash(s) & (pool.cap - 1); pool.slots[i]; i = (i + 1) & (pool.cap - 1))
-		if (!strcmp(pool.slots[i], s))
-			return (char *)pool.slots[i];
-	pool.n++;
-	return (char *)(pool.slots[i] = pool_copy(s, strlen(s)));
+	i = pset_slot(&strs, s);
+	if (strs.slots[i])
+		return (char *)strs.slots[i];
+	strs.n++;
+	return (char *)(strs.slots[i] = pool_copy(s, strlen(s)));
 }
 
 void job_str_free(char *s)
@@ -217,27 +243,24 @@ void job_set_shared(char **dst, const char *src)
 /* Command vectors that repeat (an array's tasks, one command sent again
  * and again) are kept once too, in the same pool: a pooled vector holds
  * pooled words and is never freed or changed (strv_free leaves it alone). */
-static struct {
-	char ***slots;		/* open addressing, at most half full */
-	size_t cap, n;
-} vpool;
-
-static size_t vec_hash(char *const *v)
+static size_t vec_hash(const void *x)
 {
 	size_t h = 14695981039346656037ULL;
 
-	for (; *v; v++)
+	for (char *const *v = x; *v; v++)
 		h = (h ^ (size_t)(uintptr_t)*v) * 1099511628211ULL;
 	return h;
 }
 
-static bool vec_equal(char *const *a, char *const *b)
+static bool vec_equal(const void *x, const void *y)
 {
-	for (; *a == *b; a++, b++)
+	for (char *const *a = x, *const *b = y; *a == *b; a++, b++)
 		if (!*a)
 			return true;
 	return false;
 }
+
+static struct pset vecs = { .hash = vec_hash, .equal = vec_equal };
 
 static void share(char **f);
 
@@ -250,32 +273,16 @@ void job_share_argv(struct job *j)
 		return;
 	for (n = 0; j->argv[n]; n++)
 		share(&j->argv[n]);
-	if (2 * (vpool.n + 1) > vpool.cap) {
-		size_t cap = vpool.cap ? vpool.cap * 2 : 1024;
-		char ***slots = calloc(cap, sizeof *slots);
-
-		if (!slots)
-			abort();
-		for (size_t k = 0; k < vpool.cap; k++)
-			if (vpool.slots[k]) {
-				for (i = vec_hash(vpool.slots[k]) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
-					;
-				slots[i] = vpool.slots[k];
-			}
-		free(vpool.slots);
-		vpool.slots = slots;
-		vpool.cap = cap;
+	i = pset_slot(&vecs, j->argv);
+	if (vecs.slots[i]) {
+		free(j->argv);
+		j->argv = (char **)vecs.slots[i];
+		return;
 	}
-	for (i = vec_hash(j->argv) & (vpool.cap - 1); vpool.slots[i]; i = (i + 1) & (vpool.cap - 1))
-		if (vec_equal(vpool.slots[i], j->argv)) {
-			free(j->argv);
-			j->argv = vpool.slots[i];
-			return;
-		}
 	v = memcpy(pool_alloc((n + 1) * sizeof *v, _Alignof(char *)), j->argv, (n + 1) * sizeof *v);
 	free(j->argv);
-	vpool.slots[i] = j->argv = v;
-	vpool.n++;
+	vecs.slots[i] = j->argv = v;
+	vecs.n++;
 }
 
 static void share(char **f)

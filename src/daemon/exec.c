@@ -744,8 +744,8 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
 	snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
 	if (gf_pathf(sock, sizeof sock, "%s/tmux.sock", s->paths.runtime_dir))
 		return gf_err_set(e, "the tmux socket path is too long");
-	job_set_str(&jm_w(j)->tmux_session, session);
-	job_set_str(&jm_w(j)->tmux_socket, sock);
+	job_set_str(&j->tmux_session, session);
+	job_set_str(&j->tmux_socket, sock);
 	arg(&w, "new-session");
 	arg(&w, "-d");
 	arg(&w, "-s");

@@ -300,6 +300,7 @@ void job_share_strings(struct job *j)
 	share(&j->project);
 	share(&j->reason);
 	share(&j->cwd);
+	share(&j->tmux_socket);
 	if (j->more) {
 		share(&j->more->log_dir);
 		share(&j->more->conda_env);
@@ -334,8 +335,6 @@ static void more_free(struct job_more *m)
 	job_str_free(m->conda_env);
 	job_str_free(m->notify_email);
 	job_str_free(m->notify_on);
-	job_str_free(m->tmux_session);
-	job_str_free(m->tmux_socket);
 	job_str_free(m->cluster);
 	job_str_free(m->slurm_id);
 	job_str_free(m->remote_log);
@@ -354,6 +353,8 @@ void job_free(struct job *j)
 	job_str_free(j->reason);
 	strv_free(j->argv);
 	job_str_free(j->cwd);
+	job_str_free(j->tmux_session);
+	job_str_free(j->tmux_socket);
 	free(j->deps);
 	more_free(j->more);
 	free(j->rt);
@@ -386,6 +387,8 @@ struct job *job_clone(const struct job *j)
 	c->project = copy_str(j->project);
 	c->reason = copy_str(j->reason);
 	c->cwd = copy_str(j->cwd);
+	c->tmux_session = copy_str(j->tmux_session);
+	c->tmux_socket = copy_str(j->tmux_socket);
 	c->more = NULL;
 	if (j->more) {
 		struct job_more *m = jm_w(c);
@@ -396,8 +399,6 @@ struct job *job_clone(const struct job *j)
 		m->conda_env = copy_str(m->conda_env);
 		m->notify_email = copy_str(m->notify_email);
 		m->notify_on = copy_str(m->notify_on);
-		m->tmux_session = copy_str(m->tmux_session);
-		m->tmux_socket = copy_str(m->tmux_socket);
 		m->cluster = copy_str(m->cluster);
 		m->slurm_id = copy_str(m->slurm_id);
 		m->remote_log = copy_str(m->remote_log);
@@ -654,9 +655,9 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "executor"))
 		json_object_set_new(o, "executor", json_string(j->executor == EXEC_TMUX ? "tmux" : "process"));
 	if (want(only, "tmux_session"))
-		json_object_set_new(o, "tmux_session", str_or_null(m->tmux_session));
+		json_object_set_new(o, "tmux_session", str_or_null(j->tmux_session));
 	if (want(only, "tmux_socket"))
-		json_object_set_new(o, "tmux_socket", str_or_null(m->tmux_socket));
+		json_object_set_new(o, "tmux_socket", str_or_null(j->tmux_socket));
 	if (want(only, "active"))
 		json_object_set_new(o, "active", json_boolean(j->active));
 	if (want(only, "runner_pid"))
@@ -793,8 +794,8 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	v = json_object_get(o, "executor");
 	j->executor = json_is_string(v) && !strcmp(json_string_value(v), "process") ? EXEC_PROCESS
 										     : EXEC_TMUX;
-	m.tmux_session = get_str(o, "tmux_session");
-	m.tmux_socket = get_str(o, "tmux_socket");
+	j->tmux_session = get_str(o, "tmux_session");
+	j->tmux_socket = get_str(o, "tmux_socket");
 	j->active = json_is_true(json_object_get(o, "active"));
 	j->runner_pid = (pid_t)get_int(o, "runner_pid");
 	j->runner_ticks = (unsigned long long)get_int(o, "runner_ticks");

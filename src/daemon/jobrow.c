@@ -588,7 +588,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	get_str(&f[F_EXECUTOR], &exec);
 	j->executor = exec && !strcmp(exec, "process") ? EXEC_PROCESS : EXEC_TMUX;
 	free(exec);
-	ok &= get_str(&f[F_TMUX_SESSION], &m->tmux_session) && get_str(&f[F_TMUX_SOCKET], &m->tmux_socket);
+	ok &= get_str(&f[F_TMUX_SESSION], &j->tmux_session) && get_shared(&f[F_TMUX_SOCKET], &j->tmux_socket);
 	j->active = f[F_ACTIVE].kind == V_TRUE;
 	ok &= get_int(&f[F_RUNNER_PID], &x);
 	j->runner_pid = (pid_t)x;

@@ -554,10 +554,8 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	n->runner_pid = 0;
 	n->runner_ticks = 0;
 	n->run_seq = 0;
-	if (n->more) {
-		job_set_str(&n->more->tmux_session, NULL);
-		job_set_str(&n->more->tmux_socket, NULL);
-	}
+	job_set_str(&n->tmux_session, NULL);
+	job_set_str(&n->tmux_socket, NULL);
 	return jobs_insert(s, n, e) ? NULL : n;
 }
 

@@ -323,9 +323,9 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	if (WANT(F_EXECUTOR))
 		KEY(F_EXECUTOR), plain(w, j->executor == EXEC_TMUX ? "tmux" : "process");
 	if (WANT(F_TMUX_SESSION))
-		KEY(F_TMUX_SESSION), text_or_null(w, m->tmux_session);
+		KEY(F_TMUX_SESSION), text_or_null(w, j->tmux_session);
 	if (WANT(F_TMUX_SOCKET))
-		KEY(F_TMUX_SOCKET), text_or_null(w, m->tmux_socket);
+		KEY(F_TMUX_SOCKET), text_or_null(w, j->tmux_socket);
 	if (WANT(F_ACTIVE))
 		KEY(F_ACTIVE), boolean(w, j->active);
 	if (WANT(F_RUNNER_PID))

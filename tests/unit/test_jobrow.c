@@ -113,8 +113,8 @@ static struct job *full_job(void)
 	j->gpu_mask = (1ULL << 0) | (1ULL << 5) | (1ULL << 63);
 	j->memory_enforced = 1;
 	j->executor = EXEC_PROCESS;
-	jm_w(j)->tmux_session = strdup("gflow-1");
-	jm_w(j)->tmux_socket = strdup("/tmp/tmux-0/default");
+	j->tmux_session = strdup("gflow-1");
+	j->tmux_socket = strdup("/tmp/tmux-0/default");
 	j->active = true;
 	j->runner_pid = 4242;
 	j->runner_ticks = 123456789012ULL;
@@ -236,7 +236,8 @@ static void unusual_rows_are_left_to_jansson(void **state)
 static void repeating_strings_are_pooled(void **state)
 {
 	char *a = job_str_shared("alice"), *b = job_str_shared("alice"), *c = strdup("alice");
-	const char *row = "{\"state\":\"Queued\",\"command\":[\"true\"],\"user\":\"alice\",\"cwd\":\"/tmp\"}";
+	const char *row = "{\"state\":\"Queued\",\"command\":[\"true\"],\"user\":\"alice\",\"cwd\":\"/tmp\","
+			  "\"tmux_socket\":\"/run/gflow/tmux.sock\"}";
 	struct job *x = job_from_row(row, strlen(row)), *y = job_from_row(row, strlen(row));
 
 	(void)state;
@@ -251,6 +252,7 @@ static void repeating_strings_are_pooled(void **state)
 	assert_non_null(y);
 	assert_ptr_equal(x->user, a);
 	assert_ptr_equal(x->cwd, y->cwd);
+	assert_ptr_equal(x->tmux_socket, y->tmux_socket);
 	assert_ptr_equal(x->argv[0], y->argv[0]);
 	assert_ptr_equal(x->argv, y->argv);	/* the same command: one vector */
 	job_set_reason(x, "Resources");

@@ -80,8 +80,8 @@ static struct job *varied(int k)
 	j->gpu_mask = k % 2 ? 0x5 : k % 3 ? 1ULL << 63 : 0;
 	j->memory_enforced = k % 3 - 1;
 	j->executor = k % 2 ? EXEC_TMUX : EXEC_PROCESS;
-	jm_w(j)->tmux_session = dup(k % 2 ? "gflow-1" : NULL);
-	jm_w(j)->tmux_socket = dup(k % 2 ? "/run/gflow/tmux.sock" : NULL);
+	j->tmux_session = dup(k % 2 ? "gflow-1" : NULL);
+	j->tmux_socket = dup(k % 2 ? "/run/gflow/tmux.sock" : NULL);
 	j->active = k % 2;
 	j->runner_pid = 4242 + k;
 	j->runner_ticks = 123456789ULL * (unsigned)k;

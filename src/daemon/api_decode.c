@@ -254,7 +254,7 @@ static int check_exec_size(const struct job *j, const struct gf_execsize *env, s
  * program, escaped where it is not printable text, cut to fit. */
 static void default_name(struct job *j)
 {
-	const char *w = j->script ? j->script : j->argv[0], *slash = strrchr(w, '/');
+	const char *w = jm(j)->script ? jm(j)->script : j->argv[0], *slash = strrchr(w, '/');
 	char name[201];
 
 	if (slash && slash[1])
@@ -268,7 +268,7 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 {
 	struct job *j = job_new();
 	int64_t v;
-	bool hold = false;
+	bool hold = false, shared = j->shared, auto_cancel = j->auto_cancel;
 	char user[256];
 	json_t *params;
 
@@ -285,22 +285,24 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 		gf_err_set(e, "'command' is empty: nothing to run");
 		goto fail;
 	}
-	if (api_get_str(spec, "name", 200, &j->name, e) || get_bytes(spec, "script", 4096, &j->script, e) ||
+	if (api_get_str(spec, "name", 200, &j->name, e) || get_bytes(spec, "script", 4096, &jm_w(j)->script, e) ||
 	    api_get_str(spec, "project", 1024, &j->project, e) ||
-	    api_get_str(spec, "conda_env", 256, &j->conda_env, e) || api_get_bool(spec, "shared", &j->shared, e) ||
-	    api_get_bool(spec, "auto_cancel", &j->auto_cancel, e) || api_get_bool(spec, "hold", &hold, e) ||
-	    api_get_time(spec, "begin_at", &j->begin_at, e) ||
-	    api_get_str(spec, "notify_email", 1024, &j->notify_email, e) ||
-	    api_get_str(spec, "notify_on", 1024, &j->notify_on, e) || notify_check_job(s, j, e))
+	    api_get_str(spec, "conda_env", 256, &jm_w(j)->conda_env, e) || api_get_bool(spec, "shared", &shared, e) ||
+	    api_get_bool(spec, "auto_cancel", &auto_cancel, e) || api_get_bool(spec, "hold", &hold, e) ||
+	    api_get_time(spec, "begin_at", &jm_w(j)->begin_at, e) ||
+	    api_get_str(spec, "notify_email", 1024, &jm_w(j)->notify_email, e) ||
+	    api_get_str(spec, "notify_on", 1024, &jm_w(j)->notify_on, e) || notify_check_job(s, j, e))
 		goto fail;
+	j->shared = shared;	/* bits: read through bools */
+	j->auto_cancel = auto_cancel;
 	if (j->name && !j->name[0]) {
 		gf_err_set(e, "'name' is empty");
 		goto fail;
 	}
-	if (j->script && j->script[0] != '/') {
+	if (jm(j)->script && jm(j)->script[0] != '/') {
 		char shown[128];
 
-		gf_escape(shown, sizeof shown, j->script, strlen(j->script), 0);
+		gf_escape(shown, sizeof shown, jm(j)->script, strlen(jm(j)->script), 0);
 		gf_err_set(e, "'script' must be an absolute path, got '%s'", shown);
 		goto fail;
 	}
@@ -339,8 +341,8 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 				gf_err_set(e, "'params' value of '%s' must be a string", k);
 				goto fail;
 			}
-		json_decref(j->params);
-		j->params = json_deep_copy(params);
+		json_decref(jm(j)->params);
+		jm_w(j)->params = json_deep_copy(params);
 	}
 	if (j->shared && !j->gpu_memory_mb) {
 		gf_err_set(e, "--shared needs --gpu-memory: shared jobs must say how much GPU memory they use");
@@ -457,9 +459,9 @@ static int owned_submission(uid_t uid, struct submission *sub, const char *cwd, 
 	if (!dir[0])
 		return gf_err_set(e, "the log directory path of this user is too long");
 	for (size_t i = 0; i < sub->n; i++) {
-		job_set_str(&sub->jobs[i]->log_dir, dir);
-		if (sub->jobs[i]->script)
-			script = sub->jobs[i]->script;
+		job_set_str(&jm_w(sub->jobs[i])->log_dir, dir);
+		if (jm(sub->jobs[i])->script)
+			script = jm(sub->jobs[i])->script;
 	}
 	return exec_check_owner(uid, cwd, script, e);
 }

@@ -70,7 +70,7 @@ static struct job *edited(struct server *s, uid_t uid, const struct job *old, js
 	n->env_id = old->env_id;
 	n->group_id = old->group_id;
 	n->executor = old->executor;
-	job_set_str(&n->log_dir, old->log_dir);
+	job_set_str(&jm_w(n)->log_dir, jm(old)->log_dir);
 	return n;
 }
 
@@ -82,8 +82,8 @@ static void keep_identity(struct job *n, const struct job *j)
 	job_set_reason(n, j->reason);
 	n->submit_time = j->submit_time;
 	n->attempt = j->attempt;
-	n->retry_of = j->retry_of;
-	n->redo_of = j->redo_of;
+	jm_w(n)->retry_of = jm(j)->retry_of;
+	jm_w(n)->redo_of = jm(j)->redo_of;
 	n->run_seq = j->run_seq;
 }
 
@@ -166,9 +166,9 @@ void api_h_redo(struct server *s, struct evhttp_request *req, struct caller *c, 
 		api_not_yours(j, "redo", e.msg, sizeof e.msg);
 		goto bad;
 	}
-	if (j->cluster) {
+	if (jm(j)->cluster) {
 		gf_err_set(&e, "job %lld ran on Slurm cluster %s: submit it again with gbatch --cluster %s",
-			   (long long)root, j->cluster, j->cluster);
+			   (long long)root, jm(j)->cluster, jm(j)->cluster);
 		goto bad;
 	}
 	if (!job_state_ended(j->state)) {
@@ -214,7 +214,7 @@ void api_h_redo(struct server *s, struct evhttp_request *req, struct caller *c, 
 			for (size_t p = 0; p < i; p++)
 				if (n->deps[k] == old[p])
 					n->deps[k] = newid[p];
-		n->redo_of = old[i];
+		jm_w(n)->redo_of = old[i];
 		if (jobs_insert(s, n, &e))
 			goto fail;
 		newid[i] = n->id;

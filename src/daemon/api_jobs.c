@@ -144,9 +144,9 @@ bool api_permitted(struct caller *c, struct job *j, const char *verb, json_t *er
 {
 	char msg[512];
 
-	if (api_owns(c, j) && j->cluster)	/* Slurm's: the client asks Slurm (remote.c) */
+	if (api_owns(c, j) && jm(j)->cluster)	/* Slurm's: the client asks Slurm (remote.c) */
 		snprintf(msg, sizeof msg, "job %lld is on Slurm cluster %s: gcancel and gjob hold/release "
-			 "act on it through Slurm; it cannot be %s here", (long long)j->id, j->cluster,
+			 "act on it through Slurm; it cannot be %s here", (long long)j->id, jm(j)->cluster,
 			 !strcmp(verb, "cancel") ? "cancelled" : !strcmp(verb, "hold") ? "held" :
 			 !strcmp(verb, "release") ? "released" : "updated");
 	else if (api_owns(c, j))

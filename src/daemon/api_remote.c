@@ -46,8 +46,8 @@ static struct job *remote_job(uid_t uid, const char *cluster, const char *cwd, j
 	}
 	if (api_check_fields(spec, fields, "a remote job", e) ||
 	    !(j->argv = strv_from_json(json_object_get(spec, "command"), e, "command")) ||
-	    api_get_str(spec, "name", 200, &j->name, e) || api_get_str(spec, "slurm_id", 64, &j->slurm_id, e) ||
-	    api_get_str(spec, "remote_log", 4096, &j->remote_log, e) ||
+	    api_get_str(spec, "name", 200, &j->name, e) || api_get_str(spec, "slurm_id", 64, &jm_w(j)->slurm_id, e) ||
+	    api_get_str(spec, "remote_log", 4096, &jm_w(j)->remote_log, e) ||
 	    api_get_str(spec, "project", 1024, &j->project, e) ||
 	    api_get_int(spec, "gpus", 0, 1 << 20, &v, e) ||
 	    api_get_int(spec, "memory_mb", 0, INT64_C(1) << 40, &j->memory_mb, e) ||
@@ -55,7 +55,7 @@ static struct job *remote_job(uid_t uid, const char *cluster, const char *cwd, j
 	    api_get_int(spec, "array_task_id", 0, INT64_C(1) << 40, &j->array_task_id, e))
 		goto fail;
 	j->gpus = (int)v;
-	if (!j->slurm_id || !j->name || !j->slurm_id[0] || !j->name[0]) {
+	if (!jm(j)->slurm_id || !j->name || !jm(j)->slurm_id[0] || !j->name[0]) {
 		gf_err_set(e, "a remote job needs 'name' and 'slurm_id'");
 		goto fail;
 	}
@@ -65,10 +65,10 @@ static struct job *remote_job(uid_t uid, const char *cluster, const char *cwd, j
 		goto fail;
 	}
 	if (params) {
-		json_decref(j->params);
-		j->params = json_deep_copy(params);
+		json_decref(jm(j)->params);
+		jm_w(j)->params = json_deep_copy(params);
 	}
-	job_set_str(&j->cluster, cluster);
+	job_set_str(&jm_w(j)->cluster, cluster);
 	j->uid = uid;
 	job_set_str(&j->user, job_user_name(uid, user, sizeof user));
 	job_set_str(&j->cwd, cwd);
@@ -161,7 +161,7 @@ static int update_one(struct server *s, uid_t uid, bool admin, json_t *u, struct
 		return -1;
 	if (!(j = jobs_get(s, id)))
 		return gf_err_set(e, "job %lld: no such job", (long long)id);
-	if (!j->cluster)
+	if (!jm(j)->cluster)
 		return gf_err_set(e, "job %lld is not a cluster job", (long long)id);
 	if (j->uid != uid && !admin)
 		return gf_err_set(e, "job %lld belongs to %s; only %s or an admin may update it", (long long)id,

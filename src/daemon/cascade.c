@@ -58,15 +58,21 @@ bool cascade_lists(const struct job *c, int64_t parent)
 
 void cascade_add_dependent(struct job *p, int64_t id)
 {
-	if (p->ndependents && p->dependents[p->ndependents - 1] == id)
+	struct job_ids *d = p->dependents;
+
+	if (d && d->n && d->id[d->n - 1] == id)
 		return;
-	if (p->ndependents == p->dependents_cap) {
-		p->dependents_cap = p->dependents_cap ? p->dependents_cap * 2 : 4;
-		p->dependents = realloc(p->dependents, p->dependents_cap * sizeof *p->dependents);
-		if (!p->dependents)
+	if (!d || d->n == d->cap) {
+		uint32_t cap = d ? d->cap * 2 : 4;
+
+		if (cap < 4 || !(d = realloc(d, sizeof *d + cap * sizeof *d->id)))
 			abort();
+		if (!p->dependents)
+			d->n = 0;
+		d->cap = cap;
+		p->dependents = d;
 	}
-	p->dependents[p->ndependents++] = id;
+	d->id[d->n++] = id;
 }
 
 /* List c under each of its parents. Entries are never removed (a rollback
@@ -166,8 +172,8 @@ bool cascade_may_cancel(const struct job *c)
 /* p ended badly: queue the jobs that wait for it. */
 void cascade_push_dependents(struct server *s, const struct job *p, struct cascade_wait *origin)
 {
-	for (size_t i = 0; i < p->ndependents; i++) {
-		struct job *c = jobs_get(s, p->dependents[i]);
+	for (size_t i = 0; i < job_ndependents(p); i++) {
+		struct job *c = jobs_get(s, p->dependents->id[i]);
 
 		if (c && cascade_may_cancel(c) && cascade_lists(c, p->id))
 			cascade_push(s, c->id, p->id, origin);
@@ -348,8 +354,8 @@ void jobs_failed_because(struct server *s, const int64_t *ids, size_t n, int64_t
 	for (size_t i = 0; i < n + found.n; i++) {
 		struct job *p = jobs_get(s, i < n ? ids[i] : found.v[i - n]);
 
-		for (size_t k = 0; p && k < p->ndependents; k++) {
-			struct job *c = jobs_get(s, p->dependents[k]);
+		for (size_t k = 0; p && k < job_ndependents(p); k++) {
+			struct job *c = jobs_get(s, p->dependents->id[k]);
 			char *end;
 
 			if (c && c->state == JS_CANCELLED && c->reason &&
@@ -387,8 +393,8 @@ void jobs_would_cascade(struct server *s, const int64_t *ids, size_t n, int64_t 
 	for (size_t i = 0; i < n + found.n; i++) {
 		struct job *p = jobs_get(s, i < n ? ids[i] : found.v[i - n]);
 
-		for (size_t k = 0; p && k < p->ndependents; k++) {
-			struct job *c = jobs_get(s, p->dependents[k]);
+		for (size_t k = 0; p && k < job_ndependents(p); k++) {
+			struct job *c = jobs_get(s, p->dependents->id[k]);
 
 			if (c && cascade_may_cancel(c) && !idset_has(s, gone, c->id) && cascade_lists(c, p->id) &&
 			    would_fail(s, c, gone)) {

@@ -527,11 +527,11 @@ static int write_argv(const struct job *j, int dfd, const char *dir, struct gf_e
 	struct buf b = { 0 };
 	int rc;
 
-	if (j->conda_env) {
+	if (jm(j)->conda_env) {
 		buf_add(&b, "/bin/bash", sizeof "/bin/bash");
 		buf_add(&b, "-c", sizeof "-c");
 		buf_add(&b, conda_wrapper, sizeof conda_wrapper);
-		buf_add(&b, j->conda_env, strlen(j->conda_env) + 1);
+		buf_add(&b, jm(j)->conda_env, strlen(jm(j)->conda_env) + 1);
 	}
 	for (char **a = j->argv; *a; a++)
 		buf_add(&b, *a, strlen(*a) + 1);
@@ -791,7 +791,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	 * into a group needs too. */
 	if (ncg > (s->track.method == TRACK_CGROUP2 ? 1u : 0u))
 		prime_moves(cgroups[ncg - 1]);
-	if ((!j->log_dir && make_log(s, j, e)) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e)) {
+	if ((!jm(j)->log_dir && make_log(s, j, e)) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e)) {
 		close(dfd);
 		return -1;
 	}
@@ -827,7 +827,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		argf(&a, "%lld", (long long)j->uid);
 		arg(&a, "--gid");
 		argf(&a, "%lld", (long long)o.gid);
-		if (j->log_dir && j->run_seq <= 1)
+		if (jm(j)->log_dir && j->run_seq <= 1)
 			arg(&a, "--log-new");
 	}
 	if (j->executor == EXEC_TMUX) {

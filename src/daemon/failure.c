@@ -26,7 +26,7 @@ static ssize_t log_tail(struct server *s, const struct job *j, char *buf, size_t
 	int fd;
 
 	snprintf(name, sizeof name, "%lld.log", (long long)j->id);
-	if (!j->log_dir && s->log_dfd >= 0)
+	if (!jm(j)->log_dir && s->log_dfd >= 0)
 		fd = openat(s->log_dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	else {
 		jobs_log_path(s, j, path, sizeof path);

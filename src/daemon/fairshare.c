@@ -139,7 +139,7 @@ double usage_day_gpu_secs(struct server *s, bool project, const char *name, doub
 	for (size_t i = 0; i < s->nopen; i++) {
 		struct job *j = jobs_open_at(s, i);
 
-		if (j && j->state == JS_RUNNING && !j->cluster && j->gpus > 0 && j->start_time > 0 &&
+		if (j && j->state == JS_RUNNING && !jm(j)->cluster && j->gpus > 0 && j->start_time > 0 &&
 		    now > j->start_time &&
 		    same(project ? j->project : j->user, name))
 			sum += (now - (j->start_time > since ? j->start_time : since)) * j->gpus;
@@ -173,7 +173,7 @@ double usage_of(struct server *s, const char *user, double now)
 	for (size_t i = 0; i < s->nopen; i++) {
 		struct job *j = jobs_open_at(s, i);
 
-		if (j && j->state == JS_RUNNING && !j->cluster && j->start_time > 0 && now > j->start_time &&
+		if (j && j->state == JS_RUNNING && !jm(j)->cluster && j->start_time > 0 && now > j->start_time &&
 		    j->user && !strcmp(j->user, user))
 			v += (now - j->start_time) * weight(j);
 	}
@@ -190,7 +190,7 @@ struct user_usage *usage_snapshot(struct server *s, double now, size_t *n)
 	for (size_t i = 0; i < s->nopen; i++) {
 		struct job *j = jobs_open_at(s, i);
 
-		if (j && j->state == JS_RUNNING && !j->cluster && j->start_time > 0 && now > j->start_time &&
+		if (j && j->state == JS_RUNNING && !jm(j)->cluster && j->start_time > 0 && now > j->start_time &&
 		    j->user)
 			add(&v, n, j->user)->value += (now - j->start_time) * weight(j);
 	}

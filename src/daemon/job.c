@@ -48,6 +48,53 @@ const char *job_user_name(uid_t uid, char *buf, size_t size)
 	return buf;
 }
 
+const struct job_more job_more_none;
+
+struct job_more *jm_w(struct job *j)
+{
+	if (!j->more && !(j->more = calloc(1, sizeof *j->more)))
+		abort();
+	return j->more;
+}
+
+void job_more_adopt(struct job *j, const struct job_more *m)
+{
+	if (!memcmp(m, &job_more_none, sizeof *m))
+		return;
+	*jm_w(j) = *m;
+}
+
+void job_more_trim(struct job *j)
+{
+	if (j->more && !memcmp(j->more, &job_more_none, sizeof *j->more)) {
+		free(j->more);
+		j->more = NULL;
+	}
+}
+
+const struct job_rt job_rt_none = { .pidfd = -1 };
+
+struct job_rt *jr_w(struct job *j)
+{
+	if (!j->rt) {
+		if (!(j->rt = malloc(sizeof *j->rt)))
+			abort();
+		*j->rt = job_rt_none;
+	}
+	return j->rt;
+}
+
+void job_rt_trim(struct job *j)
+{
+	const struct job_rt *r = j->rt;
+
+	if (r && !r->pidfd_ev && !r->backstop && !r->retried_by && r->pidfd < 0 && !r->stopped_ticks &&
+	    !r->cancel_sent && !r->draining && !r->end_pending) {
+		free(j->rt);
+		j->rt = NULL;
+	}
+}
+
 struct job *job_new(void)
 {
 	struct job *j = calloc(1, sizeof *j);
@@ -57,7 +104,6 @@ struct job *job_new(void)
 	j->priority = 10;
 	j->auto_cancel = true;
 	j->memory_enforced = -1;
-	j->pidfd = -1;
 	return j;
 }
 
@@ -73,9 +119,44 @@ static struct {
 		size_t size, used;
 	} *chunks;
 	size_t nchunks;
-	const char **slots;	/* open addressing, at most half full */
-	size_t cap, n;
 } pool;
+
+/* A set of pooled things (strings, command vectors): open addressing, at
+ * most half full. */
+struct pset {
+	const void **slots;
+	size_t cap, n;
+	size_t (*hash)(const void *x);
+	bool (*equal)(const void *a, const void *b);
+};
+
+/* The slot that holds what equals x, or the empty one where x goes (the
+ * set made room first). */
+static size_t pset_slot(struct pset *t, const void *x)
+{
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		const void **slots = calloc(cap, sizeof *slots);
+
+		if (!slots)
+			abort();
+		for (size_t k = 0; k < t->cap; k++)
+			if (t->slots[k]) {
+				for (i = t->hash(t->slots[k]) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
+					;
+				slots[i] = t->slots[k];
+			}
+		free(t->slots);
+		t->slots = slots;
+		t->cap = cap;
+	}
+	for (i = t->hash(x) & (t->cap - 1); t->slots[i]; i = (i + 1) & (t->cap - 1))
+		if (t->equal(t->slots[i], x))
+			break;
+	return i;
+}
 
 static bool pooled(const char *p)
 {
@@ -85,35 +166,49 @@ static bool pooled(const char *p)
 	return false;
 }
 
-static size_t str_hash(const char *s)
+static size_t str_hash(const void *x)
 {
 	size_t h = 14695981039346656037ULL;
 
-	for (; *s; s++)
+	for (const char *s = x; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
 	return h;
 }
 
-static char *pool_copy(const char *s, size_t len)
+static bool str_equal(const void *a, const void *b)
+{
+	return !strcmp(a, b);
+}
+
+static struct pset strs = { .hash = str_hash, .equal = str_equal };
+
+/* size bytes at an `align`-aligned place in the pool's last chunk. */
+static void *pool_alloc(size_t size, size_t align)
 {
 	struct chunk *c = pool.nchunks ? &pool.chunks[pool.nchunks - 1] : NULL;
+	size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
 
-	if (!c || c->size - c->used < len + 1) {
-		size_t size = c && c->size < (1u << 20) ? c->size * 2 : (c ? c->size : 1u << 16);
+	if (!c || at > c->size || c->size - at < size) {
+		size_t csize = c && c->size < (1u << 20) ? c->size * 2 : (c ? c->size : 1u << 16);
 
-		if (size < len + 1)
-			size = len + 1;
+		if (csize < size)
+			csize = size;
 		pool.chunks = realloc(pool.chunks, (pool.nchunks + 1) * sizeof *pool.chunks);
 		if (!pool.chunks)
 			abort();
 		c = &pool.chunks[pool.nchunks++];
-		*c = (struct chunk){ .base = malloc(size), .size = size };
+		*c = (struct chunk){ .base = malloc(csize), .size = csize };
 		if (!c->base)
 			abort();
+		at = 0;
 	}
-	memcpy(c->base + c->used, s, len + 1);
-	c->used += len + 1;
-	return c->base + c->used - len - 1;
+	c->used = at + size;
+	return c->base + at;
+}
+
+static char *pool_copy(const char *s, size_t len)
+{
+	return memcpy(pool_alloc(len + 1, 1), s, len + 1);
 }
 
 char *job_str_shared(const char *s)
@@ -124,27 +219,11 @@ char *job_str_shared(const char *s)
 		return NULL;
 	if (pooled(s))
 		return (char *)s;
-	if (2 * (pool.n + 1) > pool.cap) {
-		size_t cap = pool.cap ? pool.cap * 2 : 1024;
-		const char **slots = calloc(cap, sizeof *slots);
-
-		if (!slots)
-			abort();
-		for (size_t k = 0; k < pool.cap; k++)
-			if (pool.slots[k]) {
-				for (i = str_hash(pool.slots[k]) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
-					;
-				slots[i] = pool.slots[k];
-			}
-		free(pool.slots);
-		pool.slots = slots;
-		pool.cap = cap;
-	}
-	for (i = str_hash(s) & (pool.cap - 1); pool.slots[i]; i = (i + 1) & (pool.cap - 1))
-		if (!strcmp(pool.slots[i], s))
-			return (char *)pool.slots[i];
-	pool.n++;
-	return (char *)(pool.slots[i] = pool_copy(s, strlen(s)));
+	i = pset_slot(&strs, s);
+	if (strs.slots[i])
+		return (char *)strs.slots[i];
+	strs.n++;
+	return (char *)(strs.slots[i] = pool_copy(s, strlen(s)));
 }
 
 void job_str_free(char *s)
@@ -159,6 +238,51 @@ void job_set_shared(char **dst, const char *src)
 
 	job_str_free(*dst);
 	*dst = v;
+}
+
+/* Command vectors that repeat (an array's tasks, one command sent again
+ * and again) are kept once too, in the same pool: a pooled vector holds
+ * pooled words and is never freed or changed (strv_free leaves it alone). */
+static size_t vec_hash(const void *x)
+{
+	size_t h = 14695981039346656037ULL;
+
+	for (char *const *v = x; *v; v++)
+		h = (h ^ (size_t)(uintptr_t)*v) * 1099511628211ULL;
+	return h;
+}
+
+static bool vec_equal(const void *x, const void *y)
+{
+	for (char *const *a = x, *const *b = y; *a == *b; a++, b++)
+		if (!*a)
+			return true;
+	return false;
+}
+
+static struct pset vecs = { .hash = vec_hash, .equal = vec_equal };
+
+static void share(char **f);
+
+void job_share_argv(struct job *j)
+{
+	size_t n, i;
+	char **v;
+
+	if (!j->argv || pooled((const char *)j->argv))
+		return;
+	for (n = 0; j->argv[n]; n++)
+		share(&j->argv[n]);
+	i = pset_slot(&vecs, j->argv);
+	if (vecs.slots[i]) {
+		free(j->argv);
+		j->argv = (char **)vecs.slots[i];
+		return;
+	}
+	v = memcpy(pool_alloc((n + 1) * sizeof *v, _Alignof(char *)), j->argv, (n + 1) * sizeof *v);
+	free(j->argv);
+	vecs.slots[i] = j->argv = v;
+	vecs.n++;
 }
 
 static void share(char **f)
@@ -176,15 +300,17 @@ void job_share_strings(struct job *j)
 	share(&j->project);
 	share(&j->reason);
 	share(&j->cwd);
-	share(&j->log_dir);
-	share(&j->conda_env);
-	for (size_t i = 0; j->argv && j->argv[i]; i++)
-		share(&j->argv[i]);
+	share(&j->tmux_socket);
+	if (j->more) {
+		share(&j->more->log_dir);
+		share(&j->more->conda_env);
+	}
+	job_share_argv(j);
 }
 
 void strv_free(char **v)
 {
-	if (!v)
+	if (!v || pooled((const char *)v))
 		return;
 	for (char **p = v; *p; p++)
 		job_str_free(*p);
@@ -200,6 +326,23 @@ size_t strv_len(char *const *v)
 	return n;
 }
 
+static void more_free(struct job_more *m)
+{
+	if (!m)
+		return;
+	job_str_free(m->script);
+	job_str_free(m->log_dir);
+	job_str_free(m->conda_env);
+	job_str_free(m->notify_email);
+	job_str_free(m->notify_on);
+	job_str_free(m->cluster);
+	job_str_free(m->slurm_id);
+	job_str_free(m->remote_log);
+	json_decref(m->params);
+	json_decref(m->gpu_usage);
+	free(m);
+}
+
 void job_free(struct job *j)
 {
 	if (!j)
@@ -209,20 +352,12 @@ void job_free(struct job *j)
 	job_str_free(j->project);
 	job_str_free(j->reason);
 	strv_free(j->argv);
-	job_str_free(j->script);
 	job_str_free(j->cwd);
-	job_str_free(j->log_dir);
-	job_str_free(j->conda_env);
-	job_str_free(j->notify_email);
-	job_str_free(j->notify_on);
-	free(j->deps);
-	json_decref(j->params);
-	json_decref(j->gpu_usage);
 	job_str_free(j->tmux_session);
 	job_str_free(j->tmux_socket);
-	job_str_free(j->cluster);
-	job_str_free(j->slurm_id);
-	job_str_free(j->remote_log);
+	free(j->deps);
+	more_free(j->more);
+	free(j->rt);
 	free(j->dependents);
 	free(j);
 }
@@ -251,19 +386,29 @@ struct job *job_clone(const struct job *j)
 	c->user = copy_str(j->user);
 	c->project = copy_str(j->project);
 	c->reason = copy_str(j->reason);
-	c->script = copy_str(j->script);
 	c->cwd = copy_str(j->cwd);
-	c->log_dir = copy_str(j->log_dir);
-	c->conda_env = copy_str(j->conda_env);
-	c->notify_email = copy_str(j->notify_email);
-	c->notify_on = copy_str(j->notify_on);
 	c->tmux_session = copy_str(j->tmux_session);
 	c->tmux_socket = copy_str(j->tmux_socket);
-	c->cluster = copy_str(j->cluster);
-	c->slurm_id = copy_str(j->slurm_id);
-	c->remote_log = copy_str(j->remote_log);
+	c->more = NULL;
+	if (j->more) {
+		struct job_more *m = jm_w(c);
+
+		*m = *j->more;
+		m->script = copy_str(m->script);
+		m->log_dir = copy_str(m->log_dir);
+		m->conda_env = copy_str(m->conda_env);
+		m->notify_email = copy_str(m->notify_email);
+		m->notify_on = copy_str(m->notify_on);
+		m->cluster = copy_str(m->cluster);
+		m->slurm_id = copy_str(m->slurm_id);
+		m->remote_log = copy_str(m->remote_log);
+		m->params = m->params ? json_deep_copy(m->params) : NULL;
+		m->gpu_usage = m->gpu_usage ? json_deep_copy(m->gpu_usage) : NULL;
+	}
 	c->argv = NULL;
-	if (j->argv) {
+	if (j->argv && pooled((const char *)j->argv))
+		c->argv = j->argv;
+	else if (j->argv) {
 		if (!(c->argv = calloc(n + 1, sizeof *c->argv)))
 			abort();
 		for (size_t i = 0; i < n; i++)
@@ -275,13 +420,9 @@ struct job *job_clone(const struct job *j)
 			abort();
 		memcpy(c->deps, j->deps, j->ndeps * sizeof *c->deps);
 	}
-	c->params = j->params ? json_deep_copy(j->params) : NULL;
-	c->gpu_usage = j->gpu_usage ? json_deep_copy(j->gpu_usage) : NULL;
 	/* Runtime fields are the original's alone. */
-	c->pidfd = -1;
-	c->pidfd_ev = NULL;
+	c->rt = NULL;
 	c->dependents = NULL;
-	c->ndependents = c->dependents_cap = 0;
 	return c;
 }
 
@@ -412,6 +553,7 @@ json_t *job_to_json(const struct job *j, const char *log_path)
 json_t *job_to_json_only(const struct job *j, const char *log_path, char *const *only)
 {
 	json_t *o = json_object(), *deps = NULL, *gpus = NULL;
+	const struct job_more *m = jm(j);
 
 	if (want(only, "depends_on")) {
 		deps = json_array();
@@ -444,11 +586,11 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "command"))
 		json_object_set_new(o, "command", strv_to_json(j->argv));
 	if (want(only, "script"))
-		json_object_set_new(o, "script", bytes_or_null(j->script));
+		json_object_set_new(o, "script", bytes_or_null(m->script));
 	if (want(only, "cwd"))
 		json_object_set_new(o, "cwd", bytes_or_null(j->cwd));
-	if (j->log_dir && want(only, "log_dir"))
-		json_object_set_new(o, "log_dir", bytes_or_null(j->log_dir));
+	if (m->log_dir && want(only, "log_dir"))
+		json_object_set_new(o, "log_dir", bytes_or_null(m->log_dir));
 	if (want(only, "env_id"))
 		json_object_set_new(o, "env_id", json_integer(j->env_id));
 	if (want(only, "gpus"))
@@ -464,11 +606,11 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "priority"))
 		json_object_set_new(o, "priority", json_integer(j->priority));
 	if (want(only, "conda_env"))
-		json_object_set_new(o, "conda_env", str_or_null(j->conda_env));
+		json_object_set_new(o, "conda_env", str_or_null(m->conda_env));
 	if (want(only, "notify_email"))
-		json_object_set_new(o, "notify_email", str_or_null(j->notify_email));
+		json_object_set_new(o, "notify_email", str_or_null(m->notify_email));
 	if (want(only, "notify_on"))
-		json_object_set_new(o, "notify_on", str_or_null(j->notify_on));
+		json_object_set_new(o, "notify_on", str_or_null(m->notify_on));
 	if (want(only, "depends_on"))
 		json_object_set_new(o, "depends_on", deps);
 	if (want(only, "dep_mode"))
@@ -476,7 +618,7 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "auto_cancel"))
 		json_object_set_new(o, "auto_cancel", json_boolean(j->auto_cancel));
 	if (want(only, "begin_at"))
-		json_object_set_new(o, "begin_at", time_or_null(j->begin_at));
+		json_object_set_new(o, "begin_at", time_or_null(m->begin_at));
 	if (want(only, "array_task_id"))
 		json_object_set_new(o, "array_task_id", json_integer(j->array_task_id));
 	if (want(only, "group_id"))
@@ -488,11 +630,11 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "attempt"))
 		json_object_set_new(o, "attempt", json_integer(j->attempt));
 	if (want(only, "retry_of"))
-		json_object_set_new(o, "retry_of", pos_or_null(j->retry_of));
+		json_object_set_new(o, "retry_of", pos_or_null(m->retry_of));
 	if (want(only, "redo_of"))
-		json_object_set_new(o, "redo_of", pos_or_null(j->redo_of));
+		json_object_set_new(o, "redo_of", pos_or_null(m->redo_of));
 	if (want(only, "params"))
-		json_object_set_new(o, "params", j->params ? json_incref(j->params) : json_object());
+		json_object_set_new(o, "params", m->params ? json_incref(m->params) : json_object());
 	if (want(only, "submit_time"))
 		json_object_set_new(o, "submit_time", time_or_null(j->submit_time));
 	if (want(only, "start_time"))
@@ -524,16 +666,16 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "runner_ticks", json_integer((json_int_t)j->runner_ticks));
 	if (want(only, "run_seq"))
 		json_object_set_new(o, "run_seq", json_integer(j->run_seq));
-	if (j->gpu_usage && want(only, "gpu_usage"))
-		json_object_set_new(o, "gpu_usage", json_deep_copy(j->gpu_usage));
+	if (m->gpu_usage && want(only, "gpu_usage"))
+		json_object_set_new(o, "gpu_usage", json_deep_copy(m->gpu_usage));
 	if (log_path && want(only, "log_path"))
 		json_object_set_new(o, "log_path", json_string(log_path));
-	if (j->cluster && want(only, "cluster"))	/* remote jobs only */
-		json_object_set_new(o, "cluster", json_string(j->cluster));
-	if (j->cluster && want(only, "slurm_id"))
-		json_object_set_new(o, "slurm_id", str_or_null(j->slurm_id));
-	if (j->cluster && want(only, "remote_log"))
-		json_object_set_new(o, "remote_log", str_or_null(j->remote_log));
+	if (m->cluster && want(only, "cluster"))	/* remote jobs only */
+		json_object_set_new(o, "cluster", json_string(m->cluster));
+	if (m->cluster && want(only, "slurm_id"))
+		json_object_set_new(o, "slurm_id", str_or_null(m->slurm_id));
+	if (m->cluster && want(only, "remote_log"))
+		json_object_set_new(o, "remote_log", str_or_null(m->remote_log));
 	return o;
 }
 
@@ -570,6 +712,7 @@ static double get_num(json_t *o, const char *k)
 struct job *job_from_json(json_t *o, struct gf_err *e)
 {
 	struct job *j;
+	struct job_more m = { 0 };
 	json_t *v, *it;
 	size_t i;
 	int st;
@@ -595,9 +738,9 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->uid = (uid_t)get_int(o, "uid");
 	j->project = get_str(o, "project");
 	j->reason = get_str(o, "reason");
-	j->script = get_bytes(o, "script");
+	m.script = get_bytes(o, "script");
 	j->cwd = get_bytes(o, "cwd");
-	j->log_dir = get_bytes(o, "log_dir");
+	m.log_dir = get_bytes(o, "log_dir");
 	j->env_id = get_int(o, "env_id");
 	j->gpus = (int)get_int(o, "gpus");
 	j->shared = json_is_true(json_object_get(o, "shared"));
@@ -605,9 +748,9 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->memory_mb = get_int(o, "memory_mb");
 	j->time_limit_secs = get_int(o, "time_limit_secs");
 	j->priority = (int)get_int(o, "priority");
-	j->conda_env = get_str(o, "conda_env");
-	j->notify_email = get_str(o, "notify_email");
-	j->notify_on = get_str(o, "notify_on");
+	m.conda_env = get_str(o, "conda_env");
+	m.notify_email = get_str(o, "notify_email");
+	m.notify_on = get_str(o, "notify_on");
 	v = json_object_get(o, "depends_on");
 	if (json_is_array(v) && json_array_size(v)) {
 		j->deps = calloc(json_array_size(v), sizeof *j->deps);
@@ -617,18 +760,17 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	v = json_object_get(o, "dep_mode");
 	j->dep_any = json_is_string(v) && !strcmp(json_string_value(v), "any");
 	j->auto_cancel = !json_is_false(json_object_get(o, "auto_cancel"));
-	j->begin_at = get_num(o, "begin_at");
+	m.begin_at = get_num(o, "begin_at");
 	j->array_task_id = get_int(o, "array_task_id");
 	j->group_id = get_int(o, "group_id");
 	j->max_concurrent = (int)get_int(o, "max_concurrent");
 	j->max_retries = (int)get_int(o, "max_retries");
 	j->attempt = (int)get_int(o, "attempt");
-	j->retry_of = get_int(o, "retry_of");
-	j->redo_of = get_int(o, "redo_of");
+	m.retry_of = get_int(o, "retry_of");
+	m.redo_of = get_int(o, "redo_of");
 	v = json_object_get(o, "params");
 	if (json_is_object(v) && json_object_size(v)) {
-		json_decref(j->params);
-		j->params = json_incref(v);
+		m.params = json_incref(v);
 	}
 	j->submit_time = get_num(o, "submit_time");
 	j->start_time = get_num(o, "start_time");
@@ -659,10 +801,11 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->runner_ticks = (unsigned long long)get_int(o, "runner_ticks");
 	j->run_seq = get_int(o, "run_seq");
 	v = json_object_get(o, "gpu_usage");
-	j->gpu_usage = json_is_object(v) ? json_deep_copy(v) : NULL;
-	j->cluster = get_str(o, "cluster");
-	j->slurm_id = get_str(o, "slurm_id");
-	j->remote_log = get_str(o, "remote_log");
+	m.gpu_usage = json_is_object(v) ? json_deep_copy(v) : NULL;
+	m.cluster = get_str(o, "cluster");
+	m.slurm_id = get_str(o, "slurm_id");
+	m.remote_log = get_str(o, "remote_log");
+	job_more_adopt(j, &m);
 	job_share_strings(j);
 	return j;
 }

@@ -26,90 +26,155 @@ enum job_state {
 
 enum job_executor { EXEC_TMUX, EXEC_PROCESS };
 
+/* The stored fields that most jobs leave unset (NULL or 0), kept out of
+ * line in one block that exists only when one of them is set: with 100,000
+ * jobs in memory every byte of struct job counts. Read them through jm(j)
+ * (never NULL: an empty block when the job has none); set them through
+ * jm_w(j), which makes the block. All fields are 8 bytes: no padding, so a
+ * block compares with memcmp. */
+struct job_more {
+	char *script;		/* NULL for command jobs */
+	char *log_dir;		/* system mode: in the owner's home; NULL: the daemon's logs/ */
+	char *conda_env;
+	char *notify_email;	/* per-job mail: comma list of addresses, or NULL */
+	char *notify_on;	/* its events, comma list; NULL = the default ones */
+	/* A job sent to a Slurm cluster (gbatch --cluster, api_remote.c): the
+	 * daemon records it and never runs or schedules it; its owner's
+	 * client mirrors Slurm's state into it. */
+	char *cluster;		/* [clusters.NAME]; NULL for a local job */
+	char *slurm_id;		/* "123", or "123_4" for an array task */
+	char *remote_log;	/* its output file on the cluster */
+	json_t *params;		/* object, owned; NULL when empty */
+	json_t *gpu_usage;	/* what it used on its GPUs (usage.c), or NULL */
+	int64_t retry_of, redo_of;
+	double begin_at;	/* 0 = none */
+};
+
+/* Ids of the jobs that listed a job in depends_on (cascade.c's dependents
+ * index; entries are only added, so check the job still lists it). */
+struct job_ids {
+	uint32_t n, cap;
+	int64_t id[];
+};
+
+/* One per job ever submitted, and 100,000 of them may be in memory: what
+ * most jobs leave unset lives out of line (more, rt), flags are bits, and
+ * fields are ordered by size so that there are no holes. */
 struct job {
 	int64_t id;
 	char *name;
-	uid_t uid;
-	enum job_state state;
 	char *user;
 	char *project;
 	char *reason;		/* NULL when none */
 	char **argv;		/* NULL-terminated */
-	char *script;		/* NULL for command jobs */
 	char *cwd;
-	char *log_dir;		/* system mode: in the owner's home; NULL: the daemon's logs/ */
+	struct job_more *more;	/* NULL when none of its fields is set */
+	/* Every job that ran under tmux (the default executor) has these: kept
+	 * here, they cost all jobs 16 bytes; in job_more, they cost a tmux job
+	 * a 128-byte block. */
+	char *tmux_session;
+	char *tmux_socket;	/* the tmux server's socket (pooled: one per daemon) */
 	int64_t env_id;		/* row in the store's envs table */
-
-	/* (fields are ordered to leave no holes: 100,000 jobs are in memory) */
-	int gpus;
-	int priority;
 	int64_t gpu_memory_mb;	/* 0 = not set (likewise below) */
 	int64_t memory_mb;
 	int64_t time_limit_secs;
-	char *conda_env;
-
 	int64_t *deps;
-	size_t ndeps;
-	double begin_at;	/* 0 = none */
-
 	int64_t array_task_id;
 	int64_t group_id;	/* 0 = none */
+	double submit_time, start_time, end_time;
+	uint64_t gpu_mask;	/* GPUs given */
+	/* Supervision, persisted: the runner (runner_pid below) and its start
+	 * time; a job holds its resources while `active` (its runner is
+	 * starting or alive), whatever its state says. */
+	unsigned long long runner_ticks;
+	int64_t run_seq;	/* distinguishes run directories of one job */
+
+	/* Runtime only. txn.c keeps these when a job's stored fields are
+	 * replaced (an update, a rollback: see adopt()); add new ones there. */
+	struct job_rt *rt;	/* NULL when all its fields are at their defaults */
+	struct job_ids *dependents;	/* NULL when none */
+
+	uid_t uid;
+	int gpus;
+	int priority;
+	uint32_t ndeps;		/* api_decode.c takes at most 10,000 */
 	int max_concurrent;
 	int max_retries;
 	int attempt;
 	int exit_code;		/* when exited normally */
-	int64_t retry_of, redo_of;
-	json_t *params;		/* object, owned; NULL when empty */
-	char *notify_email;	/* per-job mail: comma list of addresses, or NULL */
-	char *notify_on;	/* its events, comma list; NULL = the default ones */
-
-	double submit_time, start_time, end_time;
 	int exit_signal;	/* when killed by a signal (0 otherwise) */
-	int memory_enforced;	/* -1 unknown, 0 no, 1 yes */
-	uint64_t gpu_mask;	/* GPUs given */
-	enum job_executor executor;
-	bool shared;
-	bool dep_any;
-	bool auto_cancel;
-	bool has_exit;
-	char *tmux_session;
-	char *tmux_socket;	/* the tmux server's socket (tmux executor) */
-
-	/* A job sent to a Slurm cluster (gbatch --cluster, api_remote.c): the
-	 * daemon records it and never runs or schedules it; its owner's
-	 * client mirrors Slurm's state into it. Persisted. */
-	char *cluster;		/* [clusters.NAME]; NULL for a local job */
-	char *slurm_id;		/* "123", or "123_4" for an array task */
-	char *remote_log;	/* its output file on the cluster */
-
-	/* Supervision: a job holds its resources while `active` (its runner is
-	 * starting or alive), whatever its state says. Persisted. */
-	bool active;
 	pid_t runner_pid;
-	unsigned long long runner_ticks;
-	int64_t run_seq;	/* distinguishes run directories of one job */
-	json_t *gpu_usage;	/* what it used on its GPUs (usage.c), or NULL. Persisted. */
+	uint32_t txn_seq;	/* the transaction that has a snapshot of it (txn.c) */
 
-	/* Runtime only. txn.c keeps these when a job's stored fields are
-	 * replaced (an update, a rollback: see adopt()); add new ones there. */
-	int64_t retried_by;	/* the next attempt, when this one was retried */
-	int pidfd;
-	int stopped_ticks;
-	struct event *pidfd_ev;
-	bool cancel_sent;
-	/* Supervision by the daemon (reap.c): the runner is gone but processes
-	 * of the job are left and being killed; the end is still to be
-	 * recorded (the store refused it); why the daemon ended the runner. */
-	bool draining, end_pending;
-	bool unreadable;	/* a stand-in for a store row that could not be read */
-	bool in_live;		/* listed in the server's live list */
-	const char *backstop;
-	/* Ids of jobs that listed this one in depends_on (cascade.c's dependents
-	 * index; entries are only added, so check the job still lists it). */
-	int64_t *dependents;
-	size_t ndependents, dependents_cap;
-	uint64_t txn_seq;	/* the transaction that has a snapshot of it */
+	uint8_t state;		/* enum job_state */
+	uint8_t executor;	/* enum job_executor */
+	int8_t memory_enforced;	/* -1 unknown, 0 no, 1 yes */
+	bool shared : 1;
+	bool dep_any : 1;
+	bool auto_cancel : 1;
+	bool has_exit : 1;
+	bool active : 1;	/* see runner_ticks */
+	bool unreadable : 1;	/* runtime: a stand-in for a store row that could not be read */
+	bool in_live : 1;	/* runtime: listed in the server's live list */
 };
+
+/* The daemon's memory with 100,000 jobs stored is mostly this struct (issue
+ * 13: RSS with 100,000 jobs <= 40 MiB): a field added here costs 100,000
+ * times its size, so put what most jobs leave unset in job_more. */
+_Static_assert(sizeof(struct job) <= 248, "struct job grew: see the comment above");
+
+static inline size_t job_ndependents(const struct job *j)
+{
+	return j->dependents ? j->dependents->n : 0;
+}
+
+/* Runtime fields for supervising a runner (reap.c), which only a job
+ * whose runner is starting, alive or being drained sets, and retried_by:
+ * one block made when one is set (jr_w), freed by job_rt_trim when all are
+ * back to their defaults (reap_forget). Read them through jr(j). */
+struct job_rt {
+	struct event *pidfd_ev;
+	/* Why the daemon ended the runner. */
+	const char *backstop;
+	int64_t retried_by;	/* the next attempt, when this one was retried */
+	int pidfd;		/* -1 when none */
+	int stopped_ticks;
+	bool cancel_sent;
+	/* The runner is gone but processes of the job are left and being
+	 * killed; the end is still to be recorded (the store refused it). */
+	bool draining, end_pending;
+};
+
+/* The defaults, what jr() gives for a job without a block. */
+extern const struct job_rt job_rt_none;
+
+static inline const struct job_rt *jr(const struct job *j)
+{
+	return j->rt ? j->rt : &job_rt_none;
+}
+
+/* j's runtime block, for writing: made when missing. */
+struct job_rt *jr_w(struct job *j);
+/* Frees j's runtime block when all its fields are at their defaults. */
+void job_rt_trim(struct job *j);
+
+/* An empty block, what jm() gives for a job without one. */
+extern const struct job_more job_more_none;
+
+/* j's rarely set fields, for reading (never NULL). */
+static inline const struct job_more *jm(const struct job *j)
+{
+	return j->more ? j->more : &job_more_none;
+}
+
+/* j's rarely set fields, for writing: the block is made when missing. */
+struct job_more *jm_w(struct job *j);
+/* j takes the fields of m (which it then owns) as its block, made only
+ * when one of them is set. */
+void job_more_adopt(struct job *j, const struct job_more *m);
+/* Frees j's block when none of its fields is set any more (writers that
+ * set fields to NULL or 0 through jm_w leave an empty one). */
+void job_more_trim(struct job *j);
 
 const char *job_state_name(enum job_state s);
 const char *job_state_code(enum job_state s);
@@ -138,8 +203,13 @@ char *job_str_shared(const char *s);
 void job_str_free(char *s);
 void job_set_shared(char **dst, const char *src);
 /* The fields that repeat from job to job (name, user, project, reason, cwd,
- * log_dir, conda_env, command words) made pooled. */
+ * log_dir, conda_env, tmux_socket, command words and the command itself)
+ * made pooled. */
 void job_share_strings(struct job *j);
+/* j's command made pooled: its words, and the vector (kept once for all
+ * jobs with the same command; strv_free leaves a pooled one alone, and
+ * none is ever changed). */
+void job_share_argv(struct job *j);
 
 /* Full JSON form. `log_path` may be NULL. */
 json_t *job_to_json(const struct job *j, const char *log_path);

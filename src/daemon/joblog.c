@@ -63,7 +63,7 @@ static int open_log(struct server *s, const struct job *j, struct stat *st, int 
 
 	jobs_log_path(s, j, path, sizeof path);
 	snprintf(name, sizeof name, "%lld.log", (long long)j->id);
-	if (j->log_dir)
+	if (jm(j)->log_dir)
 		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	else
 		fd = openat(s->log_dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);

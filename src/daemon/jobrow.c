@@ -503,7 +503,7 @@ static json_t *nested(const struct span *v)
 	return json_loadb(v->p, v->n, 0, NULL);
 }
 
-static bool read_fields(struct job *j, const struct span *f)
+static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 {
 	int64_t x;
 	char *mode, *exec;
@@ -522,8 +522,8 @@ static bool read_fields(struct job *j, const struct span *f)
 	ok &= get_int(&f[F_UID], &x);
 	j->uid = (uid_t)x;
 	ok &= get_shared(&f[F_PROJECT], &j->project) && get_shared(&f[F_REASON], &j->reason);
-	ok &= get_bytes(&f[F_SCRIPT], &j->script, false) && get_bytes(&f[F_CWD], &j->cwd, true) &&
-	      get_bytes(&f[F_LOG_DIR], &j->log_dir, true);
+	ok &= get_bytes(&f[F_SCRIPT], &m->script, false) && get_bytes(&f[F_CWD], &j->cwd, true) &&
+	      get_bytes(&f[F_LOG_DIR], &m->log_dir, true);
 	ok &= get_int(&f[F_ENV_ID], &j->env_id);
 	ok &= get_int(&f[F_GPUS], &x);
 	j->gpus = (int)x;
@@ -532,8 +532,8 @@ static bool read_fields(struct job *j, const struct span *f)
 	      get_int(&f[F_TIME_LIMIT_SECS], &j->time_limit_secs);
 	ok &= get_int(&f[F_PRIORITY], &x);
 	j->priority = (int)x;
-	ok &= get_shared(&f[F_CONDA_ENV], &j->conda_env) && get_str(&f[F_NOTIFY_EMAIL], &j->notify_email) &&
-	      get_str(&f[F_NOTIFY_ON], &j->notify_on);
+	ok &= get_shared(&f[F_CONDA_ENV], &m->conda_env) && get_str(&f[F_NOTIFY_EMAIL], &m->notify_email) &&
+	      get_str(&f[F_NOTIFY_ON], &m->notify_on);
 	if (f[F_DEPENDS_ON].kind == V_ARR && f[F_DEPENDS_ON].n > 2) {
 		struct ints_build b = { calloc(items_bound(&f[F_DEPENDS_ON]), sizeof(int64_t)), 0, 0 };
 
@@ -548,7 +548,7 @@ static bool read_fields(struct job *j, const struct span *f)
 	j->dep_any = mode && !strcmp(mode, "any");
 	free(mode);
 	j->auto_cancel = f[F_AUTO_CANCEL].kind != V_FALSE;
-	ok &= get_num(&f[F_BEGIN_AT], &j->begin_at);
+	ok &= get_num(&f[F_BEGIN_AT], &m->begin_at);
 	ok &= get_int(&f[F_ARRAY_TASK_ID], &j->array_task_id) && get_int(&f[F_GROUP_ID], &j->group_id);
 	ok &= get_int(&f[F_MAX_CONCURRENT], &x);
 	j->max_concurrent = (int)x;
@@ -556,7 +556,7 @@ static bool read_fields(struct job *j, const struct span *f)
 	j->max_retries = (int)x;
 	ok &= get_int(&f[F_ATTEMPT], &x);
 	j->attempt = (int)x;
-	ok &= get_int(&f[F_RETRY_OF], &j->retry_of) && get_int(&f[F_REDO_OF], &j->redo_of);
+	ok &= get_int(&f[F_RETRY_OF], &m->retry_of) && get_int(&f[F_REDO_OF], &m->redo_of);
 	if (f[F_PARAMS].kind == V_OBJ && f[F_PARAMS].n > 2) {
 		json_t *p = nested(&f[F_PARAMS]);
 
@@ -564,8 +564,7 @@ static bool read_fields(struct job *j, const struct span *f)
 			json_decref(p);
 			return false;
 		}
-		json_decref(j->params);
-		j->params = json_object_size(p) ? p : (json_decref(p), NULL);
+		m->params = json_object_size(p) ? p : (json_decref(p), NULL);
 	}
 	ok &= get_num(&f[F_SUBMIT_TIME], &j->submit_time) && get_num(&f[F_START_TIME], &j->start_time) &&
 	      get_num(&f[F_END_TIME], &j->end_time);
@@ -589,25 +588,27 @@ static bool read_fields(struct job *j, const struct span *f)
 	get_str(&f[F_EXECUTOR], &exec);
 	j->executor = exec && !strcmp(exec, "process") ? EXEC_PROCESS : EXEC_TMUX;
 	free(exec);
-	ok &= get_str(&f[F_TMUX_SESSION], &j->tmux_session) && get_str(&f[F_TMUX_SOCKET], &j->tmux_socket);
+	ok &= get_str(&f[F_TMUX_SESSION], &j->tmux_session) && get_shared(&f[F_TMUX_SOCKET], &j->tmux_socket);
 	j->active = f[F_ACTIVE].kind == V_TRUE;
 	ok &= get_int(&f[F_RUNNER_PID], &x);
 	j->runner_pid = (pid_t)x;
 	ok &= get_int(&f[F_RUNNER_TICKS], &x);
 	j->runner_ticks = (unsigned long long)x;
 	ok &= get_int(&f[F_RUN_SEQ], &j->run_seq);
-	if (f[F_GPU_USAGE].kind == V_OBJ && !(j->gpu_usage = nested(&f[F_GPU_USAGE])))
+	if (f[F_GPU_USAGE].kind == V_OBJ && !(m->gpu_usage = nested(&f[F_GPU_USAGE])))
 		return false;
-	ok &= get_str(&f[F_CLUSTER], &j->cluster) && get_str(&f[F_SLURM_ID], &j->slurm_id) &&
-	      get_str(&f[F_REMOTE_LOG], &j->remote_log);
+	ok &= get_str(&f[F_CLUSTER], &m->cluster) && get_str(&f[F_SLURM_ID], &m->slurm_id) &&
+	      get_str(&f[F_REMOTE_LOG], &m->remote_log);
 	return ok;
 }
 
 struct job *job_from_row(const char *text, size_t len)
 {
 	struct span f[F_N];
+	struct job_more m = { 0 };
 	struct job *j;
 	char *state;
+	bool ok;
 	int st;
 
 	if (!text || !scan_row(text, len, f) || f[F_STATE].kind != V_STR)
@@ -619,9 +620,12 @@ struct job *job_from_row(const char *text, size_t len)
 		return NULL;
 	j = job_new();
 	j->state = (enum job_state)st;
-	if (!read_fields(j, f)) {
+	ok = read_fields(j, &m, f);
+	job_more_adopt(j, &m);	/* job_free frees what was read */
+	if (!ok) {
 		job_free(j);
 		return NULL;
 	}
+	job_share_argv(j);
 	return j;
 }

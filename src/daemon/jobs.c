@@ -97,7 +97,7 @@ static void compact_open(struct server *s)
 
 static bool is_live(const struct job *j)
 {
-	return j && ((j->state == JS_QUEUED && !j->cluster) || j->active);
+	return j && ((j->state == JS_QUEUED && !jm(j)->cluster) || j->active);
 }
 
 struct job *jobs_live_at(struct server *s, size_t i)
@@ -129,12 +129,12 @@ static bool pass_fields_differ(const struct job *a, const struct job *b)
 	       a->gpus != b->gpus || a->shared != b->shared || a->gpu_memory_mb != b->gpu_memory_mb ||
 	       a->memory_mb != b->memory_mb || a->time_limit_secs != b->time_limit_secs ||
 	       a->priority != b->priority || a->group_id != b->group_id ||
-	       a->max_concurrent != b->max_concurrent || a->uid != b->uid || a->begin_at != b->begin_at ||
+	       a->max_concurrent != b->max_concurrent || a->uid != b->uid || jm(a)->begin_at != jm(b)->begin_at ||
 	       a->start_time != b->start_time || a->dep_any != b->dep_any || a->ndeps != b->ndeps ||
 	       (a->ndeps && memcmp(a->deps, b->deps, a->ndeps * sizeof *a->deps)) ||
 	       (a->user != b->user && (!a->user || !b->user || strcmp(a->user, b->user))) ||
 	       (a->project != b->project && (!a->project || !b->project || strcmp(a->project, b->project))) ||
-	       (a->cluster != NULL) != (b->cluster != NULL);
+	       (jm(a)->cluster != NULL) != (jm(b)->cluster != NULL);
 }
 
 void jobs_committed(struct server *s, struct job *j, const struct job *before)
@@ -149,7 +149,7 @@ void jobs_committed(struct server *s, struct job *j, const struct job *before)
 	/* New or changed dependencies, or a parent that is now over. */
 	if ((j->ndeps && !job_state_ended(j->state) &&
 	     (!before || before->ndeps != j->ndeps || memcmp(before->deps, j->deps, j->ndeps * sizeof *j->deps))) ||
-	    (j->ndependents && job_state_ended(j->state) && (!before || !job_state_ended(before->state))))
+	    (job_ndependents(j) && job_state_ended(j->state) && (!before || !job_state_ended(before->state))))
 		s->deps_dirty = true;
 }
 
@@ -269,8 +269,8 @@ int jobs_load(struct server *s, struct gf_err *e)
 
 		if (!j)
 			continue;
-		if (j->retry_of && (prev = jobs_get(s, j->retry_of)))
-			prev->retried_by = j->id;
+		if (jm(j)->retry_of && (prev = jobs_get(s, jm(j)->retry_of)))
+			jr_w(prev)->retried_by = j->id;
 		cascade_index_deps(s, j);
 		live_note(s, j);
 	}
@@ -313,7 +313,7 @@ size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max)
 
 void jobs_log_path(struct server *s, const struct job *j, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s/%lld.log", j->log_dir ? j->log_dir : s->paths.log_dir, (long long)j->id);
+	snprintf(buf, size, "%s/%lld.log", jm(j)->log_dir ? jm(j)->log_dir : s->paths.log_dir, (long long)j->id);
 }
 
 
@@ -354,8 +354,8 @@ int64_t jobs_latest_attempt(struct server *s, int64_t id)
 {
 	struct job *j;
 
-	while ((j = jobs_get(s, id)) && j->retried_by)
-		id = j->retried_by;
+	while ((j = jobs_get(s, id)) && jr(j)->retried_by)
+		id = jr(j)->retried_by;
 	return id;
 }
 
@@ -409,7 +409,7 @@ const char *jobs_blocked_reason(struct server *s, const struct job *j, double no
 {
 	if (j->ndeps && jobs_deps_state(s, j, NULL) != 1)
 		return "Dependency";
-	if (j->begin_at > now)
+	if (jm(j)->begin_at > now)
 		return "BeginTime";
 	return NULL;
 }
@@ -492,7 +492,7 @@ int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e)
 	jobs_touch(s, j);
 	j->state = JS_QUEUED;
 	if (at > 0)
-		j->begin_at = at;
+		jm_w(j)->begin_at = at;
 	job_set_reason(j, NULL);
 	if (jobs_save(s, j, e))
 		return -1;
@@ -542,7 +542,7 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	n->state = JS_QUEUED;
 	job_set_reason(n, NULL);
 	n->attempt = old->attempt + 1;
-	n->retry_of = old->id;
+	jm_w(n)->retry_of = old->id;
 	n->submit_time = now_real();
 	n->start_time = n->end_time = 0;
 	n->has_exit = false;
@@ -562,8 +562,8 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 /* Queued dependents of `old` now wait for `neu` instead. */
 static int move_dependents(struct server *s, struct job *old, struct job *neu, struct gf_err *e)
 {
-	for (size_t i = 0; i < old->ndependents; i++) {
-		struct job *c = jobs_get(s, old->dependents[i]);
+	for (size_t i = 0; i < job_ndependents(old); i++) {
+		struct job *c = jobs_get(s, old->dependents->id[i]);
 
 		if (!c || (c->state != JS_QUEUED && c->state != JS_HOLD) || !cascade_lists(c, old->id))
 			continue;
@@ -631,14 +631,14 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 		goto fail;
 	jobs_touch(s, j);
 	/* A job whose processes are still being killed keeps what it holds. */
-	j->active = j->draining;
+	j->active = jr(j)->draining;
 	apply_result(j, r, why);
 	failure_classify(s, j, r);
 	if (j->state == JS_FAILED && j->attempt < j->max_retries) {
 		retry = make_retry(s, j, &e);
 		if (!retry || move_dependents(s, j, retry, &e))
 			goto fail;
-		j->retried_by = retry->id;
+		jr_w(j)->retried_by = retry->id;
 	} else if (j->state != JS_FINISHED)
 		cascade_push_dependents(s, j, NULL);
 	if (jobs_save(s, j, &e) || usage_stage(s, j, &e))
@@ -650,7 +650,7 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 	cascade_after(s);
 	vlog(1, "job %lld ended: %s%s%s", (long long)j->id, job_state_name(j->state), j->reason ? ", " : "",
 	     j->reason ? j->reason : "");
-	if (!j->draining)
+	if (!jr(j)->draining)
 		reap_forget(s, j);
 	server_schedule(s);
 	return 0;
@@ -674,7 +674,8 @@ int jobs_freed(struct server *s, struct job *j)
 	jobs_save(s, j, &e);
 	if (jobs_txn_commit(s, &e))
 		goto fail;
-	j->draining = false;
+	if (j->rt)
+		j->rt->draining = false;
 	reap_forget(s, j);
 	server_schedule(s);
 	return 0;
@@ -791,8 +792,8 @@ static void launch(struct server *s, struct job *j)
 	if (exec_start_job(s, j, &e)) {
 		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
 		if (jobs_ended(s, j, NULL, e.msg)) {
-			j->backstop = "the job could not be started";
-			j->end_pending = true;	/* reap.c tries again */
+			jr_w(j)->backstop = "the job could not be started";
+			jr_w(j)->end_pending = true;	/* reap.c tries again */
 		}
 		return;
 	}
@@ -812,7 +813,7 @@ void jobs_launch_recorded(struct server *s)
 		struct job *j = jobs_get(s, s->launch[i].id);
 
 		if (!j || j->state != JS_RUNNING || !j->active || j->run_seq != s->launch[i].run_seq || j->runner_pid ||
-		    j->pidfd >= 0)
+		    jr(j)->pidfd >= 0)
 			continue;
 		launch(s, j);
 	}
@@ -893,7 +894,7 @@ static bool pass(struct server *s, bool joined)
 	for (size_t i = 0; i < pass_njobs(s, joined); i++) {
 		struct job *j = pass_job_at(s, i, joined);
 
-		if (j && j->state == JS_QUEUED && !j->cluster)	/* Slurm's, not ours */
+		if (j && j->state == JS_QUEUED && !jm(j)->cluster)	/* Slurm's, not ours */
 			nq++;
 		if (j && j->active)
 			nr++;
@@ -919,7 +920,7 @@ static bool pass(struct server *s, bool joined)
 				.end_by = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs : 0,
 				.group_id = j->group_id,
 			};
-		if (j->state != JS_QUEUED || j->cluster)
+		if (j->state != JS_QUEUED || jm(j)->cluster)
 			continue;
 		q[nq] = (struct sched_job){
 			.id = j->id,
@@ -936,8 +937,8 @@ static bool pass(struct server *s, bool joined)
 			.usage = usage_in(usage, nusers, j->user),
 		};
 		qj[nq] = j;
-		if (j->begin_at > now && j->begin_at < next_begin)
-			next_begin = j->begin_at;
+		if (jm(j)->begin_at > now && jm(j)->begin_at < next_begin)
+			next_begin = jm(j)->begin_at;
 		nq++;
 	}
 	/* Fair use: quotas, reservations (whose edges wake the next pass). */

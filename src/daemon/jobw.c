@@ -188,6 +188,8 @@ static bool utf8(const char *s)
 
 void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, uint64_t mask, bool *first)
 {
+	const struct job_more *m = jm(j);
+
 	if (WANT(F_ID))
 		KEY(F_ID), jw_int(w, j->id);
 	if (WANT(F_NAME))
@@ -215,11 +217,11 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 		jw_lit(w, "]");
 	}
 	if (WANT(F_SCRIPT))
-		KEY(F_SCRIPT), bytes_or_null(w, j->script);
+		KEY(F_SCRIPT), bytes_or_null(w, m->script);
 	if (WANT(F_CWD))
 		KEY(F_CWD), bytes_or_null(w, j->cwd);
-	if (j->log_dir && WANT(F_LOG_DIR))
-		KEY(F_LOG_DIR), bytes_or_null(w, j->log_dir);
+	if (m->log_dir && WANT(F_LOG_DIR))
+		KEY(F_LOG_DIR), bytes_or_null(w, m->log_dir);
 	if (WANT(F_ENV_ID))
 		KEY(F_ENV_ID), jw_int(w, j->env_id);
 	if (WANT(F_GPUS))
@@ -235,11 +237,11 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	if (WANT(F_PRIORITY))
 		KEY(F_PRIORITY), jw_int(w, j->priority);
 	if (WANT(F_CONDA_ENV))
-		KEY(F_CONDA_ENV), text_or_null(w, j->conda_env);
+		KEY(F_CONDA_ENV), text_or_null(w, m->conda_env);
 	if (WANT(F_NOTIFY_EMAIL))
-		KEY(F_NOTIFY_EMAIL), text_or_null(w, j->notify_email);
+		KEY(F_NOTIFY_EMAIL), text_or_null(w, m->notify_email);
 	if (WANT(F_NOTIFY_ON))
-		KEY(F_NOTIFY_ON), text_or_null(w, j->notify_on);
+		KEY(F_NOTIFY_ON), text_or_null(w, m->notify_on);
 	if (WANT(F_DEPENDS_ON)) {
 		KEY(F_DEPENDS_ON);
 		jw_lit(w, "[");
@@ -255,7 +257,7 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	if (WANT(F_AUTO_CANCEL))
 		KEY(F_AUTO_CANCEL), boolean(w, j->auto_cancel);
 	if (WANT(F_BEGIN_AT))
-		KEY(F_BEGIN_AT), time_or_null(w, j->begin_at);
+		KEY(F_BEGIN_AT), time_or_null(w, m->begin_at);
 	if (WANT(F_ARRAY_TASK_ID))
 		KEY(F_ARRAY_TASK_ID), jw_int(w, j->array_task_id);
 	if (WANT(F_GROUP_ID))
@@ -267,13 +269,13 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	if (WANT(F_ATTEMPT))
 		KEY(F_ATTEMPT), jw_int(w, j->attempt);
 	if (WANT(F_RETRY_OF))
-		KEY(F_RETRY_OF), pos_or_null(w, j->retry_of);
+		KEY(F_RETRY_OF), pos_or_null(w, m->retry_of);
 	if (WANT(F_REDO_OF))
-		KEY(F_REDO_OF), pos_or_null(w, j->redo_of);
+		KEY(F_REDO_OF), pos_or_null(w, m->redo_of);
 	if (WANT(F_PARAMS)) {	/* NULL: none (job.c writes an empty object) */
 		KEY(F_PARAMS);
-		if (j->params)
-			jw_json(w, j->params, JSON_COMPACT);
+		if (m->params)
+			jw_json(w, m->params, JSON_COMPACT);
 		else
 			jw_raw(w, "{}", 2);
 	}
@@ -332,16 +334,16 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 		KEY(F_RUNNER_TICKS), jw_int(w, (long long)j->runner_ticks);
 	if (WANT(F_RUN_SEQ))
 		KEY(F_RUN_SEQ), jw_int(w, j->run_seq);
-	if (j->gpu_usage && WANT(F_GPU_USAGE))
-		KEY(F_GPU_USAGE), jw_json(w, j->gpu_usage, JSON_COMPACT);
+	if (m->gpu_usage && WANT(F_GPU_USAGE))
+		KEY(F_GPU_USAGE), jw_json(w, m->gpu_usage, JSON_COMPACT);
 	if (utf8(log_path) && WANT(F_LOG_PATH))
 		KEY(F_LOG_PATH), plain(w, log_path);
-	if (utf8(j->cluster) && WANT(F_CLUSTER))
-		KEY(F_CLUSTER), plain(w, j->cluster);
-	if (j->cluster && WANT(F_SLURM_ID))
-		KEY(F_SLURM_ID), text_or_null(w, j->slurm_id);
-	if (j->cluster && WANT(F_REMOTE_LOG))
-		KEY(F_REMOTE_LOG), text_or_null(w, j->remote_log);
+	if (utf8(m->cluster) && WANT(F_CLUSTER))
+		KEY(F_CLUSTER), plain(w, m->cluster);
+	if (m->cluster && WANT(F_SLURM_ID))
+		KEY(F_SLURM_ID), text_or_null(w, m->slurm_id);
+	if (m->cluster && WANT(F_REMOTE_LOG))
+		KEY(F_REMOTE_LOG), text_or_null(w, m->remote_log);
 }
 
 char *jobw_row(const struct job *j)

@@ -755,10 +755,10 @@ static void teardown(struct server *s)
 	auth_close(s);
 	for (int64_t i = 1; i <= s->max_id; i++)
 		if (s->jobs && s->jobs[i]) {
-			if (s->jobs[i]->pidfd_ev)
-				free(event_get_callback_arg(s->jobs[i]->pidfd_ev)), event_free(s->jobs[i]->pidfd_ev);
-			if (s->jobs[i]->pidfd >= 0)
-				close(s->jobs[i]->pidfd);
+			if (jr(s->jobs[i])->pidfd_ev)
+				free(event_get_callback_arg(jr(s->jobs[i])->pidfd_ev)), event_free(jr(s->jobs[i])->pidfd_ev);
+			if (jr(s->jobs[i])->pidfd >= 0)
+				close(jr(s->jobs[i])->pidfd);
 			job_free(s->jobs[i]);
 		}
 	free(s->jobs);

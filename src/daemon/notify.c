@@ -497,8 +497,8 @@ static void dispatch(struct notify *n, const char *event, const char *user, cons
 		if (m->n_to && wants(m->events, m->n_events, m->filter_users, m->n_filter_users, event, user))
 			enqueue(n, mail_delivery(n, i, m->to, m->n_to, event, p));
 	}
-	if (j && j->notify_email && cfg->n_emails && gf_events_list_has(j->notify_on, event)) {
-		char *list = xstrdup(j->notify_email), *save = NULL, *to[64];
+	if (j && jm(j)->notify_email && cfg->n_emails && gf_events_list_has(jm(j)->notify_on, event)) {
+		char *list = xstrdup(jm(j)->notify_email), *save = NULL, *to[64];
 		size_t nto = 0;
 
 		for (char *a = strtok_r(list, ",", &save); a && nto < 64; a = strtok_r(NULL, ",", &save))
@@ -515,11 +515,11 @@ static void dispatch(struct notify *n, const char *event, const char *user, cons
 
 int notify_check_job(struct server *s, const struct job *j, struct gf_err *e)
 {
-	if (j->notify_on && !j->notify_email)
+	if (jm(j)->notify_on && !jm(j)->notify_email)
 		return gf_err_set(e, "'notify_on' needs 'notify_email': per-job notifications are mail");
-	if (!j->notify_email)
+	if (!jm(j)->notify_email)
 		return 0;
-	if (gf_mail_check_list(j->notify_email, e) || (j->notify_on && gf_events_check_list(j->notify_on, e)))
+	if (gf_mail_check_list(jm(j)->notify_email, e) || (jm(j)->notify_on && gf_events_check_list(jm(j)->notify_on, e)))
 		return -1;
 	if (!s->cfg.notifications_enabled || !s->cfg.n_emails)
 		return gf_err_set(e, "per-job mail (--notify-email) needs [notifications] enabled = true and a "

@@ -54,19 +54,19 @@ static int pidfd_send_signal_(int fd, int sig)
 /* Stop watching the runner's pidfd (it exited, or we forget the job). */
 static void unwatch(struct job *j)
 {
-	if (j->pidfd_ev) {
+	if (jr(j)->pidfd_ev) {
 		/* on_runner_exit's argument is freed by the callback only when
 		 * it fires; free it here when it will not. */
-		void *arg = event_get_callback_arg(j->pidfd_ev);
+		void *arg = event_get_callback_arg(jr(j)->pidfd_ev);
 
-		if (event_pending(j->pidfd_ev, EV_READ, NULL))
+		if (event_pending(jr(j)->pidfd_ev, EV_READ, NULL))
 			free(arg);
-		event_free(j->pidfd_ev);
-		j->pidfd_ev = NULL;
+		event_free(jr(j)->pidfd_ev);
+		jr_w(j)->pidfd_ev = NULL;
 	}
-	if (j->pidfd >= 0) {
-		close(j->pidfd);
-		j->pidfd = -1;
+	if (jr(j)->pidfd >= 0) {
+		close(jr(j)->pidfd);
+		jr_w(j)->pidfd = -1;
 	}
 }
 
@@ -80,8 +80,8 @@ static void why_no_result(struct server *s, struct job *j, bool left, char *why,
 	FILE *f;
 
 	exec_run_dir(s, j, dir, sizeof dir);
-	if (j->backstop) {
-		snprintf(why, size, "%s", j->backstop);
+	if (jr(j)->backstop) {
+		snprintf(why, size, "%s", jr(j)->backstop);
 		return;
 	}
 	if (left) {
@@ -125,16 +125,16 @@ static void runner_gone(struct server *s, struct job *j)
 			jobs_freed(s, j);
 		else {
 			track_kill(s, j);
-			j->draining = true;
+			jr_w(j)->draining = true;
 		}
 		return;
 	}
-	left = !j->draining && !track_empty(s, j);
+	left = !jr(j)->draining && !track_empty(s, j);
 	exec_run_dir(s, j, dir, sizeof dir);
 	if (runfile_read_result(dir, &r, &e)) {
 		why_no_result(s, j, left, why, sizeof why);
 		rp = NULL;
-		if (j->backstop && !strcmp(j->backstop, "timeout")) {
+		if (jr(j)->backstop && !strcmp(jr(j)->backstop, "timeout")) {
 			/* The daemon enforced the time limit itself. */
 			memset(&r, 0, sizeof r);
 			r.signal = SIGKILL;
@@ -149,10 +149,10 @@ static void runner_gone(struct server *s, struct job *j)
 		fprintf(stderr, "gflowd: job %lld: its supervisor is gone and processes of it are left: "
 				"killing them\n", (long long)j->id);
 		track_kill(s, j);
-		j->draining = true;
+		jr_w(j)->draining = true;
 	}
-	j->end_pending = jobs_ended(s, j, rp, why) != 0;
-	if (j->end_pending)
+	jr_w(j)->end_pending = jobs_ended(s, j, rp, why) != 0;
+	if (jr(j)->end_pending)
 		event_active(s->watch_ev, 0, 0);
 }
 
@@ -168,14 +168,14 @@ static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
 	 * that had this fd number before: libevent closes a finished HTTP
 	 * connection before removing it from epoll, and a child forked at that
 	 * moment keeps the old file, and so its epoll entry, alive. */
-	if (j && j->active && j->pidfd == fd && poll(&pfd, 1, 0) == 0) {
-		event_add(j->pidfd_ev, NULL);
+	if (j && j->active && jr(j)->pidfd == fd && poll(&pfd, 1, 0) == 0) {
+		event_add(jr(j)->pidfd_ev, NULL);
 		return;
 	}
-	if (j && j->pidfd == fd) {
-		event_free(j->pidfd_ev);	/* its argument, p, is ours to free */
-		j->pidfd_ev = NULL;
-		if (j->active && !j->draining)
+	if (j && jr(j)->pidfd == fd) {
+		event_free(jr(j)->pidfd_ev);	/* its argument, p, is ours to free */
+		jr_w(j)->pidfd_ev = NULL;
+		if (j->active && !jr(j)->draining)
 			runner_gone(p->s, j);
 	}
 	free(p);
@@ -236,10 +236,10 @@ static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long l
 		abort();
 	p->s = s;
 	p->id = j->id;
-	j->pidfd = fd;
-	j->pidfd_ev = event_new(s->base, fd, EV_READ, on_runner_exit, p);
-	event_add(j->pidfd_ev, NULL);
-	if (j->state == JS_CANCELLED && !j->cancel_sent)
+	jr_w(j)->pidfd = fd;
+	jr_w(j)->pidfd_ev = event_new(s->base, fd, EV_READ, on_runner_exit, p);
+	event_add(jr(j)->pidfd_ev, NULL);
+	if (j->state == JS_CANCELLED && !jr(j)->cancel_sent)
 		reap_signal(s, j, SIGTERM);
 	return 0;
 }
@@ -258,7 +258,7 @@ static int attach(struct server *s, struct job *j)
 	pending_drop(s, j->id);
 	if (ri.pid <= 0) {
 		/* Claimed by an earlier daemon that gave up on this start. */
-		j->backstop = "the job's supervisor did not start";
+		jr_w(j)->backstop = "the job's supervisor did not start";
 		runner_gone(s, j);
 		return 0;
 	}
@@ -297,7 +297,7 @@ static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (claim(s, j)) {
 		pending_drop(s, j->id);
-		j->backstop = "the job's supervisor did not start within 30 s";
+		jr_w(j)->backstop = "the job's supervisor did not start within 30 s";
 		runner_gone(s, j);
 	} else
 		attach(s, j);
@@ -351,8 +351,8 @@ static void backstop(struct server *s, struct job *j, const char *why, const cha
 {
 	fprintf(stderr, "gflowd: job %lld: its supervisor (pid %d) %s: ending the job\n", (long long)j->id,
 		(int)j->runner_pid, what);
-	j->backstop = why;
-	pidfd_send_signal_(j->pidfd, SIGKILL);
+	jr_w(j)->backstop = why;
+	pidfd_send_signal_(jr(j)->pidfd, SIGKILL);
 	track_kill(s, j);
 }
 
@@ -360,18 +360,18 @@ static void check_runner(struct server *s, struct job *j, double now)
 {
 	double limit_end = j->start_time + (double)j->time_limit_secs + 2.0 * s->grace_secs + LIMIT_MARGIN_SECS;
 
-	if (j->backstop)
+	if (jr(j)->backstop)
 		return;	/* ended already; its exit is on the way */
 	vlog(4, "job %lld: runner pid %d is '%c'", (long long)j->id, (int)j->runner_pid, proc_state(j->runner_pid));
 	if (proc_state(j->runner_pid) == 'T') {
-		if (++j->stopped_ticks >= STOPPED_CHECKS)
+		if (++jr_w(j)->stopped_ticks >= STOPPED_CHECKS)
 			backstop(s, j,
 				 j->time_limit_secs && now > j->start_time + (double)j->time_limit_secs ? "timeout"
 													  : "supervisor stopped",
 				 "is stopped");
 		return;
 	}
-	j->stopped_ticks = 0;
+	jr_w(j)->stopped_ticks = 0;
 	if (j->time_limit_secs && now > limit_end && job_has_work(s, j))
 		backstop(s, j, "timeout", "let the job run past its time limit");
 }
@@ -397,17 +397,17 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 
 		if (!j || !j->active)
 			continue;
-		if (j->end_pending) {
+		if (jr(j)->end_pending) {
 			runner_gone(s, j);
 			next = DRAIN_SECS * 10;
-		} else if (j->draining) {
+		} else if (jr(j)->draining) {
 			if (track_empty(s, j))
 				jobs_freed(s, j);
 			else {
 				track_kill(s, j);
 				next = DRAIN_SECS;
 			}
-		} else if (j->pidfd >= 0)
+		} else if (jr(j)->pidfd >= 0)
 			check_runner(s, j, now);
 	}
 	arm_watch(s, next);
@@ -447,7 +447,7 @@ void reap_watch_start(struct server *s, struct job *j)
 
 void reap_start_failed(struct server *s, struct job *j, const char *why)
 {
-	if (j->pidfd >= 0 || attach(s, j) == 0)
+	if (jr(j)->pidfd >= 0 || attach(s, j) == 0)
 		return;		/* its runner came after all */
 	if (!claim(s, j)) {
 		attach(s, j);	/* …just now */
@@ -455,18 +455,18 @@ void reap_start_failed(struct server *s, struct job *j, const char *why)
 	}
 	pending_drop(s, j->id);
 	if (jobs_ended(s, j, NULL, why)) {
-		j->backstop = "the job could not be started";
-		j->end_pending = true;	/* tried again by the backstop */
+		jr_w(j)->backstop = "the job could not be started";
+		jr_w(j)->end_pending = true;	/* tried again by the backstop */
 	}
 }
 
 int reap_signal(struct server *s, struct job *j, int sig)
 {
 	(void)s;
-	if (j->pidfd < 0)
+	if (jr(j)->pidfd < 0)
 		return -1;	/* not attached yet: attach() sends it */
-	j->cancel_sent = true;
-	return pidfd_send_signal_(j->pidfd, sig);
+	jr_w(j)->cancel_sent = true;
+	return pidfd_send_signal_(jr(j)->pidfd, sig);
 }
 
 void reap_forget(struct server *s, struct job *j)
@@ -475,9 +475,13 @@ void reap_forget(struct server *s, struct job *j)
 	unwatch(j);
 	exec_remove_run_dir(s, j);
 	track_release(s, j);
-	j->backstop = NULL;
-	j->draining = j->end_pending = false;
-	j->stopped_ticks = 0;
+	if (j->rt) {
+		j->rt->backstop = NULL;
+		j->rt->draining = j->rt->end_pending = false;
+		j->rt->stopped_ticks = 0;
+		j->rt->cancel_sent = false;	/* a later run is signalled afresh */
+	}
+	job_rt_trim(j);	/* the runner's block goes with it */
 }
 
 void reap_close(struct server *s)
@@ -515,7 +519,7 @@ static void recover(struct server *s, struct job *j)
 		return;
 	}
 	if (!track_empty(s, j)) {
-		j->backstop = "supervisor lost: processes of the job ran on without it";
+		jr_w(j)->backstop = "supervisor lost: processes of the job ran on without it";
 		runner_gone(s, j);
 		return;
 	}

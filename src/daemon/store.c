@@ -105,17 +105,23 @@ static int exec_sql(struct store *s, const char *sql, struct gf_err *e)
 	return 0;
 }
 
-static int user_version(struct store *s)
+/* The value a PRAGMA reads (`fallback` when it gives none). */
+static int pragma_int(struct store *s, const char *sql, int fallback)
 {
 	sqlite3_stmt *q;
-	int v = -1;
+	int v = fallback;
 
-	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK)
-		return -1;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+		return fallback;
 	if (sqlite3_step(q) == SQLITE_ROW)
 		v = sqlite3_column_int(q, 0);
 	sqlite3_finalize(q);
 	return v;
+}
+
+static int user_version(struct store *s)
+{
+	return pragma_int(s, "PRAGMA user_version", -1);
 }
 
 static int migrate(struct store *s, struct gf_err *e)
@@ -386,8 +392,14 @@ int store_raise_job_id(struct store *s, int64_t floor, struct gf_err *e)
 int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *e)
 {
 	sqlite3_stmt *q;
-	int rc;
+	int rc, cache = pragma_int(s, "PRAGMA cache_size", -2000);
+	char sql[64];
 
+	/* Reading every row once needs no page cache: a full one (2 MiB by
+	 * default) would be interleaved with the jobs being made and stay in
+	 * the daemon's memory for good. The default is back for the rest. */
+	if (exec_sql(s, "PRAGMA cache_size = -64", e))
+		return -1;
 	if (sqlite3_prepare_v2(s->db, "SELECT id, data FROM jobs ORDER BY id", -1, &q, NULL) != SQLITE_OK)
 		return db_fail(s, e, "loading jobs");
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -403,7 +415,8 @@ int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE)
 		return db_fail(s, e, "loading jobs");
-	return 0;
+	snprintf(sql, sizeof sql, "PRAGMA cache_size = %d", cache);
+	return exec_sql(s, sql, e);
 }
 
 int store_set_setting(struct store *s, const char *key, const char *value, struct gf_err *e)

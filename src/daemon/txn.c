@@ -26,7 +26,14 @@ int jobs_txn_begin(struct server *s, struct gf_err *e)
 		return -1;
 	s->txn.open = true;
 	s->txn.failed = false;
-	s->txn.seq++;
+	/* A job keeps the low 32 bits of the sequence number (job.h): when they
+	 * come round to 0, no job may be taken for one touched since. */
+	if ((uint32_t)++s->txn.seq == 0) {
+		for (int64_t id = 0; id < s->njobs_cap; id++)
+			if (s->jobs[id])
+				s->jobs[id]->txn_seq = 0;
+		s->txn.seq++;
+	}
 	s->txn.nundo = 0;
 	s->txn.max_id = s->max_id;
 	s->txn.nopen = s->nopen;
@@ -53,10 +60,10 @@ struct job *jobs_txn_added_at(struct server *s, size_t i)
 
 void jobs_touch(struct server *s, struct job *j)
 {
-	if (!s->txn.open || j->txn_seq == s->txn.seq)
+	if (!s->txn.open || j->txn_seq == (uint32_t)s->txn.seq)
 		return;
-	j->txn_seq = s->txn.seq;
-	undo_push(s, j->id, job_clone(j), j->retried_by);
+	j->txn_seq = (uint32_t)s->txn.seq;
+	undo_push(s, j->id, job_clone(j), jr(j)->retried_by);
 }
 
 /* The store refused something: the transaction can only be rolled back. */
@@ -79,21 +86,13 @@ static void adopt(struct job *j, struct job *n)
 
 	*j = *n;
 	j->id = old.id;
-	j->retried_by = old.retried_by;
-	j->pidfd = old.pidfd;
-	j->pidfd_ev = old.pidfd_ev;
-	j->cancel_sent = old.cancel_sent;
+	j->rt = old.rt;
 	j->dependents = old.dependents;
-	j->ndependents = old.ndependents;
-	j->dependents_cap = old.dependents_cap;
 	j->txn_seq = old.txn_seq;
 	j->unreadable = old.unreadable;
-	j->draining = old.draining;
-	j->end_pending = old.end_pending;
-	j->backstop = old.backstop;
-	j->stopped_ticks = old.stopped_ticks;
 	j->in_live = old.in_live;
 	*n = old;
+	n->rt = NULL;
 	n->dependents = NULL;
 	job_free(n);
 }
@@ -109,7 +108,7 @@ int jobs_save(struct server *s, struct job *j, struct gf_err *e)
 		return -1;
 	}
 	/* Changed in place without a snapshot, it could not be put back. */
-	assert(!s->txn.open || j->txn_seq == s->txn.seq);
+	assert(!s->txn.open || j->txn_seq == (uint32_t)s->txn.seq);
 	if (j->unreadable) {
 		gf_err_set(e, "job %lld is an unreadable record: it is kept as found in the store",
 			   (long long)j->id);
@@ -134,7 +133,8 @@ int jobs_insert(struct server *s, struct job *j, struct gf_err *e)
 		return txn_fail(s, e);
 	}
 	job_share_strings(j);
-	j->txn_seq = s->txn.seq;
+	job_more_trim(j);
+	j->txn_seq = (uint32_t)s->txn.seq;
 	undo_push(s, j->id, NULL, 0);
 	jobs_add(s, j);
 	cascade_index_deps(s, j);
@@ -152,6 +152,7 @@ int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *
 			s->txn.undo[i].replaced = true;
 			break;
 		}
+	job_more_trim(n);
 	adopt(j, n);
 	if (!same_deps)
 		cascade_index_deps(s, j);
@@ -182,7 +183,8 @@ static void restore(struct server *s)
 		}
 		adopt(j, u->before);
 		u->before = NULL;
-		j->retried_by = u->retried_by;
+		if (jr(j)->retried_by != u->retried_by)
+			jr_w(j)->retried_by = u->retried_by;
 	}
 	s->max_id = s->txn.max_id;
 	s->nopen = s->txn.nopen;

@@ -55,13 +55,13 @@ void usage_start(struct server *s, struct job *j)
 	json_object_set_new(u, "mean_gpu_util", json_null());
 	json_object_set_new(u, "memory_exceeded", json_false());
 	json_object_set_new(u, "devices_constrained", json_boolean(s->track.devices[0] != '\0'));
-	j->gpu_usage = u;
+	jm_w(j)->gpu_usage = u;
 }
 
 void usage_clear(struct job *j)
 {
-	json_decref(j->gpu_usage);
-	j->gpu_usage = NULL;
+	json_decref(jm(j)->gpu_usage);
+	jm_w(j)->gpu_usage = NULL;
 }
 
 /* MB the job's processes use on GPU g in the snapshot. */
@@ -86,7 +86,7 @@ struct sample {
 /* The job's usage with this snapshot added; NULL when nothing to add. */
 static json_t *add_sample(struct server *s, struct job *j, uint64_t *over_mb, int *over_gpu)
 {
-	json_t *u = json_deep_copy(j->gpu_usage), *peak = json_object_get(u, "peak_gpu_memory_mb");
+	json_t *u = json_deep_copy(jm(j)->gpu_usage), *peak = json_object_get(u, "peak_gpu_memory_mb");
 	int64_t usum = json_integer_value(json_object_get(u, "util_sum"));
 	int64_t nsamp = json_integer_value(json_object_get(u, "util_samples"));
 	int64_t util = 0, nutil = 0;
@@ -126,7 +126,7 @@ static json_t *add_sample(struct server *s, struct job *j, uint64_t *over_mb, in
 		json_object_set_new(u, "memory_exceeded", json_true());
 		json_object_set_new(u, "exceeded_mb", json_integer((json_int_t)*over_mb));
 	}
-	if (json_equal(u, j->gpu_usage)) {
+	if (json_equal(u, jm(j)->gpu_usage)) {
 		json_decref(u);
 		return NULL;
 	}
@@ -165,7 +165,7 @@ void usage_sample(struct server *s)
 		uint64_t over = 0;
 		int over_gpu = -1;
 
-		if (!j || !j->active || j->state != JS_RUNNING || !j->gpu_mask || !j->gpu_usage)
+		if (!j || !j->active || j->state != JS_RUNNING || !j->gpu_mask || !jm(j)->gpu_usage)
 			continue;
 		u = add_sample(s, j, &over, &over_gpu);
 		if (!u)
@@ -181,8 +181,8 @@ void usage_sample(struct server *s)
 	if (jobs_txn_begin(s, &e) == 0) {
 		for (size_t i = 0; i < n && !s->txn.failed; i++) {
 			jobs_touch(s, v[i].j);
-			json_decref(v[i].j->gpu_usage);
-			v[i].j->gpu_usage = json_incref(v[i].usage);
+			json_decref(jm(v[i].j)->gpu_usage);
+			jm_w(v[i].j)->gpu_usage = json_incref(v[i].usage);
 			jobs_save(s, v[i].j, &e);
 		}
 		if (jobs_txn_commit(s, &e) == 0) {

@@ -74,9 +74,9 @@ static struct job *full_job(void)
 	j->argv[0] = strdup("python");
 	j->argv[1] = strdup("-c");
 	j->argv[2] = strdup("print('a, b', \"c\")\\\b\f\r");
-	j->script = strdup("#!/bin/sh\necho hi\n");
+	jm_w(j)->script = strdup("#!/bin/sh\necho hi\n");
 	j->cwd = strdup("/home/alice/work");
-	j->log_dir = strdup("/home/alice/.local/share/gflow/logs");
+	jm_w(j)->log_dir = strdup("/home/alice/.local/share/gflow/logs");
 	j->env_id = 7;
 	j->gpus = 2;
 	j->shared = true;
@@ -84,9 +84,9 @@ static struct job *full_job(void)
 	j->memory_mb = 65536;
 	j->time_limit_secs = 7200;
 	j->priority = -3;
-	j->conda_env = strdup("torch");
-	j->notify_email = strdup("a@example.org,b@example.org");
-	j->notify_on = strdup("fail,timeout");
+	jm_w(j)->conda_env = strdup("torch");
+	jm_w(j)->notify_email = strdup("a@example.org,b@example.org");
+	jm_w(j)->notify_on = strdup("fail,timeout");
 	j->ndeps = 3;
 	j->deps = calloc(3, sizeof *j->deps);
 	j->deps[0] = 4;
@@ -94,17 +94,17 @@ static struct job *full_job(void)
 	j->deps[2] = 12;
 	j->dep_any = true;
 	j->auto_cancel = false;
-	j->begin_at = 1796292960.125;
+	jm_w(j)->begin_at = 1796292960.125;
 	j->array_task_id = 17;
 	j->group_id = 3;
 	j->max_concurrent = 4;
 	j->max_retries = 2;
 	j->attempt = 1;
-	j->retry_of = 2;
-	j->redo_of = 1;
-	j->params = json_object();
-	json_object_set_new(j->params, "lr", json_real(0.001));
-	json_object_set_new(j->params, "layers", json_pack("[i,i,{s:s}]", 1, 2, "k", "v"));
+	jm_w(j)->retry_of = 2;
+	jm_w(j)->redo_of = 1;
+	jm_w(j)->params = json_object();
+	json_object_set_new(jm_w(j)->params, "lr", json_real(0.001));
+	json_object_set_new(jm_w(j)->params, "layers", json_pack("[i,i,{s:s}]", 1, 2, "k", "v"));
 	j->submit_time = 1796292960.8679161;
 	j->start_time = 1796292961.5;
 	j->end_time = 1e9;
@@ -119,10 +119,10 @@ static struct job *full_job(void)
 	j->runner_pid = 4242;
 	j->runner_ticks = 123456789012ULL;
 	j->run_seq = 3;
-	j->gpu_usage = json_pack("{s:[{s:s,s:i}],s:f}", "gpus", "uuid", "GPU-1", "peak_mb", 100, "mean", 0.5);
-	j->cluster = strdup("hpc");
-	j->slurm_id = strdup("123_4");
-	j->remote_log = strdup("/scratch/a.out");
+	jm_w(j)->gpu_usage = json_pack("{s:[{s:s,s:i}],s:f}", "gpus", "uuid", "GPU-1", "peak_mb", 100, "mean", 0.5);
+	jm_w(j)->cluster = strdup("hpc");
+	jm_w(j)->slurm_id = strdup("123_4");
+	jm_w(j)->remote_log = strdup("/scratch/a.out");
 	return j;
 }
 
@@ -236,7 +236,8 @@ static void unusual_rows_are_left_to_jansson(void **state)
 static void repeating_strings_are_pooled(void **state)
 {
 	char *a = job_str_shared("alice"), *b = job_str_shared("alice"), *c = strdup("alice");
-	const char *row = "{\"state\":\"Queued\",\"command\":[\"true\"],\"user\":\"alice\",\"cwd\":\"/tmp\"}";
+	const char *row = "{\"state\":\"Queued\",\"command\":[\"true\"],\"user\":\"alice\",\"cwd\":\"/tmp\","
+			  "\"tmux_socket\":\"/run/gflow/tmux.sock\"}";
 	struct job *x = job_from_row(row, strlen(row)), *y = job_from_row(row, strlen(row));
 
 	(void)state;
@@ -251,14 +252,57 @@ static void repeating_strings_are_pooled(void **state)
 	assert_non_null(y);
 	assert_ptr_equal(x->user, a);
 	assert_ptr_equal(x->cwd, y->cwd);
+	assert_ptr_equal(x->tmux_socket, y->tmux_socket);
 	assert_ptr_equal(x->argv[0], y->argv[0]);
+	assert_ptr_equal(x->argv, y->argv);	/* the same command: one vector */
 	job_set_reason(x, "Resources");
 	job_set_reason(y, "Resources");
 	assert_ptr_equal(x->reason, y->reason);
 	job_set_str(&x->reason, "mine");	/* a pooled one replaced: not freed */
 	assert_string_equal(y->reason, "Resources");
 	job_free(x);
+	assert_string_equal(y->argv[0], "true");	/* a pooled vector outlives its jobs */
+	assert_null(y->argv[1]);
 	job_free(y);
+}
+
+/* Commands are pooled as vectors only when all their words agree, from a
+ * row, a JSON form or a new job alike; a clone shares the pooled vector. */
+static void commands_are_pooled_whole(void **state)
+{
+	const char *r1 = "{\"state\":\"Hold\",\"command\":[\"python\",\"train.py\",\"--lr\",\"1\"]}";
+	const char *r2 = "{\"state\":\"Hold\",\"command\":[\"python\",\"train.py\",\"--lr\",\"2\"]}";
+	const char *r3 = "{\"state\":\"Hold\",\"command\":[\"python\",\"train.py\"]}";
+	struct job *a = job_from_row(r1, strlen(r1)), *b = job_from_row(r2, strlen(r2));
+	struct job *c = job_from_row(r3, strlen(r3)), *n = job_new(), *k;
+	json_t *o = json_loads(r1, 0, NULL);
+	struct gf_err e;
+	struct job *d = job_from_json(o, &e);
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(c);
+	assert_non_null(d);
+	assert_ptr_not_equal(a->argv, b->argv);
+	assert_ptr_equal(a->argv[1], b->argv[1]);
+	assert_ptr_not_equal(a->argv, c->argv);	/* a prefix is another command */
+	assert_ptr_equal(a->argv, d->argv);
+	n->argv = calloc(3, sizeof *n->argv);
+	n->argv[0] = strdup("python");
+	n->argv[1] = strdup("train.py");
+	job_share_strings(n);
+	assert_ptr_equal(n->argv, c->argv);
+	k = job_clone(c);
+	assert_ptr_equal(k->argv, c->argv);
+	job_free(k);
+	assert_string_equal(c->argv[1], "train.py");
+	job_free(a);
+	job_free(b);
+	job_free(c);
+	job_free(d);
+	job_free(n);
+	json_decref(o);
 }
 
 /* txn.c's snapshot: the same stored fields, its own memory. */
@@ -268,9 +312,9 @@ static void a_clone_is_the_same_job(void **state)
 	char *a, *b;
 
 	(void)state;
-	j->dependents = calloc(2, sizeof *j->dependents);
-	j->ndependents = 1;
-	j->dependents_cap = 2;
+	j->dependents = malloc(sizeof *j->dependents + 2 * sizeof *j->dependents->id);
+	*j->dependents = (struct job_ids){ .n = 1, .cap = 2 };
+	j->dependents->id[0] = 9;
 	c = job_clone(j);
 	a = form(j);
 	b = form(c);
@@ -278,9 +322,10 @@ static void a_clone_is_the_same_job(void **state)
 	assert_ptr_not_equal(c->name, j->name);
 	assert_ptr_not_equal(c->argv, j->argv);
 	assert_ptr_not_equal(c->deps, j->deps);
-	assert_ptr_not_equal(c->params, j->params);
+	assert_ptr_not_equal(jm(c)->params, jm(j)->params);
 	assert_null(c->dependents);
-	assert_int_equal(c->ndependents, 0);
+	assert_int_equal(job_ndependents(c), 0);
+	assert_int_equal(job_ndependents(j), 1);
 	job_free(j);	/* the clone stands alone */
 	free(b);
 	b = form(c);
@@ -333,10 +378,10 @@ static void rows_written_as_job_to_json_would(void **state)
 	j->exit_signal = 0;
 	j->exit_code = -1;
 	j->memory_enforced = 0;
-	j->log_dir = (job_str_free(j->log_dir), NULL);
-	j->gpu_usage = (json_decref(j->gpu_usage), NULL);
-	j->cluster = (job_str_free(j->cluster), NULL);
-	j->begin_at = 3.0;	/* a whole number stays a real */
+	jm_w(j)->log_dir = (job_str_free(jm_w(j)->log_dir), NULL);
+	jm_w(j)->gpu_usage = (json_decref(jm_w(j)->gpu_usage), NULL);
+	jm_w(j)->cluster = (job_str_free(jm_w(j)->cluster), NULL);
+	jm_w(j)->begin_at = 3.0;	/* a whole number stays a real */
 	j->end_time = 0.1 + 0.2;
 	job_set_str(&j->name, "ctl \x01\x1f\x7f end");
 	check_written(j);
@@ -353,6 +398,67 @@ static void rows_written_as_job_to_json_would(void **state)
 	job_free(plain);
 }
 
+/* A job that sets none of the rarely set fields has no block for them,
+ * read either way; one that sets one has it, and loses it when cleared. */
+static void rare_fields_are_kept_only_when_set(void **state)
+{
+	const char *bare = "{\"name\":\"a\",\"state\":\"Hold\",\"command\":[\"true\"],\"params\":{},"
+			   "\"begin_at\":null,\"script\":null,\"log_dir\":null}";
+	const char *some = "{\"state\":\"Queued\",\"command\":[\"true\"],\"begin_at\":5.5}";
+	json_t *o = json_loads(bare, 0, NULL);
+	struct gf_err e;
+	struct job *j;
+
+	(void)state;
+	j = job_from_row(bare, strlen(bare));
+	assert_non_null(j);
+	assert_null(j->more);
+	assert_null(jm(j)->params);
+	job_free(j);
+	j = job_from_json(o, &e);
+	assert_non_null(j);
+	assert_null(j->more);
+	json_decref(o);
+	jm_w(j)->retry_of = 4;
+	job_more_trim(j);
+	assert_non_null(j->more);
+	jm_w(j)->retry_of = 0;
+	job_more_trim(j);
+	assert_null(j->more);
+	job_free(j);
+	j = job_from_row(some, strlen(some));
+	assert_non_null(j);
+	assert_non_null(j->more);
+	assert_true(jm(j)->begin_at == 5.5);
+	job_free(j);
+}
+
+/* Runtime fields: defaults without a block; a clone has none of them; the
+ * block goes when all are back to their defaults. */
+static void runtime_block_lives_while_set(void **state)
+{
+	struct job *j = job_new(), *c;
+
+	(void)state;
+	assert_null(j->rt);
+	assert_int_equal(jr(j)->pidfd, -1);
+	jr_w(j)->pidfd = 5;
+	jr_w(j)->draining = true;
+	c = job_clone(j);
+	assert_null(c->rt);
+	assert_int_equal(jr(c)->pidfd, -1);
+	job_free(c);
+	job_rt_trim(j);
+	assert_non_null(j->rt);
+	j->rt->pidfd = -1;
+	job_rt_trim(j);
+	assert_non_null(j->rt);	/* still draining */
+	j->rt->draining = false;
+	job_rt_trim(j);
+	assert_null(j->rt);
+	job_free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +468,9 @@ int main(void)
 		cmocka_unit_test(repeating_strings_are_pooled),
 		cmocka_unit_test(a_clone_is_the_same_job),
 		cmocka_unit_test(rows_written_as_job_to_json_would),
+		cmocka_unit_test(rare_fields_are_kept_only_when_set),
+		cmocka_unit_test(commands_are_pooled_whole),
+		cmocka_unit_test(runtime_block_lives_while_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,9 +37,9 @@ static struct job *varied(int k)
 		j->argv[i] = strdup(argv0[i]);
 	if (k % 3 == 1)
 		j->argv[4] = strdup("\xff\x01raw bytes");	/* base64 */
-	j->script = dup(k % 6 == 2 ? "#!/bin/sh\necho \xe9\n" : NULL);
+	jm_w(j)->script = dup(k % 6 == 2 ? "#!/bin/sh\necho \xe9\n" : NULL);
 	j->cwd = dup(k % 2 ? "/home/alice/w" : "/tmp/\xff");
-	j->log_dir = dup(k % 3 == 2 ? "/home/alice/logs" : NULL);
+	jm_w(j)->log_dir = dup(k % 3 == 2 ? "/home/alice/logs" : NULL);
 	j->env_id = k;
 	j->gpus = k % 3;
 	j->shared = k % 2;
@@ -47,9 +47,9 @@ static struct job *varied(int k)
 	j->memory_mb = k % 5 ? 0 : 2048;
 	j->time_limit_secs = k % 2 ? 3600 : 0;
 	j->priority = 10 + k;
-	j->conda_env = dup(k % 3 ? NULL : "torch");
-	j->notify_email = dup(k % 4 == 3 ? "a@b.c" : NULL);
-	j->notify_on = dup(k % 4 == 3 ? "fail,end" : NULL);
+	jm_w(j)->conda_env = dup(k % 3 ? NULL : "torch");
+	jm_w(j)->notify_email = dup(k % 4 == 3 ? "a@b.c" : NULL);
+	jm_w(j)->notify_on = dup(k % 4 == 3 ? "fail,end" : NULL);
 	if (k % 2) {
 		j->ndeps = 2;
 		j->deps = calloc(2, sizeof *j->deps);
@@ -57,19 +57,19 @@ static struct job *varied(int k)
 	}
 	j->dep_any = k % 4 == 1;
 	j->auto_cancel = k % 3;
-	j->begin_at = k % 4 == 2 ? 1733220000.5 : 0;
+	jm_w(j)->begin_at = k % 4 == 2 ? 1733220000.5 : 0;
 	j->array_task_id = k % 3 ? k : 0;
 	j->group_id = k % 2 ? 7 : 0;
 	j->max_concurrent = k % 3;
 	j->max_retries = k % 2;
 	j->attempt = k % 2;
-	j->retry_of = k % 5 == 3 ? 12 : 0;
-	j->redo_of = k % 5 == 4 ? 13 : 0;
+	jm_w(j)->retry_of = k % 5 == 3 ? 12 : 0;
+	jm_w(j)->redo_of = k % 5 == 4 ? 13 : 0;
 	if (k % 3 == 0)
-		json_object_set_new(j->params, "lr", json_real(0.001 * k));
+		json_object_set_new(jm_w(j)->params, "lr", json_real(0.001 * k));
 	if (k % 7 == 5) {
-		json_decref(j->params);
-		j->params = NULL;
+		json_decref(jm_w(j)->params);
+		jm_w(j)->params = NULL;
 	}
 	j->submit_time = 1733220000.0 + k * 1.123456789;
 	j->start_time = k % 2 ? 1733220100.25 + k : 0;
@@ -87,12 +87,12 @@ static struct job *varied(int k)
 	j->runner_ticks = 123456789ULL * (unsigned)k;
 	j->run_seq = k;
 	if (k % 2)
-		j->gpu_usage = json_pack("{s:[s],s:i,s:f,s:b}", "uuids", "GPU-1", "peak_mb", 512, "util", 33.5,
+		jm_w(j)->gpu_usage = json_pack("{s:[s],s:i,s:f,s:b}", "uuids", "GPU-1", "peak_mb", 512, "util", 33.5,
 					 "memory_exceeded", 0);
 	if (k % 5 == 1) {
-		j->cluster = strdup("hpc");
-		j->slurm_id = dup(k % 2 ? "123_4" : NULL);
-		j->remote_log = strdup("/scratch/out.log");
+		jm_w(j)->cluster = strdup("hpc");
+		jm_w(j)->slurm_id = dup(k % 2 ? "123_4" : NULL);
+		jm_w(j)->remote_log = strdup("/scratch/out.log");
 	}
 	return j;
 }

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clone3.h"
 #include "runfile.h"
 #include "trace.h"
 
@@ -177,13 +178,6 @@ static int spawn(char *const argv[], int out_fd, bool wait_for_exit, int *status
 	return 0;
 }
 
-/* clone3's arguments (linux/sched.h, without its clash with <sched.h>). */
-struct clone3_args {
-	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
-		cgroup;
-};
-#define CLONE3_INTO_CGROUP 0x200000000ULL
-
 /* Start a runner born inside the job's cgroup v2 group (clone3 with
  * CLONE_INTO_CGROUP): it need not move itself in, and a move costs the
  * kernel an RCU grace period (~10 ms here) whenever no move happened in the
@@ -192,16 +186,14 @@ struct clone3_args {
  * Returns 1 when the kernel cannot do it (then spawn_runner does). */
 static int spawn_runner_into(char *const argv[], int out_fd, const char *cgroup, struct gf_err *e)
 {
-	struct clone3_args ca = { .exit_signal = SIGCHLD, .flags = CLONE3_INTO_CGROUP };
 	sigset_t none;
 	long pid;
 	int cg = open(cgroup, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (cg < 0)
 		return 1;
-	ca.cgroup = (uint64_t)cg;
 	sigemptyset(&none);
-	pid = syscall(SYS_clone3, &ca, sizeof ca);
+	pid = gf_fork_into_cgroup(cg);
 	if (pid == 0) {
 		setsid();
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -745,7 +737,7 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
 	if (gf_pathf(sock, sizeof sock, "%s/tmux.sock", s->paths.runtime_dir))
 		return gf_err_set(e, "the tmux socket path is too long");
 	job_set_str(&j->tmux_session, session);
-	job_set_str(&j->tmux_socket, sock);
+	job_set_shared(&j->tmux_socket, sock);	/* one per daemon */
 	arg(&w, "new-session");
 	arg(&w, "-d");
 	arg(&w, "-s");

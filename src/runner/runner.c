@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "clone3.h"
 #include "err.h"
 #include "jobvars.h"
 #include "owner.h"
@@ -481,26 +482,18 @@ static int join_cgroups(struct runner *r, int *into, struct gf_err *e)
 	return 0;
 }
 
-/* clone3's arguments (linux/sched.h, without its clash with <sched.h>). */
-struct clone3_args {
-	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
-		cgroup;
-};
-#define CLONE3_INTO_CGROUP 0x200000000ULL
-
 /* fork(), the child born in the cgroup `into` when it is not -1; when the
  * kernel cannot do that, we move in first (our children are born where
  * we are) and fork. */
 static pid_t fork_into(int into, struct gf_err *e)
 {
-	struct clone3_args ca = { .exit_signal = SIGCHLD, .flags = CLONE3_INTO_CGROUP, .cgroup = (uint64_t)into };
 	char pid[32];
 	long rc;
 	int fd, n;
 
 	if (into < 0)
 		return fork();
-	rc = syscall(SYS_clone3, &ca, sizeof ca);
+	rc = gf_fork_into_cgroup(into);
 	if (rc >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG && errno != EOPNOTSUPP))
 		return (pid_t)rc;
 	n = snprintf(pid, sizeof pid, "%lld", (long long)getpid());

@@ -22,6 +22,13 @@ def test_idle_polls_run_no_pass_and_a_change_does(gflow):
     waiting = g.submit("--gpus", "1", "true")
     held = [g.submit("--hold", "true") for _ in range(20)]
     g.wait_for(lambda: g.job(waiting)["reason"] == "Resources", what="the waiting job's reason")
+    # What the submissions and the first GPU polls asked for may still be
+    # on its way on a loaded machine: measure from a quiet moment on.
+    def no_pass_for_a_poll_interval():
+        p0 = passes(g)
+        time.sleep(1.2)
+        return passes(g) == p0
+    g.wait_for(no_pass_for_a_poll_interval, what="no pass for a poll interval")
     before = passes(g)
     time.sleep(3.5)		# three GPU polls: each asks for a pass, none changes anything
     assert passes(g) == before

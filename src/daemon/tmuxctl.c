@@ -191,13 +191,19 @@ static int start_client(struct server *s, struct tmuxctl *c, struct gf_err *e)
 /* The client is gone: what waits for an answer is made with tmux clients. */
 static void client_died(struct server *s, struct tmuxctl *c)
 {
+	struct ctl_line *q = c->q;
+	size_t head = c->head, len = c->len;
+
 	fprintf(stderr, "gflowd: the tmux control client (pid %ld) is gone%s\n", (long)c->pid,
 		c->answered ? "" : " before its first answer");
 	if (!c->answered)
 		c->retry_after = mono() + RESTART_SECS;
 	close_client(c);
-	for (size_t i = c->head; i < c->len; i++) {
-		struct ctl_line *l = &c->q[i];
+	/* The queue is let go first: a start made meanwhile has a new one. */
+	c->q = NULL;
+	c->head = c->len = c->cap = 0;
+	for (size_t i = head; i < len; i++) {
+		struct ctl_line *l = &q[i];
 		char session[64];
 		struct gf_err e;
 
@@ -207,20 +213,22 @@ static void client_died(struct server *s, struct tmuxctl *c)
 			start_failed(s, l, e.msg);
 		drop_line(l);
 	}
-	c->head = c->len = 0;
+	free(q);
 }
 
 /* One answer is complete: the line at the front of the queue is answered. */
 static void answered(struct server *s, struct tmuxctl *c, bool error)
 {
-	struct ctl_line *l;
+	struct ctl_line line, *l = &line;
 
 	if (c->head == c->len)
 		return;		/* not ours after all */
 	c->answered = true;
-	l = &c->q[c->head++];
-	/* A duplicate: a line sent again after a client died, or a start of
-	 * the same run before: either way the session exists. */
+	line = c->q[c->head++];	/* a copy: a start made meanwhile may move the queue */
+	if (c->head == c->len)
+		c->head = c->len = 0;
+	/* "duplicate session": this start's session is there already (made
+	 * for the same run before): its runner claims the run or stops. */
 	if (error && l->words && strncmp(c->err, "duplicate session", 17)) {
 		char msg[GF_ERR_MAX];
 
@@ -229,8 +237,6 @@ static void answered(struct server *s, struct tmuxctl *c, bool error)
 	} else if (error && !l->words)
 		fprintf(stderr, "gflowd: tmux control client: %s\n", c->err);
 	drop_line(l);
-	if (c->head == c->len)
-		c->head = c->len = 0;
 }
 
 static void on_line(struct server *s, struct tmuxctl *c, const char *line)

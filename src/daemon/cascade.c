@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "grow.h"
+
 /* Work on a cascade for at most this long per loop turn (seconds); its
  * commit takes about as long again. */
 #define CASCADE_SLICE 0.01
@@ -114,12 +116,7 @@ static bool idset_has(struct server *s, const uint8_t *v, int64_t id)
 
 void idvec_add(struct idvec *l, int64_t id)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 64;
-		l->v = realloc(l->v, l->cap * sizeof *l->v);
-		if (!l->v)
-			abort();
-	}
+	l->v = gf_grow(l->v, &l->cap, l->n + 1, sizeof *l->v, 64);
 	l->v[l->n++] = id;
 }
 
@@ -153,12 +150,7 @@ struct cascade_wait *cascade_wait_new(struct server *s, jobs_done_cb done, void 
 
 void cascade_push(struct server *s, int64_t id, int64_t parent, struct cascade_wait *origin)
 {
-	if (s->cq_len == s->cq_cap) {
-		s->cq_cap = s->cq_cap ? s->cq_cap * 2 : 256;
-		s->cq = realloc(s->cq, s->cq_cap * sizeof *s->cq);
-		if (!s->cq)
-			abort();
-	}
+	s->cq = gf_grow(s->cq, &s->cq_cap, s->cq_len + 1, sizeof *s->cq, 256);
 	s->cq[s->cq_len++] = (struct cascade_item){ .id = id, .parent = parent, .origin = origin };
 	if (origin)
 		origin->left++;

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 static double decay(struct server *s, double value, double from, double to)
 {
 	double hl = (double)s->cfg.fair_share_half_life_secs;
@@ -76,12 +78,7 @@ static void load_row(void *arg, const char *key, json_t *row)
 
 static void recent_add(struct server *s, const struct recent_run *r)
 {
-	if (s->nrecent == s->recent_cap) {
-		s->recent_cap = s->recent_cap ? s->recent_cap * 2 : 64;
-		s->recent = realloc(s->recent, s->recent_cap * sizeof *s->recent);
-		if (!s->recent)
-			abort();
-	}
+	s->recent = gf_grow(s->recent, &s->recent_cap, s->nrecent + 1, sizeof *s->recent, 64);
 	s->recent[s->nrecent] = *r;
 	s->recent[s->nrecent].user = r->user ? strdup(r->user) : NULL;
 	s->recent[s->nrecent].project = r->project ? strdup(r->project) : NULL;

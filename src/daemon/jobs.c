@@ -7,6 +7,8 @@
  * store before it is acted on. A job that ends badly hands the jobs that
  * depend on it to the cascade queue (cascade.c). */
 #include "server.h"
+
+#include "grow.h"
 #include "parse.h"
 #include "verbose.h"
 
@@ -56,12 +58,7 @@ int jobs_add(struct server *s, struct job *j)
 	if (j->id > s->max_id)
 		s->max_id = j->id;
 	if (!job_state_ended(j->state) || j->active) {
-		if (s->nopen == s->open_cap) {
-			s->open_cap = s->open_cap ? s->open_cap * 2 : 1024;
-			s->open = realloc(s->open, s->open_cap * sizeof *s->open);
-			if (!s->open)
-				abort();
-		}
+		s->open = gf_grow(s->open, &s->open_cap, s->nopen + 1, sizeof *s->open, 1024);
 		s->open[s->nopen++] = j->id;	/* ids only grow: stays sorted */
 	}
 	return 0;
@@ -111,12 +108,7 @@ static void live_note(struct server *s, struct job *j)
 {
 	if (j->in_live || !is_live(j))
 		return;
-	if (s->nlive == s->live_cap) {
-		s->live_cap = s->live_cap ? s->live_cap * 2 : 1024;
-		s->live = realloc(s->live, s->live_cap * sizeof *s->live);
-		if (!s->live)
-			abort();
-	}
+	s->live = gf_grow(s->live, &s->live_cap, s->nlive + 1, sizeof *s->live, 1024);
 	s->live[s->nlive++] = j->id;
 	j->in_live = true;
 }
@@ -977,12 +969,7 @@ static bool pass(struct server *s, bool joined)
 			if (d[i].reason)
 				continue;
 			record_start(s, j, d[i].gpu_mask, &e);
-			if (s->nlaunch == s->launch_cap) {
-				s->launch_cap = s->launch_cap ? 2 * s->launch_cap : 16;
-				s->launch = realloc(s->launch, s->launch_cap * sizeof *s->launch);
-				if (!s->launch)
-					abort();
-			}
+			s->launch = gf_grow(s->launch, &s->launch_cap, s->nlaunch + 1, sizeof *s->launch, 16);
 			s->launch[s->nlaunch].id = j->id;
 			s->launch[s->nlaunch++].run_seq = j->run_seq;
 			gf_trace_at(traced, "pass", j->id);

@@ -3,6 +3,8 @@
  * API, the one event loop, reload, and a clean shutdown. Running jobs are
  * never stopped by any of this. */
 #include "server.h"
+
+#include "grow.h"
 #include "trace.h"
 #include "verbose.h"
 
@@ -326,12 +328,7 @@ struct reload {
 
 static void argv_add(struct reload *r, const char *word)
 {
-	if (r->argc + 2 > r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 16;
-		r->argv = realloc(r->argv, r->cap * sizeof *r->argv);
-		if (!r->argv)
-			abort();
-	}
+	r->argv = gf_grow(r->argv, &r->cap, r->argc + 2, sizeof *r->argv, 16);
 	r->argv[r->argc++] = strdup(word);
 	r->argv[r->argc] = NULL;
 }

@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 #define CTL_SESSION "gflow-control"
 #define RESTART_SECS 10		/* after a client that never answered, tmux clients this long */
 
@@ -105,11 +107,7 @@ static void queue_line(struct tmuxctl *c, int64_t id, int64_t run_seq, char **wo
 			c->len -= c->head;
 			c->head = 0;
 		}
-		if (c->len == c->cap) {
-			c->cap = c->cap ? c->cap * 2 : 16;
-			if (!(c->q = realloc(c->q, c->cap * sizeof *c->q)))
-				abort();
-		}
+		c->q = gf_grow(c->q, &c->cap, c->len + 1, sizeof *c->q, 16);
 	}
 	c->q[c->len++] = (struct ctl_line){ .id = id, .run_seq = run_seq, .words = words, .nwords = nwords };
 }

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "runfile.h"
 
 /* ---- small file helpers ------------------------------------------------ */
@@ -450,12 +451,7 @@ static void pids_add(struct pids *p, pid_t pid)
 	for (size_t i = 0; i < p->n; i++)
 		if (p->v[i] == pid)
 			return;
-	if (p->n == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 16;
-		p->v = realloc(p->v, p->cap * sizeof *p->v);
-		if (!p->v)
-			abort();
-	}
+	p->v = gf_grow(p->v, &p->cap, p->n + 1, sizeof *p->v, 16);
 	p->v[p->n++] = pid;
 }
 
@@ -553,12 +549,7 @@ static void seen_add(struct tracker *t, const struct job *j, pid_t pid)
 
 	if (seen_has(t, j, pid) || proc_start_ticks(pid, &ticks))
 		return;
-	if (t->nseen == t->seen_cap) {
-		t->seen_cap = t->seen_cap ? t->seen_cap * 2 : 64;
-		t->seen = realloc(t->seen, t->seen_cap * sizeof *t->seen);
-		if (!t->seen)
-			abort();
-	}
+	t->seen = gf_grow(t->seen, &t->seen_cap, t->nseen + 1, sizeof *t->seen, 64);
 	t->seen[t->nseen++] = (struct seen_pid){ pid, ticks, j->id };
 }
 

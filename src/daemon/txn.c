@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* A job changed inside the open transaction. */
 struct undo {
 	int64_t id;
@@ -44,12 +46,7 @@ int jobs_txn_begin(struct server *s, struct gf_err *e)
 
 static void undo_push(struct server *s, int64_t id, struct job *before, int64_t retried_by)
 {
-	if (s->txn.nundo == s->txn.undo_cap) {
-		s->txn.undo_cap = s->txn.undo_cap ? s->txn.undo_cap * 2 : 64;
-		s->txn.undo = realloc(s->txn.undo, s->txn.undo_cap * sizeof *s->txn.undo);
-		if (!s->txn.undo)
-			abort();
-	}
+	s->txn.undo = gf_grow(s->txn.undo, &s->txn.undo_cap, s->txn.nundo + 1, sizeof *s->txn.undo, 64);
 	s->txn.undo[s->txn.nundo++] = (struct undo){ .id = id, .before = before, .retried_by = retried_by };
 }
 

@@ -15,8 +15,10 @@
  *            the job and start), the runner's session and descendants, and
  *            every process already seen as the job's (pid + start time).
  * A v1 `memory` hierarchy, when there is one we may write, enforces
- * --memory whatever the way of tracking. The runner joins the groups made
- * here (--cgroup) before the job exists, so each process is born inside. */
+ * --memory whatever the way of tracking. Each process of the job is born
+ * inside the groups made here (--cgroup): the runner is started in the v2
+ * group or has the job born there, and joins v1 groups before the job
+ * exists (see runner.c's join_cgroups). */
 #include "server.h"
 
 #include <dirent.h>

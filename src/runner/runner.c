@@ -1,8 +1,8 @@
 /* runner.c — gflow-runner, the supervisor of one job.
  *
- * It announces itself in RUNDIR/runner, joins the job's cgroups (--cgroup,
- * made by the daemon, which tracks the job's processes through them), starts
- * the job (its own process group, the command of RUNDIR/argv or after `--`,
+ * It announces itself in RUNDIR/runner, sees that the job is born in its
+ * cgroups (--cgroup, made by the daemon, which tracks the job's processes
+ * through them), starts the job (its own process group, the command of RUNDIR/argv or after `--`,
  * the environment of RUNDIR/env, output to the log, under --pty through a
  * pseudo-terminal it also copies to its own stdout), enforces the time
  * limit, obeys SIGTERM/SIGINT as "cancel", cleans up whatever the job left

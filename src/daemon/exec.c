@@ -208,8 +208,8 @@ static int spawn_runner_into(char *const argv[], int out_fd, const char *cgroup,
 	return gf_err_set(e, "cannot start %s: clone3: %s", argv[0], strerror(errno));
 }
 
-/* The runner will move itself into a cgroup (it runs under tmux, or the
- * group is v1's), and the first move after a quiet spell waits for an RCU
+/* The runner will move itself into a v1 group (v2 ones the job is born
+ * in: see exec_start_job), and the first move after a quiet spell waits for an RCU
  * grace period (~10 ms here). A short-lived child of ours makes a move
  * first, into the same group, while the runner is being started: then the
  * kernel's grace period has passed by the time the runner moves, and its

@@ -124,7 +124,10 @@ static void make_order(struct state *st)
  * (lower first). An LSD radix sort on keys made once per job: linear in the
  * queue, and byte positions where every key agrees cost nothing. The ids are
  * sorted on only when the input does not already list them in order (the
- * sort is stable). */
+ * sort is stable). The order comes out as a list: *head is the first job's
+ * index in in->jobs, next[i] the one after job i, LIST_END after the last. */
+#define LIST_END UINT32_MAX
+
 struct sort_key {
 	uint64_t id, usage;
 	uint32_t prio, idx;
@@ -150,7 +153,7 @@ static unsigned key_byte(const struct sort_key *k, int pass)
 	return (unsigned)(k->prio >> (8 * (pass - 16))) & 0xff;
 }
 
-static void sort_jobs(const struct sched_input *in, const struct sched_job **order)
+static void sort_jobs(const struct sched_input *in, uint32_t *next, uint32_t *head)
 {
 	size_t n = in->njobs, count[256];
 	struct sort_key *a = malloc(2 * n * sizeof *a), *b = a + n, *base = a;
@@ -195,9 +198,58 @@ static void sort_jobs(const struct sched_input *in, const struct sched_job **ord
 		a = b;
 		b = t;
 	}
-	for (size_t i = 0; i < n; i++)
-		order[i] = &in->jobs[a[i].idx];
+	*head = a[0].idx;
+	for (size_t i = 0; i + 1 < n; i++)
+		next[a[i].idx] = a[i + 1].idx;
+	next[a[n - 1].idx] = LIST_END;
 	free(base);
+}
+
+/* The common queue: ids in order and one usage for all (fair share off or
+ * idle), priorities within PRIO_SPAN/2 of the first job's. Then one walk
+ * over the queue links each job to the end of its priority's list, and the
+ * lists joined from the highest priority down are the order. Returns false
+ * for any other queue, having linked nothing that counts. */
+#define PRIO_SPAN 1024
+
+static bool sort_by_priority(const struct sched_input *in, uint32_t *next, uint32_t *head)
+{
+	const struct sched_job *jobs = in->jobs;
+	uint32_t first[PRIO_SPAN], last[PRIO_SPAN], tail = LIST_END;
+	int64_t base = (int64_t)jobs[0].priority - PRIO_SPAN / 2;
+	int hi = PRIO_SPAN / 2, lo = hi;
+	double u = jobs[0].usage;
+
+	first[hi] = LIST_END;
+	for (size_t i = 0; i < in->njobs; i++) {
+		const struct sched_job *j = &jobs[i];
+		int64_t b = (int64_t)j->priority - base;
+
+		if ((i && j->id < j[-1].id) || j->usage != u || b < 0 || b >= PRIO_SPAN)
+			return false;
+		if (b > hi) {
+			for (int v = hi + 1; v <= b; v++)
+				first[v] = LIST_END;
+			hi = (int)b;
+		}
+		if (b < lo) {
+			for (int v = (int)b; v < lo; v++)
+				first[v] = LIST_END;
+			lo = (int)b;
+		}
+		if (first[b] == LIST_END)
+			first[b] = (uint32_t)i;
+		else
+			next[last[b]] = (uint32_t)i;
+		last[b] = (uint32_t)i;
+	}
+	for (int v = lo; v <= hi; v++)
+		if (first[v] != LIST_END) {
+			next[last[v]] = tail;
+			tail = first[v];
+		}
+	*head = tail;
+	return true;
 }
 
 static bool gpu_fits(const struct sched_gpu *g, const struct sched_job *j)
@@ -482,7 +534,7 @@ static struct reservation reserve(const struct state *st, const struct sched_job
 size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 {
 	struct state st = { .in = in };
-	const struct sched_job **order;
+	uint32_t *next, at = LIST_END;
 	struct groups groups;
 	struct reservation resv = { 0, 0, 0 };
 	bool reserved = false;
@@ -494,9 +546,9 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	make_order(&st);
 	count_whole_free(&st);
 	st.run = malloc((in->nrunning + in->njobs + 1) * sizeof *st.run);
-	order = malloc((in->njobs + 1) * sizeof *order);
+	next = malloc((in->njobs + 1) * sizeof *next);
 	st.q = malloc((in->nquotas + 1) * sizeof *st.q);
-	if (!st.run || !order || !st.q)
+	if (!st.run || !next || !st.q)
 		abort();
 	if (in->nquotas)
 		memcpy(st.q, in->quotas, in->nquotas * sizeof *st.q);
@@ -509,11 +561,11 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 		if (in->running[i].group_id)
 			groups_add(&groups, in->running[i].group_id);
 	}
-	if (in->njobs)
-		sort_jobs(in, order);
+	if (in->njobs && !sort_by_priority(in, next, &at))
+		sort_jobs(in, next, &at);
 
-	for (size_t i = 0; i < in->njobs; i++) {
-		const struct sched_job *j = order[i];
+	for (size_t i = 0; i < in->njobs; i++, at = next[at]) {
+		const struct sched_job *j = &in->jobs[at];
 		struct sched_decision *d = &out[i];
 		uint64_t slots = 0, barred, prefer = 0;
 		int64_t resv_id;
@@ -530,7 +582,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 			d->limit = LIM_GROUP;
 			continue;
 		}
-		if (!quota_ok(&st, j, d)) {
+		if (in->nquotas && !quota_ok(&st, j, d)) {
 			d->reason = "Quota";
 			continue;
 		}
@@ -581,7 +633,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	}
 	free(groups.keys);
 	free(groups.counts);
-	free(order);
+	free(next);
 	free(st.run);
 	free(st.q);
 	return started;

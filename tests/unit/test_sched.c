@@ -396,7 +396,7 @@ static int ref_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-/* The radix sort agrees with a plain comparison sort, with ids in and out
+/* The sort agrees with a plain comparison sort, with ids in and out
  * of order, negative and huge priorities and ids, and usages of every
  * sign (including -0.0 beside 0.0). */
 static void check_order(struct sched_job *jobs, size_t n)
@@ -443,6 +443,34 @@ static void test_order_matches_comparison_sort(void **state)
 			if (round % 2 == 0)
 				jobs[i].usage = (x >> 4) % 3 ? 0 : usages[(x >> 12) % 6];
 		}
+		check_order(jobs, n);
+	}
+	/* One usage for all and ids ascending (the counting path): priorities
+	 * across the whole window around the first job's, at both its edges,
+	 * one step past either edge (the radix sort then), or all alike. */
+	for (int round = 0; round < 5; round++) {
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			jobs[i] = (struct sched_job){
+				.id = (int64_t)i * 2 + 5,
+				.priority = round == 4 ? -7 : 100 + (int)(x % 1024) - 512,
+				.usage = x % 2 ? 0.0 : -0.0,
+				.gpus = 1,
+			};
+		}
+		jobs[0].priority = 100;
+		jobs[n / 2].priority = 100 - 512;
+		jobs[n / 3].priority = 100 + 511;
+		if (round == 1)
+			jobs[n - 1].priority = 100 + 512;
+		if (round == 2)
+			jobs[n / 4].priority = 100 - 513;
+		if (round == 3)
+			jobs[0].priority = 2147483647;
+		if (round == 4)
+			jobs[0].priority = jobs[n / 2].priority = jobs[n / 3].priority = -7;
 		check_order(jobs, n);
 	}
 	free(jobs);

@@ -306,13 +306,13 @@ static int bad_value(const char *label, const char *name, const char *key, struc
 	return fail(e, EINVAL, "%s/%s: bad value for '%s'", label, name, key);
 }
 
-int runfile_write_runner_at(int dfd, const char *dir, const struct runner_info *ri, struct gf_err *e)
+int runfile_write_runner_at(int dfd, const char *dir, const struct runner_info *ri, int durable, struct gf_err *e)
 {
 	char buf[256];
 	int n = snprintf(buf, sizeof buf, "pid=%lld\nstart_ticks=%llu\nstarted_at=%.6f\n",
 			 (long long)ri->pid, ri->start_ticks, ri->started_at);
 
-	return write_file(dfd, dir, "runner", buf, (size_t)n, 1, 1, e);
+	return write_file(dfd, dir, "runner", buf, (size_t)n, 1, durable, e);
 }
 
 int runfile_read_runner_at(int dfd, const char *dir, struct runner_info *ri, struct gf_err *e)
@@ -417,7 +417,7 @@ static int on_dir(const char *dir, int op, void *arg, struct gf_err *e)
 		return -1;
 	switch (op) {
 	case W_RUNNER:
-		rc = runfile_write_runner_at(dfd, dir, arg, e);
+		rc = runfile_write_runner_at(dfd, dir, arg, 1, e);
 		break;
 	case R_RUNNER:
 		rc = runfile_read_runner_at(dfd, dir, arg, e);

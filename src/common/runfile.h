@@ -37,14 +37,18 @@ struct job_result {
 	char error[256];		/* why the job could not start ("error") */
 };
 
-/* Writes `runner` exclusively: fails with errno EEXIST when the file is
- * there already (the daemon claimed the directory for a start it gave up
- * on), so a runner never overwrites a claim. */
 /* Write all of data to fd (retrying short writes and EINTR); -1 with errno. */
 int gf_write_all(int fd, const void *data, size_t len);
 
+/* Writes `runner` exclusively: fails with errno EEXIST when the file is
+ * there already (the daemon claimed the directory for a start it gave up
+ * on), so a runner never overwrites a claim. The path form (the daemon's
+ * claim) is durable; the runner's announcement (_at, durable 0) is not
+ * synced: it outlives a daemon crash in the page cache, and after a machine
+ * crash the daemon does not trust its absence (reap.c's recover). */
 int runfile_write_runner(const char *dir, const struct runner_info *ri, struct gf_err *e);
-int runfile_write_runner_at(int dirfd, const char *dir, const struct runner_info *ri, struct gf_err *e);
+int runfile_write_runner_at(int dirfd, const char *dir, const struct runner_info *ri, int durable,
+			    struct gf_err *e);
 
 /* A `runner` file with no pid line (a claim still being written) reads as
  * pid 0. */

@@ -735,7 +735,8 @@ static int setup(struct server *s, struct gf_err *e)
 	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e) || gpustate_init(s, e) || notify_init(s, e) ||
 	    history_init(s, e))
 		return -1;
-	reap_recover(s);
+	if (reap_recover(s, e))
+		return -1;
 	return api_init(s, e);
 }
 

@@ -27,6 +27,7 @@
 #include "runfile.h"
 
 #define START_TIMEOUT_SECS 30
+#define BOOT_ID_KEY "boot_id"	/* the settings key: the boot the last daemon ran in */
 #define WATCH_SECS 1.0		/* how often every running job is checked */
 #define DRAIN_SECS 0.1		/* ... and while leftovers are being killed */
 #define STOPPED_CHECKS 2	/* a runner seen stopped this many times in a row is ended */
@@ -496,8 +497,10 @@ void reap_close(struct server *s)
 /* A job the store says was started, found at daemon start. It is started
  * again only when no process of it can be alive: it never ran (no runner
  * was ever seen), its run directory is claimed against a late runner, and
- * the daemon finds none of its processes. */
-static void recover(struct server *s, struct job *j)
+ * the daemon finds none of its processes. After a machine restart "no
+ * runner was ever seen" is not known (`rebooted`): the runner's file is not
+ * synced, so one that started the job may have left none; the job ends. */
+static void recover(struct server *s, struct job *j, bool rebooted)
 {
 	char dir[GF_PATH_MAX];
 	struct job_result r;
@@ -527,36 +530,65 @@ static void recover(struct server *s, struct job *j)
 		runner_gone(s, j);	/* it ran, and its result is gone */
 		return;
 	}
-	if (claim(s, j)) {
-		/* The runner never started: nothing ran, so it queues again. */
-		if (jobs_txn_begin(s, &e) == 0) {
-			jobs_touch(s, j);
-			j->state = j->state == JS_CANCELLED ? JS_CANCELLED : JS_QUEUED;
-			j->active = false;
-			j->gpu_mask = 0;
-			j->start_time = 0;
-			if (j->state == JS_CANCELLED)
-				j->end_time = now_real();
-			jobs_save(s, j, &e);
-			jobs_txn_commit(s, &e);
-		}
-		if (j->active) {
-			/* Left as it is: the next start looks at it again. */
-			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
-			return;
-		}
-		exec_remove_run_dir(s, j);
-		track_release(s, j);
-	} else
-		attach(s, j);
+	if (!claim(s, j)) {
+		attach(s, j);	/* its runner got there first */
+		return;
+	}
+	if (rebooted && j->state != JS_CANCELLED) {
+		jr_w(j)->backstop = "the machine restarted as the job was starting: it may have run in part, "
+				    "so it is not started again";
+		runner_gone(s, j);
+		return;
+	}
+	/* The runner never started: nothing ran, so it queues again. */
+	if (jobs_txn_begin(s, &e) == 0) {
+		jobs_touch(s, j);
+		j->state = j->state == JS_CANCELLED ? JS_CANCELLED : JS_QUEUED;
+		j->active = false;
+		j->gpu_mask = 0;
+		j->start_time = 0;
+		if (j->state == JS_CANCELLED)
+			j->end_time = now_real();
+		jobs_save(s, j, &e);
+		jobs_txn_commit(s, &e);
+	}
+	if (j->active) {
+		/* Left as it is: the next start looks at it again. */
+		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		return;
+	}
+	exec_remove_run_dir(s, j);
+	track_release(s, j);
 }
 
-void reap_recover(struct server *s)
+/* This boot's id, or "" when /proc does not say. */
+static void boot_id(char *buf, size_t size)
 {
+	if (runfile_read_text("/proc/sys/kernel/random", "boot_id", buf, size))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+int reap_recover(struct server *s, struct gf_err *e)
+{
+	char boot[64], *last = store_get_setting(s->store, BOOT_ID_KEY);
+	bool rebooted;
+
+	boot_id(boot, sizeof boot);
+	/* No boot recorded: a new store, or one of a daemon that synced
+	 * every runner file; either way an absent one means none started. */
+	rebooted = boot[0] && last && strcmp(last, boot);
 	for (int64_t i = 1; i <= s->max_id; i++) {
 		struct job *j = s->jobs[i];
 
 		if (j && j->active)
-			recover(s, j);
+			recover(s, j, rebooted);
 	}
+	/* Recorded before any job of this boot starts. */
+	if (boot[0] && (!last || strcmp(last, boot)) && store_set_setting(s->store, BOOT_ID_KEY, boot, e)) {
+		free(last);
+		return gf_err_prefix(e, "recording the boot id");
+	}
+	free(last);
+	return 0;
 }

@@ -550,7 +550,7 @@ void reap_watch_start(struct server *s, struct job *j);	/* after exec */
 /* The runner of a job launched will not come (tmuxctl.c): the run
  * directory claimed, the end recorded with why. */
 void reap_start_failed(struct server *s, struct job *j, const char *why);
-void reap_recover(struct server *s);			/* at daemon start */
+int reap_recover(struct server *s, struct gf_err *e);	/* at daemon start */
 int reap_signal(struct server *s, struct job *j, int sig);
 void reap_forget(struct server *s, struct job *j);
 void reap_close(struct server *s);			/* at shutdown */

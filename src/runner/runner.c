@@ -417,7 +417,7 @@ static int announce(const struct runner *r, struct gf_err *e)
 
 	if (proc_start_ticks(ri.pid, &ri.start_ticks))
 		return gf_err_set(e, "cannot read /proc/self/stat: %s", strerror(errno));
-	if (runfile_write_runner_at(r->dirfd, r->o.dir, &ri, e)) {
+	if (runfile_write_runner_at(r->dirfd, r->o.dir, &ri, 0, e)) {
 		if (errno == EEXIST)
 			return gf_err_set(e, "%s/runner exists: the daemon gave up on this start", r->o.dir);
 		return -1;

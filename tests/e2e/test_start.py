@@ -3,7 +3,9 @@ guarantees hold: runners are the daemon's children and are collected, a
 runner is born inside its job's cgroup, the store's log is given room, a job
 that can start at once is recorded as started in its submission's commit —
 and a crash right after that commit starts it once."""
+import json
 import os
+import sqlite3
 
 import pytest
 
@@ -89,3 +91,44 @@ def test_a_crash_between_the_start_commit_and_the_runner_starts_the_job_once(gfl
     g.stop()
     g.start()       # and once only, also after another restart
     assert g.job(jid)["state"] == "Finished" and count.read_text() == "ran\n"
+
+
+def _stored_boot(g):
+    db = sqlite3.connect(g.data / "gflow.db")
+    try:
+        row = db.execute("SELECT value FROM settings WHERE key = 'boot_id'").fetchone()
+        return row and row[0]
+    finally:
+        db.close()
+
+
+def test_after_a_machine_restart_a_job_caught_starting_is_failed_not_run_again(gflow, tmp_path):
+    # The runner's file is not synced: after a machine crash its absence
+    # does not prove the job never ran. Seen as a restart of the machine
+    # (another boot id stored), a job recorded as started with no runner
+    # file ends, with the reason, instead of being queued again.
+    g = gflow
+    fake = tmp_path / "fake-runner"
+    fake.write_text("#!/bin/sh\nkill -9 $PPID\n")
+    fake.chmod(0o755)
+    g.env["GFLOW_RUNNER"] = str(fake)
+    g.start()
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot = f.read().strip()
+    assert _stored_boot(g) == boot
+    count = tmp_path / "count"
+    g.cli("gbatch", "sh", "-c", f"echo ran >> {count}")
+    g.proc.wait(timeout=20)
+    g.proc = None
+    del g.env["GFLOW_RUNNER"]
+    db = sqlite3.connect(g.data / "gflow.db")
+    with db:
+        db.execute("UPDATE settings SET value = 'an-earlier-boot' WHERE key = 'boot_id'")
+    db.close()
+    g.start()
+    job = g.wait_state(1, "Failed")
+    assert "machine restarted" in json.dumps(job), job
+    assert _stored_boot(g) == boot
+    g.stop()
+    g.start()
+    assert g.job(1)["state"] == "Failed" and not count.exists()

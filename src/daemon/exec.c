@@ -114,25 +114,30 @@ static int spawn_child(char *const argv[], int out_fd, pid_t *pid, struct gf_err
 
 int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *pid, struct gf_err *e)
 {
-	int in[2], out[2], rc;
+	int in[2], out[2] = { -1, 2 }, rc;
 
 	if (pipe2(in, O_CLOEXEC))
 		return gf_err_set(e, "pipe: %s", strerror(errno));
-	if (pipe2(out, O_CLOEXEC)) {
+	if (from_child && pipe2(out, O_CLOEXEC)) {
 		close(in[0]), close(in[1]);
 		return gf_err_set(e, "pipe: %s", strerror(errno));
 	}
 	rc = spawn_child_io(argv, in[0], out[1], pid, e);
 	close(in[0]);
-	close(out[1]);
+	if (from_child)
+		close(out[1]);
 	if (rc) {
-		close(in[1]), close(out[0]);
+		close(in[1]);
+		if (from_child)
+			close(out[0]);
 		return -1;
 	}
 	fcntl(in[1], F_SETFL, O_NONBLOCK);
-	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	*to_child = in[1];
-	*from_child = out[0];
+	if (from_child) {
+		fcntl(out[0], F_SETFL, O_NONBLOCK);
+		*from_child = out[0];
+	}
 	return 0;
 }
 
@@ -397,11 +402,14 @@ int exec_init(struct server *s, struct gf_err *e)
 	s->log_dfd = runfile_open_dir(s->paths.log_dir, 1);
 	if (s->log_dfd < 0)
 		return gf_err_set(e, "cannot open %s: %s", s->paths.log_dir, strerror(errno));
+	if (s->executor == EXEC_PROCESS || s->paths.system)
+		standby_want(s);	/* else after the first runner started alone */
 	return 0;
 }
 
 void exec_close(struct server *s)
 {
+	standby_close(s);
 	tmuxctl_close(s);
 	if (s->run_dfd >= 0)
 		close(s->run_dfd);
@@ -840,15 +848,22 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 			argf(&a, "%lld", (long long)s->admin_gid);
 		}
 	}
+	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
+	/* The standby makes runner.out itself; then the job is born in the
+	 * v2 group (the runner is not in it), as under tmux. */
+	if (standby_hand(s, a.v) == 0) {
+		close(dfd);
+		return 0;
+	}
 	/* What the runner says before it has a log goes to runner.out. */
 	out = openat(dfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	close(dfd);
 	if (out < 0)
 		return gf_err_set(e, "cannot create %s/runner.out: %s", dir, strerror(errno));
-	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 	rc = ncg && s->track.method == TRACK_CGROUP2 ? spawn_runner_into(a.v, out, cgroups[0], e) : 1;
 	if (rc > 0)
 		rc = spawn_runner(a.v, out, e);
 	close(out);
+	standby_want(s);
 	return rc;
 }

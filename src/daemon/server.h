@@ -294,6 +294,8 @@ struct server {
 	/* Runners */
 	struct pending *pending;		/* launched, not yet announced (reap.c) */
 	struct tmuxctl *tmuxctl;		/* the tmux control client (tmuxctl.c), or NULL */
+	int standby_fd, standby_pidfd;		/* the standby runner's pipe and pidfd (standby.c), -1: none */
+	struct event *standby_ev;		/* makes the next standby */
 	struct tracker track;			/* each job's processes (track.c) */
 	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
 	int run_dfd, log_dfd;			/* <data>/run and <data>/logs, opened once */
@@ -523,7 +525,7 @@ int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_e
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
 void exec_reap(void);	/* collects runners that exited (they are our children) */
 /* argv as our child, its stdin and stdout+stderr pipes to us (our ends
- * non-blocking, close-on-exec). */
+ * non-blocking, close-on-exec); from_child NULL: its output goes to ours. */
 int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *pid, struct gf_err *e);
 
 /* Makes a job's tmux session with a tmux client of its own: `tmux -S sock`
@@ -537,6 +539,13 @@ int exec_tmux_client(const char *tmux, const char *sock, const char *session, ch
 int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux, const char *sock,
 			const char *session, char *const words[], size_t nwords);
 void tmuxctl_close(struct server *s);
+/* standby.c: the standby runner. standby_hand gives it a runner's argv
+ * (argv[0] the runner): 0 handed, 1 there is none or it could not take it
+ * (start a runner then). standby_want makes one in a moment unless there
+ * is one. */
+int standby_hand(struct server *s, char *const argv[]);
+void standby_want(struct server *s);
+void standby_close(struct server *s);
 int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
 	       struct gf_err *e);
 void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size);

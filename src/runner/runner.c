@@ -41,6 +41,7 @@
 #include "jobvars.h"
 #include "owner.h"
 #include "runfile.h"
+#include "standby.h"
 #include "trace.h"
 
 #define LIST_MAX (64u << 20)	/* refuse an env or argv file bigger than this */
@@ -364,6 +365,20 @@ static int open_run_dir(struct runner *r, struct gf_err *e)
 		return gf_err_set(e, "%s is not a directory (a symbolic link?): not following it", r->o.dir);
 	if (r->dirfd < 0)
 		return gf_err_set(e, "cannot open %s: %s", r->o.dir, strerror(errno));
+	return 0;
+}
+
+/* A standby's output until the job has a log: RUNDIR/runner.out, which
+ * the daemon makes for a runner it starts itself. */
+static int own_output(struct runner *r, struct gf_err *e)
+{
+	int fd = openat(r->dirfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return gf_err_set(e, "cannot create %s/runner.out: %s", r->o.dir, strerror(errno));
+	dup2(fd, 1);
+	dup2(fd, 2);
+	close(fd);
 	return 0;
 }
 
@@ -1320,23 +1335,38 @@ int main(int argc, char **argv)
 	struct job_result res = { 0 };
 	struct gf_err e;
 	uint64_t started = gf_trace_now();	/* the start-latency trace (trace.h) */
-
+	char **request = NULL;
 	int bad;
 
 	ensure_std_fds();
-	bad = parse_opts(argc, argv, &r.o, &e);
+	if (argc >= 2 && !strcmp(argv[1], "--standby")) {
+		/* Started ahead: the options come when there is a job. */
+		char **own = argv;
+
+		bad = standby_wait(argv[0], &argc, &request);
+		if (bad)
+			return bad > 0 ? 0 : 2;
+		argv = request;
+		started = gf_trace_now();
+		bad = parse_opts(argc, argv, &r.o, &e);
+		if (!bad)
+			standby_retitle(own, r.o.job);
+	} else
+		bad = parse_opts(argc, argv, &r.o, &e);
 	/* Traced only for a personal daemon (the system one never passes it). */
 	if (!bad && r.o.uid < 0 && gf_trace_open())
 		gf_trace_at(started, "runner_start", strtoll(r.o.job, NULL, 10));
-	if (bad || open_run_dir(&r, &e) || read_env(&r, &e) ||
+	if (bad || open_run_dir(&r, &e) || (request && own_output(&r, &e)) || read_env(&r, &e) ||
 	    setup_signals(&r, &e) || become_subreaper(&e)) {
 		fprintf(stderr, "gflow-runner: %s\n", e.msg);
 		runner_free(&r);
+		free(request);
 		return 2;
 	}
 	if (announce(&r, &e)) {
 		fprintf(stderr, "gflow-runner: %s\n", e.msg);
 		runner_free(&r);
+		free(request);
 		return 2;
 	}
 	/* From here on, every way out writes a result. */
@@ -1364,5 +1394,6 @@ int main(int argc, char **argv)
 	}
 	write_result(&r, &res);
 	runner_free(&r);
+	free(request);
 	return 0;
 }

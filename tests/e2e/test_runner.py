@@ -724,3 +724,45 @@ def test_pty_stalled_pane_does_not_stall_the_job(runs, tmp_path, pane):
     assert res["exit_code"] == "0"
     assert r.elapsed < 1 + 2 * SLOW          # at most a second spent offering the pane the rest
     assert r.log_bytes() == (b"0123456789abcdef\n" * (MIB // 17 + 1))[:MIB]
+
+
+# --- the standby runner ----------------------------------------------------------
+
+def standby(tmp_path, request):
+    """gflow-runner --standby given `request` on its stdin; returns it ended."""
+    p = subprocess.Popen([str(runner_path()), "--standby", " " * 24], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                         cwd=tmp_path)
+    out, err = p.communicate(request, timeout=20 * SLOW)
+    return p.returncode, out.decode(errors="replace") + err.decode(errors="replace")
+
+
+def test_standby_runs_the_job_it_is_handed(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "env").write_bytes(b"PATH=/usr/bin:/bin\0GFLOW_JOB_ID=7\0")
+    words = ["--job", "7", "--dir", str(run), "--log", str(tmp_path / "job.log"), "--cwd", str(tmp_path),
+             "--", "sh", "-c", "echo hello $GFLOW_JOB_ID; ps -o args= -p $PPID"]
+    rc, said = standby(tmp_path, b"".join(w.encode() + b"\0" for w in words) + b"\0")
+    assert rc == 0 and said == "", said
+    res = parse_kv(run / "result")
+    assert res["exited"] == "1" and res["exit_code"] == "0", res
+    # its output went to the log; ps named it by its job
+    log = (tmp_path / "job.log").read_text().splitlines()
+    assert log[0] == "hello 7" and log[1].split() == [str(runner_path()), "--job", "7"], log
+    assert (run / "runner.out").read_bytes() == b""
+    assert int(parse_kv(run / "runner")["pid"]) > 0
+
+
+def test_standby_given_nothing_or_part_of_a_request_does_nothing(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "env").write_bytes(b"PATH=/usr/bin:/bin\0")
+    words = ["--job", "7", "--dir", str(run), "--log", str(tmp_path / "job.log"), "--cwd", str(tmp_path),
+             "--", "touch", str(tmp_path / "ran")]
+    whole = b"".join(w.encode() + b"\0" for w in words) + b"\0"
+    for request in (b"", whole[:-1], whole[:10], b"\0"):
+        rc, said = standby(tmp_path, request)
+        assert rc == 0 and said == "", (request, said)
+    assert sorted(p.name for p in run.iterdir()) == ["env"]
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "job.log").exists()

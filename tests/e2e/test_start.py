@@ -1,6 +1,7 @@
 """What the submit → start path does to be quick (issue 13), and that the
 guarantees hold: runners are the daemon's children and are collected, a
-runner is born inside its job's cgroup, the store's log is given room, a job
+standby runner takes each start and its job is born inside the job's cgroup,
+the store's log is given room, a job
 that can start at once is recorded as started in its submission's commit —
 and a crash right after that commit starts it once."""
 import json
@@ -42,20 +43,50 @@ def test_runners_are_the_daemons_children_and_are_collected(gflow_exec):
     g.wait_for(lambda: not zombies_of(g.proc.pid), timeout=10, what="no zombie children")
 
 
-def test_a_runner_starts_inside_its_jobs_group(gflow):
+def test_a_job_is_born_inside_its_group_and_the_standby_runner_supervises_it(gflow, tmp_path):
+    # The process executor hands each start to a runner started ahead
+    # (--standby): the job is born in its cgroup v2 group (clone3), the
+    # runner stays where the daemon is; once used, another standby waits.
     g = gflow
     g.start()
     info = g.api("GET", "/info")[1]["tracking"]
     if info["method"] != "cgroup2":
         pytest.skip("no cgroup v2 tracking here")
-    jid = g.submit("sleep", "30")
-    g.wait_for(lambda: g.job(jid)["runner_pid"], what="the runner")
-    with open(f"/proc/{g.job(jid)['runner_pid']}/cgroup") as f:
+    g.wait_for(lambda: standbys(g), what="a standby runner")
+    first = standbys(g)
+    pidfile = tmp_path / "pid"
+    jid = g.submit("sh", "-c", f"echo $$ > {pidfile}; exec sleep 30")
+    g.wait_for(lambda: g.job(jid)["runner_pid"] and pidfile.exists() and pidfile.read_text().strip(),
+               what="the job")
+    assert g.job(jid)["runner_pid"] == first[0]
+    with open(f"/proc/{first[0]}/cmdline", "rb") as f:     # what ps shows of it now
+        assert f.read().split(b"\0")[1] == f"--job {jid}".encode()
+    with open(f"/proc/{pidfile.read_text().strip()}/cgroup") as f:
         v2 = [ln.split("::", 1)[1].strip() for ln in f if ln.startswith("0::")][0]
     assert os.path.basename(v2).startswith(f"job-{jid}."), v2
     assert info["cgroup"].endswith(os.path.dirname(v2)), (info, v2)
+    g.wait_for(lambda: standbys(g) and standbys(g) != first, what="the next standby runner")
+    nxt = standbys(g)
     g.cli("gcancel", jid, check=True)
     g.wait_state(jid, "Cancelled")
+    g.stop()
+    assert not [p for p in nxt if os.path.exists(f"/proc/{p}")]    # gone with the daemon
+
+
+def standbys(g):
+    """Pids of the daemon's idle standby runners."""
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if argv[1:2] == [b"--standby"] and argv[0].endswith(b"gflow-runner") and g.proc and ppid == g.proc.pid:
+            out.append(int(d))
+    return out
 
 
 def test_the_write_ahead_log_gets_room_and_a_kill_loses_nothing(gflow):
@@ -70,10 +101,21 @@ def test_the_write_ahead_log_gets_room_and_a_kill_loses_nothing(gflow):
     assert g.submit("--hold", "true") == ids[-1] + 1
 
 
+# A runner that kills the daemon as it is given a job: started by the
+# daemon with the job's options, or as the standby runner (--standby) when
+# the job's options arrive on its stdin (an empty stdin: the daemon stopped).
+FAKE_RUNNER = """#!/bin/sh
+if [ "$1" = --standby ]; then
+    [ -n "$(tr '\\0' ' ')" ] || exit 0
+fi
+kill -9 $PPID
+"""
+
+
 def test_a_crash_between_the_start_commit_and_the_runner_starts_the_job_once(gflow, tmp_path):
     g = gflow
     fake = tmp_path / "fake-runner"
-    fake.write_text("#!/bin/sh\nkill -9 $PPID\n")     # the daemon dies as it launches
+    fake.write_text(FAKE_RUNNER)     # the daemon dies as it launches
     fake.chmod(0o755)
     g.env["GFLOW_RUNNER"] = str(fake)
     g.start()
@@ -109,7 +151,7 @@ def test_after_a_machine_restart_a_job_caught_starting_is_failed_not_run_again(g
     # file ends, with the reason, instead of being queued again.
     g = gflow
     fake = tmp_path / "fake-runner"
-    fake.write_text("#!/bin/sh\nkill -9 $PPID\n")
+    fake.write_text(FAKE_RUNNER)
     fake.chmod(0o755)
     g.env["GFLOW_RUNNER"] = str(fake)
     g.start()

@@ -1,0 +1,117 @@
+/* standby.c — the standby runner: one gflow-runner started ahead of any
+ * job (`gflow-runner --standby`, its stdin a pipe of ours). A start of the
+ * process executor hands it the runner's options (NUL-ended words, then an
+ * empty one) and closes the pipe, instead of starting a runner: the exec
+ * and loading of a runner (~2 ms here) leave the submit → start path. A
+ * new standby is made a moment after one is used (not at once: it would
+ * compete with the start it just made for the CPUs, and a daemon killed
+ * while it spawns leaves a child holding its lock until the child execs,
+ * which a restart at once would find), and at daemon start
+ * when jobs default to the process executor. It is our child like any
+ * runner (exec_reap collects it). EOF on its pipe before a whole request —
+ * we stop, crash or exec ourselves again (the pipe is close-on-exec) —
+ * ends it with nothing done. */
+#include "server.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define STANDBY_DELAY_SECS 0.005	/* before a standby is made (after a use, or at start) */
+
+static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	/* The blank word is room for the runner to name its job in (ps). */
+	char *argv[] = { s->runner_path, "--standby", "                        ", NULL };
+	struct gf_err e;
+	pid_t pid;
+
+	(void)fd;
+	(void)what;
+	if (s->standby_fd >= 0)
+		return;
+	if (exec_spawn_piped(argv, &s->standby_fd, NULL, &pid, &e)) {
+		fprintf(stderr, "gflowd: no standby runner: %s (runners are started as they are needed)\n", e.msg);
+		return;
+	}
+	s->standby_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+void standby_want(struct server *s)
+{
+	struct timeval tv = { 0, (suseconds_t)(STANDBY_DELAY_SECS * 1e6) };
+
+	if (s->standby_fd >= 0 || !s->base)
+		return;
+	if (!s->standby_ev && !(s->standby_ev = evtimer_new(s->base, on_standby_timer, s)))
+		return;
+	if (!evtimer_pending(s->standby_ev, NULL))
+		evtimer_add(s->standby_ev, &tv);
+}
+
+int standby_hand(struct server *s, char *const argv[])
+{
+	char *buf;
+	size_t len = 1, at = 0;
+	ssize_t put;
+	int fd = s->standby_fd;
+
+	if (fd < 0)
+		return 1;
+	for (int i = 1; argv[i]; i++) {
+		if (!argv[i][0])
+			return 1;	/* an empty word would end the request */
+		len += strlen(argv[i]) + 1;
+	}
+	if (len > PIPE_BUF * 16 || !(buf = malloc(len)))
+		return 1;
+	for (int i = 1; argv[i]; i++) {
+		size_t n = strlen(argv[i]) + 1;
+
+		memcpy(buf + at, argv[i], n);
+		at += n;
+	}
+	buf[at] = '\0';
+	/* It is taken whatever happens next: a standby that got part of a
+	 * request, or none, exits without doing anything. */
+	s->standby_fd = -1;
+	if (s->standby_pidfd >= 0)
+		close(s->standby_pidfd);
+	s->standby_pidfd = -1;
+	do
+		put = write(fd, buf, len);
+	while (put < 0 && errno == EINTR);
+	free(buf);
+	close(fd);
+	standby_want(s);
+	return put == (ssize_t)len ? 0 : 1;
+}
+
+void standby_close(struct server *s)
+{
+	if (s->standby_ev)
+		event_free(s->standby_ev);
+	s->standby_ev = NULL;
+	if (s->standby_fd >= 0)
+		close(s->standby_fd);
+	/* It exits at the EOF: collected here (unless exec_reap was first),
+	 * so nothing of ours outlives a stop. A second at most. */
+	if (s->standby_pidfd >= 0) {
+		struct pollfd p = { .fd = s->standby_pidfd, .events = POLLIN };
+		siginfo_t si;
+
+		while (poll(&p, 1, 1000) < 0 && errno == EINTR)
+			;
+		waitid(P_PIDFD, (id_t)s->standby_pidfd, &si, WEXITED | WNOHANG);
+		close(s->standby_pidfd);
+	}
+	s->standby_fd = s->standby_pidfd = -1;
+}

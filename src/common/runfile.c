@@ -155,10 +155,21 @@ int write_file_atomic_at(int dfd, const char *label, const char *name, const voi
 	return write_file(dfd, label, name, data, len, 0, 1, e);
 }
 
-int write_file_replace_at(int dfd, const char *label, const char *name, const void *data, size_t len,
-			  struct gf_err *e)
+int write_file_new_at(int dfd, const char *label, const char *name, const void *data, size_t len,
+		      struct gf_err *e)
 {
-	return write_file(dfd, label, name, data, len, 0, 0, e);
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), saved;
+
+	if (fd < 0) {
+		saved = errno;
+		return fail(e, saved, "cannot create %s/%s: %s", label, name, strerror(saved));
+	}
+	if (gf_write_all(fd, data, len) || close(fd)) {
+		saved = errno;
+		unlinkat(dfd, name, 0);
+		return fail(e, saved, "cannot write %s/%s: %s", label, name, strerror(saved));
+	}
+	return 0;
 }
 
 /* The path forms: the directory may be a link (see runfile.h). */

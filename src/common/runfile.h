@@ -91,7 +91,10 @@ int write_file_atomic_at(int dirfd, const char *dir, const char *name, const voi
 /* The same without the fsyncs: readers see all of it or none of it, but a
  * power cut may lose it. For files nobody needs after a reboot. */
 int write_file_replace(const char *dir, const char *name, const void *data, size_t len, struct gf_err *e);
-int write_file_replace_at(int dirfd, const char *dir, const char *name, const void *data, size_t len,
-			  struct gf_err *e);
+/* dir/name made new (O_EXCL, never through a link), written, not synced:
+ * for a directory just made, whose files nobody reads before they are
+ * whole (a run directory before its runner starts). */
+int write_file_new_at(int dirfd, const char *dir, const char *name, const void *data, size_t len,
+		      struct gf_err *e);
 
 #endif

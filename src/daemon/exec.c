@@ -509,7 +509,7 @@ static int write_env(struct server *s, const struct job *j, int dfd, const char 
 	track_marker(s, j, mark, sizeof mark);
 	buf_add(&b, mark, strlen(mark) + 1);
 	/* Only a runner started from this boot reads it: no fsync needed. */
-	rc = write_file_replace_at(dfd, dir, "env", b.p, b.len, e);
+	rc = write_file_new_at(dfd, dir, "env", b.p, b.len, e);
 	free(b.p);
 	return rc;
 }
@@ -535,7 +535,7 @@ static int write_argv(const struct job *j, int dfd, const char *dir, struct gf_e
 	}
 	for (char **a = j->argv; *a; a++)
 		buf_add(&b, *a, strlen(*a) + 1);
-	rc = write_file_replace_at(dfd, dir, "argv", b.p, b.len, e);
+	rc = write_file_new_at(dfd, dir, "argv", b.p, b.len, e);
 	free(b.p);
 	return rc;
 }

@@ -252,6 +252,38 @@ static void links_are_never_followed(void **state)
 	assert_int_equal(runfile_write_runner(sub, &ri, &e), -1);
 }
 
+/* A file of a new run directory: made new, whole; never over what is
+ * there, never through a link. */
+static void new_file_is_made_once_and_not_through_a_link(void **state)
+{
+	const char *dir = *state;
+	char victim[256], link[256], got[64] = "";
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	struct stat st;
+	struct gf_err e;
+	FILE *f;
+
+	assert_true(dfd >= 0);
+	assert_int_equal(write_file_new_at(dfd, dir, "env", "A=1\0B=2\0", 8, &e), 0);
+	snprintf(link, sizeof link, "%s/env", dir);
+	assert_non_null(f = fopen(link, "r"));
+	assert_int_equal(fread(got, 1, sizeof got, f), 8);
+	fclose(f);
+	assert_memory_equal(got, "A=1\0B=2\0", 8);
+	assert_int_equal(write_file_new_at(dfd, dir, "env", "C=3", 3, &e), -1);
+	assert_int_equal(errno, EEXIST);
+	assert_non_null(strstr(e.msg, "/env"));
+	/* argv -> victim: refused, the victim stays as it was. */
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	put(dir, "victim", "precious\n");
+	snprintf(link, sizeof link, "%s/argv", dir);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(write_file_new_at(dfd, dir, "argv", "x", 1, &e), -1);
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 9);
+	close(dfd);
+}
+
 static void proc_fields(void **state)
 {
 	unsigned long long ppid, ticks, again;
@@ -290,6 +322,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(atomic_write_replaces_and_leaves_no_tmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(atomic_write_into_missing_dir_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(links_are_never_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(new_file_is_made_once_and_not_through_a_link, setup, teardown),
 		cmocka_unit_test(proc_fields),
 	};
 

@@ -225,6 +225,53 @@ static void fair_use_rows_are_kept_replaced_and_deleted(void **state)
 	json_decref(b);
 }
 
+static void env_is(struct store *st, int64_t id, const char *want, size_t wlen)
+{
+	char *blob = NULL;
+	size_t len = 0;
+	struct gf_err e;
+
+	assert_int_equal(store_get_env(st, id, &blob, &len, &e), 0);
+	assert_int_equal(len, wlen);
+	assert_memory_equal(blob, want, wlen);
+	free(blob);
+}
+
+/* The environment last written is read back from memory, any other from
+ * the table; the same environment twice in a row is stored once; one
+ * rolled back is neither read nor reused. */
+static void environments_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	static const char a[] = "A=1\0PATH=/bin", b[] = "B=2";
+	char *blob = NULL;
+	size_t len;
+	int64_t ia, ib, ic;
+	struct gf_err e;
+
+	assert_int_equal(store_begin(f->st, &e), 0);
+	assert_true((ia = store_put_env(f->st, a, sizeof a, &e)) > 0);
+	assert_int_equal(store_put_env(f->st, a, sizeof a, &e), ia);
+	assert_true((ib = store_put_env(f->st, b, sizeof b, &e)) > ia);
+	assert_int_equal(store_commit(f->st, &e), 0);
+	env_is(f->st, ib, b, sizeof b);		/* from memory */
+	env_is(f->st, ia, a, sizeof a);		/* from the table */
+	assert_int_equal(store_begin(f->st, &e), 0);
+	assert_true((ic = store_put_env(f->st, a, sizeof a, &e)) > ib);
+	store_rollback(f->st);
+	assert_int_equal(store_get_env(f->st, ic, &blob, &len, &e), -1);
+	assert_null(blob);
+	assert_int_equal(store_begin(f->st, &e), 0);
+	assert_true((ic = store_put_env(f->st, a, sizeof a, &e)) > ib);	/* written again, not reused */
+	assert_int_equal(store_commit(f->st, &e), 0);
+	env_is(f->st, ic, a, sizeof a);
+	store_close(f->st);
+	f->st = store_open(f->db, &e);
+	assert_non_null(f->st);
+	env_is(f->st, ib, b, sizeof b);
+	env_is(f->st, ic, a, sizeof a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +280,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ids_continue_past_a_raised_floor, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_floor_survives_a_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(fair_use_rows_are_kept_replaced_and_deleted, setup, teardown),
+		cmocka_unit_test_setup_teardown(environments_round_trip, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

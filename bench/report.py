@@ -255,7 +255,10 @@ def trace_text(b):
     out += [f"Medians over {t['jobs']} submissions to one idle daemon (process executor), "
             "CLOCK_MONOTONIC stamps; steps in the order they happen (by their median time). "
             "`bench_exec` is the driver just before it starts `gbatch`; `job_start` is the job's "
-            "first act (`bench/stamp.c`). Steps on different processes can overlap "
+            "first act (`bench/stamp.c`). `fork` is the daemon handing the start to its standby "
+            "runner (a runner started ahead; a runner of its own when none waits), `runner_start` "
+            "the runner holding the job's options, `exec` its child about to become the job. "
+            "Steps on different processes can overlap "
             "(`client_exit` comes while the daemon goes on), so a step can be earlier than the one "
             "listed above it in some samples.", "",
             "| step | since the step above | since `bench_exec` | samples |", "|---|---|---|---|"]

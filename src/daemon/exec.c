@@ -785,8 +785,9 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		return -1;
 	}
 	/* The groups the runner moves itself into: v1's. The v2 group comes
-	 * first; the runner is born in it (process executor) or has the job
-	 * born in it (under tmux). A prime there would only delay both: a
+	 * first; the runner is born in it (process executor, no standby) or
+	 * has the job born in it (a standby, or under tmux). A prime there
+	 * would only delay both: a
 	 * move waits for its grace period holding cgroup_mutex, which a clone
 	 * into a group needs too. */
 	if (ncg > (s->track.method == TRACK_CGROUP2 ? 1u : 0u))

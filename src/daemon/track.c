@@ -480,6 +480,8 @@ static void group_pids(const char *dir, struct pids *out, int depth)
 	closedir(dp);
 }
 
+#define PF_KTHREAD_FLAG 0x00200000ULL	/* /proc/<pid>/stat's flags: a kernel thread */
+
 /* The job whose marker a process carries (checked against the key, so
  * it cannot be made up), or NULL. */
 static struct job *marked_job(struct server *s, pid_t pid)
@@ -493,24 +495,36 @@ static struct job *marked_job(struct server *s, pid_t pid)
 	int fd;
 
 	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			if (cap >= (1u << 20))
-				break;	/* far bigger than any environment we made */
-			cap = cap ? cap * 2 : 16384;
-			buf = realloc(buf, cap);
-			if (!buf)
-				abort();
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n <= 0)
+	/* The file reads the memory the process had when it was opened: one
+	 * that execs in between reads as empty. A live process read as empty
+	 * is read again (a job's process mid-exec must not go unseen). */
+	for (int tries = 0; len == 0 && tries < 4; tries++) {
+		unsigned long long flags;
+
+		/* Kernel threads have no environment; nor have zombies. */
+		if (tries == 1 && (proc_stat_field(pid, 9, &flags) || (flags & PF_KTHREAD_FLAG)))
 			break;
-		len += (size_t)n;
+		if (tries && proc_state(pid) == 'Z')
+			break;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		for (;;) {
+			if (len + 4096 + 1 > cap) {
+				if (cap >= (1u << 20))
+					break;	/* far bigger than any environment we made */
+				cap = cap ? cap * 2 : 16384;
+				buf = realloc(buf, cap);
+				if (!buf)
+					abort();
+			}
+			n = read(fd, buf + len, cap - len - 1);
+			if (n <= 0)
+				break;
+			len += (size_t)n;
+		}
+		close(fd);
 	}
-	close(fd);
 	for (size_t off = 0; buf && off < len; off += strlen(buf + off) + 1) {
 		buf[len] = '\0';
 		if (strncmp(buf + off, key, sizeof key - 1) ||

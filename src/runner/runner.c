@@ -10,8 +10,10 @@
  * gone (retrying until it can: the exit status is never given up). Under
  * --attach it offers the pty to viewers through a socket (attach.c). It needs
  * nothing from the daemon after it starts, so it outlives daemon restarts.
- * One poll() loop; signals arrive through a signalfd. Nothing in RUNDIR or
- * the log is reached through a symbolic link. */
+ * Started with --standby (standby.c) it waits for these options on stdin
+ * and makes RUNDIR/runner.out itself. One poll() loop; signals arrive
+ * through a signalfd. Nothing in RUNDIR or the log is reached through a
+ * symbolic link. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -458,8 +460,8 @@ static bool member_of(const char *cg, const char *pid)
 
 /* The daemon made the job's cgroups (v2, or v1 hierarchies) and tracks the
  * job through them; every process of the job is born inside. The runner is
- * started inside the v2 group (process executor) or, when it is not (it
- * runs under tmux), has the job born there by clone3(CLONE_INTO_CGROUP)
+ * started inside the v2 group (process executor) or, when it is not (a
+ * standby, or under tmux), has the job born there by clone3(CLONE_INTO_CGROUP)
  * and stays out: moving itself in would cost an RCU grace period (~10 ms
  * here) on every start. v1 groups (no such clone) it moves itself into.
  * *into: an fd of the group the job is to be born into, or -1. */

@@ -10,6 +10,8 @@ import shutil
 import stat
 import subprocess
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 
@@ -38,8 +40,16 @@ def two(system_gflow):
 
 def test_jobs_run_as_their_owners_on_their_own_gpus_and_logs_are_theirs(two):
     g, a, b = two
-    ja = g.submit_as(a, "--gpus", "1", "sh", "-c", "id -un; id -u; id -G; echo gpu=$CUDA_VISIBLE_DEVICES")
-    jb = g.submit_as(b, "--gpus", "1", "sh", "-c", "id -un; id -u; id -G; echo gpu=$CUDA_VISIBLE_DEVICES")
+    # each holds its GPU until both run (a short job could end before the
+    # other starts, which would then rightly get the same GPU)
+    flag = Path(f"/tmp/gflow-e2e-both-run-{uuid.uuid4().hex}")
+    cmd = (f"while [ ! -e {flag} ]; do sleep 0.02; done; "
+           "id -un; id -u; id -G; echo gpu=$CUDA_VISIBLE_DEVICES")
+    ja = g.submit_as(a, "--gpus", "1", "sh", "-c", cmd)
+    jb = g.submit_as(b, "--gpus", "1", "sh", "-c", cmd)
+    g.wait_state(ja, "Running")
+    g.wait_state(jb, "Running")
+    flag.touch()
     for user, jid in ((a, ja), (b, jb)):
         j = wait_done(g, jid)
         assert j["user"] == user and j["uid"] == pwd.getpwnam(user).pw_uid
@@ -54,6 +64,7 @@ def test_jobs_run_as_their_owners_on_their_own_gpus_and_logs_are_theirs(two):
         assert g.as_user(user, "gjob", "log", jid, check=True).stdout.split()[0] == user
     gpus = {g.job(ja)["gpu_ids"][0], g.job(jb)["gpu_ids"][0]}
     assert gpus == {0, 1}
+    flag.unlink()
     # each is refused the other's log
     r = g.as_user(a, "gjob", "log", jb)
     assert r.returncode != 0

@@ -120,7 +120,7 @@ void gpustate_refresh(struct server *s)
 
 	if (n > GFLOW_MAX_GPUS)
 		n = GFLOW_MAX_GPUS;
-	memset(s->views, 0, sizeof s->views);
+	memset(s->views, 0, n * sizeof *s->views);	/* only views below nviews are read */
 	s->nviews = n;
 	for (size_t g = 0; g < n; g++) {
 		struct gpu_view *v = &s->views[g];

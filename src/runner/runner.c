@@ -1346,6 +1346,9 @@ int main(int argc, char **argv)
 		char **own = argv;
 
 		bad = standby_wait(argv[0], &argc, &request);
+		if (bad < 0)
+			fprintf(stderr, "gflow-runner: --standby: cannot read the job's options on stdin: %s\n",
+				strerror(errno));
 		if (bad)
 			return bad > 0 ? 0 : 2;
 		argv = request;

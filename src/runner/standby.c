@@ -28,13 +28,17 @@ int standby_wait(const char *argv0, int *argc_out, char ***argv_out)
 		ssize_t got;
 
 		if (len == cap) {
-			char *p = cap < REQUEST_MAX ? realloc(buf, cap *= 2) : NULL;
+			char *p = cap < REQUEST_MAX ? realloc(buf, cap * 2) : NULL;
 
 			if (!p) {
+				int err = cap >= REQUEST_MAX ? E2BIG : errno;
+
 				free(buf);
+				errno = err;
 				return -1;
 			}
 			buf = p;
+			cap *= 2;
 		}
 		got = read(0, buf + len, cap - len);
 		if (got < 0 && errno == EINTR)

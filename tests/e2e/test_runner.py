@@ -766,3 +766,7 @@ def test_standby_given_nothing_or_part_of_a_request_does_nothing(tmp_path):
         assert rc == 0 and said == "", (request, said)
     assert sorted(p.name for p in run.iterdir()) == ["env"]
     assert not (tmp_path / "ran").exists() and not (tmp_path / "job.log").exists()
+    # far more than a runner's options: refused in one line
+    rc, said = standby(tmp_path, b"a" * (300 << 10))
+    assert rc == 2 and said == ("gflow-runner: --standby: cannot read the job's options on stdin: "
+                                "Argument list too long\n"), said

@@ -276,6 +276,18 @@ static int step_done(struct store *s, sqlite3_stmt *q, struct gf_err *e, const c
 	return 0;
 }
 
+/* A malloc'd copy of n bytes (never NULL: out of memory aborts). */
+static char *copy_bytes(const void *p, size_t n)
+{
+	char *c = malloc(n ? n : 1);
+
+	if (!c)
+		abort();
+	if (n)
+		memcpy(c, p, n);
+	return c;
+}
+
 int64_t store_put_env(struct store *s, const char *blob, size_t len, struct gf_err *e)
 {
 	sqlite3_stmt *q = s->st[ST_PUT_ENV];
@@ -286,10 +298,7 @@ int64_t store_put_env(struct store *s, const char *blob, size_t len, struct gf_e
 	if (step_done(s, q, e, "saving the environment"))
 		return -1;
 	free(s->last_env);
-	s->last_env = malloc(len ? len : 1);
-	if (!s->last_env)
-		abort();
-	memcpy(s->last_env, blob, len);
+	s->last_env = copy_bytes(blob, len);
 	s->last_env_len = len;
 	s->last_env_id = sqlite3_last_insert_rowid(s->db);
 	return s->last_env_id;
@@ -301,10 +310,7 @@ int store_get_env(struct store *s, int64_t id, char **blob, size_t *len, struct 
 	int rc;
 
 	if (s->last_env && id == s->last_env_id) {	/* the row last written: a job just submitted */
-		*blob = malloc(s->last_env_len ? s->last_env_len : 1);
-		if (!*blob)
-			abort();
-		memcpy(*blob, s->last_env, s->last_env_len);
+		*blob = copy_bytes(s->last_env, s->last_env_len);
 		*len = s->last_env_len;
 		return 0;
 	}
@@ -314,11 +320,7 @@ int store_get_env(struct store *s, int64_t id, char **blob, size_t *len, struct 
 		const void *p = sqlite3_column_blob(q, 0);
 		int n = sqlite3_column_bytes(q, 0);
 
-		*blob = malloc(n ? (size_t)n : 1);
-		if (!*blob)
-			abort();
-		if (n)
-			memcpy(*blob, p, (size_t)n);
+		*blob = copy_bytes(p, (size_t)n);
 		*len = (size_t)n;
 	}
 	sqlite3_reset(q);

@@ -6,6 +6,7 @@
 #ifndef GF_CLONE3_H
 #define GF_CLONE3_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -18,14 +19,20 @@ struct gf_clone3_args {
 #define GF_CLONE_INTO_CGROUP 0x200000000ULL
 
 /* fork(), the child born in the cgroup v2 group open at cgroup_fd: its pid
- * in the parent, 0 in the child, -1 with errno (ENOSYS, EINVAL, E2BIG or
- * EOPNOTSUPP: the kernel cannot). */
+ * in the parent, 0 in the child, -1 with errno (see gf_clone3_unsupported). */
 static inline long gf_fork_into_cgroup(int cgroup_fd)
 {
 	struct gf_clone3_args ca = { .exit_signal = SIGCHLD, .flags = GF_CLONE_INTO_CGROUP,
 				     .cgroup = (uint64_t)cgroup_fd };
 
 	return syscall(SYS_clone3, &ca, sizeof ca);
+}
+
+/* Whether gf_fork_into_cgroup's errno says this kernel cannot clone into a
+ * group at all (then fork, and move instead). */
+static inline int gf_clone3_unsupported(int err)
+{
+	return err == ENOSYS || err == EINVAL || err == E2BIG || err == EOPNOTSUPP;
 }
 
 #endif

@@ -207,9 +207,8 @@ static int spawn_runner_into(char *const argv[], int out_fd, const char *cgroup,
 	close(cg);
 	if (pid > 0)
 		return 0;
-	if (errno == ENOSYS || errno == EINVAL || errno == E2BIG || errno == EOPNOTSUPP || errno == EPERM ||
-	    errno == EACCES || errno == EBUSY)
-		return 1;
+	if (gf_clone3_unsupported(errno) || errno == EPERM || errno == EACCES || errno == EBUSY)
+		return 1;	/* or not into this group: the runner moves itself in */
 	return gf_err_set(e, "cannot start %s: clone3: %s", argv[0], strerror(errno));
 }
 
@@ -787,9 +786,8 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	/* The groups the runner moves itself into: v1's. The v2 group comes
 	 * first; the runner is born in it (process executor, no standby) or
 	 * has the job born in it (a standby, or under tmux). A prime there
-	 * would only delay both: a
-	 * move waits for its grace period holding cgroup_mutex, which a clone
-	 * into a group needs too. */
+	 * would only delay both: a move waits for its grace period holding
+	 * cgroup_mutex, which a clone into a group needs too. */
 	if (ncg > (s->track.method == TRACK_CGROUP2 ? 1u : 0u))
 		prime_moves(cgroups[ncg - 1]);
 	if ((!jm(j)->log_dir && make_log(s, j, e)) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e)) {

@@ -2,14 +2,15 @@
  *
  * It announces itself in RUNDIR/runner, sees that the job is born in its
  * cgroups (--cgroup, made by the daemon, which tracks the job's processes
- * through them), starts the job (its own process group, the command of RUNDIR/argv or after `--`,
- * the environment of RUNDIR/env, output to the log, under --pty through a
- * pseudo-terminal it also copies to its own stdout), enforces the time
- * limit, obeys SIGTERM/SIGINT as "cancel", cleans up whatever the job left
- * behind, and writes RUNDIR/result once the job and every descendant are
- * gone (retrying until it can: the exit status is never given up). Under
- * --attach it offers the pty to viewers through a socket (attach.c). It needs
- * nothing from the daemon after it starts, so it outlives daemon restarts.
+ * through them), starts the job (its own process group, the command of
+ * RUNDIR/argv or after `--`, the environment of RUNDIR/env, output to the
+ * log, under --pty through a pseudo-terminal it also copies to its own
+ * stdout), enforces the time limit, obeys SIGTERM/SIGINT as "cancel",
+ * cleans up whatever the job left behind, and writes RUNDIR/result once the
+ * job and every descendant are gone (retrying until it can: the exit status
+ * is never given up). Under --attach it offers the pty to viewers through a
+ * socket (attach.c). It needs nothing from the daemon after it starts, so it
+ * outlives daemon restarts.
  * Started with --standby (standby.c) it waits for these options on stdin
  * and makes RUNDIR/runner.out itself. One poll() loop; signals arrive
  * through a signalfd. Nothing in RUNDIR or the log is reached through a
@@ -511,7 +512,7 @@ static pid_t fork_into(int into, struct gf_err *e)
 	if (into < 0)
 		return fork();
 	rc = gf_fork_into_cgroup(into);
-	if (rc >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG && errno != EOPNOTSUPP))
+	if (rc >= 0 || !gf_clone3_unsupported(errno))
 		return (pid_t)rc;
 	n = snprintf(pid, sizeof pid, "%lld", (long long)getpid());
 	fd = openat(into, "cgroup.procs", O_WRONLY | O_CLOEXEC);
@@ -1362,13 +1363,7 @@ int main(int argc, char **argv)
 	if (!bad && r.o.uid < 0 && gf_trace_open())
 		gf_trace_at(started, "runner_start", strtoll(r.o.job, NULL, 10));
 	if (bad || open_run_dir(&r, &e) || (request && own_output(&r, &e)) || read_env(&r, &e) ||
-	    setup_signals(&r, &e) || become_subreaper(&e)) {
-		fprintf(stderr, "gflow-runner: %s\n", e.msg);
-		runner_free(&r);
-		free(request);
-		return 2;
-	}
-	if (announce(&r, &e)) {
+	    setup_signals(&r, &e) || become_subreaper(&e) || announce(&r, &e)) {
 		fprintf(stderr, "gflow-runner: %s\n", e.msg);
 		runner_free(&r);
 		free(request);

@@ -482,6 +482,31 @@ static void group_pids(const char *dir, struct pids *out, int depth)
 
 #define PF_KTHREAD_FLAG 0x00200000ULL	/* /proc/<pid>/stat's flags: a kernel thread */
 
+/* Appends what path reads (up to 1 MiB, far bigger than any environment
+ * we made) to *buf (cap bytes, *len used; one byte kept for a NUL). */
+static void read_into(const char *path, char **buf, size_t *len, size_t *cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	for (;;) {
+		if (*len + 4096 + 1 > *cap) {
+			if (*cap >= (1u << 20))
+				break;
+			*cap = *cap ? *cap * 2 : 16384;
+			if (!(*buf = realloc(*buf, *cap)))
+				abort();
+		}
+		n = read(fd, *buf + *len, *cap - *len - 1);
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+	}
+	close(fd);
+}
+
 /* The job whose marker a process carries (checked against the key, so
  * it cannot be made up), or NULL. */
 static struct job *marked_job(struct server *s, pid_t pid)
@@ -491,40 +516,17 @@ static struct job *marked_job(struct server *s, pid_t pid)
 	size_t len = 0, cap = 0;
 	struct job *found = NULL;
 	long long id = 0, seq = 0;
-	ssize_t n;
-	int fd;
+	unsigned long long flags;
 
 	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
 	/* The file reads the memory the process had when it was opened: one
 	 * that execs in between reads as empty. A live process read as empty
-	 * is read again (a job's process mid-exec must not go unseen). */
-	for (int tries = 0; len == 0 && tries < 4; tries++) {
-		unsigned long long flags;
-
-		/* Kernel threads have no environment; nor have zombies. */
-		if (tries == 1 && (proc_stat_field(pid, 9, &flags) || (flags & PF_KTHREAD_FLAG)))
-			break;
-		if (tries && proc_state(pid) == 'Z')
-			break;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			break;
-		for (;;) {
-			if (len + 4096 + 1 > cap) {
-				if (cap >= (1u << 20))
-					break;	/* far bigger than any environment we made */
-				cap = cap ? cap * 2 : 16384;
-				buf = realloc(buf, cap);
-				if (!buf)
-					abort();
-			}
-			n = read(fd, buf + len, cap - len - 1);
-			if (n <= 0)
-				break;
-			len += (size_t)n;
-		}
-		close(fd);
-	}
+	 * is read again (a job's process mid-exec must not go unseen); kernel
+	 * threads and zombies have no environment. */
+	read_into(path, &buf, &len, &cap);
+	if (!len && proc_stat_field(pid, 9, &flags) == 0 && !(flags & PF_KTHREAD_FLAG))
+		for (int tries = 1; !len && tries < 4 && proc_state(pid) != 'Z'; tries++)
+			read_into(path, &buf, &len, &cap);
 	for (size_t off = 0; buf && off < len; off += strlen(buf + off) + 1) {
 		buf[len] = '\0';
 		if (strncmp(buf + off, key, sizeof key - 1) ||

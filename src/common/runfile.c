@@ -61,17 +61,27 @@ int gf_write_all(int fd, const void *data, size_t len)
 static int link_durably(int dfd, const char *label, const char *name, const char *tmp, int fd, int durable,
 			struct gf_err *e)
 {
-	int saved;
+	char proc[32];
+	int saved, rc;
 
-	if (linkat(dfd, tmp, dfd, name, 0)) {
+	if (tmp)
+		rc = linkat(dfd, tmp, dfd, name, 0);
+	else {
+		/* An unnamed file (O_TMPFILE): linked by its /proc name. */
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+		rc = linkat(AT_FDCWD, proc, dfd, name, AT_SYMLINK_FOLLOW);
+	}
+	if (rc) {
 		saved = errno;
 		close(fd);
-		unlinkat(dfd, tmp, 0);
+		if (tmp)
+			unlinkat(dfd, tmp, 0);
 		if (saved == EEXIST)
 			return fail(e, saved, "%s/%s exists already", label, name);
 		return fail(e, saved, "cannot create %s/%s: %s", label, name, strerror(saved));
 	}
-	unlinkat(dfd, tmp, 0);
+	if (tmp)
+		unlinkat(dfd, tmp, 0);
 	if (durable && (fsync(fd) || fsync(dfd))) {
 		saved = errno;
 		close(fd);
@@ -85,7 +95,8 @@ static int link_durably(int dfd, const char *label, const char *name, const char
 }
 
 /* Write dir/name.tmp and move it into place: with rename (replacing), or
- * with link (failing with EEXIST when dir/name exists). Nothing is reached
+ * with link (failing with EEXIST when dir/name exists; an unnamed file
+ * instead of name.tmp where it can). Nothing is reached
  * through a symbolic link: a link planted at name.tmp is removed, not
  * followed, and one at name is replaced (or, exclusive, refused). `label`
  * names the directory in messages. */
@@ -95,6 +106,17 @@ static int write_file(int dfd, const char *label, const char *name, const void *
 	char tmp[NAME_MAX + 1];
 	int fd, saved;
 
+	/* Exclusive: an unnamed file where the file system has them and
+	 * /proc is there to link it by (one change to the directory, not three). */
+	if (exclusive && faccessat(AT_FDCWD, "/proc/self/fd", X_OK, 0) == 0 &&
+	    (fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600)) >= 0) {
+		if (gf_write_all(fd, data, len)) {
+			saved = errno;
+			close(fd);
+			return fail(e, saved, "cannot write %s/%s: %s", label, name, strerror(saved));
+		}
+		return link_durably(dfd, label, name, NULL, fd, durable, e);
+	}
 	if (snprintf(tmp, sizeof tmp, "%s.tmp", name) >= (int)sizeof tmp)
 		return fail(e, ENAMETOOLONG, "name too long: %s/%s", label, name);
 	unlinkat(dfd, tmp, 0);	/* left by a crash, or planted */

@@ -32,7 +32,7 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	json_t *out;
 	struct gf_err e;
 	int64_t env_id, *ids = NULL;
-	bool queued = false;
+	bool queued = false, held;
 	size_t i;
 
 	gf_trace("accept", 0);	/* the start-latency trace (trace.h) */
@@ -55,7 +55,11 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	}
 	if (!(ids = calloc(sub.n, sizeof *ids)))
 		abort();
-	if (jobs_txn_begin(s, &e) || (env_id = store_put_env(s->store, sub.env, sub.envlen, &e)) < 0)
+	/* A job that may start at once, on the standby: its runner prepares
+	 * the start while the commit is synced (jobs_txn_sync). */
+	held = sub.n == 1 && sub.jobs[0]->state == JS_QUEUED && exec_holds_start(s, sub.jobs[0]);
+	if ((held ? jobs_txn_begin_sync_later(s, &e) : jobs_txn_begin(s, &e)) ||
+	    (env_id = store_put_env(s->store, sub.env, sub.envlen, &e)) < 0)
 		goto fail;
 	for (i = 0; i < sub.n; i++) {
 		struct job *j = sub.jobs[i];
@@ -82,8 +86,14 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	gf_trace("commit", ids[0]);
 	if (jobs_get(s, ids[0])->state == JS_RUNNING) {
 		gf_trace("running_commit", ids[0]);
-		evhttp_request_set_on_complete_cb(req, on_submit_answered, s);
+		if (held) {
+			s->start_held = true;
+			jobs_launch_recorded(s);
+			s->start_held = false;
+		} else
+			evhttp_request_set_on_complete_cb(req, on_submit_answered, s);
 	}
+	jobs_txn_sync(s);	/* held: the sync, then the start goes on */
 	for (i = 0; i < sub.n; i++)
 		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)ids[i], "name",
 						     jobs_get(s, ids[i])->name));

@@ -767,14 +767,22 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
 	return exec_tmux_client(tmux, sock, session, w.v, (size_t)w.n, e);
 }
 
+bool exec_holds_start(const struct server *s, const struct job *j)
+{
+	return standby_ready(s) && (j->executor != EXEC_TMUX || s->paths.system);
+}
+
 /* Launch gflow-runner for a job already recorded Running: its run
- * directory, log, cgroups, and the runner under tmux or on its own. */
+ * directory, log, cgroups, and the runner under tmux or on its own. A
+ * held start (s->start_held) goes to the standby with --hold, or, when it
+ * cannot, waits for the sync (jobs_txn_sync) before a runner starts. */
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 {
 	char dir[GF_PATH_MAX], log[GF_PATH_MAX], cgroups[4][GF_PATH_MAX], attach[GF_PATH_MAX];
 	struct argv a = { .n = 0 };
 	size_t ncg;
 	int dfd, out, rc;
+	bool held;
 
 	if ((dfd = make_run_dir(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
@@ -833,6 +841,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		arg(&a, "--pty");
 		if (!s->paths.system) {
 			close(dfd);
+			jobs_txn_sync(s);	/* tmux starts it at once */
 			return start_in_tmux(s, j, &a, e);
 		}
 		/* The system daemon: no tmux, an attach socket (see the top). */
@@ -847,13 +856,19 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 			argf(&a, "%lld", (long long)s->admin_gid);
 		}
 	}
+	held = s->start_held && a.n < 63;
+	if (held)
+		arg(&a, "--hold");
 	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 	/* The standby makes runner.out itself; then the job is born in the
 	 * v2 group (the runner is not in it), as under tmux. */
-	if (standby_hand(s, a.v) == 0) {
+	if (standby_hand(s, a.v, held) == 0) {
 		close(dfd);
 		return 0;
 	}
+	if (held)
+		a.v[--a.n] = NULL;	/* a runner of its own is not held… */
+	jobs_txn_sync(s);		/* …so it starts after the commit is on disk */
 	/* What the runner says before it has a log goes to runner.out. */
 	out = openat(dfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	close(dfd);

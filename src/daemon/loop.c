@@ -805,7 +805,7 @@ int server_run(const struct daemon_opts *opts)
 		return check_only(opts);
 	s.opts = *opts;
 	s.lock_fd = s.sock_lock_fd = s.inotify_fd = s.unix_fd = s.rollback_fd = s.run_dfd = s.log_dfd = -1;
-	s.standby_fd = s.standby_pidfd = -1;
+	s.standby_fd = s.standby_pidfd = s.standby_held_fd = -1;
 	s.inherited[0] = s.inherited[1] = s.inherited[2] = s.inherited[3] = -1;
 	report(opts->report, "starting", NULL);
 	/* The start-latency trace (trace.h): a personal daemon's only; it goes

@@ -109,6 +109,45 @@ static void why_no_result(struct server *s, struct job *j, bool left, char *why,
 		snprintf(why, size, "supervisor killed");
 }
 
+/* A start in which nothing ran: the job queues again (or, cancelled
+ * meanwhile, ends so), and its run directory goes. */
+static void start_again(struct server *s, struct job *j)
+{
+	struct gf_err e;
+
+	if (jobs_txn_begin(s, &e) == 0) {
+		jobs_touch(s, j);
+		j->state = j->state == JS_CANCELLED ? JS_CANCELLED : JS_QUEUED;
+		j->active = false;
+		j->gpu_mask = 0;
+		j->start_time = 0;
+		if (j->state == JS_CANCELLED)
+			j->end_time = now_real();
+		jobs_save(s, j, &e);
+		jobs_txn_commit(s, &e);
+	}
+	if (j->active) {
+		/* Left as it is: the next start looks at it again. */
+		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		return;
+	}
+	exec_remove_run_dir(s, j);
+	track_release(s, j);
+}
+
+/* Did the runner take its announcement back? Only a held start given up
+ * (the daemon stopped before its commit was on disk) does: the job never
+ * ran. Its run directory is there; its runner file, read before, is not. */
+static bool withdrawn(const char *dir)
+{
+	struct runner_info ri;
+	struct stat st;
+
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || runfile_read_runner(dir, &ri, NULL) == 0)
+		return false;
+	return errno == ENOENT;
+}
+
 /* The runner is gone: record how the job ended (its result, or why there
  * is none), and kill what is left of the job. */
 static void runner_gone(struct server *s, struct job *j)
@@ -133,6 +172,11 @@ static void runner_gone(struct server *s, struct job *j)
 	left = !jr(j)->draining && !track_empty(s, j);
 	exec_run_dir(s, j, dir, sizeof dir);
 	if (runfile_read_result(dir, &r, &e)) {
+		if (!left && !jr(j)->backstop && withdrawn(dir)) {
+			start_again(s, j);
+			server_schedule(s);
+			return;
+		}
 		why_no_result(s, j, left, why, sizeof why);
 		rp = NULL;
 		if (jr(j)->backstop && !strcmp(jr(j)->backstop, "timeout")) {
@@ -541,24 +585,7 @@ static void recover(struct server *s, struct job *j, bool rebooted)
 		return;
 	}
 	/* The runner never started: nothing ran, so it queues again. */
-	if (jobs_txn_begin(s, &e) == 0) {
-		jobs_touch(s, j);
-		j->state = j->state == JS_CANCELLED ? JS_CANCELLED : JS_QUEUED;
-		j->active = false;
-		j->gpu_mask = 0;
-		j->start_time = 0;
-		if (j->state == JS_CANCELLED)
-			j->end_time = now_real();
-		jobs_save(s, j, &e);
-		jobs_txn_commit(s, &e);
-	}
-	if (j->active) {
-		/* Left as it is: the next start looks at it again. */
-		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
-		return;
-	}
-	exec_remove_run_dir(s, j);
-	track_release(s, j);
+	start_again(s, j);
 }
 
 /* This boot's id, or "" when /proc does not say. */

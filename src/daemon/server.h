@@ -295,6 +295,8 @@ struct server {
 	struct pending *pending;		/* launched, not yet announced (reap.c) */
 	struct tmuxctl *tmuxctl;		/* the tmux control client (tmuxctl.c), or NULL */
 	int standby_fd, standby_pidfd;		/* the standby runner's pipe and pidfd (standby.c), -1: none */
+	int standby_held_fd;			/* the pipe of a held start (standby.c), -1: none */
+	bool start_held;			/* a launch now is held until jobs_txn_sync */
 	struct event *standby_ev;		/* makes the next standby */
 	struct tracker track;			/* each job's processes (track.c) */
 	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
@@ -445,6 +447,12 @@ int jobs_insert(struct server *s, struct job *j, struct gf_err *e);
 int jobs_replace(struct server *s, struct job *j, struct job *n, struct gf_err *e);
 int jobs_txn_commit(struct server *s, struct gf_err *e);
 void jobs_txn_rollback(struct server *s);
+/* A transaction whose commit is synced by jobs_txn_sync (store.h's
+ * store_begin_sync_later): between the two only a held start may be handed
+ * to the standby (standby_hand), nothing answered. jobs_txn_sync releases
+ * that start; a sync that fails stops the daemon. */
+int jobs_txn_begin_sync_later(struct server *s, struct gf_err *e);
+void jobs_txn_sync(struct server *s);
 
 /* cascade.c — the dependents index and dependency cascades */
 /* Does c list parent in its depends_on? (Index entries are never removed:
@@ -523,6 +531,8 @@ void exec_close(struct server *s);
 int exec_owner_home(uid_t uid, char *home, size_t size, struct gf_err *e);
 int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_err *e);
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
+/* Would j's start go to the standby, and may it be held (jobs_txn_sync)? */
+bool exec_holds_start(const struct server *s, const struct job *j);
 void exec_reap(void);	/* collects runners that exited (they are our children) */
 /* argv as our child, its stdin and stdout+stderr pipes to us (our ends
  * non-blocking, close-on-exec); from_child NULL: its output goes to ours. */
@@ -541,9 +551,13 @@ int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux,
 void tmuxctl_close(struct server *s);
 /* standby.c: the standby runner. standby_hand gives it a runner's argv
  * (argv[0] the runner): 0 handed, 1 there is none or it could not take it
- * (start a runner then). standby_want makes one in a moment unless there
- * is one. */
-int standby_hand(struct server *s, char *const argv[]);
+ * (start a runner then). hold: the job waits before its exec until
+ * standby_release (after the commit that started it is synced); EOF instead
+ * — we stopped — and the runner gives the start up. standby_want makes one
+ * in a moment unless there is one. */
+int standby_hand(struct server *s, char *const argv[], bool hold);
+bool standby_ready(const struct server *s);
+void standby_release(struct server *s);
 void standby_want(struct server *s);
 void standby_close(struct server *s);
 int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,

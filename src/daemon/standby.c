@@ -1,7 +1,10 @@
 /* standby.c — the standby runner: one gflow-runner started ahead of any
  * job (`gflow-runner --standby`, its stdin a pipe of ours). A start of the
  * process executor hands it the runner's options (NUL-ended words, then an
- * empty one) and closes the pipe, instead of starting a runner: the exec
+ * empty one) and closes the pipe, instead of starting a runner. A held start
+ * (`--hold`, made before the commit that records it is synced) keeps the
+ * pipe until the sync is done and then writes one byte, "g", that lets the
+ * job exec; the runner prepares everything meanwhile. The exec
  * and loading of a runner (~2 ms here) leave the submit → start path. A
  * new standby is made a moment after one is used (not at once: it would
  * compete with the start it just made for the CPUs, and a daemon killed
@@ -57,14 +60,19 @@ void standby_want(struct server *s)
 		evtimer_add(s->standby_ev, &tv);
 }
 
-int standby_hand(struct server *s, char *const argv[])
+bool standby_ready(const struct server *s)
+{
+	return s->standby_fd >= 0 && s->standby_held_fd < 0;
+}
+
+int standby_hand(struct server *s, char *const argv[], bool hold)
 {
 	char *buf;
 	size_t len = 1, at = 0;
 	ssize_t put;
 	int fd = s->standby_fd;
 
-	if (fd < 0)
+	if (fd < 0 || (hold && s->standby_held_fd >= 0))
 		return 1;
 	for (int i = 1; argv[i]; i++) {
 		if (!argv[i][0])
@@ -90,13 +98,35 @@ int standby_hand(struct server *s, char *const argv[])
 		put = write(fd, buf, len);
 	while (put < 0 && errno == EINTR);
 	free(buf);
-	close(fd);
+	if (hold && put == (ssize_t)len)
+		s->standby_held_fd = fd;
+	else
+		close(fd);
 	standby_want(s);
 	return put == (ssize_t)len ? 0 : 1;
 }
 
+/* The byte that lets a held job exec. A runner gone meanwhile (EPIPE) is
+ * seen like any other runner that died. */
+void standby_release(struct server *s)
+{
+	int fd = s->standby_held_fd;
+
+	if (fd < 0)
+		return;
+	s->standby_held_fd = -1;
+	while (write(fd, "g", 1) < 0 && errno == EINTR)
+		;
+	close(fd);
+}
+
 void standby_close(struct server *s)
 {
+	/* A start is never held across a return to the loop; were one held,
+	 * EOF without the byte gives it up. */
+	if (s->standby_held_fd >= 0)
+		close(s->standby_held_fd);
+	s->standby_held_fd = -1;
 	if (s->standby_ev)
 		event_free(s->standby_ev);
 	s->standby_ev = NULL;

@@ -69,6 +69,8 @@ struct store {
 	char *last_env;
 	size_t last_env_len;
 	int64_t last_env_id;
+	bool sync_later;	/* the open transaction's commit leaves the sync to store_sync */
+	bool unsynced;		/* a commit is written but not yet synced */
 };
 
 /* A write refused for want of space, by SQLite's word or the system's. */
@@ -245,12 +247,70 @@ int store_begin(struct store *s, struct gf_err *e)
 	return exec_sql(s, "BEGIN IMMEDIATE", e);
 }
 
+/* SQLite takes its safety level only outside a transaction: NORMAL leaves
+ * the write-ahead log unsynced at commit (checkpoints still sync it). */
+int store_begin_sync_later(struct store *s, struct gf_err *e)
+{
+	if (exec_sql(s, "PRAGMA synchronous=NORMAL", e))
+		return -1;
+	s->sync_later = true;
+	if (store_begin(s, e) == 0)
+		return 0;
+	s->sync_later = false;
+	exec_sql(s, "PRAGMA synchronous=FULL", NULL);
+	return -1;
+}
+
+/* Back to FULL after a transaction begun with store_begin_sync_later. */
+static void sync_now_again(struct store *s)
+{
+	if (!s->sync_later)
+		return;
+	s->sync_later = false;
+	if (exec_sql(s, "PRAGMA synchronous=FULL", NULL)) {
+		/* Never left at NORMAL: every later commit would be unsynced. */
+		fprintf(stderr, "gflowd: the store cannot be set back to synchronous writes: %s\n",
+			sqlite3_errmsg(s->db));
+		exit(1);
+	}
+}
+
 int store_commit(struct store *s, struct gf_err *e)
 {
+	bool later = s->sync_later;
+
 	if (exec_sql(s, "COMMIT", e)) {
 		store_rollback(s);
 		return -1;
 	}
+	sync_now_again(s);
+	if (later)
+		s->unsynced = true;
+	return 0;
+}
+
+bool store_unsynced(const struct store *s)
+{
+	return s->unsynced;
+}
+
+/* The log's own file, synced as SQLite syncs it at a FULL commit: its
+ * journal pointer is the write-ahead log in WAL mode. */
+int store_sync(struct store *s, struct gf_err *e)
+{
+	sqlite3_file *wal = NULL;
+	int rc;
+
+	if (!s->unsynced)
+		return 0;
+	rc = sqlite3_file_control(s->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal);
+	if (rc == SQLITE_OK && (!wal || !wal->pMethods))
+		rc = SQLITE_ERROR;
+	if (rc == SQLITE_OK)
+		rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
+	if (rc != SQLITE_OK)
+		return fail_rc(s, rc, e, "syncing the write-ahead log", sqlite3_errstr(rc));
+	s->unsynced = false;
 	return 0;
 }
 
@@ -258,6 +318,7 @@ void store_rollback(struct store *s)
 {
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	sync_now_again(s);
 	/* The cached env may name a row that was just rolled back. */
 	free(s->last_env);
 	s->last_env = NULL;

@@ -1,6 +1,7 @@
 /* store.h — the SQLite store: the write-ahead truth for jobs and settings.
  *
- * WAL mode with synchronous=FULL: when a write returns 0 it is on disk.
+ * WAL mode with synchronous=FULL: when a write returns 0 it is on disk
+ * (store_begin_sync_later: once store_sync returns 0).
  * Jobs are stored as their JSON form (job.c); ids come from an AUTOINCREMENT
  * key, so they are never reused, also after a crash. */
 #ifndef GF_STORE_H
@@ -26,6 +27,13 @@ bool store_full(const struct store *s);
 int store_begin(struct store *s, struct gf_err *e);
 int store_commit(struct store *s, struct gf_err *e);
 void store_rollback(struct store *s);
+/* A transaction whose commit is written but not synced: until store_sync
+ * returns 0 (store_unsynced says whether one is due) nothing of it may be
+ * answered or acted on outside the daemon. A sync that fails leaves the
+ * commit neither durable nor undoable: the caller stops. */
+int store_begin_sync_later(struct store *s, struct gf_err *e);
+bool store_unsynced(const struct store *s);
+int store_sync(struct store *s, struct gf_err *e);
 
 /* Captured environments (NUL-separated KEY=VALUE), deduplicated against the
  * last one written. Returns the id, or -1. */

@@ -20,11 +20,11 @@ struct undo {
 	bool replaced;		/* its fields were edited (jobs_replace) */
 };
 
-int jobs_txn_begin(struct server *s, struct gf_err *e)
+static int txn_begin(struct server *s, bool sync_later, struct gf_err *e)
 {
 	if (s->txn.open)
 		return gf_err_set(e, "internal error: a store transaction is already open");
-	if (store_begin(s->store, e))
+	if (sync_later ? store_begin_sync_later(s->store, e) : store_begin(s->store, e))
 		return -1;
 	s->txn.open = true;
 	s->txn.failed = false;
@@ -42,6 +42,31 @@ int jobs_txn_begin(struct server *s, struct gf_err *e)
 	s->txn.cq_head = s->cq_head;
 	s->txn.cq_len = s->cq_len;
 	return 0;
+}
+
+int jobs_txn_begin(struct server *s, struct gf_err *e)
+{
+	return txn_begin(s, false, e);
+}
+
+int jobs_txn_begin_sync_later(struct server *s, struct gf_err *e)
+{
+	return txn_begin(s, true, e);
+}
+
+void jobs_txn_sync(struct server *s)
+{
+	struct gf_err e;
+
+	if (!store_unsynced(s->store))
+		return;
+	if (store_sync(s->store, &e)) {
+		/* Written, not known to be on disk, and past undoing: nothing
+		 * of it was answered or started, and nothing will be. */
+		fprintf(stderr, "gflowd: %s; stopping: a change may not be on disk\n", e.msg);
+		exit(1);
+	}
+	standby_release(s);
 }
 
 static void undo_push(struct server *s, int64_t id, struct job *before, int64_t retried_by)

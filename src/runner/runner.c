@@ -23,7 +23,9 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,7 @@ struct opts {
 	long long uid, gid;		/* the job's owner (--uid/--gid), -1: as we are */
 	bool log_new;			/* --log-new: the log must not exist yet */
 	bool pty;
+	bool hold;			/* --hold (a standby's): the exec waits for the daemon's byte */
 	const char *attach;		/* --attach: the socket to offer the pty at */
 	long long attach_gid;		/* --attach-group, -1: none */
 	char **argv;			/* NULL: read RUNDIR/argv */
@@ -79,7 +82,7 @@ struct outbuf {
 
 /* What the child reports through its close-on-exec pipe when it cannot
  * become the job. */
-enum { STAGE_CWD = 1, STAGE_EXEC = 2, STAGE_USER = 3 };
+enum { STAGE_CWD = 1, STAGE_EXEC = 2, STAGE_USER = 3, STAGE_HOLD = 4 };
 struct child_err {
 	int stage, err;
 };
@@ -94,6 +97,8 @@ struct runner {
 	size_t nargv;
 	int dirfd;		/* RUNDIR, opened without following links */
 	int sigfd, logfd;
+	int holdfd;		/* --hold: the daemon's pipe, to wait on before the exec; -1: go */
+	bool output_due;	/* a standby without runner.out yet (say()) */
 
 	pid_t pid;		/* the job's main process (and its process group) */
 	bool reaped, gone;	/* main process waited for; no children left */
@@ -155,7 +160,7 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
 	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW,
-	       O_ATTACH, O_ATTACH_GID };
+	       O_ATTACH, O_ATTACH_GID, O_HOLD };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -170,6 +175,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "log-new", no_argument, NULL, O_LOGNEW },
 		{ "attach", required_argument, NULL, O_ATTACH },
 		{ "attach-group", required_argument, NULL, O_ATTACH_GID },
+		{ "hold", no_argument, NULL, O_HOLD },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -232,6 +238,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 			break;
 		case O_PTY:
 			o->pty = true;
+			break;
+		case O_HOLD:
+			o->hold = true;
 			break;
 		case ':':
 			return gf_err_set(e, "option '%s' needs a value", argv[optind - 1]);
@@ -371,12 +380,14 @@ static int open_run_dir(struct runner *r, struct gf_err *e)
 	return 0;
 }
 
-/* A standby's output until the job has a log: RUNDIR/runner.out, which
- * the daemon makes for a runner it starts itself. */
+/* A standby's output: RUNDIR/runner.out, which the daemon makes for a
+ * runner it starts itself. Made when there is something to say (say()),
+ * or at once under --pty (the pane's copy goes there). */
 static int own_output(struct runner *r, struct gf_err *e)
 {
 	int fd = openat(r->dirfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
+	r->output_due = false;
 	if (fd < 0)
 		return gf_err_set(e, "cannot create %s/runner.out: %s", r->o.dir, strerror(errno));
 	dup2(fd, 1);
@@ -385,7 +396,54 @@ static int own_output(struct runner *r, struct gf_err *e)
 	return 0;
 }
 
+/* A line for whoever looks into why the job ended: our stderr, which for
+ * a standby is runner.out, made now (or, when it cannot be, the daemon's). */
+__attribute__((format(printf, 2, 3))) static void say(struct runner *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->output_due && r->dirfd >= 0)
+		own_output(r, NULL);
+	va_start(ap, fmt);
+	fputs("gflow-runner: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
 /* --- signals ----------------------------------------------------------- */
+
+/* The signals ignored here, bit sig - 1: of what a process is given, only
+ * an ignored disposition outlives exec (handlers are reset), so these are
+ * what the job's child sets back to the default. Those we were started
+ * with are read ahead of any job (a standby reads them as it waits), by
+ * the system call: glibc hides the signals it reserves (32, 33), whose
+ * ignored disposition is inherited all the same. */
+static uint64_t ignored_signals;
+
+struct kernel_sigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	unsigned long mask;
+	unsigned long spare[4];	/* room for any architecture's layout */
+};
+
+static void read_ignored_signals(void)
+{
+	for (int sig = 1; sig < NSIG && sig <= 64; sig++) {
+		struct kernel_sigaction old;
+
+		if (syscall(SYS_rt_sigaction, sig, NULL, &old, sizeof old.mask) == 0 && old.handler == (void *)SIG_IGN)
+			ignored_signals |= 1ull << (sig - 1);
+	}
+}
+
+static void ignore_signal(int sig)
+{
+	signal(sig, SIG_IGN);
+	ignored_signals |= 1ull << (sig - 1);
+}
 
 /* Cancel, child exits and pane resizes come through a signalfd; hangups
  * (the tmux session closed) and broken pipes are ignored. */
@@ -393,11 +451,12 @@ static int setup_signals(struct runner *r, struct gf_err *e)
 {
 	sigset_t set;
 
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGTTOU, SIG_IGN);	/* may set the pane's modes from the background */
-	signal(SIGTTIN, SIG_IGN);
+	ignore_signal(SIGHUP);
+	ignore_signal(SIGPIPE);
+	ignore_signal(SIGTTOU);	/* may set the pane's modes from the background */
+	ignore_signal(SIGTTIN);
 	signal(SIGCHLD, SIG_DFL);	/* ignored SIGCHLD would auto-reap: no exit status */
+	ignored_signals &= ~(1ull << (SIGCHLD - 1));
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -929,7 +988,7 @@ static void offer_attach(struct runner *r)
 				r->owner.set ? r->owner.gid : getgid(), r->owner.set ? r->owner.name : me,
 				r->o.attach_gid >= 0, (gid_t)r->o.attach_gid, &h, &e);
 	if (!r->attach)
-		fprintf(stderr, "gflow-runner: job %s: no attach: %s\n", r->o.job, e.msg);
+		say(r, "job %s: no attach: %s", r->o.job, e.msg);
 }
 
 /* --- starting the job -------------------------------------------------- */
@@ -969,17 +1028,10 @@ static void child_fail(int errw, int stage, int err)
 	_exit(child_exit_code(&ce));
 }
 
-/* glibc refuses to touch the signals it reserves for itself (32, 33), but
- * an ignored disposition of theirs is inherited across exec all the same:
- * reset it with the system call. */
-static void reset_reserved_signal(int sig)
+/* Back to the default, by the system call (see ignored_signals). */
+static void default_signal(int sig)
 {
-	struct {
-		void *handler;
-		unsigned long flags;
-		void *restorer;
-		unsigned long mask;
-	} sa = { 0 };
+	struct kernel_sigaction sa = { 0 };
 
 	syscall(SYS_rt_sigaction, sig, &sa, NULL, sizeof sa.mask);
 }
@@ -990,9 +1042,9 @@ static void child_run(const struct runner *r, int slave, int errw)
 	sigset_t none;
 	int fd;
 
-	for (int sig = 1; sig < NSIG; sig++)
-		if (signal(sig, SIG_DFL) == SIG_ERR && sig != SIGKILL && sig != SIGSTOP)
-			reset_reserved_signal(sig);
+	for (int sig = 1; sig <= 64; sig++)
+		if (ignored_signals & (1ull << (sig - 1)))
+			default_signal(sig);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (r->o.pty) {
@@ -1016,6 +1068,10 @@ static void child_run(const struct runner *r, int slave, int errw)
 	if (chdir(r->o.cwd))
 		child_fail(errw, STAGE_CWD, errno);
 	cloexec_from(3);
+	/* Held: all is ready; the exec waits until the daemon has synced the
+	 * commit that started the job. */
+	if (r->holdfd >= 0 && !standby_released(r->holdfd))
+		child_fail(errw, STAGE_HOLD, ECANCELED);
 	environ = r->envp;	/* execvp searches the job's own PATH */
 	gf_trace("exec", strtoll(r->o.job, NULL, 10));
 	execvp(r->argv[0], r->argv);
@@ -1050,6 +1106,9 @@ static int start_job(struct runner *r, struct gf_err *e)
 	if (r->pid == 0)
 		child_run(r, slave, errp[1]);
 	close(errp[1]);
+	if (r->holdfd >= 0)
+		close(r->holdfd);	/* the child waits on it */
+	r->holdfd = -1;
 	if (into >= 0)
 		close(into);
 	into = -1;
@@ -1322,7 +1381,7 @@ static void write_result(struct runner *r, const struct job_result *res)
 		if (errno == ENOENT && remake_run_dir(r) == 0)
 			continue;
 		if (!said++)
-			fprintf(stderr, "gflow-runner: job %s: %s (trying again until it can be written)\n",
+			say(r, "job %s: %s (trying again until it can be written)",
 				r->o.job, e.msg);
 		usleep((useconds_t)(wait * 1e6));
 		if (wait < 5)
@@ -1330,23 +1389,34 @@ static void write_result(struct runner *r, const struct job_result *res)
 	}
 }
 
+/* A held start the daemon gave up (it stopped before the commit that
+ * started the job was on disk): the job never ran. Our announcement goes,
+ * so a daemon that finds the job recorded as started queues it again. */
+static void give_up(struct runner *r)
+{
+	unlinkat(r->dirfd, "runner", 0);
+	say(r, "job %s: the daemon stopped before this start was on disk; not started", r->o.job);
+}
+
 int main(int argc, char **argv)
 {
 	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1, .dirfd = -1,
-			    .pane_flags = { -1, -1 },
+			    .holdfd = -1, .pane_flags = { -1, -1 },
 			    .ended_by = "exit" };
 	struct job_result res = { 0 };
 	struct gf_err e;
 	uint64_t started = gf_trace_now();	/* the start-latency trace (trace.h) */
 	char **request = NULL;
+	enum standby_after after = STANDBY_EOF;
 	int bad;
 
 	ensure_std_fds();
+	read_ignored_signals();
 	if (argc >= 2 && !strcmp(argv[1], "--standby")) {
 		/* Started ahead: the options come when there is a job. */
 		char **own = argv;
 
-		bad = standby_wait(argv[0], &argc, &request);
+		bad = standby_wait(argv[0], &argc, &request, &after, &r.holdfd);
 		if (bad < 0)
 			fprintf(stderr, "gflow-runner: --standby: cannot read the job's options on stdin: %s\n",
 				strerror(errno));
@@ -1355,16 +1425,26 @@ int main(int argc, char **argv)
 		argv = request;
 		started = gf_trace_now();
 		bad = parse_opts(argc, argv, &r.o, &e);
+		if (!bad && r.o.hold && after == STANDBY_EOF) {
+			free(request);	/* given up before we began */
+			return 0;
+		}
+		if (!r.o.hold || after != STANDBY_OPEN) {
+			if (r.holdfd >= 0)
+				close(r.holdfd);
+			r.holdfd = -1;
+		}
 		if (!bad)
 			standby_retitle(own, r.o.job);
-	} else
-		bad = parse_opts(argc, argv, &r.o, &e);
+	} else if (!(bad = parse_opts(argc, argv, &r.o, &e)) && r.o.hold)
+		bad = gf_err_set(&e, "--hold: only a standby runner (--standby) is held");
 	/* Traced only for a personal daemon (the system one never passes it). */
 	if (!bad && r.o.uid < 0 && gf_trace_open())
 		gf_trace_at(started, "runner_start", strtoll(r.o.job, NULL, 10));
-	if (bad || open_run_dir(&r, &e) || (request && own_output(&r, &e)) || read_env(&r, &e) ||
+	r.output_due = request != NULL;
+	if (bad || open_run_dir(&r, &e) || (request && r.o.pty && own_output(&r, &e)) || read_env(&r, &e) ||
 	    setup_signals(&r, &e) || become_subreaper(&e) || announce(&r, &e)) {
-		fprintf(stderr, "gflow-runner: %s\n", e.msg);
+		say(&r, "%s", e.msg);
 		runner_free(&r);
 		free(request);
 		return 2;
@@ -1378,6 +1458,12 @@ int main(int argc, char **argv)
 		if (r.o.attach)
 			offer_attach(&r);
 		supervise(&r);
+		if (r.have_cerr && r.cerr.stage == STAGE_HOLD) {
+			give_up(&r);
+			runner_free(&r);
+			free(request);
+			return 0;
+		}
 		fill_result(&r, &res);
 		pane_flush_final(&r);
 		pane_restore(&r);
@@ -1389,7 +1475,7 @@ int main(int argc, char **argv)
 		res.exit_code = 1;
 		snprintf(res.ended_by, sizeof res.ended_by, "error");
 		snprintf(res.error, sizeof res.error, "%.*s", (int)sizeof res.error - 1, e.msg);
-		fprintf(stderr, "gflow-runner: job %s: %s\n", r.o.job, res.error);
+		say(&r, "job %s: %s", r.o.job, res.error);
 		log_error(&r, res.error);
 	}
 	write_result(&r, &res);

@@ -1,10 +1,10 @@
 /* standby.c — a runner started ahead of its job. The daemon keeps one
  * gflow-runner waiting with `--standby` and its stdin on a pipe; a job's
- * start then writes the runner's options there and closes the pipe, and
- * the runner goes on as if started with them (saving the exec and loading
- * of a runner on every start). EOF before a whole request — the daemon
- * stopped, was restarted, or dropped this standby — ends it with nothing
- * done. */
+ * start then writes the runner's options there, and the runner goes on as
+ * if started with them (saving the exec and loading of a runner on every
+ * start). EOF before a whole request — the daemon stopped, was restarted,
+ * or dropped this standby — ends it with nothing done. A held start
+ * (--hold) waits, before the job's exec, for one more byte on the pipe. */
 #include "standby.h"
 
 #include <errno.h>
@@ -16,15 +16,42 @@
 
 #define REQUEST_MAX (256u << 10)	/* far above any runner command line */
 
-int standby_wait(const char *argv0, int *argc_out, char ***argv_out)
+/* Where the request ends in buf[from..len): the index of its last NUL
+ * (the empty word's), or -1. An empty first word ends it at once. */
+static long request_end(const char *buf, size_t from, size_t len)
+{
+	for (size_t i = from; i < len; i++)
+		if (!buf[i] && (i == 0 || !buf[i - 1]))
+			return (long)i;
+	return -1;
+}
+
+/* After the request: what came with it (one byte at most is looked at),
+ * else the pipe, kept on a descriptor of its own. */
+static void after_request(const char *rest, size_t nrest, bool eof, enum standby_after *after, int *pipe_out)
+{
+	*pipe_out = -1;
+	if (nrest)
+		*after = rest[0] == 'g' ? STANDBY_GO : STANDBY_EOF;
+	else if (eof)
+		*after = STANDBY_EOF;
+	else if ((*pipe_out = fcntl(0, F_DUPFD_CLOEXEC, 3)) >= 0)
+		*after = STANDBY_OPEN;
+	else
+		*after = STANDBY_EOF;	/* cannot wait for it: given up */
+}
+
+int standby_wait(const char *argv0, int *argc_out, char ***argv_out, enum standby_after *after, int *pipe_out)
 {
 	size_t len = 0, n = 0, cap = 4096;
 	char *buf = malloc(cap), **argv;
+	long end = -1;
+	bool eof = false;
 	int fd;
 
 	if (!buf)
 		return -1;
-	for (;;) {
+	while (end < 0) {
 		ssize_t got;
 
 		if (len == cap) {
@@ -47,20 +74,27 @@ int standby_wait(const char *argv0, int *argc_out, char ***argv_out)
 			free(buf);
 			return -1;
 		}
-		if (got == 0)
+		if (got == 0) {
+			eof = true;
 			break;
+		}
+		end = request_end(buf, len ? len - 1 : 0, len + (size_t)got);
 		len += (size_t)got;
 	}
 	/* Whole: at least one word, every word ended, then an empty one. */
-	if (len < 3 || buf[len - 1] || buf[len - 2] || !buf[0]) {
+	if (end < 2) {
 		free(buf);
 		return 1;
 	}
+	after_request(buf + end + 1, len - (size_t)end - 1, eof, after, pipe_out);
+	len = (size_t)end + 1;
 	for (size_t i = 0; i + 1 < len; i += strlen(buf + i) + 1)
 		n++;
 	argv = malloc((n + 2) * sizeof *argv + len);
 	if (!argv) {
 		free(buf);
+		if (*pipe_out >= 0)
+			close(*pipe_out);
 		return -1;
 	}
 	memcpy(argv + n + 2, buf, len);
@@ -79,6 +113,17 @@ int standby_wait(const char *argv0, int *argc_out, char ***argv_out)
 	*argc_out = (int)n;
 	*argv_out = argv;
 	return 0;
+}
+
+bool standby_released(int pipe)
+{
+	char c;
+	ssize_t got;
+
+	do
+		got = read(pipe, &c, 1);
+	while (got < 0 && errno == EINTR);
+	return got == 1 && c == 'g';
 }
 
 void standby_retitle(char **argv, const char *job)

@@ -52,6 +52,19 @@ def tagged(tag):
     return tagged_pids(tag, TAG)
 
 
+def children_of(pid):
+    """Pids whose parent is pid."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if int(proc_stat(int(d))[4]) == pid:
+                    out.append(int(d))
+            except (OSError, ValueError, KeyError):
+                pass
+    return out
+
+
 def proc_stat(pid):
     """Fields of /proc/<pid>/stat after the command name, numbered as in proc(5)."""
     data = Path(f"/proc/{pid}/stat").read_text()
@@ -750,8 +763,76 @@ def test_standby_runs_the_job_it_is_handed(tmp_path):
     # its output went to the log; ps named it by its job
     log = (tmp_path / "job.log").read_text().splitlines()
     assert log[0] == "hello 7" and log[1].split() == [str(runner_path()), "--job", "7"], log
-    assert (run / "runner.out").read_bytes() == b""
+    assert not (run / "runner.out").exists()        # made only when it has something to say
     assert int(parse_kv(run / "runner")["pid"]) > 0
+
+
+def test_a_standby_says_why_a_job_could_not_start_in_runner_out(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "env").write_bytes(b"PATH=/usr/bin:/bin\0")
+    log = tmp_path / "gone" / "job.log"
+    words = ["--job", "7", "--dir", str(run), "--log", str(log), "--cwd", str(tmp_path), "--", "true"]
+    rc, said = standby(tmp_path, b"".join(w.encode() + b"\0" for w in words) + b"\0")
+    assert rc == 0 and said == "", said
+    assert parse_kv(run / "result")["ended_by"] == "error"
+    out = (run / "runner.out").read_text()
+    assert out.startswith("gflow-runner: job 7: ") and str(log) in out and out.count("\n") == 1, out
+
+
+def held_standby(tmp_path, ran):
+    """A standby handed a held start (--hold) of `touch ran`; returns it
+    running, its stdin still open, and the run directory."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "env").write_bytes(b"PATH=/usr/bin:/bin\0")
+    words = ["--job", "7", "--dir", str(run), "--log", str(tmp_path / "job.log"), "--cwd", str(tmp_path),
+             "--hold", "--", "touch", str(ran)]
+    p = subprocess.Popen([str(runner_path()), "--standby", " " * 24], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, cwd=tmp_path)
+    p.stdin.write(b"".join(w.encode() + b"\0" for w in words) + b"\0")
+    p.stdin.flush()
+    return p, run
+
+
+def test_a_held_start_is_made_ready_and_execs_only_on_the_daemons_byte(tmp_path):
+    ran = tmp_path / "ran"
+    p, run = held_standby(tmp_path, ran)
+    # everything is ready: announced, the log made, the job's process forked
+    deadline = time.time() + 10 * SLOW
+    while not ((run / "runner").exists() and (tmp_path / "job.log").exists() and
+               children_of(p.pid)) and time.time() < deadline:
+        time.sleep(0.01)
+    assert (run / "runner").exists() and children_of(p.pid)
+    time.sleep(0.3)
+    assert not ran.exists() and not (run / "result").exists()      # …but it has not run
+    p.stdin.write(b"g")
+    p.stdin.close()
+    assert p.wait(timeout=10 * SLOW) == 0
+    assert ran.exists()
+    assert parse_kv(run / "result")["exit_code"] == "0"
+
+
+def test_a_held_start_is_given_up_when_the_daemon_goes_without_the_byte(tmp_path):
+    ran = tmp_path / "ran"
+    p, run = held_standby(tmp_path, ran)
+    deadline = time.time() + 10 * SLOW
+    while not (run / "runner").exists() and time.time() < deadline:
+        time.sleep(0.01)
+    p.stdin.close()         # the daemon died before its commit was on disk
+    assert p.wait(timeout=10 * SLOW) == 0
+    assert not ran.exists()
+    # no result, and its announcement taken back: the daemon queues the job again
+    assert sorted(x.name for x in run.iterdir()) == ["env", "runner.out"]
+    assert "not started" in (run / "runner.out").read_text()
+    assert p.stdout.read() == b"" and p.stderr.read() == b""
+
+
+def test_hold_is_for_a_standby_only(tmp_path):
+    r = subprocess.run([str(runner_path()), "--job", "7", "--dir", str(tmp_path), "--log", str(tmp_path / "l"),
+                        "--cwd", str(tmp_path), "--hold", "--", "true"], capture_output=True, text=True, timeout=20)
+    assert r.returncode == 2
+    assert r.stderr == "gflow-runner: --hold: only a standby runner (--standby) is held\n"
 
 
 def test_standby_given_nothing_or_part_of_a_request_does_nothing(tmp_path):

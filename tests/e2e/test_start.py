@@ -135,6 +135,63 @@ def test_a_crash_between_the_start_commit_and_the_runner_starts_the_job_once(gfl
     assert g.job(jid)["state"] == "Finished" and count.read_text() == "ran\n"
 
 
+# A standby runner given a held start (--hold: the job may exec only once
+# the daemon has synced the commit that started it) that announces itself,
+# kills the daemon before the byte that would let the job go, and once the
+# next daemon has found it (FAKE_GO exists) takes its announcement back and
+# exits, as gflow-runner does when the daemon goes without that byte. A
+# runner of its own is the real one.
+FAKE_HELD = """#!/usr/bin/python3
+import os, sys, time
+if sys.argv[1:2] != ["--standby"]:
+    os.execv(os.environ["REAL_RUNNER"], ["gflow-runner"] + sys.argv[1:])
+open(os.environ["FAKE_GO"] + ".ready", "w").close()
+buf = b""
+while b"\\0\\0" not in buf:
+    more = os.read(0, 65536)
+    if not more:
+        sys.exit(0)
+    buf += more
+words = buf.split(b"\\0")
+assert b"--hold" in words, words
+d = words[words.index(b"--dir") + 1].decode()
+with open("/proc/self/stat") as f:
+    ticks = f.read().rpartition(")")[2].split()[19]
+with open(d + "/runner.tmp", "w") as f:
+    f.write(f"pid={os.getpid()}\\nstart_ticks={ticks}\\nstarted_at={time.time():.6f}\\n")
+os.link(d + "/runner.tmp", d + "/runner")
+os.unlink(d + "/runner.tmp")
+os.kill(os.getppid(), 9)
+while not os.path.exists(os.environ["FAKE_GO"]):
+    time.sleep(0.01)
+os.unlink(d + "/runner")
+"""
+
+
+def test_a_held_start_given_up_by_its_runner_queues_the_job_again(gflow, tmp_path):
+    g = gflow
+    fake = tmp_path / "fake-runner"
+    fake.write_text(FAKE_HELD)
+    fake.chmod(0o755)
+    go = tmp_path / "go"
+    g.env.update(GFLOW_RUNNER=str(fake), FAKE_GO=str(go), REAL_RUNNER=str(g.build / "gflow-runner"))
+    g.start()
+    g.wait_for(lambda: os.path.exists(f"{go}.ready"), what="the standby runner")
+    count = tmp_path / "count"
+    g.cli("gbatch", "sh", "-c", f"echo ran >> {count}")
+    jid = 1
+    g.proc.wait(timeout=20)
+    g.proc = None
+    del g.env["GFLOW_RUNNER"]
+    g.start()
+    # the next daemon finds the runner, which then gives the start up: the
+    # job never ran, so it queues again and runs, once
+    g.wait_for(lambda: g.job(jid)["runner_pid"] and g.job(jid)["runner_pid"] != g.proc.pid, what="the runner")
+    go.touch()
+    assert g.wait_state(jid, "Finished")["state"] == "Finished"
+    assert count.read_text() == "ran\n"
+
+
 def _stored_boot(g):
     db = sqlite3.connect(g.data / "gflow.db")
     try:

@@ -1,7 +1,8 @@
 /* test_store.c — the SQLite store: rows that cannot be read are handed to
  * the loader as such (not an error that stops the load), the id
- * sequence can be raised past ids found elsewhere, and the keyed rows of
- * the fair-use tables (schema 2) are kept, replaced and deleted. */
+ * sequence can be raised past ids found elsewhere, the keyed rows of
+ * the fair-use tables (schema 2) are kept, replaced and deleted, and a
+ * commit can be synced after it is made. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -272,6 +273,41 @@ static void environments_round_trip(void **state)
 	env_is(f->st, ic, a, sizeof a);
 }
 
+/* A transaction synced later: its commit is written and read back at
+ * once, reported unsynced until store_sync; a rolled-back one leaves
+ * nothing due; plain transactions after either are as before. */
+static void a_commit_synced_later(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_err e;
+	int64_t a, b;
+
+	assert_false(store_unsynced(f->st));
+	assert_int_equal(store_sync(f->st, &e), 0);	/* nothing due: nothing done */
+	assert_int_equal(store_begin_sync_later(f->st, &e), 0);
+	a = insert(f->st, "later");
+	assert_int_equal(store_commit(f->st, &e), 0);
+	assert_true(store_unsynced(f->st));
+	assert_int_equal(store_sync(f->st, &e), 0);
+	assert_false(store_unsynced(f->st));
+	assert_int_equal(store_begin_sync_later(f->st, &e), 0);
+	insert(f->st, "rolled back");
+	store_rollback(f->st);
+	assert_false(store_unsynced(f->st));
+	assert_int_equal(store_begin(f->st, &e), 0);
+	b = insert(f->st, "plain");
+	assert_int_equal(store_commit(f->st, &e), 0);
+	assert_false(store_unsynced(f->st));
+	store_close(f->st);
+	f->st = store_open(f->db, &e);
+	assert_non_null(f->st);
+	struct seen s = { 0 };
+	assert_int_equal(store_load_jobs(f->st, collect, &s, &e), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.ids[0], a);
+	assert_int_equal(s.ids[1], b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +317,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(the_floor_survives_a_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(fair_use_rows_are_kept_replaced_and_deleted, setup, teardown),
 		cmocka_unit_test_setup_teardown(environments_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_commit_synced_later, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "clone3.h"
@@ -465,12 +466,13 @@ static void buf_var(struct buf *b, const char *name, const char *value)
 	buf_add(b, "", 1);
 }
 
-static int write_env(struct server *s, const struct job *j, int dfd, const char *dir, struct gf_err *e)
+/* The job's whole environment, NUL-separated: what it was submitted with
+ * (less our own variables) and ours. */
+static int env_blob(struct server *s, const struct job *j, struct buf *out, struct gf_err *e)
 {
 	struct buf b = { 0 };
 	char *env = NULL, ids[256] = "", num[32], mark[128], cvd[64 * 100];
 	size_t len = 0;
-	int rc;
 
 	if (store_get_env(s->store, j->env_id, &env, &len, e))
 		return -1;
@@ -507,10 +509,8 @@ static int write_env(struct server *s, const struct job *j, int dfd, const char 
 	/* How the daemon knows the job's processes when no cgroup can. */
 	track_marker(s, j, mark, sizeof mark);
 	buf_add(&b, mark, strlen(mark) + 1);
-	/* Only a runner started from this boot reads it: no fsync needed. */
-	rc = write_file_new_at(dfd, dir, "env", b.p, b.len, e);
-	free(b.p);
-	return rc;
+	*out = b;
+	return 0;
 }
 
 /* Conda: activation happens in bash through conda's own hook (conda from
@@ -519,12 +519,10 @@ static int write_env(struct server *s, const struct job *j, int dfd, const char 
 static const char conda_wrapper[] =
 	"eval \"$(\"${CONDA_EXE:-conda}\" shell.bash hook)\" && conda activate \"$0\" && exec \"$@\"";
 
-/* The job's command, NUL-separated: the runner reads it from here, so no
- * command line (tmux's, the runner's) limits its length. */
-static int write_argv(const struct job *j, int dfd, const char *dir, struct gf_err *e)
+/* The job's command, NUL-separated. */
+static struct buf argv_blob(const struct job *j)
 {
 	struct buf b = { 0 };
-	int rc;
 
 	if (jm(j)->conda_env) {
 		buf_add(&b, "/bin/bash", sizeof "/bin/bash");
@@ -534,9 +532,20 @@ static int write_argv(const struct job *j, int dfd, const char *dir, struct gf_e
 	}
 	for (char **a = j->argv; *a; a++)
 		buf_add(&b, *a, strlen(*a) + 1);
-	rc = write_file_new_at(dfd, dir, "argv", b.p, b.len, e);
-	free(b.p);
-	return rc;
+	return b;
+}
+
+/* The runner reads the job's environment and command from RUNDIR/env and
+ * RUNDIR/argv (so no command line, tmux's or the runner's, limits their
+ * length) — a standby from its pipe instead (see standby_hand). Only a
+ * runner started from this boot reads them: no fsync needed. */
+static int write_env_argv(int dfd, const char *dir, const struct buf *env, const struct buf *argv,
+			  struct gf_err *e)
+{
+	return write_file_new_at(dfd, dir, "env", env->p, env->len, e) ||
+		       write_file_new_at(dfd, dir, "argv", argv->p, argv->len, e)
+		       ? -1
+		       : 0;
 }
 
 /* System mode, tmux executor: where the runner offers the job's terminal
@@ -776,21 +785,42 @@ bool exec_holds_start(const struct server *s, const struct job *j)
  * directory, log, cgroups, and the runner under tmux or on its own. A
  * held start (s->start_held) goes to the standby with --hold, or, when it
  * cannot, waits for the sync (jobs_txn_sync) before a runner starts. */
+/* The start to the standby: the job's environment and command follow its
+ * options on the pipe (--env-bytes, --argv-bytes), and it is held (--hold)
+ * while the commit that started the job is not yet synced. 0: handed. */
+static int hand_to_standby(struct server *s, struct argv *a, const struct buf *env, const struct buf *argv)
+{
+	struct iovec more[2] = { { env->p, env->len }, { argv->p, argv->len } };
+	int n = a->n, nown = a->nown, rc;
+
+	if (a->n > 63 - 5 || a->nown > 16 - 2)
+		return 1;
+	arg(a, "--env-bytes");
+	argf(a, "%lld", (long long)env->len);
+	arg(a, "--argv-bytes");
+	argf(a, "%lld", (long long)argv->len);
+	if (s->start_held)
+		arg(a, "--hold");
+	rc = standby_hand(s, a->v, more, 2, s->start_held);
+	a->n = n;	/* a runner of its own takes the options before these */
+	a->v[n] = NULL;
+	a->nown = nown;
+	return rc;
+}
+
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 {
 	char dir[GF_PATH_MAX], log[GF_PATH_MAX], cgroups[4][GF_PATH_MAX], attach[GF_PATH_MAX];
 	struct argv a = { .n = 0 };
+	struct buf env = { 0 }, argv = { 0 };
 	size_t ncg;
-	int dfd, out, rc;
-	bool held;
+	int dfd, out, rc = -1;
 
 	if ((dfd = make_run_dir(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
 	/* A log in the owner's home is made by the runner, as the owner. */
-	if ((ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1) {
-		close(dfd);
-		return -1;
-	}
+	if ((ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1)
+		goto out;
 	/* The groups the runner moves itself into: v1's. The v2 group comes
 	 * first; the runner is born in it (process executor, no standby) or
 	 * has the job born in it (a standby, or under tmux). A prime there
@@ -798,10 +828,9 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	 * cgroup_mutex, which a clone into a group needs too. */
 	if (ncg > (s->track.method == TRACK_CGROUP2 ? 1u : 0u))
 		prime_moves(cgroups[ncg - 1]);
-	if ((!jm(j)->log_dir && make_log(s, j, e)) || write_env(s, j, dfd, dir, e) || write_argv(j, dfd, dir, e)) {
-		close(dfd);
-		return -1;
-	}
+	if ((!jm(j)->log_dir && make_log(s, j, e)) || env_blob(s, j, &env, e))
+		goto out;
+	argv = argv_blob(j);
 	jobs_log_path(s, j, log, sizeof log);
 	arg(&a, s->runner_path);
 	arg(&a, "--job");
@@ -827,8 +856,8 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		struct owner_entry o;
 
 		if (owner_entry(j->uid, &o, e)) {
-			close(dfd);
-			return gf_err_prefix(e, "the job's owner");
+			gf_err_prefix(e, "the job's owner");
+			goto out;
 		}
 		arg(&a, "--uid");
 		argf(&a, "%lld", (long long)j->uid);
@@ -840,14 +869,15 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	if (j->executor == EXEC_TMUX) {
 		arg(&a, "--pty");
 		if (!s->paths.system) {
-			close(dfd);
 			jobs_txn_sync(s);	/* tmux starts it at once */
-			return start_in_tmux(s, j, &a, e);
+			if (write_env_argv(dfd, dir, &env, &argv, e) == 0)
+				rc = start_in_tmux(s, j, &a, e);
+			goto out;
 		}
 		/* The system daemon: no tmux, an attach socket (see the top). */
 		if (attach_prepare(s, j, attach, sizeof attach, e)) {
-			close(dfd);
-			return gf_err_prefix(e, "attach");
+			gf_err_prefix(e, "attach");
+			goto out;
 		}
 		arg(&a, "--attach");
 		arg(&a, attach);
@@ -856,28 +886,30 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 			argf(&a, "%lld", (long long)s->admin_gid);
 		}
 	}
-	held = s->start_held && a.n < 63;
-	if (held)
-		arg(&a, "--hold");
 	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 	/* The standby makes runner.out itself; then the job is born in the
 	 * v2 group (the runner is not in it), as under tmux. */
-	if (standby_hand(s, a.v, held) == 0) {
-		close(dfd);
-		return 0;
+	if (hand_to_standby(s, &a, &env, &argv) == 0) {
+		rc = 0;
+		goto out;
 	}
-	if (held)
-		a.v[--a.n] = NULL;	/* a runner of its own is not held… */
-	jobs_txn_sync(s);		/* …so it starts after the commit is on disk */
+	jobs_txn_sync(s);	/* a runner of its own is not held: it starts after the sync */
+	if (write_env_argv(dfd, dir, &env, &argv, e))
+		goto out;
 	/* What the runner says before it has a log goes to runner.out. */
 	out = openat(dfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	close(dfd);
-	if (out < 0)
-		return gf_err_set(e, "cannot create %s/runner.out: %s", dir, strerror(errno));
+	if (out < 0) {
+		gf_err_set(e, "cannot create %s/runner.out: %s", dir, strerror(errno));
+		goto out;
+	}
 	rc = ncg && s->track.method == TRACK_CGROUP2 ? spawn_runner_into(a.v, out, cgroups[0], e) : 1;
 	if (rc > 0)
 		rc = spawn_runner(a.v, out, e);
 	close(out);
 	standby_want(s);
+out:
+	close(dfd);
+	free(env.p);
+	free(argv.p);
 	return rc;
 }

@@ -550,12 +550,14 @@ int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux,
 			const char *session, char *const words[], size_t nwords);
 void tmuxctl_close(struct server *s);
 /* standby.c: the standby runner. standby_hand gives it a runner's argv
- * (argv[0] the runner): 0 handed, 1 there is none or it could not take it
+ * (argv[0] the runner) and after it the bytes of more (what the options
+ * say follows): 0 handed, 1 there is none or it could not take it
  * (start a runner then). hold: the job waits before its exec until
  * standby_release (after the commit that started it is synced); EOF instead
  * — we stopped — and the runner gives the start up. standby_want makes one
  * in a moment unless there is one. */
-int standby_hand(struct server *s, char *const argv[], bool hold);
+struct iovec;
+int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold);
 bool standby_ready(const struct server *s);
 void standby_release(struct server *s);
 void standby_want(struct server *s);

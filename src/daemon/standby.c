@@ -1,7 +1,8 @@
 /* standby.c — the standby runner: one gflow-runner started ahead of any
  * job (`gflow-runner --standby`, its stdin a pipe of ours). A start of the
  * process executor hands it the runner's options (NUL-ended words, then an
- * empty one) and closes the pipe, instead of starting a runner. A held start
+ * empty one) and the job's environment and command (their sizes among the
+ * options) and closes the pipe, instead of starting a runner. A held start
  * (`--hold`, made before the commit that records it is synced) keeps the
  * pipe until the sync is done and then writes one byte, "g", that lets the
  * job exec; the runner prepares everything meanwhile. The exec
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,10 +67,10 @@ bool standby_ready(const struct server *s)
 	return s->standby_fd >= 0 && s->standby_held_fd < 0;
 }
 
-int standby_hand(struct server *s, char *const argv[], bool hold)
+int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold)
 {
 	char *buf;
-	size_t len = 1, at = 0;
+	size_t len = 1, at = 0, total;
 	ssize_t put;
 	int fd = s->standby_fd;
 
@@ -79,7 +81,11 @@ int standby_hand(struct server *s, char *const argv[], bool hold)
 			return 1;	/* an empty word would end the request */
 		len += strlen(argv[i]) + 1;
 	}
-	if (len > PIPE_BUF * 16 || !(buf = malloc(len)))
+	total = len;
+	for (int i = 0; i < nmore; i++)
+		total += more[i].iov_len;
+	/* All of it into the empty pipe at once (it is non-blocking). */
+	if (total > PIPE_BUF * 16 || !(buf = malloc(total)))
 		return 1;
 	for (int i = 1; argv[i]; i++) {
 		size_t n = strlen(argv[i]) + 1;
@@ -87,7 +93,11 @@ int standby_hand(struct server *s, char *const argv[], bool hold)
 		memcpy(buf + at, argv[i], n);
 		at += n;
 	}
-	buf[at] = '\0';
+	buf[at++] = '\0';
+	for (int i = 0; i < nmore; i++) {
+		memcpy(buf + at, more[i].iov_base, more[i].iov_len);
+		at += more[i].iov_len;
+	}
 	/* It is taken whatever happens next: a standby that got part of a
 	 * request, or none, exits without doing anything. */
 	s->standby_fd = -1;
@@ -95,15 +105,15 @@ int standby_hand(struct server *s, char *const argv[], bool hold)
 		close(s->standby_pidfd);
 	s->standby_pidfd = -1;
 	do
-		put = write(fd, buf, len);
+		put = write(fd, buf, total);
 	while (put < 0 && errno == EINTR);
 	free(buf);
-	if (hold && put == (ssize_t)len)
+	if (hold && put == (ssize_t)total)
 		s->standby_held_fd = fd;
 	else
 		close(fd);
 	standby_want(s);
-	return put == (ssize_t)len ? 0 : 1;
+	return put == (ssize_t)total ? 0 : 1;
 }
 
 /* The byte that lets a held job exec. A runner gone meanwhile (EPIPE) is

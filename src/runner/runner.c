@@ -47,6 +47,7 @@
 #include "owner.h"
 #include "runfile.h"
 #include "standby.h"
+#include "vmclone.h"
 #include "trace.h"
 
 #define LIST_MAX (64u << 20)	/* refuse an env or argv file bigger than this */
@@ -68,6 +69,7 @@ struct opts {
 	bool log_new;			/* --log-new: the log must not exist yet */
 	bool pty;
 	bool hold;			/* --hold (a standby's): the exec waits for the daemon's byte */
+	long long env_bytes, argv_bytes;	/* --env-bytes/--argv-bytes (a standby's): on stdin, -1: files */
 	const char *attach;		/* --attach: the socket to offer the pty at */
 	long long attach_gid;		/* --attach-group, -1: none */
 	char **argv;			/* NULL: read RUNDIR/argv */
@@ -160,7 +162,7 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
 	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW,
-	       O_ATTACH, O_ATTACH_GID, O_HOLD };
+	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -176,13 +178,15 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "attach", required_argument, NULL, O_ATTACH },
 		{ "attach-group", required_argument, NULL, O_ATTACH_GID },
 		{ "hold", no_argument, NULL, O_HOLD },
+		{ "env-bytes", required_argument, NULL, O_ENV_BYTES },
+		{ "argv-bytes", required_argument, NULL, O_ARGV_BYTES },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	memset(o, 0, sizeof *o);
 	o->grace = 10;
-	o->uid = o->gid = o->attach_gid = -1;
+	o->uid = o->gid = o->attach_gid = o->env_bytes = o->argv_bytes = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (c) {
@@ -222,7 +226,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 			break;
 		case O_UID:
 		case O_GID:
-		case O_ATTACH_GID: {
+		case O_ATTACH_GID:
+		case O_ENV_BYTES:
+		case O_ARGV_BYTES: {
 			char *end;
 			long long v;
 
@@ -230,7 +236,11 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 			v = strtoll(optarg, &end, 10);
 			if (!*optarg || *end || errno || v < 0 || v > 0x7fffffff)
 				return gf_err_set(e, "invalid %s '%s': expected a number", argv[optind - 2], optarg);
-			*(c == O_UID ? &o->uid : c == O_GID ? &o->gid : &o->attach_gid) = v;
+			*(c == O_UID	     ? &o->uid
+			  : c == O_GID	     ? &o->gid
+			  : c == O_ENV_BYTES ? &o->env_bytes
+			  : c == O_ARGV_BYTES ? &o->argv_bytes
+					     : &o->attach_gid) = v;
 			break;
 		}
 		case O_LOGNEW:
@@ -268,15 +278,41 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 
 /* --- the environment and the command ---------------------------------- */
 
-/* RUNDIR/name: NUL-separated entries (the last may lack its NUL). *blob
- * owns the text, *vec (NULL-terminated) points into it. */
-static int read_list(struct runner *r, const char *name, const char *what, char **blob_out, char ***vec_out,
-		     size_t *count, struct gf_err *e)
+/* NUL-separated entries (the last may lack its NUL) of blob[0..len), which
+ * ends in a NUL past them: *vec (NULL-terminated) points into it. */
+static int split_list(char *blob, size_t len, char ***vec_out, size_t *count, struct gf_err *e)
 {
-	size_t len = 0, cap = 0, n = 0;
-	char *blob = NULL, **vec;
+	size_t n = 0;
+	char **vec;
+
+	for (size_t off = 0; off < len; off += strlen(blob + off) + 1)
+		n++;
+	vec = calloc(n + 1, sizeof *vec);
+	if (!vec)
+		return gf_err_set(e, "out of memory");
+	n = 0;
+	for (size_t off = 0; off < len; off += strlen(blob + off) + 1)
+		vec[n++] = blob + off;
+	*vec_out = vec;
+	*count = n;
+	return 0;
+}
+
+/* The list of RUNDIR/name, or, for a standby told its size, what the
+ * daemon sent after the request (*blob_out set already: `given` bytes).
+ * *blob owns the text. */
+static int read_list(struct runner *r, const char *name, const char *what, long long given, char **blob_out,
+		     char ***vec_out, size_t *count, struct gf_err *e)
+{
+	size_t len = 0, cap = 0;
+	char *blob = NULL;
 	int fd;
 
+	if (given >= 0) {
+		if (split_list(*blob_out, (size_t)given, vec_out, count, e))
+			return -1;
+		return 0;
+	}
 	fd = openat(r->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return gf_err_set(e, "cannot read %s %s/%s: %s", what, r->o.dir, name, strerror(errno));
@@ -310,19 +346,11 @@ static int read_list(struct runner *r, const char *name, const char *what, char 
 	}
 	close(fd);
 	blob[len] = '\0';
-	for (size_t off = 0; off < len; off += strlen(blob + off) + 1)
-		n++;
-	vec = calloc(n + 1, sizeof *vec);
-	if (!vec) {
+	if (split_list(blob, len, vec_out, count, e)) {
 		free(blob);
-		return gf_err_set(e, "out of memory");
+		return -1;
 	}
-	n = 0;
-	for (size_t off = 0; off < len; off += strlen(blob + off) + 1)
-		vec[n++] = blob + off;
 	*blob_out = blob;
-	*vec_out = vec;
-	*count = n;
 	return 0;
 }
 
@@ -332,7 +360,7 @@ static int read_env(struct runner *r, struct gf_err *e)
 {
 	size_t n, k = 0;
 
-	if (read_list(r, "env", "the job's environment", &r->env_blob, &r->envp, &n, e))
+	if (read_list(r, "env", "the job's environment", r->o.env_bytes, &r->env_blob, &r->envp, &n, e))
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (strchr(r->envp[i], '=') && r->envp[i][0] != '=')
@@ -352,10 +380,11 @@ static int read_argv(struct runner *r, struct gf_err *e)
 		for (n = 0; r->argv[n]; n++)
 			;
 	} else {
-		if (read_list(r, "argv", "the job's command", &r->argv_blob, &r->argv, &n, e))
+		if (read_list(r, "argv", "the job's command", r->o.argv_bytes, &r->argv_blob, &r->argv, &n, e))
 			return -1;
 		if (!n || !r->argv[0][0])
-			return gf_err_set(e, "%s/argv holds no command", r->o.dir);
+			return r->o.argv_bytes >= 0 ? gf_err_set(e, "the job's command (--argv-bytes) is empty")
+						    : gf_err_set(e, "%s/argv holds no command", r->o.dir);
 	}
 	/* $GFLOW_ARRAY_TASK_ID and the like, from the job's own environment. */
 	if (!(r->argv_owned = calloc(n + 1, sizeof *r->argv_owned)))
@@ -1078,6 +1107,40 @@ static void child_run(const struct runner *r, int slave, int errw)
 	child_fail(errw, STAGE_EXEC, errno);
 }
 
+struct child_args {
+	const struct runner *r;
+	int slave, errw;
+};
+
+static int child_main(void *arg)
+{
+	const struct child_args *a = arg;
+
+	child_run(a->r, a->slave, a->errw);
+	return 127;
+}
+
+/* The job's process, running child_run: sharing our memory where it can
+ * (vmclone.c: no copy of our page tables, which on a virtual machine costs
+ * as much as the rest of a start), else forked. Its pid, -1 (e set) when
+ * it could not be started, -2 when it could not be put in its group. */
+static pid_t start_child(const struct runner *r, int into, int slave, int errw, struct gf_err *e)
+{
+	static char stack[256 << 10] __attribute__((aligned(64)));
+	struct child_args a = { r, slave, errw };
+	char **ours = environ;
+	long pid = gf_vmclone(into, child_main, &a, stack, sizeof stack);
+	pid_t fpid;
+
+	environ = ours;	/* the child set the job's on our memory before its exec */
+	if (pid > 0)
+		return (pid_t)pid;
+	fpid = fork_into(into, e);
+	if (fpid == 0)
+		child_run(r, slave, errw);
+	return fpid;
+}
+
 /* The log, appended to; a symbolic link or anything but a plain file
  * there is refused, not followed. */
 static int open_log(struct runner *r, struct gf_err *e)
@@ -1102,9 +1165,7 @@ static int start_job(struct runner *r, struct gf_err *e)
 	}
 	r->start_real = clock_secs(CLOCK_REALTIME);
 	r->start_mono = now_mono();
-	r->pid = fork_into(into, e);
-	if (r->pid == 0)
-		child_run(r, slave, errp[1]);
+	r->pid = start_child(r, into, slave, errp[1], e);
 	close(errp[1]);
 	if (r->holdfd >= 0)
 		close(r->holdfd);	/* the child waits on it */
@@ -1398,6 +1459,29 @@ static void give_up(struct runner *r)
 	say(r, "job %s: the daemon stopped before this start was on disk; not started", r->o.job);
 }
 
+/* A standby's: what follows the request on the pipe (the job's
+ * environment and command, as the options say) and, held, the pipe to
+ * wait on before the exec. Nonzero: the pipe ended first (the daemon
+ * stopped): nothing is to be done. */
+static int take_the_rest(struct runner *r, struct standby_pipe *p)
+{
+	int go;
+
+	if ((r->o.env_bytes >= 0 && standby_take(p, (size_t)r->o.env_bytes, &r->env_blob)) ||
+	    (r->o.argv_bytes >= 0 && standby_take(p, (size_t)r->o.argv_bytes, &r->argv_blob)))
+		return -1;
+	if (!r->o.hold)
+		return 0;
+	go = standby_let_go(p);
+	if (go == 0)
+		return -1;
+	if (go < 0) {
+		r->holdfd = p->fd;	/* the child waits on it */
+		p->fd = -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1, .dirfd = -1,
@@ -1407,7 +1491,7 @@ int main(int argc, char **argv)
 	struct gf_err e;
 	uint64_t started = gf_trace_now();	/* the start-latency trace (trace.h) */
 	char **request = NULL;
-	enum standby_after after = STANDBY_EOF;
+	struct standby_pipe pipe = { .fd = -1 };
 	int bad;
 
 	ensure_std_fds();
@@ -1416,7 +1500,7 @@ int main(int argc, char **argv)
 		/* Started ahead: the options come when there is a job. */
 		char **own = argv;
 
-		bad = standby_wait(argv[0], &argc, &request, &after, &r.holdfd);
+		bad = standby_wait(argv[0], &argc, &request, &pipe);
 		if (bad < 0)
 			fprintf(stderr, "gflow-runner: --standby: cannot read the job's options on stdin: %s\n",
 				strerror(errno));
@@ -1425,19 +1509,18 @@ int main(int argc, char **argv)
 		argv = request;
 		started = gf_trace_now();
 		bad = parse_opts(argc, argv, &r.o, &e);
-		if (!bad && r.o.hold && after == STANDBY_EOF) {
-			free(request);	/* given up before we began */
+		if (!bad && take_the_rest(&r, &pipe)) {
+			standby_pipe_close(&pipe);	/* given up before we began */
+			runner_free(&r);
+			free(request);
 			return 0;
 		}
-		if (!r.o.hold || after != STANDBY_OPEN) {
-			if (r.holdfd >= 0)
-				close(r.holdfd);
-			r.holdfd = -1;
-		}
+		standby_pipe_close(&pipe);
 		if (!bad)
 			standby_retitle(own, r.o.job);
-	} else if (!(bad = parse_opts(argc, argv, &r.o, &e)) && r.o.hold)
-		bad = gf_err_set(&e, "--hold: only a standby runner (--standby) is held");
+	} else if (!(bad = parse_opts(argc, argv, &r.o, &e)) && (r.o.hold || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0))
+		bad = gf_err_set(&e, "%s: only for a standby runner (--standby), which reads it from its stdin",
+				 r.o.hold ? "--hold" : r.o.env_bytes >= 0 ? "--env-bytes" : "--argv-bytes");
 	/* Traced only for a personal daemon (the system one never passes it). */
 	if (!bad && r.o.uid < 0 && gf_trace_open())
 		gf_trace_at(started, "runner_start", strtoll(r.o.job, NULL, 10));

@@ -26,83 +26,79 @@ static long request_end(const char *buf, size_t from, size_t len)
 	return -1;
 }
 
-/* After the request: what came with it (one byte at most is looked at),
- * else the pipe, kept on a descriptor of its own. */
-static void after_request(const char *rest, size_t nrest, bool eof, enum standby_after *after, int *pipe_out)
+/* Read what is there into buf[*len..cap), growing it up to REQUEST_MAX.
+ * 1 on EOF, -1 (errno set) when it cannot. */
+static int read_more(int fd, char **buf, size_t *len, size_t *cap)
 {
-	*pipe_out = -1;
-	if (nrest)
-		*after = rest[0] == 'g' ? STANDBY_GO : STANDBY_EOF;
-	else if (eof)
-		*after = STANDBY_EOF;
-	else if ((*pipe_out = fcntl(0, F_DUPFD_CLOEXEC, 3)) >= 0)
-		*after = STANDBY_OPEN;
-	else
-		*after = STANDBY_EOF;	/* cannot wait for it: given up */
+	ssize_t got;
+
+	if (*len == *cap) {
+		char *p = *cap < REQUEST_MAX ? realloc(*buf, *cap * 2) : NULL;
+
+		if (!p) {
+			if (*cap >= REQUEST_MAX)
+				errno = E2BIG;
+			return -1;
+		}
+		*buf = p;
+		*cap *= 2;
+	}
+	do
+		got = read(fd, *buf + *len, *cap - *len);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return -1;
+	*len += (size_t)got;
+	return got == 0;
 }
 
-int standby_wait(const char *argv0, int *argc_out, char ***argv_out, enum standby_after *after, int *pipe_out)
+int standby_wait(const char *argv0, int *argc_out, char ***argv_out, struct standby_pipe *p)
 {
 	size_t len = 0, n = 0, cap = 4096;
 	char *buf = malloc(cap), **argv;
 	long end = -1;
-	bool eof = false;
-	int fd;
+	int rc = 0, fd;
 
 	if (!buf)
 		return -1;
-	while (end < 0) {
-		ssize_t got;
+	while (end < 0 && rc == 0) {
+		size_t from = len ? len - 1 : 0;
 
-		if (len == cap) {
-			char *p = cap < REQUEST_MAX ? realloc(buf, cap * 2) : NULL;
+		rc = read_more(0, &buf, &len, &cap);
+		if (rc < 0) {
+			int err = errno;
 
-			if (!p) {
-				int err = cap >= REQUEST_MAX ? E2BIG : errno;
-
-				free(buf);
-				errno = err;
-				return -1;
-			}
-			buf = p;
-			cap *= 2;
-		}
-		got = read(0, buf + len, cap - len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
 			free(buf);
+			errno = err;
 			return -1;
 		}
-		if (got == 0) {
-			eof = true;
-			break;
-		}
-		end = request_end(buf, len ? len - 1 : 0, len + (size_t)got);
-		len += (size_t)got;
+		end = request_end(buf, from, len);
 	}
 	/* Whole: at least one word, every word ended, then an empty one. */
 	if (end < 2) {
 		free(buf);
 		return 1;
 	}
-	after_request(buf + end + 1, len - (size_t)end - 1, eof, after, pipe_out);
-	len = (size_t)end + 1;
-	for (size_t i = 0; i + 1 < len; i += strlen(buf + i) + 1)
+	for (long i = 0; i + 1 < end; i += (long)strlen(buf + i) + 1)
 		n++;
-	argv = malloc((n + 2) * sizeof *argv + len);
-	if (!argv) {
+	argv = malloc((n + 2) * sizeof *argv + (size_t)end + 1);
+	p->nrest = len - (size_t)end - 1;
+	p->rest = malloc(p->nrest + 1);
+	p->fd = rc ? -1 : fcntl(0, F_DUPFD_CLOEXEC, 3);
+	if (!argv || !p->rest) {
+		free(argv);
 		free(buf);
-		if (*pipe_out >= 0)
-			close(*pipe_out);
+		standby_pipe_close(p);
+		errno = ENOMEM;
 		return -1;
 	}
-	memcpy(argv + n + 2, buf, len);
+	memcpy(p->rest, buf + end + 1, p->nrest);
+	memcpy(argv + n + 2, buf, (size_t)end + 1);
 	free(buf);
 	buf = (char *)(argv + n + 2);
 	argv[0] = (char *)argv0;
 	n = 1;
-	for (size_t i = 0; i + 1 < len; i += strlen(buf + i) + 1)
+	for (long i = 0; i + 1 < end; i += (long)strlen(buf + i) + 1)
 		argv[n++] = buf + i;
 	argv[n] = NULL;
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -115,15 +111,66 @@ int standby_wait(const char *argv0, int *argc_out, char ***argv_out, enum standb
 	return 0;
 }
 
-bool standby_released(int pipe)
+int standby_take(struct standby_pipe *p, size_t n, char **out)
+{
+	size_t len = p->nrest, cap = len > n ? len : n;
+	char *buf;
+
+	if (n > REQUEST_MAX || !(buf = malloc(cap + 1)))
+		return -1;
+	memcpy(buf, p->rest, len);
+	while (len < n) {
+		ssize_t got;
+
+		if (p->fd < 0) {
+			free(buf);
+			return -1;
+		}
+		do
+			got = read(p->fd, buf + len, n - len);
+		while (got < 0 && errno == EINTR);
+		if (got <= 0) {
+			close(p->fd);
+			p->fd = -1;
+			free(buf);
+			return -1;
+		}
+		len += (size_t)got;
+	}
+	/* What is left over stays in rest. */
+	memmove(p->rest, buf + n, len - n);
+	p->nrest = len - n;
+	buf[n] = '\0';
+	*out = buf;
+	return 0;
+}
+
+int standby_let_go(const struct standby_pipe *p)
+{
+	if (p->nrest)
+		return p->rest[0] == 'g';
+	return p->fd < 0 ? 0 : -1;
+}
+
+bool standby_released(int fd)
 {
 	char c;
 	ssize_t got;
 
 	do
-		got = read(pipe, &c, 1);
+		got = read(fd, &c, 1);
 	while (got < 0 && errno == EINTR);
 	return got == 1 && c == 'g';
+}
+
+void standby_pipe_close(struct standby_pipe *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	free(p->rest);
+	p->rest = NULL;
+	p->nrest = 0;
 }
 
 void standby_retitle(char **argv, const char *job)

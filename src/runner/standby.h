@@ -4,26 +4,39 @@
 #define GF_RUNNER_STANDBY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
-/* What follows a request on the pipe: a held start (--hold) is let go by
- * one byte, "g"; EOF instead gives it up. */
-enum standby_after {
-	STANDBY_OPEN,		/* nothing yet: *pipe_out is the pipe, to wait on */
-	STANDBY_GO,		/* "g" came with the request */
-	STANDBY_EOF,		/* the pipe ended (or sent anything else) */
+/* The daemon's pipe once the request is read: what came after it is kept
+ * (the job's environment and command when the options say so, then, for a
+ * held start (--hold), one byte, "g", that lets it go; EOF instead gives
+ * it up). */
+struct standby_pipe {
+	int fd;			/* close-on-exec; -1 once it ended */
+	char *rest;		/* read past what was taken */
+	size_t nrest;
 };
 
 /* Waits on stdin for the daemon's request: the words of a runner's command
  * line after argv[0], each ending in a NUL, then one more NUL. Returns 0
  * with *argv_out (argv0 first, NULL-terminated, one allocation with the
- * words), *argc_out and *after set, and *pipe_out the pipe (close-on-exec)
- * when *after is STANDBY_OPEN, else -1; 1 when stdin ended without a whole
- * request (the daemon stopped, or gave up on this standby): nothing is to
- * be done; -1 when it could not be read. stdin is /dev/null afterwards. */
-int standby_wait(const char *argv0, int *argc_out, char ***argv_out, enum standby_after *after, int *pipe_out);
+ * words), *argc_out and *p set; 1 when stdin ended without a whole request
+ * (the daemon stopped, or gave up on this standby): nothing is to be done;
+ * -1 when it could not be read. stdin is /dev/null afterwards. */
+int standby_wait(const char *argv0, int *argc_out, char ***argv_out, struct standby_pipe *p);
 
-/* For a held start: blocks until the byte that lets it go. True: go. */
-bool standby_released(int pipe);
+/* The next n bytes, in *out (malloc'd, NUL added). -1 when the pipe ends
+ * first or cannot be read. */
+int standby_take(struct standby_pipe *p, size_t n, char **out);
+
+/* For a held start, after what it takes: 1 let go (the byte came with the
+ * rest), 0 given up (EOF, or anything but the byte), -1 still to come: wait
+ * with standby_released(p->fd). */
+int standby_let_go(const struct standby_pipe *p);
+
+/* Blocks until the byte that lets a held start go. True: go. */
+bool standby_released(int fd);
+
+void standby_pipe_close(struct standby_pipe *p);
 
 /* What ps shows of us becomes "gflow-runner --job ID", written over the
  * words after argv[0] (the daemon leaves room), when it fits. */

@@ -780,6 +780,26 @@ def test_a_standby_says_why_a_job_could_not_start_in_runner_out(tmp_path):
     assert out.startswith("gflow-runner: job 7: ") and str(log) in out and out.count("\n") == 1, out
 
 
+def test_a_standby_takes_the_jobs_environment_and_command_from_its_pipe(tmp_path):
+    # --env-bytes/--argv-bytes: the lists follow the request on stdin, no
+    # files are read; a pipe that ends before all of them came starts nothing
+    run = tmp_path / "run"
+    run.mkdir()
+    env = b"PATH=/usr/bin:/bin\0GFLOW_JOB_ID=7\0WHO=pipe\0"
+    cmd = b"sh\0-c\0echo $WHO $GFLOW_JOB_ID \"$0\" > out\0\0"      # an empty word too
+    words = ["--job", "7", "--dir", str(run), "--log", str(tmp_path / "job.log"), "--cwd", str(tmp_path),
+             "--env-bytes", str(len(env)), "--argv-bytes", str(len(cmd))]
+    request = b"".join(w.encode() + b"\0" for w in words) + b"\0"
+    rc, said = standby(tmp_path, request + (env + cmd)[:-3])
+    assert rc == 0 and said == "", said
+    assert sorted(p.name for p in run.iterdir()) == [] and not (tmp_path / "out").exists()
+    rc, said = standby(tmp_path, request + env + cmd)
+    assert rc == 0 and said == "", said
+    assert parse_kv(run / "result")["exit_code"] == "0"
+    assert (tmp_path / "out").read_text() == "pipe 7 \n"
+    assert sorted(p.name for p in run.iterdir()) == ["result", "runner"]
+
+
 def held_standby(tmp_path, ran):
     """A standby handed a held start (--hold) of `touch ran`; returns it
     running, its stdin still open, and the run directory."""
@@ -828,11 +848,14 @@ def test_a_held_start_is_given_up_when_the_daemon_goes_without_the_byte(tmp_path
     assert p.stdout.read() == b"" and p.stderr.read() == b""
 
 
-def test_hold_is_for_a_standby_only(tmp_path):
-    r = subprocess.run([str(runner_path()), "--job", "7", "--dir", str(tmp_path), "--log", str(tmp_path / "l"),
-                        "--cwd", str(tmp_path), "--hold", "--", "true"], capture_output=True, text=True, timeout=20)
-    assert r.returncode == 2
-    assert r.stderr == "gflow-runner: --hold: only a standby runner (--standby) is held\n"
+def test_hold_and_the_lists_on_stdin_are_for_a_standby_only(tmp_path):
+    for opt in (["--hold"], ["--env-bytes", "3"], ["--argv-bytes", "5"]):
+        r = subprocess.run([str(runner_path()), "--job", "7", "--dir", str(tmp_path), "--log", str(tmp_path / "l"),
+                            "--cwd", str(tmp_path), *opt, "--", "true"], capture_output=True, text=True, timeout=20)
+        assert r.returncode == 2
+        assert r.stderr == (f"gflow-runner: {opt[0]}: only for a standby runner (--standby), "
+                            "which reads it from its stdin\n"), r.stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 def test_standby_given_nothing_or_part_of_a_request_does_nothing(tmp_path):

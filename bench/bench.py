@@ -140,7 +140,7 @@ def latency_rows(b, label, lat, note="", key=None):
 # The start-latency trace's steps in path order (bench/README.md, "latency"):
 # bench_exec is the driver's, just before it starts gbatch; job_start is
 # stamp's; the others are written by gbatch, gflowd and gflow-runner.
-TRACE_STEPS = ["bench_exec", "client_start", "client_send", "accept", "commit", "reply", "pass", "fork",
+TRACE_STEPS = ["bench_exec", "client_start", "client_send", "accept", "commit", "reply", "pass", "fork", "synced",
                "runner_start", "exec", "job_start", "client_exit"]
 
 

@@ -339,13 +339,38 @@ static int bad_value(const char *label, const char *name, const char *key, struc
 	return fail(e, EINVAL, "%s/%s: bad value for '%s'", label, name, key);
 }
 
+static int runner_text(char *buf, size_t size, const struct runner_info *ri)
+{
+	return snprintf(buf, size, "pid=%lld\nstart_ticks=%llu\nstarted_at=%.6f\n", (long long)ri->pid,
+			ri->start_ticks, ri->started_at);
+}
+
 int runfile_write_runner_at(int dfd, const char *dir, const struct runner_info *ri, int durable, struct gf_err *e)
 {
 	char buf[256];
-	int n = snprintf(buf, sizeof buf, "pid=%lld\nstart_ticks=%llu\nstarted_at=%.6f\n",
-			 (long long)ri->pid, ri->start_ticks, ri->started_at);
+	int n = runner_text(buf, sizeof buf, ri);
 
 	return write_file(dfd, dir, "runner", buf, (size_t)n, 1, durable, e);
+}
+
+int runfile_runner_ahead(int rootfd, const struct runner_info *ri)
+{
+	char buf[256];
+	int n = runner_text(buf, sizeof buf, ri), fd;
+
+	if (faccessat(AT_FDCWD, "/proc/self/fd", X_OK, 0))
+		return -1;
+	fd = openat(rootfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0 && gf_write_all(fd, buf, (size_t)n)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int runfile_link_runner_at(int dfd, const char *dir, int fd, struct gf_err *e)
+{
+	return link_durably(dfd, dir, "runner", NULL, fd, 0, e);
 }
 
 int runfile_read_runner_at(int dfd, const char *dir, struct runner_info *ri, struct gf_err *e)

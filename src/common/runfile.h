@@ -49,6 +49,12 @@ int gf_write_all(int fd, const void *data, size_t len);
 int runfile_write_runner(const char *dir, const struct runner_info *ri, struct gf_err *e);
 int runfile_write_runner_at(int dirfd, const char *dir, const struct runner_info *ri, int durable,
 			    struct gf_err *e);
+/* The announcement made ahead (a standby's, before it has a run directory):
+ * an unnamed file in rootfd's file system holding ri, or -1.
+ * runfile_link_runner_at links it into dir as `runner`, exclusively as
+ * runfile_write_runner_at writes, and closes fd. */
+int runfile_runner_ahead(int rootfd, const struct runner_info *ri);
+int runfile_link_runner_at(int dfd, const char *dir, int fd, struct gf_err *e);
 
 /* A `runner` file with no pid line (a claim still being written) reads as
  * pid 0. */

@@ -402,6 +402,7 @@ int exec_init(struct server *s, struct gf_err *e)
 	s->log_dfd = runfile_open_dir(s->paths.log_dir, 1);
 	if (s->log_dfd < 0)
 		return gf_err_set(e, "cannot open %s: %s", s->paths.log_dir, strerror(errno));
+	exec_make_spares(s);
 	if (s->executor == EXEC_PROCESS || s->paths.system)
 		standby_want(s);	/* else after the first runner started alone */
 	return 0;
@@ -620,6 +621,34 @@ static const char *what_is_there(int dfd, const char *name)
 }
 
 /* The run directory, new: nothing already there is reused or followed. */
+/* Spares: an empty run directory (RUNDIR/.spare) and an empty log
+ * (LOGDIR/.spare.log), made ahead of any start, which a start renames into
+ * place instead of making its own: a new inode costs 0.1-0.4 ms on the
+ * start path here, a rename ~20 µs. The rename does not replace (a name
+ * that is there is still refused) and what it moves is opened as before,
+ * without following links. Made again a moment after one is used (with
+ * the standby, standby.c); one left by a stop or crash is used as it is
+ * (only we write in these directories; a name with a dot is no job's). */
+void exec_make_spares(struct server *s)
+{
+	int fd;
+
+	if (mkdirat(s->run_dfd, ".spare", 0700) && errno != EEXIST)
+		return;
+	fd = openat(s->log_dfd, ".spare.log", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* dfd/spare moved to dfd/name: 0, or -1 (then make it as before). */
+static int take_spare(struct server *s, int dfd, const char *spare, const char *name)
+{
+	if (renameat2(dfd, spare, dfd, name, RENAME_NOREPLACE))
+		return -1;
+	standby_want_spares(s);
+	return 0;
+}
+
 static int make_run_dir(struct server *s, const struct job *j, char *dir, size_t size, struct gf_err *e)
 {
 	char name[64];
@@ -627,7 +656,7 @@ static int make_run_dir(struct server *s, const struct job *j, char *dir, size_t
 
 	run_dir_name(j, name, sizeof name);
 	exec_run_dir(s, j, dir, size);
-	if (mkdirat(s->run_dfd, name, 0700)) {
+	if (take_spare(s, s->run_dfd, ".spare", name) && mkdirat(s->run_dfd, name, 0700)) {
 		if (errno == EEXIST)
 			return gf_err_set(e, "the run directory %s exists already (%s): not using it", dir,
 					  what_is_there(s->run_dfd, name));
@@ -650,6 +679,8 @@ static int make_log(struct server *s, const struct job *j, struct gf_err *e)
 
 	snprintf(name, sizeof name, "%lld.log", (long long)j->id);
 	jobs_log_path(s, j, path, sizeof path);
+	if (take_spare(s, s->log_dfd, ".spare.log", name) == 0)
+		return 0;
 	fd = openat(s->log_dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		return close(fd);

@@ -297,6 +297,7 @@ struct server {
 	int standby_fd, standby_pidfd;		/* the standby runner's pipe and pidfd (standby.c), -1: none */
 	int standby_held_fd;			/* the pipe of a held start (standby.c), -1: none */
 	bool start_held;			/* a launch now is held until jobs_txn_sync */
+	bool standby_due, spares_due;		/* what standby_ev makes (standby.c) */
 	struct event *standby_ev;		/* makes the next standby */
 	struct tracker track;			/* each job's processes (track.c) */
 	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
@@ -531,6 +532,8 @@ void exec_close(struct server *s);
 int exec_owner_home(uid_t uid, char *home, size_t size, struct gf_err *e);
 int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_err *e);
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
+/* A start's run directory and log, made ahead (see exec.c). */
+void exec_make_spares(struct server *s);
 /* Would j's start go to the standby, and may it be held (jobs_txn_sync)? */
 bool exec_holds_start(const struct server *s, const struct job *j);
 void exec_reap(void);	/* collects runners that exited (they are our children) */
@@ -560,6 +563,8 @@ struct iovec;
 int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold);
 bool standby_ready(const struct server *s);
 void standby_release(struct server *s);
+/* The run directory and log spares (exec.c) are made again in a moment. */
+void standby_want_spares(struct server *s);
 void standby_want(struct server *s);
 void standby_close(struct server *s);
 int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,

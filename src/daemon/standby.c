@@ -6,8 +6,9 @@
  * (`--hold`, made before the commit that records it is synced) keeps the
  * pipe until the sync is done and then writes one byte, "g", that lets the
  * job exec; the runner prepares everything meanwhile. The exec
- * and loading of a runner (~2 ms here) leave the submit → start path. A
- * new standby is made a moment after one is used (not at once: it would
+ * and loading of a runner (~2 ms here) leave the submit → start path; it
+ * writes its announcement while it waits (--ahead). A new standby (and new
+ * spares, exec.c) is made a moment after one is used (not at once: it would
  * compete with the start it just made for the CPUs, and a daemon killed
  * while it spawns leaves a child holding its lock until the child execs,
  * which a restart at once would find), and at daemon start
@@ -29,20 +30,25 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define STANDBY_DELAY_SECS 0.005	/* before a standby is made (after a use, or at start) */
+#define STANDBY_DELAY_SECS 0.005	/* before a standby or spares are made (after a use, or at start) */
 
 static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct server *s = arg;
 	/* The blank word is room for the runner to name its job in (ps). */
-	char *argv[] = { s->runner_path, "--standby", "                        ", NULL };
+	char *argv[] = { s->runner_path, "--standby", "--ahead", s->paths.run_dir, "                        ", NULL };
 	struct gf_err e;
 	pid_t pid;
 
 	(void)fd;
 	(void)what;
-	if (s->standby_fd >= 0)
+	if (s->spares_due) {
+		s->spares_due = false;
+		exec_make_spares(s);
+	}
+	if (!s->standby_due || s->standby_fd >= 0)
 		return;
+	s->standby_due = false;
 	if (exec_spawn_piped(argv, &s->standby_fd, NULL, &pid, &e)) {
 		fprintf(stderr, "gflowd: no standby runner: %s (runners are started as they are needed)\n", e.msg);
 		return;
@@ -50,16 +56,30 @@ static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
 	s->standby_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-void standby_want(struct server *s)
+static void arm(struct server *s)
 {
 	struct timeval tv = { 0, (suseconds_t)(STANDBY_DELAY_SECS * 1e6) };
 
-	if (s->standby_fd >= 0 || !s->base)
+	if (!s->base)
 		return;
 	if (!s->standby_ev && !(s->standby_ev = evtimer_new(s->base, on_standby_timer, s)))
 		return;
 	if (!evtimer_pending(s->standby_ev, NULL))
 		evtimer_add(s->standby_ev, &tv);
+}
+
+void standby_want(struct server *s)
+{
+	if (s->standby_fd >= 0)
+		return;
+	s->standby_due = true;
+	arm(s);
+}
+
+void standby_want_spares(struct server *s)
+{
+	s->spares_due = true;
+	arm(s);
 }
 
 bool standby_ready(const struct server *s)

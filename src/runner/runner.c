@@ -11,8 +11,12 @@
  * is never given up). Under --attach it offers the pty to viewers through a
  * socket (attach.c). It needs nothing from the daemon after it starts, so it
  * outlives daemon restarts.
- * Started with --standby (standby.c) it waits for these options on stdin
- * and makes RUNDIR/runner.out itself. One poll() loop; signals arrive
+ * Started with --standby [--ahead RUNROOT] (standby.c) it waits for these
+ * options on stdin (with --env-bytes/--argv-bytes the environment and
+ * command follow them there), writes its announcement ahead in RUNROOT's
+ * file system, makes RUNDIR/runner.out itself when it has something to say,
+ * and under --hold lets the job exec only on the daemon's word (the commit
+ * that started it is on disk). One poll() loop; signals arrive
  * through a signalfd. Nothing in RUNDIR or the log is reached through a
  * symbolic link. */
 #include <errno.h>
@@ -100,6 +104,7 @@ struct runner {
 	int dirfd;		/* RUNDIR, opened without following links */
 	int sigfd, logfd;
 	int holdfd;		/* --hold: the daemon's pipe, to wait on before the exec; -1: go */
+	int ahead;		/* a standby's announcement made ahead (announce_ahead), -1: none */
 	bool output_due;	/* a standby without runner.out yet (say()) */
 
 	pid_t pid;		/* the job's main process (and its process group) */
@@ -517,18 +522,39 @@ static void ensure_std_fds(void)
 
 /* --- the runner file --------------------------------------------------- */
 
-static int announce(const struct runner *r, struct gf_err *e)
+/* A standby's announcement, made while it waits (`--ahead RUNROOT`): an
+ * unnamed file in the run directories' file system, linked into place at
+ * the start (one link instead of a new inode on the start path). */
+static int announce_ahead(const char *root)
 {
 	struct runner_info ri = { .pid = getpid(), .started_at = clock_secs(CLOCK_REALTIME) };
+	int rootfd, fd;
 
+	if (proc_start_ticks(ri.pid, &ri.start_ticks) || (rootfd = runfile_open_dir(root, 1)) < 0)
+		return -1;
+	fd = runfile_runner_ahead(rootfd, &ri);
+	close(rootfd);
+	return fd;
+}
+
+static int announce(struct runner *r, struct gf_err *e)
+{
+	struct runner_info ri = { .pid = getpid(), .started_at = clock_secs(CLOCK_REALTIME) };
+	int rc;
+
+	if (r->ahead >= 0) {
+		rc = runfile_link_runner_at(r->dirfd, r->o.dir, r->ahead, e);
+		r->ahead = -1;	/* closed */
+		if (rc == 0 || errno == EEXIST)
+			goto done;
+	}
 	if (proc_start_ticks(ri.pid, &ri.start_ticks))
 		return gf_err_set(e, "cannot read /proc/self/stat: %s", strerror(errno));
-	if (runfile_write_runner_at(r->dirfd, r->o.dir, &ri, 0, e)) {
-		if (errno == EEXIST)
-			return gf_err_set(e, "%s/runner exists: the daemon gave up on this start", r->o.dir);
-		return -1;
-	}
-	return 0;
+	rc = runfile_write_runner_at(r->dirfd, r->o.dir, &ri, 0, e);
+done:
+	if (rc && errno == EEXIST)
+		return gf_err_set(e, "%s/runner exists: the daemon gave up on this start", r->o.dir);
+	return rc;
 }
 
 /* --- cgroups ------------------------------------------------------------ */
@@ -1485,7 +1511,7 @@ static int take_the_rest(struct runner *r, struct standby_pipe *p)
 int main(int argc, char **argv)
 {
 	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1, .dirfd = -1,
-			    .holdfd = -1, .pane_flags = { -1, -1 },
+			    .holdfd = -1, .ahead = -1, .pane_flags = { -1, -1 },
 			    .ended_by = "exit" };
 	struct job_result res = { 0 };
 	struct gf_err e;
@@ -1500,6 +1526,8 @@ int main(int argc, char **argv)
 		/* Started ahead: the options come when there is a job. */
 		char **own = argv;
 
+		if (argc >= 4 && !strcmp(argv[2], "--ahead"))
+			r.ahead = announce_ahead(argv[3]);
 		bad = standby_wait(argv[0], &argc, &request, &pipe);
 		if (bad < 0)
 			fprintf(stderr, "gflow-runner: --standby: cannot read the job's options on stdin: %s\n",

@@ -741,9 +741,9 @@ def test_pty_stalled_pane_does_not_stall_the_job(runs, tmp_path, pane):
 
 # --- the standby runner ----------------------------------------------------------
 
-def standby(tmp_path, request):
+def standby(tmp_path, request, ahead=()):
     """gflow-runner --standby given `request` on its stdin; returns it ended."""
-    p = subprocess.Popen([str(runner_path()), "--standby", " " * 24], stdin=subprocess.PIPE,
+    p = subprocess.Popen([str(runner_path()), "--standby", *ahead, " " * 24], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                          cwd=tmp_path)
     out, err = p.communicate(request, timeout=20 * SLOW)
@@ -856,6 +856,33 @@ def test_hold_and_the_lists_on_stdin_are_for_a_standby_only(tmp_path):
         assert r.stderr == (f"gflow-runner: {opt[0]}: only for a standby runner (--standby), "
                             "which reads it from its stdin\n"), r.stderr
         assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_standby_announces_itself_ahead_and_links_it_in_at_the_start(tmp_path):
+    # --ahead ROOT: its runner file is written while it waits, as a file
+    # with no name in ROOT's file system, and linked into the run directory
+    # when the job comes (exclusively: a claim there is never replaced)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "env").write_bytes(b"PATH=/usr/bin:/bin\0")
+    words = ["--job", "7", "--dir", str(run), "--log", str(tmp_path / "job.log"), "--cwd", str(tmp_path),
+             "--", "sh", "-c", "echo $PPID"]
+    rc, said = standby(tmp_path, b"".join(w.encode() + b"\0" for w in words) + b"\0", ("--ahead", str(tmp_path)))
+    assert rc == 0 and said == "", said
+    ri = parse_kv(run / "runner")
+    assert ri["pid"] == (tmp_path / "job.log").read_text().strip()
+    assert int(ri["start_ticks"]) > 0 and float(ri["started_at"]) > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log", "run"]
+    # given nothing, it leaves nothing
+    rc, said = standby(tmp_path, b"", ("--ahead", str(tmp_path)))
+    assert rc == 0 and said == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log", "run"]
+    # a claim is there already: refused, not replaced
+    (run / "result").unlink()
+    (run / "runner").write_text("")
+    rc, said = standby(tmp_path, b"".join(w.encode() + b"\0" for w in words) + b"\0", ("--ahead", str(tmp_path)))
+    assert rc == 2 and "runner exists: the daemon gave up on this start" in (run / "runner.out").read_text()
+    assert (run / "runner").read_text() == "" and not (run / "result").exists()
 
 
 def test_standby_given_nothing_or_part_of_a_request_does_nothing(tmp_path):

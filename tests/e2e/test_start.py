@@ -73,6 +73,32 @@ def test_a_job_is_born_inside_its_group_and_the_standby_runner_supervises_it(gfl
     assert not [p for p in nxt if os.path.exists(f"/proc/{p}")]    # gone with the daemon
 
 
+def test_a_start_takes_a_run_directory_and_log_made_ahead(gflow):
+    # Making an inode is the slow part of a start here: the daemon keeps an
+    # empty run directory and log ready (names with a dot: no job's) and a
+    # start renames them into place; it makes the next ones a moment later.
+    g = gflow
+    g.start()
+    run, logs = g.data / "run", g.data / "logs"
+    g.wait_for(lambda: (run / ".spare").is_dir() and (logs / ".spare.log").is_file(), what="the spares")
+    spare_dir, spare_log = (run / ".spare").stat().st_ino, (logs / ".spare.log").stat().st_ino
+    jid = g.submit("sh", "-c", "echo hello; exec sleep 30")
+    g.wait_for(lambda: (logs / f"{jid}.log").exists() and g.log_of(jid) == "hello\n", what="the job's output")
+    assert (logs / f"{jid}.log").stat().st_ino == spare_log
+    assert [d.name for d in run.iterdir() if d.stat().st_ino == spare_dir] == [f"{jid}.1"]
+    g.cli("gcancel", jid, check=True)
+    g.wait_state(jid, "Cancelled")
+    g.wait_for(lambda: (run / ".spare").is_dir() and (logs / ".spare.log").is_file(), what="the next spares")
+    assert (logs / ".spare.log").stat().st_ino != spare_log and (logs / ".spare.log").stat().st_size == 0
+    # a log that is there already is still refused, spare or not
+    (logs / f"{jid + 1}.log").write_text("an older job's\n")
+    bad = g.submit("true")
+    assert bad == jid + 1
+    job = g.wait_state(bad, "Failed")
+    assert "exists already" in json.dumps(job), job
+    assert (logs / f"{bad}.log").read_text() == "an older job's\n"
+
+
 def standbys(g):
     """Pids of the daemon's idle standby runners."""
     out = []

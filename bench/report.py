@@ -245,7 +245,7 @@ def trace_text(b):
         return "Not measured (the latency case did not run)."
     out = []
     gflow_steps = [s for s in ("client_start", "client_send", "accept", "commit", "reply", "pass", "fork",
-                               "runner_start", "exec", "client_exit") if s in t["missing"]]
+                               "synced", "runner_start", "exec", "client_exit") if s in t["missing"]]
     if gflow_steps:
         out += [f"Steps missing from the trace: {', '.join(gflow_steps)} — the gflow programs of this "
                 "build do not write them (GFLOW_TRACE), so the table below has only the steps that were "
@@ -257,7 +257,9 @@ def trace_text(b):
             "`bench_exec` is the driver just before it starts `gbatch`; `job_start` is the job's "
             "first act (`bench/stamp.c`). `fork` is the daemon handing the start to its standby "
             "runner (a runner started ahead; a runner of its own when none waits), `runner_start` "
-            "the runner holding the job's options, `exec` its child about to become the job. "
+            "the runner holding the job's options, `synced` the daemon having synced the commit that "
+            "started the job (the start is handed over before, held: the runner prepares it "
+            "meanwhile), `exec` the job's process about to become the job (after `synced`). "
             "Steps on different processes can overlap "
             "(`client_exit` comes while the daemon goes on), so a step can be earlier than the one "
             "listed above it in some samples.", "",

@@ -540,13 +540,33 @@ static struct buf argv_blob(const struct job *j)
  * RUNDIR/argv (so no command line, tmux's or the runner's, limits their
  * length) — a standby from its pipe instead (see standby_hand). Only a
  * runner started from this boot reads them: no fsync needed. */
+/* dir/name holding b: the empty file a spare brought (exec_make_spares),
+ * else a new one. */
+static int put_list(int dfd, const char *dir, const char *name, const struct buf *b, struct gf_err *e)
+{
+	struct stat st;
+	int fd = openat(dfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC), err;
+
+	if (fd < 0 && errno == ENOENT)
+		return write_file_new_at(dfd, dir, name, b->p, b->len, e);
+	if (fd < 0)
+		return gf_err_set(e, "cannot open %s/%s: %s", dir, name, strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size) {
+		close(fd);
+		return gf_err_set(e, "%s/%s is there already and not an empty file: not writing into it", dir, name);
+	}
+	err = gf_write_all(fd, b->p, b->len) ? errno : 0;
+	if (close(fd) && !err)
+		err = errno;
+	if (err)
+		return gf_err_set(e, "cannot write %s/%s: %s", dir, name, strerror(err));
+	return 0;
+}
+
 static int write_env_argv(int dfd, const char *dir, const struct buf *env, const struct buf *argv,
 			  struct gf_err *e)
 {
-	return write_file_new_at(dfd, dir, "env", env->p, env->len, e) ||
-		       write_file_new_at(dfd, dir, "argv", argv->p, argv->len, e)
-		       ? -1
-		       : 0;
+	return put_list(dfd, dir, "env", env, e) || put_list(dfd, dir, "argv", argv, e) ? -1 : 0;
 }
 
 /* System mode, tmux executor: where the runner offers the job's terminal
@@ -620,7 +640,6 @@ static const char *what_is_there(int dfd, const char *name)
 	return S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "a file";
 }
 
-/* The run directory, new: nothing already there is reused or followed. */
 /* Spares: an empty run directory (RUNDIR/.spare) and an empty log
  * (LOGDIR/.spare.log), made ahead of any start, which a start renames into
  * place instead of making its own: a new inode costs 0.1-0.4 ms on the
@@ -628,16 +647,25 @@ static const char *what_is_there(int dfd, const char *name)
  * that is there is still refused) and what it moves is opened as before,
  * without following links. Made again a moment after one is used (with
  * the standby, standby.c); one left by a stop or crash is used as it is
- * (only we write in these directories; a name with a dot is no job's). */
+ * (only we write in these directories; a name with a dot is no job's).
+ * Where runners read the job's environment and command from files (tmux),
+ * the spare directory holds them too, empty (put_list). */
 void exec_make_spares(struct server *s)
 {
-	int fd;
+	int fd, dfd;
 
 	if (mkdirat(s->run_dfd, ".spare", 0700) && errno != EEXIST)
 		return;
 	fd = openat(s->log_dfd, ".spare.log", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
+	if (s->executor != EXEC_TMUX || s->paths.system ||
+	    (dfd = openat(s->run_dfd, ".spare", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return;
+	for (int i = 0; i < 2; i++)
+		if ((fd = openat(dfd, i ? "argv" : "env", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0)
+			close(fd);
+	close(dfd);
 }
 
 /* dfd/spare moved to dfd/name: 0, or -1 (then make it as before). */
@@ -649,6 +677,7 @@ static int take_spare(struct server *s, int dfd, const char *spare, const char *
 	return 0;
 }
 
+/* The run directory, new: nothing already there is reused or followed. */
 static int make_run_dir(struct server *s, const struct job *j, char *dir, size_t size, struct gf_err *e)
 {
 	char name[64];

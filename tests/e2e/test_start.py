@@ -99,6 +99,24 @@ def test_a_start_takes_a_run_directory_and_log_made_ahead(gflow):
     assert (logs / f"{bad}.log").read_text() == "an older job's\n"
 
 
+def test_under_tmux_the_spare_run_directory_brings_the_jobs_list_files(gflow_exec):
+    # A runner under tmux reads the job's environment and command from its
+    # run directory: the spare holds those files too, empty, for the start
+    # to fill (no new inode on its path); the standby path needs none.
+    g = gflow_exec
+    g.start()
+    spare = g.data / "run" / ".spare"
+    g.wait_for(lambda: spare.is_dir(), what="the spare run directory")
+    tmux = g.env["GFLOW_EXECUTOR__TYPE"] == "tmux"
+    want = ["argv", "env"] if tmux else []
+    g.wait_for(lambda: sorted(p.name for p in spare.iterdir()) == want, what=f"{want} in the spare")
+    assert all(p.stat().st_size == 0 for p in spare.iterdir())
+    jid = g.submit("sh", "-c", "echo job $GFLOW_JOB_ID")
+    g.wait_state(jid, "Finished")
+    assert g.log_of(jid) == f"job {jid}\n"
+    g.wait_for(lambda: sorted(p.name for p in spare.iterdir()) == want, what="the next spare")
+
+
 def standbys(g):
     """Pids of the daemon's idle standby runners."""
     out = []

@@ -93,9 +93,11 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 		} else
 			evhttp_request_set_on_complete_cb(req, on_submit_answered, s);
 	}
-	jobs_txn_sync(s);	/* held: the sync, then the start goes on */
-	if (held)
+	jobs_txn_sync(s);
+	if (held) {
 		gf_trace("synced", ids[0]);
+		standby_release(s);	/* the start goes on */
+	}
 	for (i = 0; i < sub.n; i++)
 		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)ids[i], "name",
 						     jobs_get(s, ids[i])->name));

@@ -405,6 +405,8 @@ int exec_init(struct server *s, struct gf_err *e)
 	exec_make_spares(s);
 	if (s->executor == EXEC_PROCESS || s->paths.system)
 		standby_want(s);	/* else after the first runner started alone */
+	else
+		standby_want_tmux(s);
 	return 0;
 }
 
@@ -757,6 +759,26 @@ static int find_tmux(char *path, size_t size, struct gf_err *e)
 	return gf_err_set(e, "tmux new-session failed: tmux is not on the daemon's PATH");
 }
 
+/* The daemon's own tmux server (own socket, so no other tmux server's life
+ * or settings matter). */
+static int tmux_server(struct server *s, char *tmux, size_t size, char *sock, size_t ssize, struct gf_err *e)
+{
+	if (find_tmux(tmux, size, e))
+		return -1;
+	if (gf_pathf(sock, ssize, "%s/tmux.sock", s->paths.runtime_dir))
+		return gf_err_set(e, "the tmux socket path is too long");
+	return 0;
+}
+
+int exec_tmux_command(struct server *s, char *const words[], size_t nwords)
+{
+	char tmux[GF_PATH_MAX], sock[GF_PATH_MAX + 16];
+
+	if (tmux_server(s, tmux, sizeof tmux, sock, sizeof sock, NULL))
+		return 1;
+	return tmuxctl_command(s, tmux, sock, words, nwords);
+}
+
 int exec_tmux_client(const char *tmux, const char *sock, const char *session, char *const words[],
 		     size_t nwords, struct gf_err *e)
 {
@@ -802,35 +824,58 @@ int exec_tmux_client(const char *tmux, const char *sock, const char *session, ch
  * own. A start that failed is tried again once the session is known not to
  * exist (a runner started twice would find the first one's claim and
  * stop). */
+/* `new-session` of a job's session, detached, up to the `--` before its
+ * command; trace: room for the trace's variable. */
+static void new_session_words(struct argv *w, const char *session, char *trace, size_t size)
+{
+	arg(w, "new-session");
+	arg(w, "-d");
+	arg(w, "-s");
+	arg(w, session);
+	arg(w, "-x");
+	arg(w, "200");
+	arg(w, "-y");
+	arg(w, "50");
+	if (gf_trace_on() && getenv("GFLOW_TRACE") &&
+	    snprintf(trace, size, "GFLOW_TRACE=%s", getenv("GFLOW_TRACE")) < (int)size) {
+		arg(w, "-e");	/* a tmux server started untraced would not pass it on */
+		arg(w, trace);
+	}
+	arg(w, "--");
+}
+
+/* The tmux executor's standby (standby.c): a session whose runner waits
+ * for its request on fifo, made through the control client only. */
+int exec_tmux_standby(struct server *s, const char *session, const char *fifo)
+{
+	char trace[GF_PATH_MAX + 16], pid[32];
+	struct argv w = { .n = 0 };
+
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	new_session_words(&w, session, trace, sizeof trace);
+	arg(&w, s->runner_path);
+	arg(&w, "--standby");
+	arg(&w, "--request");
+	arg(&w, fifo);
+	arg(&w, "--ahead");
+	arg(&w, s->paths.run_dir);
+	arg(&w, "--daemon");
+	arg(&w, pid);
+	arg(&w, "                        ");	/* room for the runner to name its job in (ps) */
+	return exec_tmux_command(s, w.v, (size_t)w.n);
+}
+
 static int start_in_tmux(struct server *s, struct job *j, const struct argv *runner, struct gf_err *e)
 {
 	char session[64], sock[GF_PATH_MAX + 16], trace[GF_PATH_MAX + 16], tmux[GF_PATH_MAX];
 	struct argv w = { .n = 0 };
 
-	if (find_tmux(tmux, sizeof tmux, e))
+	if (tmux_server(s, tmux, sizeof tmux, sock, sizeof sock, e))
 		return -1;
 	snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
-	if (gf_pathf(sock, sizeof sock, "%s/tmux.sock", s->paths.runtime_dir))
-		return gf_err_set(e, "the tmux socket path is too long");
-	job_set_str(&j->tmux_session, session);
-	job_set_shared(&j->tmux_socket, sock);	/* one per daemon */
-	arg(&w, "new-session");
-	arg(&w, "-d");
-	arg(&w, "-s");
-	arg(&w, session);
-	arg(&w, "-x");
-	arg(&w, "200");
-	arg(&w, "-y");
-	arg(&w, "50");
-	if (gf_trace_on() && getenv("GFLOW_TRACE") &&
-	    snprintf(trace, sizeof trace, "GFLOW_TRACE=%s", getenv("GFLOW_TRACE")) < (int)sizeof trace) {
-		arg(&w, "-e");	/* a tmux server started untraced would not pass it on */
-		arg(&w, trace);
-	}
-	arg(&w, "--");
+	new_session_words(&w, session, trace, sizeof trace);
 	for (int i = 0; i < runner->n; i++)
 		arg(&w, runner->v[i]);
-	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 	if (tmuxctl_new_session(s, j, tmux, sock, session, w.v, (size_t)w.n) == 0)
 		return 0;
 	return exec_tmux_client(tmux, sock, session, w.v, (size_t)w.n, e);
@@ -838,7 +883,9 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
 
 bool exec_holds_start(const struct server *s, const struct job *j)
 {
-	return standby_ready(s) && (j->executor != EXEC_TMUX || s->paths.system);
+	if (j->executor == EXEC_TMUX && !s->paths.system)
+		return standby_tmux_ready(s);
+	return standby_ready(s);
 }
 
 /* Launch gflow-runner for a job already recorded Running: its run
@@ -848,7 +895,8 @@ bool exec_holds_start(const struct server *s, const struct job *j)
 /* The start to the standby: the job's environment and command follow its
  * options on the pipe (--env-bytes, --argv-bytes), and it is held (--hold)
  * while the commit that started the job is not yet synced. 0: handed. */
-static int hand_to_standby(struct server *s, struct argv *a, const struct buf *env, const struct buf *argv)
+static int hand_to_standby(struct server *s, const struct job *j, struct argv *a, const struct buf *env,
+			   const struct buf *argv)
 {
 	struct iovec more[2] = { { env->p, env->len }, { argv->p, argv->len } };
 	int n = a->n, nown = a->nown, rc;
@@ -861,7 +909,10 @@ static int hand_to_standby(struct server *s, struct argv *a, const struct buf *e
 	argf(a, "%lld", (long long)argv->len);
 	if (s->start_held)
 		arg(a, "--hold");
-	rc = standby_hand(s, a->v, more, 2, s->start_held);
+	if (j->executor == EXEC_TMUX && !s->paths.system)
+		rc = standby_hand_tmux(s, j, a->v, more, 2, s->start_held);
+	else
+		rc = standby_hand(s, a->v, more, 2, s->start_held);
 	a->n = n;	/* a runner of its own takes the options before these */
 	a->v[n] = NULL;
 	a->nown = nown;
@@ -929,6 +980,20 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	if (j->executor == EXEC_TMUX) {
 		arg(&a, "--pty");
 		if (!s->paths.system) {
+			char session[64], sock[GF_PATH_MAX + 16];
+
+			snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
+			if (gf_pathf(sock, sizeof sock, "%s/tmux.sock", s->paths.runtime_dir)) {
+				gf_err_set(e, "the tmux socket path is too long");
+				goto out;
+			}
+			job_set_str(&j->tmux_session, session);
+			job_set_shared(&j->tmux_socket, sock);	/* one per daemon */
+			gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
+			if (hand_to_standby(s, j, &a, &env, &argv) == 0) {
+				rc = 0;
+				goto out;
+			}
 			jobs_txn_sync(s);	/* tmux starts it at once */
 			if (write_env_argv(dfd, dir, &env, &argv, e) == 0)
 				rc = start_in_tmux(s, j, &a, e);
@@ -949,7 +1014,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 	/* The standby makes runner.out itself; then the job is born in the
 	 * v2 group (the runner is not in it), as under tmux. */
-	if (hand_to_standby(s, &a, &env, &argv) == 0) {
+	if (hand_to_standby(s, j, &a, &env, &argv) == 0) {
 		rc = 0;
 		goto out;
 	}

@@ -298,6 +298,10 @@ struct server {
 	int standby_held_fd;			/* the pipe of a held start (standby.c), -1: none */
 	bool start_held;			/* a launch now is held until jobs_txn_sync */
 	bool standby_due, spares_due;		/* what standby_ev makes (standby.c) */
+	bool tsb_due;				/* …and the tmux executor's standby */
+	unsigned tsb_seq;			/* names of the tmux standby's session and FIFO */
+	char tsb_session[64], tsb_fifo[GF_PATH_MAX];	/* the tmux standby's, "": none */
+	double tsb_made;			/* when (monotonic seconds) */
 	struct event *standby_ev;		/* makes the next standby */
 	struct tracker track;			/* each job's processes (track.c) */
 	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
@@ -450,8 +454,8 @@ int jobs_txn_commit(struct server *s, struct gf_err *e);
 void jobs_txn_rollback(struct server *s);
 /* A transaction whose commit is synced by jobs_txn_sync (store.h's
  * store_begin_sync_later): between the two only a held start may be handed
- * to the standby (standby_hand), nothing answered. jobs_txn_sync releases
- * that start; a sync that fails stops the daemon. */
+ * to the standby (standby_hand), nothing answered; standby_release lets
+ * it go after. A sync that fails stops the daemon. */
 int jobs_txn_begin_sync_later(struct server *s, struct gf_err *e);
 void jobs_txn_sync(struct server *s);
 
@@ -544,6 +548,10 @@ int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *
 /* Makes a job's tmux session with a tmux client of its own: `tmux -S sock`
  * with words (from "new-session" on), tried again while the session does
  * not exist. */
+/* A command for the daemon's tmux server, through the control client
+ * only: 0 sent, 1 not. */
+int exec_tmux_command(struct server *s, char *const words[], size_t nwords);
+int exec_tmux_standby(struct server *s, const char *session, const char *fifo);
 int exec_tmux_client(const char *tmux, const char *sock, const char *session, char *const words[],
 		     size_t nwords, struct gf_err *e);
 
@@ -551,6 +559,9 @@ int exec_tmux_client(const char *tmux, const char *sock, const char *session, ch
  * j: 0 sent, 1 when the client cannot be used (exec_tmux_client then). */
 int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux, const char *sock,
 			const char *session, char *const words[], size_t nwords);
+/* Any other command through the client: 0 sent (an error answer is
+ * logged), 1 the client cannot be used. */
+int tmuxctl_command(struct server *s, const char *tmux, const char *sock, char *const words[], size_t nwords);
 void tmuxctl_close(struct server *s);
 /* standby.c: the standby runner. standby_hand gives it a runner's argv
  * (argv[0] the runner) and after it the bytes of more (what the options
@@ -565,6 +576,13 @@ bool standby_ready(const struct server *s);
 void standby_release(struct server *s);
 /* The run directory and log spares (exec.c) are made again in a moment. */
 void standby_want_spares(struct server *s);
+/* The tmux executor's standby: a session whose runner waits for its
+ * request on a FIFO. standby_hand_tmux hands it j's start as standby_hand
+ * does and renames its session to j's; 1 when there is none (yet). */
+void standby_want_tmux(struct server *s);
+int standby_hand_tmux(struct server *s, const struct job *j, char *const argv[], const struct iovec *more, int nmore,
+		      bool hold);
+bool standby_tmux_ready(const struct server *s);
 void standby_want(struct server *s);
 void standby_close(struct server *s);
 int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,

@@ -19,6 +19,9 @@
 #include "server.h"
 
 #include <errno.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -31,6 +34,63 @@
 #include <unistd.h>
 
 #define STANDBY_DELAY_SECS 0.005	/* before a standby or spares are made (after a use, or at start) */
+
+/* ---- the tmux executor's standby ------------------------------------------
+ * A session of the daemon's tmux server ("gflow-standby-PID-N") whose runner
+ * waits for its request on a FIFO of ours (RUNTIME/standby-PID-N.fifo; its
+ * pane is its stdin). A start opens the FIFO (no reader: ENXIO, a standby not
+ * up yet or gone: the start makes its own session), writes the request as
+ * to the process executor's standby, removes the FIFO and renames the
+ * session to the job's. The runner watches our pid while it waits (a crash
+ * of ours leaves no writer to say EOF); we kill its session when we stop. */
+
+#define TMUX_STANDBY_STALE 2.0	/* seconds after which a standby that opens no FIFO is made again */
+
+static double mono_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void drop_tmux_standby(struct server *s, bool kill_it)
+{
+	char *words[] = { "kill-session", "-t", NULL, NULL };
+	char target[80];
+
+	if (!s->tsb_session[0])
+		return;
+	if (kill_it) {
+		snprintf(target, sizeof target, "=%s", s->tsb_session);
+		words[2] = target;
+		exec_tmux_command(s, words, 3);
+	}
+	unlink(s->tsb_fifo);
+	s->tsb_session[0] = s->tsb_fifo[0] = '\0';
+}
+
+static void make_tmux_standby(struct server *s)
+{
+	char session[64], fifo[GF_PATH_MAX];
+	unsigned n = ++s->tsb_seq;
+
+	if (s->tsb_session[0])
+		return;
+	snprintf(session, sizeof session, "gflow-standby-%ld-%u", (long)getpid(), n);
+	if (gf_pathf(fifo, sizeof fifo, "%s/standby-%ld-%u.fifo", s->paths.runtime_dir, (long)getpid(), n))
+		return;
+	unlink(fifo);
+	if (mkfifo(fifo, 0600))
+		return;
+	if (exec_tmux_standby(s, session, fifo)) {
+		unlink(fifo);
+		return;
+	}
+	snprintf(s->tsb_session, sizeof s->tsb_session, "%s", session);
+	snprintf(s->tsb_fifo, sizeof s->tsb_fifo, "%s", fifo);
+	s->tsb_made = mono_secs();
+}
 
 static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
 {
@@ -45,6 +105,10 @@ static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
 	if (s->spares_due) {
 		s->spares_due = false;
 		exec_make_spares(s);
+	}
+	if (s->tsb_due) {
+		s->tsb_due = false;
+		make_tmux_standby(s);
 	}
 	if (!s->standby_due || s->standby_fd >= 0)
 		return;
@@ -76,6 +140,19 @@ void standby_want(struct server *s)
 	arm(s);
 }
 
+void standby_want_tmux(struct server *s)
+{
+	if (s->tsb_session[0])
+		return;
+	s->tsb_due = true;
+	arm(s);
+}
+
+bool standby_tmux_ready(const struct server *s)
+{
+	return s->tsb_session[0] && s->standby_held_fd < 0;
+}
+
 void standby_want_spares(struct server *s)
 {
 	s->spares_due = true;
@@ -87,26 +164,24 @@ bool standby_ready(const struct server *s)
 	return s->standby_fd >= 0 && s->standby_held_fd < 0;
 }
 
-int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold)
+/* The request: argv's words after argv[0], each NUL-ended, an empty one,
+ * then more. NULL when it cannot be sent (an empty word would end it; it
+ * must fit the empty pipe, written at once as the pipe is non-blocking). */
+static char *request(char *const argv[], const struct iovec *more, int nmore, size_t *total)
 {
+	size_t len = 1, at = 0;
 	char *buf;
-	size_t len = 1, at = 0, total;
-	ssize_t put;
-	int fd = s->standby_fd;
 
-	if (fd < 0 || (hold && s->standby_held_fd >= 0))
-		return 1;
 	for (int i = 1; argv[i]; i++) {
 		if (!argv[i][0])
-			return 1;	/* an empty word would end the request */
+			return NULL;
 		len += strlen(argv[i]) + 1;
 	}
-	total = len;
+	*total = len;
 	for (int i = 0; i < nmore; i++)
-		total += more[i].iov_len;
-	/* All of it into the empty pipe at once (it is non-blocking). */
-	if (total > PIPE_BUF * 16 || !(buf = malloc(total)))
-		return 1;
+		*total += more[i].iov_len;
+	if (*total > PIPE_BUF * 16 || !(buf = malloc(*total)))
+		return NULL;
 	for (int i = 1; argv[i]; i++) {
 		size_t n = strlen(argv[i]) + 1;
 
@@ -118,12 +193,15 @@ int standby_hand(struct server *s, char *const argv[], const struct iovec *more,
 		memcpy(buf + at, more[i].iov_base, more[i].iov_len);
 		at += more[i].iov_len;
 	}
-	/* It is taken whatever happens next: a standby that got part of a
-	 * request, or none, exits without doing anything. */
-	s->standby_fd = -1;
-	if (s->standby_pidfd >= 0)
-		close(s->standby_pidfd);
-	s->standby_pidfd = -1;
+	return buf;
+}
+
+/* Writes buf to fd, then keeps fd as the held start's (hold) or closes
+ * it. True when all of it went. */
+static bool put_request(struct server *s, int fd, char *buf, size_t total, bool hold)
+{
+	ssize_t put;
+
 	do
 		put = write(fd, buf, total);
 	while (put < 0 && errno == EINTR);
@@ -132,8 +210,64 @@ int standby_hand(struct server *s, char *const argv[], const struct iovec *more,
 		s->standby_held_fd = fd;
 	else
 		close(fd);
+	return put == (ssize_t)total;
+}
+
+int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold)
+{
+	char *buf;
+	size_t total;
+	int fd = s->standby_fd;
+	bool sent;
+
+	if (fd < 0 || (hold && s->standby_held_fd >= 0) || !(buf = request(argv, more, nmore, &total)))
+		return 1;
+	/* It is taken whatever happens next: a standby that got part of a
+	 * request, or none, exits without doing anything. */
+	s->standby_fd = -1;
+	if (s->standby_pidfd >= 0)
+		close(s->standby_pidfd);
+	s->standby_pidfd = -1;
+	sent = put_request(s, fd, buf, total, hold);
 	standby_want(s);
-	return put == (ssize_t)total ? 0 : 1;
+	return sent ? 0 : 1;
+}
+
+int standby_hand_tmux(struct server *s, const struct job *j, char *const argv[], const struct iovec *more, int nmore,
+		      bool hold)
+{
+	char *rename[] = { "rename-session", "-t", NULL, NULL, NULL }, target[80], name[64];
+	size_t total;
+	char *buf;
+	bool sent;
+	int fd;
+
+	if (!standby_tmux_ready(s) || (hold && s->standby_held_fd >= 0))
+		return 1;
+	fd = open(s->tsb_fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		/* Not up yet, or gone: after a while, made again. */
+		if (errno == ENXIO && mono_secs() - s->tsb_made > TMUX_STANDBY_STALE) {
+			drop_tmux_standby(s, true);
+			standby_want_tmux(s);
+		}
+		return 1;
+	}
+	if (!(buf = request(argv, more, nmore, &total))) {
+		close(fd);
+		return 1;
+	}
+	snprintf(target, sizeof target, "=%s", s->tsb_session);
+	snprintf(name, sizeof name, "gflow-%lld", (long long)j->id);
+	drop_tmux_standby(s, false);	/* taken, whatever happens next */
+	sent = put_request(s, fd, buf, total, hold);
+	if (sent) {
+		rename[2] = target;
+		rename[3] = name;
+		exec_tmux_command(s, rename, 4);
+	}
+	standby_want_tmux(s);
+	return sent ? 0 : 1;
 }
 
 /* The byte that lets a held job exec. A runner gone meanwhile (EPIPE) is
@@ -152,6 +286,7 @@ void standby_release(struct server *s)
 
 void standby_close(struct server *s)
 {
+	drop_tmux_standby(s, true);
 	/* A start is never held across a return to the loop; were one held,
 	 * EOF without the byte gives it up. */
 	if (s->standby_held_fd >= 0)

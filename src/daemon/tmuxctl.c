@@ -275,8 +275,11 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		client_died(s, c);
 }
 
-int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux, const char *sock,
-			const char *session, char *const words[], size_t nwords)
+/* Sends one command line: 0 sent, 1 not (the client cannot be used). j:
+ * the job whose session it makes (its words are kept for a tmux client
+ * should this one die), NULL: another command (an error is logged). */
+static int send_line(struct server *s, const struct job *j, const char *tmux, const char *sock, char *const words[],
+		     size_t nwords)
 {
 	struct tmuxctl *c = s->tmuxctl;
 	struct evbuffer *b;
@@ -284,7 +287,6 @@ int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux,
 	size_t n;
 	bool ok = true;
 
-	(void)session;	/* "gflow-<id>", made again from the id when needed */
 	if (!s->base)
 		return 1;
 	if (!c) {
@@ -316,6 +318,10 @@ int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux,
 	evbuffer_free(b);
 	if (!ok)
 		return 1;
+	if (!j) {
+		queue_line(c, 0, 0, NULL, 0);
+		return 0;
+	}
 	if (!(copy = calloc(nwords + 1, sizeof *copy)))
 		abort();
 	for (size_t i = 0; i < nwords; i++)
@@ -323,6 +329,18 @@ int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux,
 			abort();
 	queue_line(c, j->id, j->run_seq, copy, nwords);
 	return 0;
+}
+
+int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux, const char *sock,
+			const char *session, char *const words[], size_t nwords)
+{
+	(void)session;	/* "gflow-<id>", made again from the id when needed */
+	return send_line(s, j, tmux, sock, words, nwords);
+}
+
+int tmuxctl_command(struct server *s, const char *tmux, const char *sock, char *const words[], size_t nwords)
+{
+	return send_line(s, NULL, tmux, sock, words, nwords);
 }
 
 void tmuxctl_close(struct server *s)

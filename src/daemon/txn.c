@@ -66,7 +66,6 @@ void jobs_txn_sync(struct server *s)
 		fprintf(stderr, "gflowd: %s; stopping: a change may not be on disk\n", e.msg);
 		exit(1);
 	}
-	standby_release(s);
 }
 
 static void undo_push(struct server *s, int64_t id, struct job *before, int64_t retried_by)

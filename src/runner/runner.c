@@ -1525,13 +1525,25 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "--standby")) {
 		/* Started ahead: the options come when there is a job. */
 		char **own = argv;
+		const char *fifo = NULL;
+		pid_t daemon = 0;
+		int in = 0;
 
-		if (argc >= 4 && !strcmp(argv[2], "--ahead"))
-			r.ahead = announce_ahead(argv[3]);
-		bad = standby_wait(argv[0], &argc, &request, &pipe);
+		for (int i = 2; i + 1 < argc; i++)
+			if (!strcmp(argv[i], "--ahead"))
+				r.ahead = announce_ahead(argv[++i]);
+			else if (!strcmp(argv[i], "--request"))
+				fifo = argv[++i];
+			else if (!strcmp(argv[i], "--daemon"))
+				daemon = (pid_t)atoi(argv[++i]);
+		if (fifo && (in = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+			fprintf(stderr, "gflow-runner: --standby: cannot open %s: %s\n", fifo, strerror(errno));
+			return 2;
+		}
+		bad = standby_wait(in, daemon, argv[0], &argc, &request, &pipe);
 		if (bad < 0)
-			fprintf(stderr, "gflow-runner: --standby: cannot read the job's options on stdin: %s\n",
-				strerror(errno));
+			fprintf(stderr, "gflow-runner: --standby: cannot read the job's options on %s: %s\n",
+				fifo ? fifo : "stdin", strerror(errno));
 		if (bad)
 			return bad > 0 ? 0 : 2;
 		argv = request;

@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +28,23 @@ static long request_end(const char *buf, size_t from, size_t len)
 	return -1;
 }
 
+/* A FIFO's reader (tmux) waits for the daemon to open it: until then a
+ * read says EOF. Waits until there is something to read, or the daemon is
+ * gone (checked every second): 0, or 1 then. */
+static int wait_writer(int fd, pid_t daemon)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n;
+
+	while ((n = poll(&p, 1, daemon > 0 ? 1000 : -1)) <= 0)
+		if (n == 0 && kill(daemon, 0) && errno == ESRCH)
+			return 1;
+	return 0;
+}
+
 /* Read what is there into buf[*len..cap), growing it up to REQUEST_MAX.
- * 1 on EOF, -1 (errno set) when it cannot. */
-static int read_more(int fd, char **buf, size_t *len, size_t *cap)
+ * 1 on EOF, -1 (errno set) when it cannot. fifo: see wait_writer. */
+static int read_more(int fd, bool fifo, pid_t daemon, char **buf, size_t *len, size_t *cap)
 {
 	ssize_t got;
 
@@ -43,17 +59,22 @@ static int read_more(int fd, char **buf, size_t *len, size_t *cap)
 		*buf = p;
 		*cap *= 2;
 	}
-	do
+	for (;;) {
+		if (fifo && wait_writer(fd, daemon))
+			return 1;
 		got = read(fd, *buf + *len, *cap - *len);
-	while (got < 0 && errno == EINTR);
+		if (got >= 0 || (errno != EINTR && !(fifo && errno == EAGAIN)))
+			break;
+	}
 	if (got < 0)
 		return -1;
 	*len += (size_t)got;
 	return got == 0;
 }
 
-int standby_wait(const char *argv0, int *argc_out, char ***argv_out, struct standby_pipe *p)
+int standby_wait(int in, pid_t daemon, const char *argv0, int *argc_out, char ***argv_out, struct standby_pipe *p)
 {
+	bool fifo = in != 0;
 	size_t len = 0, n = 0, cap = 4096;
 	char *buf = malloc(cap), **argv;
 	long end = -1;
@@ -64,7 +85,7 @@ int standby_wait(const char *argv0, int *argc_out, char ***argv_out, struct stan
 	while (end < 0 && rc == 0) {
 		size_t from = len ? len - 1 : 0;
 
-		rc = read_more(0, &buf, &len, &cap);
+		rc = read_more(in, fifo, daemon, &buf, &len, &cap);
 		if (rc < 0) {
 			int err = errno;
 
@@ -84,7 +105,14 @@ int standby_wait(const char *argv0, int *argc_out, char ***argv_out, struct stan
 	argv = malloc((n + 2) * sizeof *argv + (size_t)end + 1);
 	p->nrest = len - (size_t)end - 1;
 	p->rest = malloc(p->nrest + 1);
-	p->fd = rc ? -1 : fcntl(0, F_DUPFD_CLOEXEC, 3);
+	if (rc)
+		p->fd = -1;
+	else if (fifo) {
+		/* It has had its writer: blocking reads end at its EOF. */
+		p->fd = in;
+		fcntl(in, F_SETFL, fcntl(in, F_GETFL) & ~O_NONBLOCK);
+	} else
+		p->fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
 	if (!argv || !p->rest) {
 		free(argv);
 		free(buf);
@@ -101,8 +129,8 @@ int standby_wait(const char *argv0, int *argc_out, char ***argv_out, struct stan
 	for (long i = 0; i + 1 < end; i += (long)strlen(buf + i) + 1)
 		argv[n++] = buf + i;
 	argv[n] = NULL;
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && fd != 0) {
+	fd = fifo ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd > 0) {
 		dup2(fd, 0);
 		close(fd);
 	}

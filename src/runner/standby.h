@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* The daemon's pipe once the request is read: what came after it is kept
  * (the job's environment and command when the options say so, then, for a
@@ -16,13 +17,16 @@ struct standby_pipe {
 	size_t nrest;
 };
 
-/* Waits on stdin for the daemon's request: the words of a runner's command
- * line after argv[0], each ending in a NUL, then one more NUL. Returns 0
- * with *argv_out (argv0 first, NULL-terminated, one allocation with the
- * words), *argc_out and *p set; 1 when stdin ended without a whole request
- * (the daemon stopped, or gave up on this standby): nothing is to be done;
- * -1 when it could not be read. stdin is /dev/null afterwards. */
-int standby_wait(const char *argv0, int *argc_out, char ***argv_out, struct standby_pipe *p);
+/* Waits on `in` for the daemon's request: the words of a runner's command
+ * line after argv[0], each ending in a NUL, then one more NUL. `in` is
+ * stdin (a pipe of the daemon's; /dev/null afterwards) or a FIFO opened
+ * non-blocking (under tmux, whose pane is stdin), which waits for the
+ * daemon to open it unless the daemon (pid `daemon`, 0: not watched) is
+ * gone. Returns 0 with *argv_out (argv0 first, NULL-terminated, one
+ * allocation with the words), *argc_out and *p set (p takes `in` over); 1
+ * when the request did not come whole (the daemon stopped, or gave up on
+ * this standby): nothing is to be done; -1 when it could not be read. */
+int standby_wait(int in, pid_t daemon, const char *argv0, int *argc_out, char ***argv_out, struct standby_pipe *p);
 
 /* The next n bytes, in *out (malloc'd, NUL added). -1 when the pipe ends
  * first or cannot be read. */

@@ -7,6 +7,8 @@ and a crash right after that commit starts it once."""
 import json
 import os
 import sqlite3
+import subprocess
+import time
 
 import pytest
 
@@ -115,6 +117,49 @@ def test_under_tmux_the_spare_run_directory_brings_the_jobs_list_files(gflow_exe
     g.wait_state(jid, "Finished")
     assert g.log_of(jid) == f"job {jid}\n"
     g.wait_for(lambda: sorted(p.name for p in spare.iterdir()) == want, what="the next spare")
+
+
+def tmux_sessions(g):
+    """{session name: pane pid} on the daemon's tmux server."""
+    r = subprocess.run(["tmux", "-S", str(g.runtime / "gflow" / "tmux.sock"), "list-sessions", "-F",
+                        "#{session_name} #{pane_pid}"], capture_output=True, text=True)
+    return dict(line.split() for line in r.stdout.splitlines())
+
+
+def tmux_standby(g):
+    return [(n, int(p)) for n, p in tmux_sessions(g).items() if n.startswith("gflow-standby-")]
+
+
+def test_the_tmux_executor_hands_a_start_to_a_session_made_ahead(gflow, tmp_path):
+    # A session whose runner waits on a FIFO is made ahead; a start hands it
+    # the job and renames it to the job's; the next one is made; it goes
+    # with the daemon, and, the daemon killed, goes by itself.
+    g = gflow
+    g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
+    g.start()
+    g.wait_for(lambda: tmux_standby(g), what="a standby session")
+    (name, pane), = tmux_standby(g)
+    fifo = g.runtime / "gflow" / (name.replace("gflow-standby-", "standby-") + ".fifo")
+    g.wait_for(lambda: fifo.exists(), what="its FIFO")
+    time.sleep(0.3)      # its runner opens the FIFO
+    jid = g.submit("sh", "-c", "echo hello; exec sleep 30")
+    g.wait_for(lambda: g.log_of(jid) == "hello\n", what="the job")
+    assert tmux_sessions(g).get(f"gflow-{jid}") == str(pane)
+    assert g.job(jid)["runner_pid"] == pane
+    with open(f"/proc/{pane}/cmdline", "rb") as f:
+        assert f.read().split(b"\0")[1] == f"--job {jid}".encode()
+    assert not fifo.exists()
+    g.wait_for(lambda: tmux_standby(g) and tmux_standby(g)[0][0] != name, what="the next standby session")
+    g.cli("gcancel", jid, check=True)
+    g.wait_state(jid, "Cancelled")
+    g.stop()
+    assert not tmux_standby(g)
+    g.start()
+    g.wait_for(lambda: tmux_standby(g), what="a standby session")
+    (name, pane), = tmux_standby(g)
+    g.kill9()
+    g.wait_for(lambda: not os.path.exists(f"/proc/{pane}"), timeout=10, what="the standby runner gone")
+    assert not [n for n in tmux_sessions(g) if n == name]
 
 
 def standbys(g):

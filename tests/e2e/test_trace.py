@@ -8,10 +8,10 @@ import pytest
 
 CLIENT = ["client_start", "client_send", "accept", "commit", "reply", "client_exit"]
 # A job that can start at once is recorded as started in its submission's
-# own commit (the pass runs before it). Under tmux its runner is launched
-# once the answer is written; the process executor hands the start to the
-# standby runner before the commit is synced, and the job execs only after
-# the sync, which comes before the answer.
+# own commit (the pass runs before it). When a standby runner is ready the
+# start is handed to it before the commit is synced, and the job execs
+# only after the sync, which comes before the answer; else its runner is
+# launched once the answer is written.
 START = ["accept", "pass", "running_commit", "reply", "fork", "runner_start", "exec"]
 START_HELD = ["accept", "pass", "running_commit", "fork", "runner_start", "synced", "exec"]
 
@@ -44,7 +44,8 @@ def test_every_step_of_submit_to_start_is_stamped_in_order(gflow_exec):
     for st in CLIENT[:3]:    # the job has no id yet
         assert [x for _, s, x in rows if s == st] == ["-"], (st, rows)
     j = str(jid)
-    start = START if g.env["GFLOW_EXECUTOR__TYPE"] == "tmux" else START_HELD
+    # held when a standby was ready (one is made a moment after the start)
+    start = START_HELD if [x for _, s, x in rows if s == "synced"] else START
     for st in CLIENT[3:] + start[1:]:   # one each, for this job
         assert [x for _, s, x in rows if s == st][:1] == [j], (st, rows)
     if start is START_HELD:

@@ -414,9 +414,11 @@ static int open_run_dir(struct runner *r, struct gf_err *e)
 	return 0;
 }
 
-/* A standby's output: RUNDIR/runner.out, which the daemon makes for a
- * runner it starts itself. Made when there is something to say (say()),
- * or at once under --pty (the pane's copy goes there). */
+/* The output of a standby on the daemon's pipe: RUNDIR/runner.out, which
+ * the daemon makes for a runner it starts itself. Made when there is
+ * something to say (say()), or at once under --pty (the system daemon's
+ * attach mode: the copy of the job's terminal goes there). A standby in a
+ * tmux pane writes to the pane, as any runner there. */
 static int own_output(struct runner *r, struct gf_err *e)
 {
 	int fd = openat(r->dirfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -1518,6 +1520,7 @@ int main(int argc, char **argv)
 	uint64_t started = gf_trace_now();	/* the start-latency trace (trace.h) */
 	char **request = NULL;
 	struct standby_pipe pipe = { .fd = -1 };
+	bool piped = false;	/* a standby of the daemon's pipe: our output is not a pane's */
 	int bad;
 
 	ensure_std_fds();
@@ -1536,6 +1539,7 @@ int main(int argc, char **argv)
 				fifo = argv[++i];
 			else if (!strcmp(argv[i], "--daemon"))
 				daemon = (pid_t)atoi(argv[++i]);
+		piped = !fifo;
 		if (fifo && (in = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
 			fprintf(stderr, "gflow-runner: --standby: cannot open %s: %s\n", fifo, strerror(errno));
 			return 2;
@@ -1564,8 +1568,8 @@ int main(int argc, char **argv)
 	/* Traced only for a personal daemon (the system one never passes it). */
 	if (!bad && r.o.uid < 0 && gf_trace_open())
 		gf_trace_at(started, "runner_start", strtoll(r.o.job, NULL, 10));
-	r.output_due = request != NULL;
-	if (bad || open_run_dir(&r, &e) || (request && r.o.pty && own_output(&r, &e)) || read_env(&r, &e) ||
+	r.output_due = piped;
+	if (bad || open_run_dir(&r, &e) || (piped && r.o.pty && own_output(&r, &e)) || read_env(&r, &e) ||
 	    setup_signals(&r, &e) || become_subreaper(&e) || announce(&r, &e)) {
 		say(&r, "%s", e.msg);
 		runner_free(&r);

@@ -750,13 +750,26 @@ def standby(tmp_path, request, ahead=()):
     return p.returncode, out.decode(errors="replace") + err.decode(errors="replace")
 
 
-def test_standby_runs_the_job_it_is_handed(tmp_path):
+def standby_run(tmp_path, env=b"PATH=/usr/bin:/bin\0"):
+    """The run directory of a standby's job, with that env file (None: none)."""
     run = tmp_path / "run"
     run.mkdir()
-    (run / "env").write_bytes(b"PATH=/usr/bin:/bin\0GFLOW_JOB_ID=7\0")
-    words = ["--job", "7", "--dir", str(run), "--log", str(tmp_path / "job.log"), "--cwd", str(tmp_path),
-             "--", "sh", "-c", "echo hello $GFLOW_JOB_ID; ps -o args= -p $PPID"]
-    rc, said = standby(tmp_path, b"".join(w.encode() + b"\0" for w in words) + b"\0")
+    if env is not None:
+        (run / "env").write_bytes(env)
+    return run
+
+
+def job7(run, tmp_path, *rest, log=None, cwd=None):
+    """The request for job 7 in run: its options, then rest (more options,
+    `--` and the command), each NUL-ended, then the empty word."""
+    words = ["--job", "7", "--dir", str(run), "--log", str(log or tmp_path / "job.log"),
+             "--cwd", str(cwd or tmp_path), *rest]
+    return b"".join(w.encode() + b"\0" for w in words) + b"\0"
+
+
+def test_standby_runs_the_job_it_is_handed(tmp_path):
+    run = standby_run(tmp_path, b"PATH=/usr/bin:/bin\0GFLOW_JOB_ID=7\0")
+    rc, said = standby(tmp_path, job7(run, tmp_path, "--", "sh", "-c", "echo hello $GFLOW_JOB_ID; ps -o args= -p $PPID"))
     assert rc == 0 and said == "", said
     res = parse_kv(run / "result")
     assert res["exited"] == "1" and res["exit_code"] == "0", res
@@ -768,12 +781,9 @@ def test_standby_runs_the_job_it_is_handed(tmp_path):
 
 
 def test_a_standby_says_why_a_job_could_not_start_in_runner_out(tmp_path):
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "env").write_bytes(b"PATH=/usr/bin:/bin\0")
+    run = standby_run(tmp_path)
     log = tmp_path / "gone" / "job.log"
-    words = ["--job", "7", "--dir", str(run), "--log", str(log), "--cwd", str(tmp_path), "--", "true"]
-    rc, said = standby(tmp_path, b"".join(w.encode() + b"\0" for w in words) + b"\0")
+    rc, said = standby(tmp_path, job7(run, tmp_path, "--", "true", log=log))
     assert rc == 0 and said == "", said
     assert parse_kv(run / "result")["ended_by"] == "error"
     out = (run / "runner.out").read_text()
@@ -783,13 +793,10 @@ def test_a_standby_says_why_a_job_could_not_start_in_runner_out(tmp_path):
 def test_a_standby_takes_the_jobs_environment_and_command_from_its_pipe(tmp_path):
     # --env-bytes/--argv-bytes: the lists follow the request on stdin, no
     # files are read; a pipe that ends before all of them came starts nothing
-    run = tmp_path / "run"
-    run.mkdir()
+    run = standby_run(tmp_path, None)
     env = b"PATH=/usr/bin:/bin\0GFLOW_JOB_ID=7\0WHO=pipe\0"
     cmd = b"sh\0-c\0echo $WHO $GFLOW_JOB_ID \"$0\" > out\0\0"      # an empty word too
-    words = ["--job", "7", "--dir", str(run), "--log", str(tmp_path / "job.log"), "--cwd", str(tmp_path),
-             "--env-bytes", str(len(env)), "--argv-bytes", str(len(cmd))]
-    request = b"".join(w.encode() + b"\0" for w in words) + b"\0"
+    request = job7(run, tmp_path, "--env-bytes", str(len(env)), "--argv-bytes", str(len(cmd)))
     rc, said = standby(tmp_path, request + (env + cmd)[:-3])
     assert rc == 0 and said == "", said
     assert sorted(p.name for p in run.iterdir()) == [] and not (tmp_path / "out").exists()
@@ -803,14 +810,10 @@ def test_a_standby_takes_the_jobs_environment_and_command_from_its_pipe(tmp_path
 def held_standby(tmp_path, ran):
     """A standby handed a held start (--hold) of `touch ran`; returns it
     running, its stdin still open, and the run directory."""
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "env").write_bytes(b"PATH=/usr/bin:/bin\0")
-    words = ["--job", "7", "--dir", str(run), "--log", str(tmp_path / "job.log"), "--cwd", str(tmp_path),
-             "--hold", "--", "touch", str(ran)]
+    run = standby_run(tmp_path)
     p = subprocess.Popen([str(runner_path()), "--standby", " " * 24], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, cwd=tmp_path)
-    p.stdin.write(b"".join(w.encode() + b"\0" for w in words) + b"\0")
+    p.stdin.write(job7(run, tmp_path, "--hold", "--", "touch", str(ran)))
     p.stdin.flush()
     return p, run
 
@@ -862,12 +865,9 @@ def test_a_standby_announces_itself_ahead_and_links_it_in_at_the_start(tmp_path)
     # --ahead ROOT: its runner file is written while it waits, as a file
     # with no name in ROOT's file system, and linked into the run directory
     # when the job comes (exclusively: a claim there is never replaced)
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "env").write_bytes(b"PATH=/usr/bin:/bin\0")
-    words = ["--job", "7", "--dir", str(run), "--log", str(tmp_path / "job.log"), "--cwd", str(tmp_path),
-             "--", "sh", "-c", "echo $PPID"]
-    rc, said = standby(tmp_path, b"".join(w.encode() + b"\0" for w in words) + b"\0", ("--ahead", str(tmp_path)))
+    run = standby_run(tmp_path)
+    request = job7(run, tmp_path, "--", "sh", "-c", "echo $PPID")
+    rc, said = standby(tmp_path, request, ("--ahead", str(tmp_path)))
     assert rc == 0 and said == "", said
     ri = parse_kv(run / "runner")
     assert ri["pid"] == (tmp_path / "job.log").read_text().strip()
@@ -880,18 +880,14 @@ def test_a_standby_announces_itself_ahead_and_links_it_in_at_the_start(tmp_path)
     # a claim is there already: refused, not replaced
     (run / "result").unlink()
     (run / "runner").write_text("")
-    rc, said = standby(tmp_path, b"".join(w.encode() + b"\0" for w in words) + b"\0", ("--ahead", str(tmp_path)))
+    rc, said = standby(tmp_path, request, ("--ahead", str(tmp_path)))
     assert rc == 2 and "runner exists: the daemon gave up on this start" in (run / "runner.out").read_text()
     assert (run / "runner").read_text() == "" and not (run / "result").exists()
 
 
 def test_standby_given_nothing_or_part_of_a_request_does_nothing(tmp_path):
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "env").write_bytes(b"PATH=/usr/bin:/bin\0")
-    words = ["--job", "7", "--dir", str(run), "--log", str(tmp_path / "job.log"), "--cwd", str(tmp_path),
-             "--", "touch", str(tmp_path / "ran")]
-    whole = b"".join(w.encode() + b"\0" for w in words) + b"\0"
+    run = standby_run(tmp_path)
+    whole = job7(run, tmp_path, "--", "touch", str(tmp_path / "ran"))
     for request in (b"", whole[:-1], whole[:10], b"\0"):
         rc, said = standby(tmp_path, request)
         assert rc == 0 and said == "", (request, said)

@@ -126,6 +126,15 @@ def tmux_sessions(g):
     return dict(line.split() for line in r.stdout.splitlines())
 
 
+def exited(pid):
+    """Gone, or a zombie its parent (here tmux's server) has yet to collect."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 def tmux_standby(g):
     return [(n, int(p)) for n, p in tmux_sessions(g).items() if n.startswith("gflow-standby-")]
 
@@ -145,6 +154,10 @@ def test_the_tmux_executor_hands_a_start_to_a_session_made_ahead(gflow, tmp_path
     jid = g.submit("sh", "-c", "echo hello; exec sleep 30")
     g.wait_for(lambda: g.log_of(jid) == "hello\n", what="the job")
     assert tmux_sessions(g).get(f"gflow-{jid}") == str(pane)
+    # the job's terminal is the pane's, as for a session made for the job
+    pane_text = lambda: subprocess.run(["tmux", "-S", str(g.runtime / "gflow" / "tmux.sock"), "capture-pane",
+                                        "-p", "-t", f"=gflow-{jid}:"], capture_output=True, text=True).stdout
+    g.wait_for(lambda: "hello" in pane_text(), what="the job's output in its pane")
     assert g.job(jid)["runner_pid"] == pane
     with open(f"/proc/{pane}/cmdline", "rb") as f:
         assert f.read().split(b"\0")[1] == f"--job {jid}".encode()
@@ -158,8 +171,7 @@ def test_the_tmux_executor_hands_a_start_to_a_session_made_ahead(gflow, tmp_path
     g.wait_for(lambda: tmux_standby(g), what="a standby session")
     (name, pane), = tmux_standby(g)
     g.kill9()
-    g.wait_for(lambda: not os.path.exists(f"/proc/{pane}"), timeout=10, what="the standby runner gone")
-    assert not [n for n in tmux_sessions(g) if n == name]
+    g.wait_for(lambda: exited(pane), timeout=10, what="the standby runner gone")
 
 
 def standbys(g):
@@ -201,21 +213,34 @@ kill -9 $PPID
 """
 
 
-def test_a_crash_between_the_start_commit_and_the_runner_starts_the_job_once(gflow, tmp_path):
-    g = gflow
+def start_with_runner(g, tmp_path, text, **env):
+    """The daemon started with the script `text` as its runner (GFLOW_RUNNER)
+    and env added to its environment."""
     fake = tmp_path / "fake-runner"
-    fake.write_text(FAKE_RUNNER)     # the daemon dies as it launches
+    fake.write_text(text)
     fake.chmod(0o755)
-    g.env["GFLOW_RUNNER"] = str(fake)
+    g.env.update(GFLOW_RUNNER=str(fake), **env)
     g.start()
-    count = tmp_path / "count"
-    # the runner is launched before the answer: gbatch may get none, but
-    # the job is on disk (recorded as started) before the runner exists
+
+
+def submit_and_lose_the_daemon(g, count):
+    """Submits a job that appends a line to count each time it runs; the
+    fake runner kills the daemon as it is handed the job. Returns the job's
+    id; the next start of the daemon has the real runner."""
     g.cli("gbatch", "sh", "-c", f"echo ran >> {count}")
-    jid = 1
     g.proc.wait(timeout=20)
     g.proc = None
     del g.env["GFLOW_RUNNER"]
+    return 1
+
+
+def test_a_crash_between_the_start_commit_and_the_runner_starts_the_job_once(gflow, tmp_path):
+    g = gflow
+    start_with_runner(g, tmp_path, FAKE_RUNNER)     # the daemon dies as it launches
+    count = tmp_path / "count"
+    # the runner is launched before the answer: gbatch may get none, but
+    # the job is on disk (recorded as started) before the runner exists
+    jid = submit_and_lose_the_daemon(g, count)
     g.start()
     assert g.wait_state(jid, "Finished")["state"] == "Finished"
     assert count.read_text() == "ran\n"
@@ -259,19 +284,11 @@ os.unlink(d + "/runner")
 
 def test_a_held_start_given_up_by_its_runner_queues_the_job_again(gflow, tmp_path):
     g = gflow
-    fake = tmp_path / "fake-runner"
-    fake.write_text(FAKE_HELD)
-    fake.chmod(0o755)
     go = tmp_path / "go"
-    g.env.update(GFLOW_RUNNER=str(fake), FAKE_GO=str(go), REAL_RUNNER=str(g.build / "gflow-runner"))
-    g.start()
+    start_with_runner(g, tmp_path, FAKE_HELD, FAKE_GO=str(go), REAL_RUNNER=str(g.build / "gflow-runner"))
     g.wait_for(lambda: os.path.exists(f"{go}.ready"), what="the standby runner")
     count = tmp_path / "count"
-    g.cli("gbatch", "sh", "-c", f"echo ran >> {count}")
-    jid = 1
-    g.proc.wait(timeout=20)
-    g.proc = None
-    del g.env["GFLOW_RUNNER"]
+    jid = submit_and_lose_the_daemon(g, count)
     g.start()
     # the next daemon finds the runner, which then gives the start up: the
     # job never ran, so it queues again and runs, once
@@ -296,19 +313,12 @@ def test_after_a_machine_restart_a_job_caught_starting_is_failed_not_run_again(g
     # (another boot id stored), a job recorded as started with no runner
     # file ends, with the reason, instead of being queued again.
     g = gflow
-    fake = tmp_path / "fake-runner"
-    fake.write_text(FAKE_RUNNER)
-    fake.chmod(0o755)
-    g.env["GFLOW_RUNNER"] = str(fake)
-    g.start()
+    start_with_runner(g, tmp_path, FAKE_RUNNER)
     with open("/proc/sys/kernel/random/boot_id") as f:
         boot = f.read().strip()
     assert _stored_boot(g) == boot
     count = tmp_path / "count"
-    g.cli("gbatch", "sh", "-c", f"echo ran >> {count}")
-    g.proc.wait(timeout=20)
-    g.proc = None
-    del g.env["GFLOW_RUNNER"]
+    submit_and_lose_the_daemon(g, count)
     db = sqlite3.connect(g.data / "gflow.db")
     with db:
         db.execute("UPDATE settings SET value = 'an-earlier-boot' WHERE key = 'boot_id'")

@@ -913,6 +913,7 @@ static int hand_to_standby(struct server *s, const struct job *j, struct argv *a
 		rc = standby_hand_tmux(s, j, a->v, more, 2, s->start_held);
 	else
 		rc = standby_hand(s, a->v, more, 2, s->start_held);
+	s->started_by_standby = rc == 0;
 	a->n = n;	/* a runner of its own takes the options before these */
 	a->v[n] = NULL;
 	a->nown = nown;
@@ -927,6 +928,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	size_t ncg;
 	int dfd, out, rc = -1;
 
+	s->started_by_standby = false;
 	if ((dfd = make_run_dir(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
 	/* A log in the owner's home is made by the runner, as the owner. */

@@ -789,7 +789,7 @@ static void launch(struct server *s, struct job *j)
 		}
 		return;
 	}
-	reap_watch_start(s, j);
+	reap_watch_start(s, j, s->started_by_standby);
 	vlog(1, "job %lld (%s, user %s) started, GPUs [%s]", (long long)j->id, j->name ? j->name : "",
 	     j->user ? j->user : "?", (gf_format_gpu_mask(j->gpu_mask, ids, sizeof ids), ids));
 }

@@ -27,6 +27,9 @@
 #include "runfile.h"
 
 #define START_TIMEOUT_SECS 30
+/* A standby runner was handed the start: it announces itself within
+ * milliseconds unless it died first (its tmux server killed, say). */
+#define STANDBY_TIMEOUT_SECS 5
 #define BOOT_ID_KEY "boot_id"	/* the settings key: the boot the last daemon ran in */
 #define WATCH_SECS 1.0		/* how often every running job is checked */
 #define DRAIN_SECS 0.1		/* ... and while leftovers are being killed */
@@ -37,6 +40,7 @@
 struct pending {
 	struct server *s;
 	int64_t id;
+	bool standby;		/* the start was handed to a standby runner */
 	int wd;
 	struct event *timeout;
 	struct pending *next;
@@ -341,7 +345,18 @@ static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 	if (attach(s, j) == 0)
 		return;
 	if (claim(s, j)) {
+		bool standby = p->standby;
+
 		pending_drop(s, j->id);
+		if (standby) {
+			/* No runner file: it never started the job, and the
+			 * claim keeps it from starting it late. */
+			fprintf(stderr, "gflowd: job %lld: the standby runner did not take the start within %d s: "
+					"starting it again\n", (long long)j->id, STANDBY_TIMEOUT_SECS);
+			start_again(s, j);
+			server_schedule(s);
+			return;
+		}
 		jr_w(j)->backstop = "the job's supervisor did not start within 30 s";
 		runner_gone(s, j);
 	} else
@@ -470,10 +485,10 @@ int reap_init(struct server *s, struct gf_err *e)
 	return 0;
 }
 
-void reap_watch_start(struct server *s, struct job *j)
+void reap_watch_start(struct server *s, struct job *j, bool standby)
 {
 	struct pending *p = calloc(1, sizeof *p);
-	struct timeval tv = { START_TIMEOUT_SECS, 0 };
+	struct timeval tv = { standby ? STANDBY_TIMEOUT_SECS : START_TIMEOUT_SECS, 0 };
 	char dir[GF_PATH_MAX];
 
 	if (!p)
@@ -481,6 +496,7 @@ void reap_watch_start(struct server *s, struct job *j)
 	exec_run_dir(s, j, dir, sizeof dir);
 	p->s = s;
 	p->id = j->id;
+	p->standby = standby;
 	p->wd = inotify_add_watch(s->inotify_fd, dir, IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW);
 	p->timeout = event_new(s->base, -1, 0, on_start_timeout, p);
 	event_add(p->timeout, &tv);

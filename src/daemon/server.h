@@ -297,6 +297,7 @@ struct server {
 	int standby_fd, standby_pidfd;		/* the standby runner's pipe and pidfd (standby.c), -1: none */
 	int standby_held_fd;			/* the pipe of a held start (standby.c), -1: none */
 	bool start_held;			/* a launch now is held until jobs_txn_sync */
+	bool started_by_standby;		/* the last exec_start_job handed its start to one */
 	bool standby_due, spares_due;		/* what standby_ev makes (standby.c) */
 	bool tsb_due;				/* …and the tmux executor's standby */
 	unsigned tsb_seq;			/* names of the tmux standby's session and FIFO */
@@ -594,7 +595,7 @@ bool exec_attach_socket(struct server *s, const struct job *j, char *buf, size_t
 
 /* reap.c — watching runners, and the backstop when one dies or stops */
 int reap_init(struct server *s, struct gf_err *e);
-void reap_watch_start(struct server *s, struct job *j);	/* after exec */
+void reap_watch_start(struct server *s, struct job *j, bool standby);	/* after exec */
 /* The runner of a job launched will not come (tmuxctl.c): the run
  * directory claimed, the end recorded with why. */
 void reap_start_failed(struct server *s, struct job *j, const char *why);

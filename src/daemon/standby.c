@@ -12,15 +12,15 @@
  * compete with the start it just made for the CPUs, and a daemon killed
  * while it spawns leaves a child holding its lock until the child execs,
  * which a restart at once would find), and at daemon start
- * when jobs default to the process executor. It is our child like any
+ * when jobs default to the process executor (the tmux executor has a
+ * standby of its own, below). It is our child like any
  * runner (exec_reap collects it). EOF on its pipe before a whole request —
  * we stop, crash or exec ourselves again (the pipe is close-on-exec) —
  * ends it with nothing done. */
 #include "server.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <time.h>
-#include <sys/stat.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -28,9 +28,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define STANDBY_DELAY_SECS 0.005	/* before a standby or spares are made (after a use, or at start) */
@@ -70,13 +72,32 @@ static void drop_tmux_standby(struct server *s, bool kill_it)
 	s->tsb_session[0] = s->tsb_fifo[0] = '\0';
 }
 
+/* The FIFOs an earlier daemon of ours left (a crash: it removes its own). */
+static void remove_old_fifos(struct server *s)
+{
+	DIR *d = opendir(s->paths.runtime_dir);
+	struct dirent *de;
+	size_t n;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "standby-", 8) && (n = strlen(de->d_name)) > 5 &&
+		    !strcmp(de->d_name + n - 5, ".fifo"))
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+}
+
 static void make_tmux_standby(struct server *s)
 {
 	char session[64], fifo[GF_PATH_MAX];
-	unsigned n = ++s->tsb_seq;
+	unsigned n;
 
 	if (s->tsb_session[0])
 		return;
+	if (!s->tsb_seq)
+		remove_old_fifos(s);
+	n = ++s->tsb_seq;
 	snprintf(session, sizeof session, "gflow-standby-%ld-%u", (long)getpid(), n);
 	if (gf_pathf(fifo, sizeof fifo, "%s/standby-%ld-%u.fifo", s->paths.runtime_dir, (long)getpid(), n))
 		return;

@@ -6,6 +6,7 @@ that can start at once is recorded as started in its submission's commit —
 and a crash right after that commit starts it once."""
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import time
@@ -172,6 +173,27 @@ def test_the_tmux_executor_hands_a_start_to_a_session_made_ahead(gflow, tmp_path
     (name, pane), = tmux_standby(g)
     g.kill9()
     g.wait_for(lambda: exited(pane), timeout=10, what="the standby runner gone")
+
+
+def test_a_start_a_standby_never_takes_is_made_again_and_runs_once(gflow, tmp_path):
+    # The standby runner stopped (the start is handed to it all the same):
+    # after a few seconds without its announcement the daemon claims the run
+    # and starts the job again; let go, the old runner finds no run to take.
+    g = gflow
+    g.start()
+    g.wait_for(lambda: standbys(g), what="a standby runner")
+    old, = standbys(g)
+    os.kill(old, signal.SIGSTOP)
+    count = tmp_path / "count"
+    try:
+        jid = g.submit("sh", "-c", f"echo ran >> {count}")
+        assert g.wait_state(jid, "Finished", timeout=30)["state"] == "Finished"
+    finally:
+        os.kill(old, signal.SIGCONT)
+    g.wait_for(lambda: exited(old), what="the old runner gone")
+    assert count.read_text() == "ran\n"
+    assert f"job {jid}: the standby runner did not take the start within" in g.daemon_log()
+    assert g.job(jid)["runner_pid"] != old
 
 
 def standbys(g):

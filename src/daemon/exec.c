@@ -538,10 +538,6 @@ static struct buf argv_blob(const struct job *j)
 	return b;
 }
 
-/* The runner reads the job's environment and command from RUNDIR/env and
- * RUNDIR/argv (so no command line, tmux's or the runner's, limits their
- * length) — a standby from its pipe instead (see standby_hand). Only a
- * runner started from this boot reads them: no fsync needed. */
 /* dir/name holding b: the empty file a spare brought (exec_make_spares),
  * else a new one. */
 static int put_list(int dfd, const char *dir, const char *name, const struct buf *b, struct gf_err *e)
@@ -565,6 +561,10 @@ static int put_list(int dfd, const char *dir, const char *name, const struct buf
 	return 0;
 }
 
+/* The runner reads the job's environment and command from RUNDIR/env and
+ * RUNDIR/argv (so no command line, tmux's or the runner's, limits their
+ * length) — a standby from its pipe instead (see standby_hand). Only a
+ * runner started from this boot reads them: no fsync needed. */
 static int write_env_argv(int dfd, const char *dir, const struct buf *env, const struct buf *argv,
 			  struct gf_err *e)
 {

@@ -343,7 +343,21 @@ class Slurm:
         return time.perf_counter() - t0, r
 
     def close(self):
+        # scancel only asks: slurmctld ends the jobs after it returns, and
+        # with a thousand of them it would still be busy in the next case
+        # (measured against gflow's); wait until none of ours is left
         subprocess.run(["scancel", "--name", self.name], capture_output=True, timeout=60)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                r = subprocess.run(["squeue", "-h", "-n", self.name, "-o", "%i"], capture_output=True,
+                                   text=True, timeout=60)
+            except (OSError, subprocess.SubprocessError):
+                break
+            if r.returncode != 0 or not r.stdout.strip():
+                break
+            time.sleep(0.5)
+        time.sleep(2)       # and let it write what it keeps of them
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

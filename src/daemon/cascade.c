@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "grow.h"
 
@@ -38,14 +37,6 @@ struct cascade_wait {
 	void *arg;
 	struct cascade_wait *next;
 };
-
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- the dependents index --------------------------------------------- */
 

@@ -35,6 +35,14 @@ double now_real(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int64_t meminfo_total_mb(void)
 {
 	FILE *f = fopen("/proc/meminfo", "re");

@@ -87,14 +87,6 @@ struct notify {
 	struct ntest *tests;		/* waiting test requests */
 };
 
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static char *xstrdup(const char *s)
 {
 	char *d = strdup(s);

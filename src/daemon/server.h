@@ -748,6 +748,7 @@ void web_get(struct server *s, struct evhttp_request *req, const char *path);
 
 /* util */
 double now_real(void);
+double now_mono(void);	/* CLOCK_MONOTONIC, seconds */
 int64_t meminfo_total_mb(void);
 
 #endif

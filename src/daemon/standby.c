@@ -32,7 +32,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define STANDBY_DELAY_SECS 0.005	/* before a standby or spares are made (after a use, or at start) */
@@ -47,14 +46,6 @@
  * of ours leaves no writer to say EOF); we kill its session when we stop. */
 
 #define TMUX_STANDBY_STALE 2.0	/* seconds after which a standby that opens no FIFO is made again */
-
-static double mono_secs(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void drop_tmux_standby(struct server *s, bool kill_it)
 {
@@ -110,7 +101,7 @@ static void make_tmux_standby(struct server *s)
 	}
 	snprintf(s->tsb_session, sizeof s->tsb_session, "%s", session);
 	snprintf(s->tsb_fifo, sizeof s->tsb_fifo, "%s", fifo);
-	s->tsb_made = mono_secs();
+	s->tsb_made = now_mono();
 }
 
 static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
@@ -268,7 +259,7 @@ int standby_hand_tmux(struct server *s, const struct job *j, char *const argv[],
 	fd = open(s->tsb_fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		/* Not up yet, or gone: after a while, made again. */
-		if (errno == ENXIO && mono_secs() - s->tsb_made > TMUX_STANDBY_STALE) {
+		if (errno == ENXIO && now_mono() - s->tsb_made > TMUX_STANDBY_STALE) {
 			drop_tmux_standby(s, true);
 			standby_want_tmux(s);
 		}

@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "grow.h"
@@ -57,14 +56,6 @@ struct tmuxctl {
 	bool in_block, ours;	/* inside an answer; one to a line of ours */
 	char err[256];		/* the first line of an error answer */
 };
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Appends `v` to b as one word of tmux's command language: in single
  * quotes, where nothing is special (no ~, $, #{} or ; expansion), a quote
@@ -195,7 +186,7 @@ static void client_died(struct server *s, struct tmuxctl *c)
 	fprintf(stderr, "gflowd: the tmux control client (pid %ld) is gone%s\n", (long)c->pid,
 		c->answered ? "" : " before its first answer");
 	if (!c->answered)
-		c->retry_after = mono() + RESTART_SECS;
+		c->retry_after = now_mono() + RESTART_SECS;
 	close_client(c);
 	/* The queue is let go first: a start made meanwhile has a new one. */
 	c->q = NULL;
@@ -297,14 +288,14 @@ static int send_line(struct server *s, const struct job *j, const char *tmux, co
 	if (!c->pid) {
 		struct gf_err ce;
 
-		if (mono() < c->retry_after)
+		if (now_mono() < c->retry_after)
 			return 1;
 		snprintf(c->tmux, sizeof c->tmux, "%s", tmux);
 		snprintf(c->sock, sizeof c->sock, "%s", sock);
 		if (start_client(s, c, &ce)) {
 			fprintf(stderr, "gflowd: cannot start a tmux control client (%s): starting tmux for each job\n",
 				ce.msg);
-			c->retry_after = mono() + RESTART_SECS;
+			c->retry_after = now_mono() + RESTART_SECS;
 			return 1;
 		}
 	}

@@ -913,7 +913,6 @@ static int hand_to_standby(struct server *s, const struct job *j, struct argv *a
 		rc = standby_hand_tmux(s, j, a->v, more, 2, s->start_held);
 	else
 		rc = standby_hand(s, a->v, more, 2, s->start_held);
-	s->started_by_standby = rc == 0;
 	a->n = n;	/* a runner of its own takes the options before these */
 	a->v[n] = NULL;
 	a->nown = nown;
@@ -928,7 +927,6 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	size_t ncg;
 	int dfd, out, rc = -1;
 
-	s->started_by_standby = false;
 	if ((dfd = make_run_dir(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
 	/* A log in the owner's home is made by the runner, as the owner. */
@@ -993,7 +991,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 			job_set_shared(&j->tmux_socket, sock);	/* one per daemon */
 			gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 			if (hand_to_standby(s, j, &a, &env, &argv) == 0) {
-				rc = 0;
+				rc = 1;
 				goto out;
 			}
 			jobs_txn_sync(s);	/* tmux starts it at once */
@@ -1017,7 +1015,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	/* The standby makes runner.out itself; then the job is born in the
 	 * v2 group (the runner is not in it), as under tmux. */
 	if (hand_to_standby(s, j, &a, &env, &argv) == 0) {
-		rc = 0;
+		rc = 1;
 		goto out;
 	}
 	jobs_txn_sync(s);	/* a runner of its own is not held: it starts after the sync */

@@ -780,8 +780,9 @@ static void launch(struct server *s, struct job *j)
 {
 	char ids[256];
 	struct gf_err e;
+	int started = exec_start_job(s, j, &e);
 
-	if (exec_start_job(s, j, &e)) {
+	if (started < 0) {
 		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
 		if (jobs_ended(s, j, NULL, e.msg)) {
 			jr_w(j)->backstop = "the job could not be started";
@@ -789,7 +790,7 @@ static void launch(struct server *s, struct job *j)
 		}
 		return;
 	}
-	reap_watch_start(s, j, s->started_by_standby);
+	reap_watch_start(s, j, started == 1);
 	vlog(1, "job %lld (%s, user %s) started, GPUs [%s]", (long long)j->id, j->name ? j->name : "",
 	     j->user ? j->user : "?", (gf_format_gpu_mask(j->gpu_mask, ids, sizeof ids), ids));
 }

@@ -297,7 +297,6 @@ struct server {
 	int standby_fd, standby_pidfd;		/* the standby runner's pipe and pidfd (standby.c), -1: none */
 	int standby_held_fd;			/* the pipe of a held start (standby.c), -1: none */
 	bool start_held;			/* a launch now is held until jobs_txn_sync */
-	bool started_by_standby;		/* the last exec_start_job handed its start to one */
 	bool standby_due, spares_due;		/* what standby_ev makes (standby.c) */
 	bool tsb_due;				/* …and the tmux executor's standby */
 	unsigned tsb_seq;			/* names of the tmux standby's session and FIFO */
@@ -536,6 +535,8 @@ void exec_close(struct server *s);
  * script (checked as them, in a child), else e says what they cannot. */
 int exec_owner_home(uid_t uid, char *home, size_t size, struct gf_err *e);
 int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_err *e);
+/* 0 its runner is started, 1 the start was handed to a standby runner
+ * (which announces itself within moments), -1 e says why not. */
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
 /* A start's run directory and log, made ahead (see exec.c). */
 void exec_make_spares(struct server *s);

@@ -759,15 +759,19 @@ static int find_tmux(char *path, size_t size, struct gf_err *e)
 	return gf_err_set(e, "tmux new-session failed: tmux is not on the daemon's PATH");
 }
 
-/* The daemon's own tmux server (own socket, so no other tmux server's life
- * or settings matter). */
-static int tmux_server(struct server *s, char *tmux, size_t size, char *sock, size_t ssize, struct gf_err *e)
+/* The socket of the daemon's own tmux server (so no other tmux server's
+ * life or settings matter). */
+static int tmux_sock(const struct server *s, char *sock, size_t size, struct gf_err *e)
 {
-	if (find_tmux(tmux, size, e))
-		return -1;
-	if (gf_pathf(sock, ssize, "%s/tmux.sock", s->paths.runtime_dir))
+	if (gf_pathf(sock, size, "%s/tmux.sock", s->paths.runtime_dir))
 		return gf_err_set(e, "the tmux socket path is too long");
 	return 0;
+}
+
+/* tmux, and its server's socket. */
+static int tmux_server(struct server *s, char *tmux, size_t size, char *sock, size_t ssize, struct gf_err *e)
+{
+	return find_tmux(tmux, size, e) || tmux_sock(s, sock, ssize, e) ? -1 : 0;
 }
 
 int exec_tmux_command(struct server *s, char *const words[], size_t nwords)
@@ -867,12 +871,12 @@ int exec_tmux_standby(struct server *s, const char *session, const char *fifo)
 
 static int start_in_tmux(struct server *s, struct job *j, const struct argv *runner, struct gf_err *e)
 {
-	char session[64], sock[GF_PATH_MAX + 16], trace[GF_PATH_MAX + 16], tmux[GF_PATH_MAX];
+	char sock[GF_PATH_MAX + 16], trace[GF_PATH_MAX + 16], tmux[GF_PATH_MAX];
+	const char *session = j->tmux_session;	/* the caller's "gflow-<id>" */
 	struct argv w = { .n = 0 };
 
 	if (tmux_server(s, tmux, sizeof tmux, sock, sizeof sock, e))
 		return -1;
-	snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
 	new_session_words(&w, session, trace, sizeof trace);
 	for (int i = 0; i < runner->n; i++)
 		arg(&w, runner->v[i]);
@@ -983,10 +987,8 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 			char session[64], sock[GF_PATH_MAX + 16];
 
 			snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
-			if (gf_pathf(sock, sizeof sock, "%s/tmux.sock", s->paths.runtime_dir)) {
-				gf_err_set(e, "the tmux socket path is too long");
+			if (tmux_sock(s, sock, sizeof sock, e))
 				goto out;
-			}
 			job_set_str(&j->tmux_session, session);
 			job_set_shared(&j->tmux_socket, sock);	/* one per daemon */
 			gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */

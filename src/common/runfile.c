@@ -94,6 +94,17 @@ static int link_durably(int dfd, const char *label, const char *name, const char
 	return 0;
 }
 
+/* An unnamed file (O_TMPFILE) in dfd's file system, to be linked into
+ * place by its /proc name (link_durably): one change to the directory
+ * where a named .tmp costs three. -1 where the file system has none or
+ * /proc is not there to link it by. */
+static int unnamed_file(int dfd)
+{
+	if (faccessat(AT_FDCWD, "/proc/self/fd", X_OK, 0))
+		return -1;
+	return openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+}
+
 /* Write dir/name.tmp and move it into place: with rename (replacing), or
  * with link (failing with EEXIST when dir/name exists; an unnamed file
  * instead of name.tmp where it can). Nothing is reached
@@ -106,10 +117,7 @@ static int write_file(int dfd, const char *label, const char *name, const void *
 	char tmp[NAME_MAX + 1];
 	int fd, saved;
 
-	/* Exclusive: an unnamed file where the file system has them and
-	 * /proc is there to link it by (one change to the directory, not three). */
-	if (exclusive && faccessat(AT_FDCWD, "/proc/self/fd", X_OK, 0) == 0 &&
-	    (fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600)) >= 0) {
+	if (exclusive && (fd = unnamed_file(dfd)) >= 0) {
 		if (gf_write_all(fd, data, len)) {
 			saved = errno;
 			close(fd);
@@ -356,11 +364,8 @@ int runfile_write_runner_at(int dfd, const char *dir, const struct runner_info *
 int runfile_runner_ahead(int rootfd, const struct runner_info *ri)
 {
 	char buf[256];
-	int n = runner_text(buf, sizeof buf, ri), fd;
+	int n = runner_text(buf, sizeof buf, ri), fd = unnamed_file(rootfd);
 
-	if (faccessat(AT_FDCWD, "/proc/self/fd", X_OK, 0))
-		return -1;
-	fd = openat(rootfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd >= 0 && gf_write_all(fd, buf, (size_t)n)) {
 		close(fd);
 		return -1;

@@ -105,9 +105,11 @@ int standby_wait(int in, pid_t daemon, const char *argv0, int *argc_out, char **
 	argv = malloc((n + 2) * sizeof *argv + (size_t)end + 1);
 	p->nrest = len - (size_t)end - 1;
 	p->rest = malloc(p->nrest + 1);
-	if (rc)
-		p->fd = -1;
-	else if (fifo) {
+	if (rc) {
+		p->fd = -1;	/* ended with the request */
+		if (fifo)
+			close(in);
+	} else if (fifo) {
 		/* It has had its writer: blocking reads end at its EOF. */
 		p->fd = in;
 		fcntl(in, F_SETFL, fcntl(in, F_GETFL) & ~O_NONBLOCK);

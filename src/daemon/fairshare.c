@@ -133,8 +133,8 @@ double usage_day_gpu_secs(struct server *s, bool project, const char *name, doub
 			sum += (r->end - (r->start > since ? r->start : since)) * r->gpus;
 	}
 	s->nrecent = k;
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_active_at(s, i);
 
 		if (j && j->state == JS_RUNNING && !jm(j)->cluster && j->gpus > 0 && j->start_time > 0 &&
 		    now > j->start_time &&
@@ -167,8 +167,8 @@ double usage_of(struct server *s, const char *user, double now)
 	struct user_usage *u = find(s->usage, s->nusage, user);
 	double v = u ? decay(s, u->value, u->at, now) : 0;
 
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_active_at(s, i);
 
 		if (j && j->state == JS_RUNNING && !jm(j)->cluster && j->start_time > 0 && now > j->start_time &&
 		    j->user && !strcmp(j->user, user))
@@ -184,8 +184,8 @@ struct user_usage *usage_snapshot(struct server *s, double now, size_t *n)
 	*n = 0;
 	for (size_t i = 0; i < s->nusage; i++)
 		add(&v, n, s->usage[i].user)->value = decay(s, s->usage[i].value, s->usage[i].at, now);
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_active_at(s, i);
 
 		if (j && j->state == JS_RUNNING && !jm(j)->cluster && j->start_time > 0 && now > j->start_time &&
 		    j->user)

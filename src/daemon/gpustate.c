@@ -283,10 +283,10 @@ json_t *gpustate_json(struct server *s)
 		const struct gpu_dev *d = &s->snap.devs[g];
 		json_t *gj = json_object(), *jobs = json_array(), *ign = json_array(), *esc = json_array();
 
-		for (size_t i = 0; i < s->nopen; i++) {
-			struct job *j = jobs_open_at(s, i);
+		for (size_t i = 0; i < s->nlive; i++) {
+			struct job *j = jobs_active_at(s, i);
 
-			if (!j || !j->active || !(j->gpu_mask & (1ULL << v->index)))
+			if (!j || !(j->gpu_mask & (1ULL << v->index)))
 				continue;
 			json_t *jj = json_object();
 

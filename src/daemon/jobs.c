@@ -104,6 +104,13 @@ struct job *jobs_live_at(struct server *s, size_t i)
 	return is_live(j) ? j : NULL;
 }
 
+struct job *jobs_active_at(struct server *s, size_t i)
+{
+	struct job *j = s->jobs[s->live[i]];
+
+	return j && j->active ? j : NULL;
+}
+
 static void live_note(struct server *s, struct job *j)
 {
 	if (j->in_live || !is_live(j))

@@ -270,10 +270,10 @@ static void host_section(struct server *s, struct evbuffer *b)
 {
 	int64_t booked = 0;
 
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_active_at(s, i);
 
-		if (j && j->active)
+		if (j)
 			booked += j->memory_mb;
 	}
 	family(b, "gflow_host_memory_booked_bytes", "gauge", "Host memory booked (--memory) by jobs holding resources.");

@@ -317,10 +317,10 @@ static double quota_frees_at(struct server *s, const struct subject_name *who, e
 
 	if (lim != LIM_JOBS && lim != LIM_GPUS)
 		return 0;
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_active_at(s, i);
 
-		if (!j || !j->active || !is_subject(j, who->project, who->name))
+		if (!j || !is_subject(j, who->project, who->name))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
@@ -553,10 +553,10 @@ static json_t *subject_json(struct server *s, bool project, const char *name, do
 	json_object_set_new(o, "override", find_ov(s, key) ? ov_json(&find_ov(s, key)->q) : json_null());
 	if (!name)
 		return o;
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_active_at(s, i);
 
-		if (j && j->active && is_subject(j, project, name)) {
+		if (j && is_subject(j, project, name)) {
 			running++;
 			gpus += j->gpus;
 		}

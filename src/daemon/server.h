@@ -385,6 +385,10 @@ struct job *jobs_open_at(struct server *s, size_t i);
 /* The i-th entry of the live list (i < s->nlive), or NULL when that job is
  * neither queued nor holding resources any more. */
 struct job *jobs_live_at(struct server *s, size_t i);
+/* The same entry when that job holds resources (active: every Running job
+ * of ours is), else NULL. Walks over what runs take this list (i <
+ * s->nlive), not the open one, which also holds every held job. */
+struct job *jobs_active_at(struct server *s, size_t i);
 /* The i-th change of the open transaction, when it added a job (NULL
  * otherwise); i < s->txn.nundo. */
 struct job *jobs_txn_added_at(struct server *s, size_t i);

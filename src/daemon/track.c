@@ -738,10 +738,10 @@ static struct job *by_ancestry(struct server *s, pid_t pid)
 	for (int depth = 0; pid > 1 && depth < 128; depth++) {
 		unsigned long long ppid;
 
-		for (size_t i = 0; i < s->nopen; i++) {
-			struct job *j = jobs_open_at(s, i);
+		for (size_t i = 0; i < s->nlive; i++) {
+			struct job *j = jobs_active_at(s, i);
 
-			if (j && j->active && j->runner_pid == pid && runner_alive(j))
+			if (j && j->runner_pid == pid && runner_alive(j))
 				return j;
 		}
 		if (proc_stat_field(pid, 4, &ppid))

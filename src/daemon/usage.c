@@ -159,13 +159,13 @@ void usage_sample(struct server *s)
 
 	if (!s->have_snap || !s->snap.nvml_ok || s->snap.seq == s->usage_seq)
 		return;
-	for (size_t i = 0; i < s->nopen; i++) {
-		struct job *j = jobs_open_at(s, i);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_active_at(s, i);
 		json_t *u;
 		uint64_t over = 0;
 		int over_gpu = -1;
 
-		if (!j || !j->active || j->state != JS_RUNNING || !j->gpu_mask || !jm(j)->gpu_usage)
+		if (!j || j->state != JS_RUNNING || !j->gpu_mask || !jm(j)->gpu_usage)
 			continue;
 		u = add_sample(s, j, &over, &over_gpu);
 		if (!u)

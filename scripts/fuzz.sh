@@ -23,7 +23,7 @@ CLIENT="$(ls src/client/*.c | grep -v '/main\.c$' | tr '\n' ' ') $COMMON"
 # target: sources (besides the target itself)
 TARGETS="
 fuzz_parse:src/common/parse.c src/common/err.c
-fuzz_toml:src/common/toml.c src/common/err.c
+fuzz_toml:src/common/toml.c src/common/utf8.c src/common/err.c
 fuzz_api:$DAEMON
 fuzz_directives:$CLIENT
 "

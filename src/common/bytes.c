@@ -7,70 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length (1-4) of the valid UTF-8 sequence at p (n bytes left), 0 when the
- * byte there starts none; *cp gets its code point. */
-static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
-{
-	size_t len, i;
-	uint32_t c = p[0];
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xC2 && c <= 0xDF) {
-		len = 2;
-		c &= 0x1F;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		c &= 0x0F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		c &= 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		c = (c << 6) | (p[i] & 0x3F);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) || c > 0x10FFFF ||
-	    (c >= 0xD800 && c <= 0xDFFF))
-		return 0;
-	*cp = c;
-	return len;
-}
-
-int gf_utf8_valid(const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	uint32_t cp;
-
-	for (size_t i = 0, l; i < n; i += l)
-		if (!(l = utf8_seq(p + i, n - i, &cp)))
-			return 0;
-	return 1;
-}
-
-static int is_control(uint32_t cp)
-{
-	return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
-}
-
-int gf_text_printable(const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	uint32_t cp;
-
-	for (size_t i = 0, l; i < n; i += l)
-		if (!(l = utf8_seq(p + i, n - i, &cp)) || is_control(cp))
-			return 0;
-	return 1;
-}
-
 /* ---- base64 (RFC 4648, with padding) ----------------------------------- */
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -241,11 +177,11 @@ size_t gf_escape(char *dst, size_t size, const char *s, size_t n, int flags)
 		size_t len, ulen;
 		uint32_t cp = 0;
 
-		len = utf8_seq(p + i, n - i, &cp);
-		if (len == 0 || (len == 1 && is_control(cp))) {
+		len = gf_utf8_seq(p + i, n - i, &cp);
+		if (len == 0 || (len == 1 && gf_is_control(cp))) {
 			escape_byte(p[i], unit);
 			len = 1;
-		} else if (len == 2 && is_control(cp)) {
+		} else if (len == 2 && gf_is_control(cp)) {
 			escape_byte(p[i], unit);
 			escape_byte(p[i + 1], unit + strlen(unit));
 		} else if (len == 1 && (flags & GF_ESC_SHELL) && (cp == '\\' || cp == '\'')) {

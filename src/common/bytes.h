@@ -16,14 +16,7 @@
 #include <jansson.h>
 
 #include "err.h"
-
-/* Strict UTF-8 (no overlong forms, surrogates or code points past
- * U+10FFFF), as jansson accepts it. */
-int gf_utf8_valid(const char *s, size_t n);
-
-/* Text a name may hold: valid UTF-8 without C0 controls, DEL or C1
- * controls (U+0080..U+009F). */
-int gf_text_printable(const char *s, size_t n);
+#include "utf8.h"
 
 /* The JSON form of n bytes: a string, or {"base64": ...}. Never NULL. */
 json_t *gf_bytes_json(const char *s, size_t n);

@@ -7,6 +7,7 @@
  * are worked out from byte offsets by a cursor that only moves forward while
  * the document is read (errors may rewind it). */
 #include "toml.h"
+#include "utf8.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -458,51 +459,18 @@ static int hex_val(int c)
 	return -1;
 }
 
-/* Length of the well-formed UTF-8 sequence at s[0..n), or 0. Rejects
- * overlong forms, surrogates and code points past U+10FFFF. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-		len = 2;
-		cp = s[0] & 0x1F;
-	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-		len = 3;
-		cp = s[0] & 0x0F;
-	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-	    (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return len;
-}
-
 static int check_utf8(struct parser *p)
 {
 	const unsigned char *s = (const unsigned char *)p->s;
 	size_t i = 0, n;
+	uint32_t cp;
 
 	while (i < p->len) {
 		if (s[i] < 0x80) {
 			i++;
 			continue;
 		}
-		n = utf8_len(s + i, p->len - i);
+		n = gf_utf8_seq(s + i, p->len - i, &cp);
 		if (!n)
 			return perr(p, i, "invalid UTF-8 byte 0x%02X", s[i]);
 		i += n;
@@ -595,32 +563,6 @@ static int buf_add(struct buf *b, const char *s, size_t n)
 	return 0;
 }
 
-static int buf_utf8(struct buf *b, unsigned long cp)
-{
-	char out[4];
-	size_t n;
-
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		out[0] = (char)(0xC0 | (cp >> 6));
-		out[1] = (char)(0x80 | (cp & 0x3F));
-		n = 2;
-	} else if (cp < 0x10000) {
-		out[0] = (char)(0xE0 | (cp >> 12));
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		out[2] = (char)(0x80 | (cp & 0x3F));
-		n = 3;
-	} else {
-		out[0] = (char)(0xF0 | (cp >> 18));
-		out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-		out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		out[3] = (char)(0x80 | (cp & 0x3F));
-		n = 4;
-	}
-	return buf_add(b, out, n);
-}
 
 /* The escape sequence at p->pos (the backslash) into b. */
 static int escape(struct parser *p, struct buf *b)
@@ -628,7 +570,7 @@ static int escape(struct parser *p, struct buf *b)
 	size_t at = p->pos, i, digits;
 	unsigned long cp = 0;
 	int c = peek_at(p, at + 1);
-	char ch, tmp[40];
+	char ch, tmp[40], utf8[4];
 
 	switch (c) {
 	case 'b': ch = '\b'; break;
@@ -652,7 +594,7 @@ static int escape(struct parser *p, struct buf *b)
 			return perr(p, at, "invalid escape \\%c%.*s: U+%04lX is not a Unicode scalar value",
 			    c, (int)digits, p->s + at + 2, cp);
 		p->pos = at + 2 + digits;
-		return buf_utf8(b, cp) ? oom(p) : 0;
+		return buf_add(b, utf8, gf_utf8_put(utf8, (uint32_t)cp)) ? oom(p) : 0;
 	default:
 		if (c >= 0x21 && c < 0x7f)
 			return perr(p, at, "invalid escape '\\%c'", c);

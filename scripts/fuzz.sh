@@ -20,12 +20,14 @@ COMMON=$(ls src/common/*.c | tr '\n' ' ')
 DAEMON="$(ls src/daemon/*.c | grep -v '/main\.c$' | tr '\n' ' ') $OUT/web_assets.c $COMMON"
 CLIENT="$(ls src/client/*.c | grep -v '/main\.c$' | tr '\n' ' ') $COMMON"
 
-# target: sources (besides the target itself)
+# target: extra flags: sources (besides the target itself). The client is
+# built as meson builds it, with jval's JSON values (GF_JVAL).
 TARGETS="
-fuzz_parse:src/common/parse.c src/common/err.c
-fuzz_toml:src/common/toml.c src/common/utf8.c src/common/err.c
-fuzz_api:$DAEMON
-fuzz_directives:$CLIENT
+fuzz_parse::src/common/parse.c src/common/err.c
+fuzz_toml::src/common/toml.c src/common/utf8.c src/common/err.c
+fuzz_api::$DAEMON
+fuzz_directives:-DGF_JVAL:$CLIENT
+fuzz_json:-DGF_JVAL -Itests/unit:tests/unit/jval_oracle.c src/common/jval.c src/common/jsonw.c src/common/utf8.c
 "
 for f in tests/fuzz/fuzz_*.c; do
 	t=$(basename "$f" .c)
@@ -33,11 +35,11 @@ for f in tests/fuzz/fuzz_*.c; do
 done
 
 status=0
-echo "$TARGETS" | while IFS=: read -r t srcs; do
+echo "$TARGETS" | while IFS=: read -r t flags srcs; do
 	[ -n "$t" ] || continue
 	rm -f "$OUT/$t"		# never run a binary left from an older build
 	# shellcheck disable=SC2086
-	if ! clang $CFLAGS "tests/fuzz/$t.c" $srcs -levent -lsqlite3 -ljansson -lcurl -ldl -lpthread -lm -o "$OUT/$t"; then
+	if ! clang $CFLAGS $flags "tests/fuzz/$t.c" $srcs -levent -lsqlite3 -ljansson -lcurl -ldl -lpthread -lm -o "$OUT/$t"; then
 		echo "fuzz.sh: $t does not build" >&2
 		exit 1
 	fi

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "err.h"
 #include "opt.h"

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "batch.h"
 #include "config.h"

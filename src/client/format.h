@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "util.h"
 

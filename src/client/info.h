@@ -3,7 +3,7 @@
 #ifndef GF_CLIENT_INFO_H
 #define GF_CLIENT_INFO_H
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "table.h"
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "err.h"
 

@@ -4,9 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
-#include <jansson.h>
 
 #include "command.h"
 #include "mcp.h"
@@ -106,16 +104,6 @@ static int leading_socket(int argc, char **argv, const char *prog)
 	return n;
 }
 
-/* jansson's hash seed from getrandom(2): one system call, where jansson
- * itself would open, read and close /dev/urandom at the first object. */
-static void seed_json(void)
-{
-	size_t seed = 0;
-
-	if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) == (ssize_t)sizeof seed && seed)
-		json_object_seed(seed);
-}
-
 int main(int argc, char **argv)
 {
 	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
@@ -123,7 +111,6 @@ int main(int argc, char **argv)
 	int skip;
 
 	cmd_started_ns = gf_trace_now();	/* gbatch traces it (trace.h) */
-	seed_json();
 	base = base ? base + 1 : (argc > 0 ? argv[0] : "gflow");
 	if ((skip = leading_socket(argc, argv, base)) < 0)
 		return EXIT_USAGE;

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "err.h"
 

@@ -80,24 +80,6 @@ static int hex4(const char *p, unsigned *v)
 	return 0;
 }
 
-static void put_utf8(struct sbuf *b, unsigned c)
-{
-	char u[4];
-	size_t n;
-
-	if (c < 0x80)
-		u[0] = (char)c, n = 1;
-	else if (c < 0x800)
-		u[0] = (char)(0xC0 | c >> 6), u[1] = (char)(0x80 | (c & 0x3F)), n = 2;
-	else if (c < 0x10000)
-		u[0] = (char)(0xE0 | c >> 12), u[1] = (char)(0x80 | (c >> 6 & 0x3F)),
-		u[2] = (char)(0x80 | (c & 0x3F)), n = 3;
-	else
-		u[0] = (char)(0xF0 | c >> 18), u[1] = (char)(0x80 | (c >> 12 & 0x3F)),
-		u[2] = (char)(0x80 | (c >> 6 & 0x3F)), u[3] = (char)(0x80 | (c & 0x3F)), n = 4;
-	sbuf_add(b, u, n);
-}
-
 /* A string at r (after white space), decoded into out (when not NULL). */
 static int string(struct rd *r, struct sbuf *out)
 {
@@ -162,8 +144,11 @@ static int string(struct rd *r, struct sbuf *out)
 				return bad(r, "a lone surrogate in a \\u escape");
 			if (v == 0)
 				return bad(r, "\\u0000 in a string");
-			if (out)
-				put_utf8(out, v);
+			if (out) {
+				char u[4];
+
+				sbuf_add(out, u, gf_utf8_put(u, v));
+			}
 			break;
 		}
 		default:
@@ -645,7 +630,7 @@ static int step(struct qstream *s)
 					s->row(&q, s->arg);
 				if (s->raw && s->raw(r.p + start, r.i - start, s->arg) < 0) {
 					snprintf(s->err, sizeof s->err, "%s", "gflowd sent a job "
-					    "that jansson does not read");
+					    "that could not be read back");
 					return BAD;
 				}
 				return OK;

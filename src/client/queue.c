@@ -959,7 +959,7 @@ static int collecting(const struct queue_opts *q)
 }
 
 /* -o json (the job objects): each object as json_dumps indents it inside
- * the array — read and dumped by jansson one job at a time, its lines
+ * the array — read and dumped by jval one job at a time, its lines
  * indented one level (a dumped string holds no raw newline). */
 static int json_job(const char *p, size_t n, void *arg)
 {

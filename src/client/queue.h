@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "err.h"
 #include "table.h"

@@ -7,7 +7,7 @@
 #ifndef GF_CLIENT_REMOTE_H
 #define GF_CLIENT_REMOTE_H
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "batch.h"
 #include "command.h"

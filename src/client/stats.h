@@ -2,7 +2,7 @@
 #ifndef GF_CLIENT_STATS_H
 #define GF_CLIENT_STATS_H
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "table.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "bytes.h"
 #include "format.h"
@@ -372,7 +372,7 @@ static void json_row(struct table_out *t, const char *const *cells)
 		const char *v = cells[t->key_col[k]] ? cells[t->key_col[k]] : "";
 
 		if (!gf_utf8_valid(v, strlen(v)))
-			continue; /* jansson takes no such string */
+			continue; /* JSON holds no such string */
 		w.len = 0;
 		sbuf_adds(&t->line, shown++ ? ",\n    " : "\n    ");
 		jw_cstr(&w, t->headers[t->key_col[k]]);

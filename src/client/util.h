@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 #include "err.h"
 #include "parse.h"

@@ -13,9 +13,8 @@
 
 #include <stddef.h>
 
-#include <jansson.h>
-
 #include "err.h"
+#include "jsonapi.h"
 #include "utf8.h"
 
 /* The JSON form of n bytes: a string, or {"base64": ...}. Never NULL. */

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include <jansson.h>
+#include "jsonapi.h"
 
 struct jsonw {
 	char *p;

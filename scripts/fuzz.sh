@@ -27,7 +27,7 @@ fuzz_parse::src/common/parse.c src/common/err.c
 fuzz_toml::src/common/toml.c src/common/utf8.c src/common/err.c
 fuzz_api::$DAEMON
 fuzz_directives:-DGF_JVAL:$CLIENT
-fuzz_json:-DGF_JVAL -Itests/unit:tests/unit/jval_oracle.c src/common/jval.c src/common/jsonw.c src/common/utf8.c
+fuzz_json:-DGF_JVAL -Itests/unit:tests/unit/jval_oracle.c src/common/jval.c src/common/jvalread.c src/common/jsonw.c src/common/utf8.c
 "
 for f in tests/fuzz/fuzz_*.c; do
 	t=$(basename "$f" .c)

@@ -428,6 +428,15 @@ static bool tmux_session_gone(void)
 	return exec_spawn(argv, NULL, true, &st, &e) == 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0;
 }
 
+/* A daemon that said why it does not start is on its way out: once `up`
+ * has said so too, nothing of it may be left (its lock held, a `gflowd
+ * status` or the next `up` finding it "running"). */
+static void wait_gone(pid_t pid, double secs)
+{
+	for (int i = 0; pid > 0 && alive(pid) && i < (int)(secs * 100); i++)
+		sleep_ms(10);
+}
+
 /* Wait until the daemon says it is ready or why not, or it is gone.
  * Returns 0 with *pid set, or 1 after saying what happened. */
 static int wait_report(const char *report, const char *log, const char *hosting, double secs, pid_t *pid)
@@ -443,6 +452,7 @@ static int wait_report(const char *report, const char *log, const char *hosting,
 			return 0;
 		}
 		if (r.state == R_ERROR) {
+			wait_gone(r.pid, 5);
 			fprintf(stderr, "gflowd: %s\n", r.msg);
 			return 1;
 		}

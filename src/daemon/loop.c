@@ -93,6 +93,34 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
  * file) and the socket lock beside the socket (one daemon per socket: only
  * its holder binds or removes the socket file). */
 
+/* Is the daemon a lock file names ("PID START_TICKS" or "PID DIR") gone?
+ * Then whoever still holds the lock is a child it made a moment before it
+ * died, between fork and exec (the lock is close-on-exec). */
+static bool holder_gone(const char *text)
+{
+	unsigned long long want = 0, ticks;
+	int pid = 0, n = sscanf(text, "%d %llu", &pid, &want);
+
+	if (n < 1 || pid <= 0)
+		return false;	/* not a daemon's words: leave it be */
+	if (proc_start_ticks(pid, &ticks) || proc_state(pid) == 'Z')
+		return true;
+	return n == 2 && ticks != want;	/* its pid is another process's now */
+}
+
+/* Such a child lets the lock go at its exec: wait for that, up to 2 s. */
+static bool lock_when_let_go(int fd)
+{
+	for (int i = 0; i < 200; i++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int hold_lock(const char *path, int inherited, const char *text, int *out, int *holder, struct gf_err *e)
 {
 	char buf[GF_PATH_MAX + 64];
@@ -106,9 +134,13 @@ static int hold_lock(const char *path, int inherited, const char *text, int *out
 		int k = (int)pread(fd, buf, sizeof buf - 1, 0);
 
 		buf[k > 0 ? k : 0] = '\0';
-		*holder = atoi(buf);
-		close(fd);
-		return -1;
+		if (!holder_gone(buf) || !lock_when_let_go(fd)) {
+			k = (int)pread(fd, buf, sizeof buf - 1, 0);	/* who has it now */
+			buf[k > 0 ? k : 0] = '\0';
+			*holder = atoi(buf);
+			close(fd);
+			return -1;
+		}
 	}
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t)n, 0) != n || fsync(fd) < 0) {
 		close(fd);

@@ -5,6 +5,7 @@ import pwd
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -29,6 +30,37 @@ def test_second_daemon_is_refused(gflow):
     r = gflow.cli("gflowd", "run")
     assert r.returncode != 0
     assert "already running" in r.stderr
+
+
+def test_a_dead_daemons_lock_held_a_moment_longer_does_not_refuse_the_next(gflow):
+    """A daemon killed just as it forks a runner leaves that child holding
+    its lock (a copy of the descriptor, close-on-exec) until the child's
+    exec: the next daemon, started at once, waits for that instead of
+    saying a daemon is already running. Here a helper holds the data lock
+    for 0.7 s under the name of a process that is gone; the daemon starts
+    once it lets go."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    gflow.data.mkdir(parents=True, exist_ok=True)
+    lock = gflow.data / "gflowd.lock"
+    lock.write_text(f"{dead.pid} 1\n")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys, time\n"
+         "f = open(sys.argv[1], 'r+'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+         "print('held', flush=True); time.sleep(0.7)", str(lock)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        t0 = time.monotonic()
+        gflow.start()
+        assert time.monotonic() - t0 >= 0.3, "it started while the lock was held"
+        assert gflow.api("GET", "/info")[1]["pid"] == gflow.proc.pid
+    finally:
+        holder.kill()
+        holder.wait()
+    # a live daemon's lock is refused at once, as ever
+    r = gflow.cli("gflowd", "run")
+    assert r.returncode != 0 and f"already running (pid {gflow.proc.pid})" in r.stderr, r.stderr
 
 
 def test_clients_say_when_daemon_is_down(gflow):

@@ -8,7 +8,7 @@ PKGS="gcc libc6-dev clang libclang-rt-14-dev make meson ninja-build pkg-config
 libevent-dev libjansson-dev libsqlite3-dev libcmocka-dev
 libcurl4-openssl-dev tmux python3 python3-pytest python3-pytest-xdist
 python3-aiosmtpd procps prometheus python3-prometheus-client scdoc
-man-db chromium chromium-driver python3-selenium
+man-db chromium chromium-driver python3-selenium musl-tools
 slurm-wlm munge openssh-server openssh-client tzdata"
 
 missing=""

@@ -18,7 +18,7 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -DGFLOW_VERSION=\"fuzz\" -g -O1 -Wall -Wextra -We
 python3 scripts/embed-web.py "$OUT/web_assets.c" web/*.html web/*.css web/*.js
 COMMON=$(ls src/common/*.c | tr '\n' ' ')
 DAEMON="$(ls src/daemon/*.c | grep -v '/main\.c$' | tr '\n' ' ') $OUT/web_assets.c $COMMON"
-CLIENT="$(ls src/client/*.c | grep -v '/main\.c$' | tr '\n' ' ') $COMMON"
+CLIENT="$(ls src/client/*.c | grep -v '/main\.c$' | grep -v '/musl\.c$' | tr '\n' ' ') $COMMON"
 
 # target: extra flags: sources (besides the target itself). The client is
 # built as meson builds it, with jval's JSON values (GF_JVAL).

@@ -1,7 +1,7 @@
 /* jval.h — JSON values for the client, in place of jansson.
  *
  * The client (gflow and its gbatch, gqueue … links) starts once per
- * command. Linked with glibc, each start pays glibc's CPU probe: about 80
+ * command. Linked with glibc, each start pays glibc's CPU probe: 68
  * CPUID instructions, each a trap to the hypervisor on a virtual machine
  * (~10 µs apiece on the machines gflow is measured on, docs/benchmarks.md).
  * Linked with musl it pays none — but jansson is built for glibc only. So

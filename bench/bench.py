@@ -33,25 +33,50 @@ CASES = ["submit", "latency", "tmux", "queue", "sched", "array", "daemon", "casc
 
 # ---- case 1: sequential submissions ------------------------------------------
 
+def submit_gflow_run(b, n, nrun):
+    """One run of the submit case on a fresh daemon: the /bin/true floor,
+    n held submissions, one gcancel of 100, nrun submissions that run."""
+    d = Daemon(b)
+    try:
+        d.start()
+        floor = n / shell_loop(n, ["/bin/true"], d.env, d.dir)
+        held = n / shell_loop(n, [str(b.build / "gbatch"), "--hold", "true"], d.env, d.dir)
+        st, body = d.api("GET", "/jobs?users=all")
+        if len(body["jobs"]) != n:
+            raise RuntimeError(f"{len(body['jobs'])} jobs stored, expected {n}")
+        cancel = d.run_cli(["gcancel", "1-100"])[0]
+        running = nrun / shell_loop(nrun, [str(b.build / "gbatch"), "true"], d.env, d.dir)
+        d.wait_idle()
+    finally:
+        d.close()
+    return floor, held, cancel, running
+
+
+def submit_tsp_run(b, n):
+    q = Tsp(b)
+    try:
+        q.run(["-l"])		# start its server outside the timing
+        rate = n / shell_loop(n, ["tsp", "true"], q.env, q.dir)
+        q.wait_idle()
+    finally:
+        q.close()
+    return rate
+
+
 def case_submit(b):
     n = b.n(1000, 200)
     nrun = b.n(200, 50)		# jobs that run cost a runner each: fewer
     held, running, floor, cancel, tsp, slurm = [], [], [], [], [], []
+    # gflow's and tsp's runs take turns, so that a change in the machine's
+    # load during the case weighs on both alike
     for _ in range(b.runs):
-        d = Daemon(b)
-        try:
-            d.start()
-            floor.append(n / shell_loop(n, ["/bin/true"], d.env, d.dir))
-            held.append(n / shell_loop(n, [str(b.build / "gbatch"), "--hold", "true"], d.env, d.dir))
-            st, body = d.api("GET", "/jobs?users=all")
-            if len(body["jobs"]) != n:
-                raise RuntimeError(f"{len(body['jobs'])} jobs stored, expected {n}")
-            cancel.append(d.run_cli(["gcancel", "1-100"])[0])
-            t = shell_loop(nrun, [str(b.build / "gbatch"), "true"], d.env, d.dir)
-            running.append(nrun / t)
-            d.wait_idle()
-        finally:
-            d.close()
+        f, h, c, r = submit_gflow_run(b, n, nrun)
+        floor.append(f)
+        held.append(h)
+        cancel.append(c)
+        running.append(r)
+        if b.tsp_ok():
+            tsp.append(submit_tsp_run(b, n))
     ms = 1000 / median(held)
     b.row("submit", f"{n} × `gbatch --hold true`, sequential, durable", "jobs/s", held,
           note=f"{ms:.2f} ms per submission", higher=True, key="submit-gbatch")
@@ -63,14 +88,6 @@ def case_submit(b):
           note=f"{1000 / median(floor):.2f} ms per process", higher=True, key="submit-floor")
     b.comp("submit", f"{n} sequential submissions", "jobs/s", "gflow", held, higher=True)
     if b.tsp_ok():
-        for _ in range(b.runs):
-            q = Tsp(b)
-            try:
-                q.run(["-l"])		# start its server outside the timing
-                tsp.append(n / shell_loop(n, ["tsp", "true"], q.env, q.dir))
-                q.wait_idle()
-            finally:
-                q.close()
         b.row("submit", f"tsp: {n} × `tsp true` (in memory, not durable)", "jobs/s", tsp,
               note=f"{1000 / median(tsp):.2f} ms per submission", higher=True, key="submit-tsp")
         b.comp("submit", None, None, "tsp", tsp)
@@ -89,43 +106,59 @@ def case_submit(b):
 
 # ---- case 2: submit -> start latency ---------------------------------------
 
-def latency_gflow(b, executor, njobs, runs=None, trace=None):
-    """Per run: list of latencies (s) and gbatch round trips (s). trace: a
-    path; the daemon, its clients and the job append the start-latency
-    trace there (GFLOW_TRACE), and the lines of each counted submission are
-    collected in b.trace_jobs."""
+def latency_gflow(b, executor, njobs, trace=None):
+    """One run on a fresh daemon: the latencies (s) and gbatch round trips
+    (s) of njobs submissions. trace: a path; the daemon, its clients and
+    the job append the start-latency trace there (GFLOW_TRACE), and the
+    lines of each counted submission are collected in b.trace_jobs."""
     stamp = b.stamp()
-    lat, rtt = [], []
-    for _ in range(runs or b.runs):
-        d = Daemon(b, executor)
-        if trace:
-            d.env["GFLOW_TRACE"] = str(trace)
-        run_lat, run_rtt = [], []
-        try:
-            d.start()
-            for i in range(-2, njobs):		# two warm-up jobs, not counted
-                f = d.dir / f"stamp-{i}"
-                at = trace.stat().st_size if trace and trace.exists() else 0
-                mono0 = time.monotonic_ns()	# CLOCK_MONOTONIC, as the trace's
-                t0 = time.time()
-                argv = ["gbatch", str(stamp), str(f), *([str(trace)] if trace else [])]
-                dt, r = d.run_cli(argv, stdout=subprocess.PIPE)
-                jid = int(r.stdout.split()[3])
-                v = wait_stamp(f)
-                d.wait_ended(jid)
-                if i >= 0:
-                    run_lat.append(v - t0)
-                    run_rtt.append(dt)
-                    if trace:
-                        with open(trace, "rb") as tf:
-                            tf.seek(at)
-                            b.trace_jobs.append(f"{mono0} bench_exec -\n" +
-                                                tf.read().decode(errors="replace"))
-        finally:
-            d.close()
-        lat.append(run_lat)
-        rtt.append(run_rtt)
-    return lat, rtt
+    d = Daemon(b, executor)
+    if trace:
+        d.env["GFLOW_TRACE"] = str(trace)
+    run_lat, run_rtt = [], []
+    try:
+        d.start()
+        for i in range(-2, njobs):		# two warm-up jobs, not counted
+            f = d.dir / f"stamp-{i}"
+            at = trace.stat().st_size if trace and trace.exists() else 0
+            mono0 = time.monotonic_ns()	# CLOCK_MONOTONIC, as the trace's
+            t0 = time.time()
+            argv = ["gbatch", str(stamp), str(f), *([str(trace)] if trace else [])]
+            dt, r = d.run_cli(argv, stdout=subprocess.PIPE)
+            jid = int(r.stdout.split()[3])
+            v = wait_stamp(f)
+            d.wait_ended(jid)
+            if i >= 0:
+                run_lat.append(v - t0)
+                run_rtt.append(dt)
+                if trace:
+                    with open(trace, "rb") as tf:
+                        tf.seek(at)
+                        b.trace_jobs.append(f"{mono0} bench_exec -\n" +
+                                            tf.read().decode(errors="replace"))
+    finally:
+        d.close()
+    return run_lat, run_rtt
+
+
+def latency_tsp(b, njobs):
+    """One run of tsp: the latencies (s) of njobs `tsp stamp FILE`."""
+    stamp = b.stamp()
+    q = Tsp(b)
+    run_lat = []
+    try:
+        q.run(["-l"])
+        for i in range(-2, njobs):
+            f = q.dir / f"stamp-{i}"
+            t0 = time.time()
+            q.run([str(stamp), str(f)])
+            v = wait_stamp(f)
+            q.wait_idle()
+            if i >= 0:
+                run_lat.append(v - t0)
+    finally:
+        q.close()
+    return run_lat
 
 
 def latency_rows(b, label, lat, note="", key=None):
@@ -173,44 +206,36 @@ def trace_breakdown(jobs):
 
 def case_latency(b):
     n = b.n(50, 10)
-    lat, rtt = latency_gflow(b, "process", n)
+    tmux = shutil.which("tmux")
+    lat, rtt, lat_tmux, lat_tsp = [], [], [], []
+    # the process executor, tmux and tsp take turns, run by run, so that a
+    # change in the machine's load during the case weighs on each alike
+    for _ in range(b.runs):
+        run_lat, run_rtt = latency_gflow(b, "process", n)
+        lat.append(run_lat)
+        rtt.append(run_rtt)
+        if tmux:
+            lat_tmux.append(latency_gflow(b, "tmux", b.n(20, 5))[0])
+        if b.tsp_ok():
+            lat_tsp.append(latency_tsp(b, n))
     meds = latency_rows(b, "submit → start, 0-GPU job, process executor", lat, key="lat-process")
     b.row("latency", "`gbatch` round trip of those submissions (median)", "s",
           [median(r) for r in rtt], note="from exec to exit of gbatch")
     b.comp("latency", "submit → start latency (median)", "s", "gflow", meds)
-    if shutil.which("tmux"):
-        lat, _ = latency_gflow(b, "tmux", b.n(20, 5))
-        latency_rows(b, "submit → start, 0-GPU job, tmux executor", lat, key="lat-tmux")
+    if tmux:
+        latency_rows(b, "submit → start, 0-GPU job, tmux executor", lat_tmux, key="lat-tmux")
     else:
         b.rows.append({"case": "latency", "label": "tmux executor", "samples": None,
                        "note": "tmux not installed"})
     # where the milliseconds go: one more daemon with GFLOW_TRACE set
     trace = b.work / "trace.log"
     b.trace_jobs = []
-    latency_gflow(b, "process", b.n(30, 10), runs=1, trace=trace)
+    latency_gflow(b, "process", b.n(30, 10), trace=trace)
     b.trace = trace_breakdown(b.trace_jobs)
     log(f"latency: trace of {b.trace['jobs']} submissions; steps missing: "
         f"{', '.join(b.trace['missing']) or 'none'}")
     if b.tsp_ok():
-        stamp = b.stamp()
-        lat = []
-        for _ in range(b.runs):
-            q = Tsp(b)
-            run_lat = []
-            try:
-                q.run(["-l"])
-                for i in range(-2, n):
-                    f = q.dir / f"stamp-{i}"
-                    t0 = time.time()
-                    q.run([str(stamp), str(f)])
-                    v = wait_stamp(f)
-                    q.wait_idle()
-                    if i >= 0:
-                        run_lat.append(v - t0)
-            finally:
-                q.close()
-            lat.append(run_lat)
-        meds = latency_rows(b, "tsp: submit → start (`tsp stamp FILE`)", lat, key="lat-tsp")
+        meds = latency_rows(b, "tsp: submit → start (`tsp stamp FILE`)", lat_tsp, key="lat-tsp")
         b.comp("latency", None, None, "tsp", meds)
     if b.slurm_ok():
         stamp = b.stamp()

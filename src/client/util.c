@@ -65,7 +65,7 @@ char *xstrndup(const char *s, size_t n)
 
 /* ---------- string buffer ---------- */
 
-static void sbuf_grow(struct sbuf *b, size_t extra)
+void sbuf_grow(struct sbuf *b, size_t extra)
 {
 	size_t need = b->len + extra + 1;
 
@@ -78,22 +78,9 @@ static void sbuf_grow(struct sbuf *b, size_t extra)
 	b->p = xrealloc(b->p, b->cap);
 }
 
-void sbuf_add(struct sbuf *b, const char *s, size_t n)
-{
-	sbuf_grow(b, n);
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
 void sbuf_adds(struct sbuf *b, const char *s)
 {
 	sbuf_add(b, s, strlen(s));
-}
-
-void sbuf_addc(struct sbuf *b, char c)
-{
-	sbuf_add(b, &c, 1);
 }
 
 void sbuf_addf(struct sbuf *b, const char *fmt, ...)

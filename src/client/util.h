@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "jsonapi.h"
 
@@ -25,9 +26,25 @@ struct sbuf {
 	char *p;
 	size_t len, cap;
 };
-void sbuf_add(struct sbuf *b, const char *s, size_t n);
+/* Room for n more bytes and the NUL after them. */
+void sbuf_grow(struct sbuf *b, size_t n);
+/* Inline: a long listing adds its bytes a few at a time, by the million. */
+static inline void sbuf_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap)
+		sbuf_grow(b, n);
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+static inline void sbuf_addc(struct sbuf *b, char c)
+{
+	if (b->len + 2 > b->cap)
+		sbuf_grow(b, 1);
+	b->p[b->len++] = c;
+	b->p[b->len] = '\0';
+}
 void sbuf_adds(struct sbuf *b, const char *s);
-void sbuf_addc(struct sbuf *b, char c);
 void sbuf_addf(struct sbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The text so far ("" when empty); stays owned by b. */

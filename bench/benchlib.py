@@ -399,6 +399,7 @@ class Bench:
         self.slurm_state = self.detect_slurm(args.no_slurm)
         self.helpers = {}
         self.load_start = loadavg()
+        self.cpuid_start = self.cpuid_us()
 
     # -- tools around us
     @staticmethod
@@ -441,6 +442,14 @@ class Bench:
             raise RuntimeError(f"building {name}: {' '.join(cmd)}\n{r.stderr}")
         self.helpers[name] = " ".join(cmd).replace(str(REPO) + "/", "").replace(str(self.work), "$TMP")
         return out
+
+    def cpuid_us(self):
+        """What one CPUID instruction takes here (bench/cpuid.c), as text:
+        glibc's start-up runs 68 of them, each a trap in a VM."""
+        if "cpuid" not in self.helpers:
+            self.cc("cpuid", ["bench/cpuid.c"])
+        v = sh_out([str(self.work / "cpuid")])
+        return f"{v} µs" if v and v != "none" else "no CPUID"
 
     def stamp(self):
         if "stamp" not in self.helpers:

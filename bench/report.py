@@ -381,7 +381,10 @@ def markdown(b, started, elapsed, cases, svg_name=None):
            f"directory (NVML absent: 0 GPUs); binaries of `{b.build.name}/` (meson buildtype "
            f"`{buildtype(b)}`)",
            f"- load average (1/5/15 min) at the start: {b.load_start}, at the end: {loadavg()} — "
-           "other work on the machine during the run shows up as spread between min and max", "",
+           "other work on the machine during the run shows up as spread between min and max",
+           f"- one `CPUID` instruction (`bench/cpuid.c`) at the start: {b.cpuid_start}, at the end: "
+           f"{b.cpuid_us()} — in a VM a trap to the hypervisor, of which every start of a glibc program "
+           "makes 68 (see the notes under Results)", "",
            "## Targets", "",
            "Every target of issue 13, checked against the medians of this run (ratios: both sides "
            "from this run).", "",
@@ -414,7 +417,11 @@ def markdown(b, started, elapsed, cases, svg_name=None):
             table_text(b), "",
             "Notes:",
             "- submit: jobs/s = jobs ÷ wall time of a `/bin/sh` loop starting one `gbatch` per job; "
-            "the floor row is the same loop starting `/bin/true`.",
+            "the floor row is the same loop starting `/bin/true`. `/bin/true` and `tsp` are linked "
+            "with glibc, whose start-up asks the CPU its cache sizes with 68 `CPUID` instructions, "
+            "each a trap to the hypervisor in a VM (what one took here: see the top); the gflow "
+            "client is linked with musl (docs/design.md) and asks nothing, which is how a "
+            "submission can take less than the floor.",
             "- latency: the job `stamp FILE` reads CLOCK_REALTIME as its first act; latency = that − "
             "the time just before `gbatch` was started; the daemon is idle at each submission.",
             "- queue: all jobs are held (active), so `gqueue` and `gqueue -a` list the same rows, every "

@@ -129,5 +129,6 @@ def test_short_real_run_writes_report_and_plot(tmp_path):
                     "## Scaling", "## Results"):
         assert section in md
     assert "not measured (case queue not run)" in md
+    assert "one `CPUID` instruction (`bench/cpuid.c`) at the start: " in md
     assert "![gflow at 1k, 10k and 100k jobs](img/bench-scaling.svg)" in md
     ET.parse(out.parent / "img" / "bench-scaling.svg")

@@ -481,9 +481,18 @@ class Bench:
     def close(self):
         for t in self.tags:
             kill_tagged(t)
+        self.cpuid_end = self.cpuid_us()	# while its helper is still there
         shutil.rmtree(self.work, ignore_errors=True)
+        self.slurm_down()
+
+    def slurm_down(self):
+        """Stop the Slurm this run started (a no-op otherwise): its
+        controller goes on working on the jobs it was given (saving state,
+        purging them after MinJobAge) and must not do so during the cases
+        that do not use it."""
         if self.slurm_started:
             subprocess.run([str(REPO / "bench/slurm-up.sh"), "stop"], capture_output=True, timeout=120)
+            self.slurm_started = False
 
 
 def fmt(v, unit):

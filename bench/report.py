@@ -383,7 +383,7 @@ def markdown(b, started, elapsed, cases, svg_name=None):
            f"- load average (1/5/15 min) at the start: {b.load_start}, at the end: {loadavg()} — "
            "other work on the machine during the run shows up as spread between min and max",
            f"- one `CPUID` instruction (`bench/cpuid.c`) at the start: {b.cpuid_start}, at the end: "
-           f"{b.cpuid_us()} — in a VM a trap to the hypervisor, of which every start of a glibc program "
+           f"{b.cpuid_end} — in a VM a trap to the hypervisor, of which every start of a glibc program "
            "makes 68 (see the notes under Results)", "",
            "## Targets", "",
            "Every target of issue 13, checked against the medians of this run (ratios: both sides "

@@ -502,9 +502,11 @@ def fmt(v, unit):
         for u, k in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
             if unit == u:
                 secs = v * k
-        if secs >= 1:
+        # (the thresholds sit where 3 digits round up to the next unit:
+        # 999.7 ms is "1.00 s", not "1e+03 ms")
+        if secs >= 0.9995:
             return f"{secs:.2f} s"
-        if secs >= 1e-3:
+        if secs >= 0.9995e-3:
             return f"{secs * 1e3:.3g} ms"
         return f"{secs * 1e6:.3g} µs"
     if unit == "MiB":

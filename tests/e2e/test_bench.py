@@ -132,3 +132,14 @@ def test_short_real_run_writes_report_and_plot(tmp_path):
     assert "one `CPUID` instruction (`bench/cpuid.c`) at the start: " in md
     assert "![gflow at 1k, 10k and 100k jobs](img/bench-scaling.svg)" in md
     ET.parse(out.parent / "img" / "bench-scaling.svg")
+
+
+def test_times_are_written_in_the_unit_their_digits_round_to():
+    """999.7 ms rounds to 1.00 s, not to "1e+03 ms" (a Slurm latency row
+    wrote that), and 999.8 µs to 1 ms."""
+    from benchlib import fmt
+    assert fmt(0.9997, "s") == "1.00 s"
+    assert fmt(0.9994, "s") == "999 ms"
+    assert fmt(0.0009998, "s") == "1 ms"
+    assert fmt(2.5e-4, "s") == "250 µs"
+    assert all("e+" not in fmt(x, "s") for x in (0.99951, 9.9951e-4, 123.4, 5e-7))

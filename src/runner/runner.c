@@ -18,10 +18,11 @@
  * and under --hold lets the job exec only on the daemon's word (the commit
  * that started it is on disk). One poll() loop; signals arrive
  * through a signalfd. Nothing in RUNDIR or the log is reached through a
- * symbolic link. */
+ * symbolic link. The job's terminal (the pty, the pane, the viewers) is
+ * pane.c's; the command line and the job's environment and command are
+ * opts.c's. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
@@ -40,100 +41,23 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "attach.h"
 #include "clone3.h"
 #include "err.h"
-#include "jobvars.h"
 #include "owner.h"
 #include "runfile.h"
 #include "standby.h"
 #include "vmclone.h"
 #include "trace.h"
+#include "runner.h"
 
-#define LIST_MAX (64u << 20)	/* refuse an env or argv file bigger than this */
-#define MAX_CGROUPS 4
-#define PANE_BUF_MAX (4u << 20)	/* output queued for a slow pane; beyond it, dropped */
-#define JOB_BUF_MAX (64u << 10)	/* typed input queued for a job not reading it */
 #define KILL_RESWEEP 0.1	/* seconds between SIGKILL sweeps at the end */
 #define DRAIN_SECS 2.0		/* how long to wait for the pty once all are gone */
-#define QUIET_SECS 0.05		/* ... and how long it must stay quiet before we stop */
 
 extern char **environ;
-
-struct opts {
-	const char *job, *dir, *log, *cwd;
-	const char *cgroups[MAX_CGROUPS];	/* to join before the job starts */
-	int ncgroups;
-	double time_limit, grace;	/* seconds; time_limit 0: none */
-	long long uid, gid;		/* the job's owner (--uid/--gid), -1: as we are */
-	bool log_new;			/* --log-new: the log must not exist yet */
-	bool pty;
-	bool hold;			/* --hold (a standby's): the exec waits for the daemon's byte */
-	long long env_bytes, argv_bytes;	/* --env-bytes/--argv-bytes (a standby's): on stdin, -1: files */
-	const char *attach;		/* --attach: the socket to offer the pty at */
-	long long attach_gid;		/* --attach-group, -1: none */
-	char **argv;			/* NULL: read RUNDIR/argv */
-};
-
-/* Bytes waiting for a non-blocking fd: a ring of max bytes, allocated
- * when first needed. */
-struct outbuf {
-	char *data;
-	size_t head, len, max;
-};
-
-/* What the child reports through its close-on-exec pipe when it cannot
- * become the job. */
-enum { STAGE_CWD = 1, STAGE_EXEC = 2, STAGE_USER = 3, STAGE_HOLD = 4 };
-struct child_err {
-	int stage, err;
-};
-
-struct runner {
-	struct opts o;
-	char *env_blob;		/* the env file, NUL-separated */
-	char **envp;		/* points into env_blob */
-	char *argv_blob;	/* the argv file, when the command was not given */
-	char **argv;		/* the job's command */
-	char **argv_owned;	/* words made by expanding job variables */
-	size_t nargv;
-	int dirfd;		/* RUNDIR, opened without following links */
-	int sigfd, logfd;
-	int holdfd;		/* --hold: the daemon's pipe, to wait on before the exec; -1: go */
-	int ahead;		/* a standby's announcement made ahead (announce_ahead), -1: none */
-	bool output_due;	/* a standby without runner.out yet (say()) */
-
-	pid_t pid;		/* the job's main process (and its process group) */
-	bool reaped, gone;	/* main process waited for; no children left */
-	int status;
-	int errfd;		/* read end of the child's error pipe */
-	struct child_err cerr;
-	bool have_cerr;
-	double start_real, start_mono, deadline;	/* deadline 0: no limit */
-
-	const int *ladder;	/* signals to send, in order, NULL until needed */
-	int nladder, step;
-	double next_step;
-	const char *ended_by;
-
-	int master;		/* pty master, -1 when closed or not --pty */
-	bool pane_in, pane_out;	/* stdin/stdout still usable */
-	struct outbuf to_pane, to_job;
-	double drain_deadline;
-	double quiet_until;	/* draining: close once the pty has been quiet until then */
-	int slave_keep;		/* our copy of the pty slave: see start_job */
-	struct termios pane_saved;
-	bool pane_restore;
-	int pane_flags[2];	/* fcntl flags of fds 0 and 1 to restore, -1: none */
-
-	bool enforced;		/* a joined cgroup limits memory */
-	struct owner owner;	/* whom the job runs as (system daemon) */
-	struct attach *attach;	/* viewers of the pty (--attach), NULL: none */
-};
 
 static const int cancel_ladder[] = { SIGINT, SIGTERM, SIGKILL };
 static const int leftover_ladder[] = { SIGTERM, SIGKILL };
@@ -146,262 +70,9 @@ static double clock_secs(clockid_t id)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static double now_mono(void)
+double now_mono(void)
 {
 	return clock_secs(CLOCK_MONOTONIC);
-}
-
-/* --- command line ------------------------------------------------------ */
-
-static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, struct gf_err *e)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(*v) || *v < 0 || (*v == 0 && !zero_ok) || *v > 1e9)
-		return gf_err_set(e, "invalid %s '%s': expected a number of seconds", opt, s);
-	return 0;
-}
-
-static int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
-{
-	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW,
-	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES };
-	static const struct option longopts[] = {
-		{ "job", required_argument, NULL, O_JOB },
-		{ "dir", required_argument, NULL, O_DIR },
-		{ "log", required_argument, NULL, O_LOG },
-		{ "cwd", required_argument, NULL, O_CWD },
-		{ "time-limit", required_argument, NULL, O_TIME },
-		{ "grace", required_argument, NULL, O_GRACE },
-		{ "cgroup", required_argument, NULL, O_CGROUP },
-		{ "pty", no_argument, NULL, O_PTY },
-		{ "uid", required_argument, NULL, O_UID },
-		{ "gid", required_argument, NULL, O_GID },
-		{ "log-new", no_argument, NULL, O_LOGNEW },
-		{ "attach", required_argument, NULL, O_ATTACH },
-		{ "attach-group", required_argument, NULL, O_ATTACH_GID },
-		{ "hold", no_argument, NULL, O_HOLD },
-		{ "env-bytes", required_argument, NULL, O_ENV_BYTES },
-		{ "argv-bytes", required_argument, NULL, O_ARGV_BYTES },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	memset(o, 0, sizeof *o);
-	o->grace = 10;
-	o->uid = o->gid = o->attach_gid = o->env_bytes = o->argv_bytes = -1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_JOB:
-			o->job = optarg;
-			if (!*optarg || strspn(optarg, "0123456789") != strlen(optarg))
-				return gf_err_set(e, "invalid --job '%s': expected a job id", optarg);
-			break;
-		case O_DIR:
-			o->dir = optarg;
-			break;
-		case O_LOG:
-			o->log = optarg;
-			break;
-		case O_CWD:
-			o->cwd = optarg;
-			break;
-		case O_TIME:
-			if (parse_secs("--time-limit", optarg, true, &o->time_limit, e))
-				return -1;
-			break;
-		case O_GRACE:
-			if (parse_secs("--grace", optarg, true, &o->grace, e))
-				return -1;
-			break;
-		case O_CGROUP:
-			if (o->ncgroups == MAX_CGROUPS)
-				return gf_err_set(e, "at most %d --cgroup options", MAX_CGROUPS);
-			if (optarg[0] != '/')
-				return gf_err_set(e, "invalid --cgroup '%s': expected an absolute path", optarg);
-			o->cgroups[o->ncgroups++] = optarg;
-			break;
-		case O_ATTACH:
-			if (optarg[0] != '/')
-				return gf_err_set(e, "invalid --attach '%s': expected an absolute path", optarg);
-			o->attach = optarg;
-			break;
-		case O_UID:
-		case O_GID:
-		case O_ATTACH_GID:
-		case O_ENV_BYTES:
-		case O_ARGV_BYTES: {
-			char *end;
-			long long v;
-
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (!*optarg || *end || errno || v < 0 || v > 0x7fffffff)
-				return gf_err_set(e, "invalid %s '%s': expected a number", argv[optind - 2], optarg);
-			*(c == O_UID	     ? &o->uid
-			  : c == O_GID	     ? &o->gid
-			  : c == O_ENV_BYTES ? &o->env_bytes
-			  : c == O_ARGV_BYTES ? &o->argv_bytes
-					     : &o->attach_gid) = v;
-			break;
-		}
-		case O_LOGNEW:
-			o->log_new = true;
-			break;
-		case O_PTY:
-			o->pty = true;
-			break;
-		case O_HOLD:
-			o->hold = true;
-			break;
-		case ':':
-			return gf_err_set(e, "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return gf_err_set(e, "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (!o->job)
-		return gf_err_set(e, "missing --job");
-	if (!o->dir)
-		return gf_err_set(e, "missing --dir");
-	if (!o->log)
-		return gf_err_set(e, "missing --log");
-	if (!o->cwd)
-		return gf_err_set(e, "missing --cwd");
-	if ((o->uid < 0) != (o->gid < 0))
-		return gf_err_set(e, "--uid and --gid go together");
-	if (o->attach && !o->pty)
-		return gf_err_set(e, "--attach needs --pty");
-	if (o->attach_gid >= 0 && !o->attach)
-		return gf_err_set(e, "--attach-group needs --attach");
-	o->argv = optind < argc ? argv + optind : NULL;
-	return 0;
-}
-
-/* --- the environment and the command ---------------------------------- */
-
-/* NUL-separated entries (the last may lack its NUL) of blob[0..len), which
- * ends in a NUL past them: *vec (NULL-terminated) points into it. */
-static int split_list(char *blob, size_t len, char ***vec_out, size_t *count, struct gf_err *e)
-{
-	size_t n = 0;
-	char **vec;
-
-	for (size_t off = 0; off < len; off += strlen(blob + off) + 1)
-		n++;
-	vec = calloc(n + 1, sizeof *vec);
-	if (!vec)
-		return gf_err_set(e, "out of memory");
-	n = 0;
-	for (size_t off = 0; off < len; off += strlen(blob + off) + 1)
-		vec[n++] = blob + off;
-	*vec_out = vec;
-	*count = n;
-	return 0;
-}
-
-/* The list of RUNDIR/name, or, for a standby told its size, what the
- * daemon sent after the request (*blob_out set already: `given` bytes).
- * *blob owns the text. */
-static int read_list(struct runner *r, const char *name, const char *what, long long given, char **blob_out,
-		     char ***vec_out, size_t *count, struct gf_err *e)
-{
-	size_t len = 0, cap = 0;
-	char *blob = NULL;
-	int fd;
-
-	if (given >= 0) {
-		if (split_list(*blob_out, (size_t)given, vec_out, count, e))
-			return -1;
-		return 0;
-	}
-	fd = openat(r->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return gf_err_set(e, "cannot read %s %s/%s: %s", what, r->o.dir, name, strerror(errno));
-	for (;;) {
-		ssize_t got;
-
-		if (len + 1 >= cap) {
-			char *p;
-
-			cap = cap ? cap * 2 : 65536;
-			if (cap > LIST_MAX + 1 || !(p = realloc(blob, cap))) {
-				free(blob);
-				close(fd);
-				return gf_err_set(e, "%s %s/%s is too big", what, r->o.dir, name);
-			}
-			blob = p;
-		}
-		got = read(fd, blob + len, cap - 1 - len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			int err = errno;
-
-			free(blob);
-			close(fd);
-			return gf_err_set(e, "cannot read %s %s/%s: %s", what, r->o.dir, name, strerror(err));
-		}
-		if (got == 0)
-			break;
-		len += (size_t)got;
-	}
-	close(fd);
-	blob[len] = '\0';
-	if (split_list(blob, len, vec_out, count, e)) {
-		free(blob);
-		return -1;
-	}
-	*blob_out = blob;
-	return 0;
-}
-
-/* RUNDIR/env is the job's whole environment; entries without '=' are
- * dropped. */
-static int read_env(struct runner *r, struct gf_err *e)
-{
-	size_t n, k = 0;
-
-	if (read_list(r, "env", "the job's environment", r->o.env_bytes, &r->env_blob, &r->envp, &n, e))
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (strchr(r->envp[i], '=') && r->envp[i][0] != '=')
-			r->envp[k++] = r->envp[i];
-	r->envp[k] = NULL;
-	return 0;
-}
-
-/* The command: after `--`, else RUNDIR/argv (the daemon's way: no length
- * limit of tmux's or our own command line applies to it). */
-static int read_argv(struct runner *r, struct gf_err *e)
-{
-	size_t n;
-
-	if (r->o.argv) {
-		r->argv = r->o.argv;
-		for (n = 0; r->argv[n]; n++)
-			;
-	} else {
-		if (read_list(r, "argv", "the job's command", r->o.argv_bytes, &r->argv_blob, &r->argv, &n, e))
-			return -1;
-		if (!n || !r->argv[0][0])
-			return r->o.argv_bytes >= 0 ? gf_err_set(e, "the job's command (--argv-bytes) is empty")
-						    : gf_err_set(e, "%s/argv holds no command", r->o.dir);
-	}
-	/* $GFLOW_ARRAY_TASK_ID and the like, from the job's own environment. */
-	if (!(r->argv_owned = calloc(n + 1, sizeof *r->argv_owned)))
-		return gf_err_set(e, "out of memory");
-	r->nargv = n;
-	for (size_t i = 0; i < n; i++) {
-		if (gf_jobvars_expand(r->argv[i], r->envp, &r->argv_owned[i]))
-			return gf_err_set(e, "out of memory");
-		if (r->argv_owned[i])
-			r->argv[i] = r->argv_owned[i];
-	}
-	return 0;
 }
 
 static int open_run_dir(struct runner *r, struct gf_err *e)
@@ -434,7 +105,7 @@ static int own_output(struct runner *r, struct gf_err *e)
 
 /* A line for whoever looks into why the job ended: our stderr, which for
  * a standby is runner.out, made now (or, when it cannot be, the daemon's). */
-__attribute__((format(printf, 2, 3))) static void say(struct runner *r, const char *fmt, ...)
+void say(struct runner *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -807,247 +478,6 @@ static void reap(struct runner *r)
 	}
 }
 
-/* --- the pty ----------------------------------------------------------- */
-
-static bool copy_winsize(const struct runner *r)
-{
-	struct winsize ws;
-
-	return r->master >= 0 && (ioctl(0, TIOCGWINSZ, &ws) == 0 || ioctl(1, TIOCGWINSZ, &ws) == 0) &&
-	       ioctl(r->master, TIOCSWINSZ, &ws) == 0;
-}
-
-/* Open a pty pair; the slave is handed to the child, the master kept. The
- * slave writes "\n" untranslated, so the log holds the job's exact bytes. */
-static int open_pty(struct runner *r, int *slave, struct gf_err *e)
-{
-	char name[128];
-	struct termios t;
-
-	r->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (r->master < 0)
-		return gf_err_set(e, "cannot open a pseudo-terminal: %s", strerror(errno));
-	if (grantpt(r->master) || unlockpt(r->master) || ptsname_r(r->master, name, sizeof name) ||
-	    (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
-		gf_err_set(e, "cannot open a pseudo-terminal: %s", strerror(errno));
-		close(r->master);
-		r->master = -1;
-		return -1;
-	}
-	if (tcgetattr(*slave, &t) == 0) {
-		t.c_oflag &= ~(tcflag_t)ONLCR;
-		tcsetattr(*slave, TCSANOW, &t);
-	}
-	/* The job's terminal is its owner's, as after a login. */
-	if (r->owner.set && fchown(*slave, r->owner.uid, (gid_t)-1) < 0) {
-		gf_err_set(e, "cannot give the terminal to %s: %s", r->owner.name, strerror(errno));
-		close(*slave);
-		close(r->master);
-		r->master = -1;
-		return -1;
-	}
-	if (!copy_winsize(r)) {
-		struct winsize ws = { .ws_row = 24, .ws_col = 80 };	/* no pane: until a viewer says */
-
-		ioctl(r->master, TIOCSWINSZ, &ws);
-	}
-	fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
-	return 0;
-}
-
-/* The pane (the runner's own terminal under tmux) passes keys through raw,
- * so ^C reaches the job's terminal, not the runner; it still turns "\n"
- * into "\r\n" on output. Stdin/stdout go non-blocking: a stalled pane must
- * never stall the job or its log. Not under tmux (stdin and stdout are not
- * a terminal) there is no pane, and they are left alone. */
-static void pane_setup(struct runner *r)
-{
-	struct termios t;
-
-	r->to_job.max = JOB_BUF_MAX;
-	if (!isatty(0) || !isatty(1))
-		return;
-	r->pane_in = r->pane_out = true;
-	r->to_pane.max = PANE_BUF_MAX;
-	if (tcgetattr(0, &r->pane_saved) == 0) {
-		t = r->pane_saved;
-		cfmakeraw(&t);
-		t.c_oflag |= OPOST | ONLCR;
-		r->pane_restore = tcsetattr(0, TCSANOW, &t) == 0;
-	}
-	for (int fd = 0; fd < 2; fd++) {
-		r->pane_flags[fd] = fcntl(fd, F_GETFL);
-		if (r->pane_flags[fd] >= 0)
-			fcntl(fd, F_SETFL, r->pane_flags[fd] | O_NONBLOCK);
-	}
-}
-
-static void pane_restore(struct runner *r)
-{
-	if (!r->o.pty)
-		return;
-	for (int fd = 1; fd >= 0; fd--)
-		if (r->pane_flags[fd] >= 0)
-			fcntl(fd, F_SETFL, r->pane_flags[fd]);
-	if (r->pane_restore)
-		tcsetattr(0, TCSANOW, &r->pane_saved);
-}
-
-/* Queue what fits; the rest is dropped (the log has it all). */
-static void outbuf_add(struct outbuf *b, const char *data, size_t n)
-{
-	size_t tail, first;
-
-	if (n > b->max - b->len)
-		n = b->max - b->len;
-	if (!n || (!b->data && !(b->data = malloc(b->max))))
-		return;
-	tail = (b->head + b->len) % b->max;
-	first = n < b->max - tail ? n : b->max - tail;
-	memcpy(b->data + tail, data, first);
-	memcpy(b->data, data + first, n - first);
-	b->len += n;
-}
-
-/* Write what the fd takes now. -1 on a real error (the reader is gone). */
-static int outbuf_flush(struct outbuf *b, int fd)
-{
-	while (b->len) {
-		size_t chunk = b->len < b->max - b->head ? b->len : b->max - b->head;
-		ssize_t n = write(fd, b->data + b->head, chunk);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno == EAGAIN ? 0 : -1;
-		b->head = (b->head + (size_t)n) % b->max;
-		b->len -= (size_t)n;
-	}
-	return 0;
-}
-
-static void outbuf_free(struct outbuf *b)
-{
-	free(b->data);
-	b->data = NULL;
-	b->head = b->len = 0;
-}
-
-static void pane_write(struct runner *r, const char *data, size_t n)
-{
-	if (!r->pane_out)
-		return;
-	outbuf_add(&r->to_pane, data, n);
-	if (outbuf_flush(&r->to_pane, 1)) {
-		r->pane_out = false;	/* the pane is gone (EIO): log only */
-		outbuf_free(&r->to_pane);
-	}
-}
-
-static void close_master(struct runner *r)
-{
-	if (r->master >= 0)
-		close(r->master);
-	if (r->slave_keep >= 0)
-		close(r->slave_keep);
-	r->master = r->slave_keep = -1;
-	outbuf_free(&r->to_job);
-}
-
-/* Job output: to the log, and to the pane. */
-static void from_master(struct runner *r)
-{
-	char buf[65536];
-
-	for (int i = 0; i < 16 && r->master >= 0; i++) {
-		ssize_t n = read(r->master, buf, sizeof buf);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			close_master(r);	/* EIO: every slave fd is closed */
-			return;
-		}
-		gf_write_all(r->logfd, buf, (size_t)n);
-		pane_write(r, buf, (size_t)n);
-		attach_output(r->attach, buf, (size_t)n);
-		if (r->gone)
-			r->quiet_until = now_mono() + QUIET_SECS;
-	}
-}
-
-/* Keys for the job's terminal (from the pane or a viewer). */
-static void to_job(struct runner *r, const char *data, size_t n)
-{
-	outbuf_add(&r->to_job, data, n);
-	if (outbuf_flush(&r->to_job, r->master))
-		outbuf_free(&r->to_job);
-}
-
-/* Keys typed into the pane: to the job's terminal. */
-static void from_pane(struct runner *r)
-{
-	char buf[4096];
-	size_t room = r->to_job.max - r->to_job.len;
-	ssize_t n;
-
-	if (!room)
-		return;
-	n = read(0, buf, room < sizeof buf ? room : sizeof buf);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (n <= 0) {
-		r->pane_in = false;	/* EOF, or EIO when the pane closed */
-		return;
-	}
-	to_job(r, buf, (size_t)n);
-}
-
-/* --- viewers through the attach socket (attach.c) ---------------------- */
-
-static void viewer_keys(void *ctx, const char *data, size_t n)
-{
-	struct runner *r = ctx;
-
-	if (r->master >= 0)
-		to_job(r, data, n);
-}
-
-static bool viewer_can_type(void *ctx)
-{
-	const struct runner *r = ctx;
-
-	/* Room for what one read of a viewer may bring (attach.c). */
-	return r->master >= 0 && r->to_job.max - r->to_job.len >= ATTACH_FRAME_MAX;
-}
-
-/* The kernel sends SIGWINCH to the job's foreground process group. */
-static void viewer_winsize(void *ctx, unsigned rows, unsigned cols)
-{
-	const struct runner *r = ctx;
-	struct winsize ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
-
-	if (r->master >= 0 && rows && cols)
-		ioctl(r->master, TIOCSWINSZ, &ws);
-}
-
-/* Offer the pty at --attach; a job whose socket cannot be made still runs. */
-static void offer_attach(struct runner *r)
-{
-	struct attach_hooks h = { r, viewer_keys, viewer_can_type, viewer_winsize };
-	struct gf_err e;
-	char me[32];
-
-	snprintf(me, sizeof me, "%u", (unsigned)getuid());
-	r->attach = attach_open(r->o.attach, r->o.job, r->owner.set ? r->owner.uid : getuid(),
-				r->owner.set ? r->owner.gid : getgid(), r->owner.set ? r->owner.name : me,
-				r->o.attach_gid >= 0, (gid_t)r->o.attach_gid, &h, &e);
-	if (!r->attach)
-		say(r, "job %s: no attach: %s", r->o.job, e.msg);
-}
-
 /* --- starting the job -------------------------------------------------- */
 
 /* Close-on-exec for every inherited fd from lowfd on. */
@@ -1334,19 +764,6 @@ static void supervise(struct runner *r)
 			pane_write(r, "", 0);
 		if (natt)
 			attach_events(r->attach, fds + iatt, natt);
-	}
-}
-
-/* Give a slow pane up to a second for what it has not taken yet. */
-static void pane_flush_final(struct runner *r)
-{
-	double until = now_mono() + 1.0;
-
-	while (r->pane_out && r->to_pane.len && now_mono() < until) {
-		struct pollfd p = { .fd = 1, .events = POLLOUT };
-
-		if (poll(&p, 1, 100) > 0)
-			pane_write(r, "", 0);
 	}
 }
 

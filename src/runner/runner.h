@@ -1,0 +1,117 @@
+/* runner.h — what the files of gflow-runner share: its options, the state
+ * of the one job it supervises, and the functions one file offers another
+ * (runner.c: the supervision; pane.c: the job's terminal; opts.c: the
+ * command line and the job's environment and command). */
+#ifndef GF_RUNNER_H
+#define GF_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <termios.h>
+
+#include "err.h"
+#include "owner.h"
+
+#define MAX_CGROUPS 4
+#define QUIET_SECS 0.05		/* draining: how long the pty must stay quiet before we stop */
+
+struct attach;
+
+struct opts {
+	const char *job, *dir, *log, *cwd;
+	const char *cgroups[MAX_CGROUPS];	/* to join before the job starts */
+	int ncgroups;
+	double time_limit, grace;	/* seconds; time_limit 0: none */
+	long long uid, gid;		/* the job's owner (--uid/--gid), -1: as we are */
+	bool log_new;			/* --log-new: the log must not exist yet */
+	bool pty;
+	bool hold;			/* --hold (a standby's): the exec waits for the daemon's byte */
+	long long env_bytes, argv_bytes;	/* --env-bytes/--argv-bytes (a standby's): on stdin, -1: files */
+	const char *attach;		/* --attach: the socket to offer the pty at */
+	long long attach_gid;		/* --attach-group, -1: none */
+	char **argv;			/* NULL: read RUNDIR/argv */
+};
+
+/* Bytes waiting for a non-blocking fd: a ring of max bytes, allocated
+ * when first needed. */
+struct outbuf {
+	char *data;
+	size_t head, len, max;
+};
+
+/* What the child reports through its close-on-exec pipe when it cannot
+ * become the job. */
+enum { STAGE_CWD = 1, STAGE_EXEC = 2, STAGE_USER = 3, STAGE_HOLD = 4 };
+struct child_err {
+	int stage, err;
+};
+
+struct runner {
+	struct opts o;
+	char *env_blob;		/* the env file, NUL-separated */
+	char **envp;		/* points into env_blob */
+	char *argv_blob;	/* the argv file, when the command was not given */
+	char **argv;		/* the job's command */
+	char **argv_owned;	/* words made by expanding job variables */
+	size_t nargv;
+	int dirfd;		/* RUNDIR, opened without following links */
+	int sigfd, logfd;
+	int holdfd;		/* --hold: the daemon's pipe, to wait on before the exec; -1: go */
+	int ahead;		/* a standby's announcement made ahead (announce_ahead), -1: none */
+	bool output_due;	/* a standby without runner.out yet (say()) */
+
+	pid_t pid;		/* the job's main process (and its process group) */
+	bool reaped, gone;	/* main process waited for; no children left */
+	int status;
+	int errfd;		/* read end of the child's error pipe */
+	struct child_err cerr;
+	bool have_cerr;
+	double start_real, start_mono, deadline;	/* deadline 0: no limit */
+
+	const int *ladder;	/* signals to send, in order, NULL until needed */
+	int nladder, step;
+	double next_step;
+	const char *ended_by;
+
+	int master;		/* pty master, -1 when closed or not --pty */
+	bool pane_in, pane_out;	/* stdin/stdout still usable */
+	struct outbuf to_pane, to_job;
+	double drain_deadline;
+	double quiet_until;	/* draining: close once the pty has been quiet until then */
+	int slave_keep;		/* our copy of the pty slave: see start_job */
+	struct termios pane_saved;
+	bool pane_restore;
+	int pane_flags[2];	/* fcntl flags of fds 0 and 1 to restore, -1: none */
+
+	bool enforced;		/* a joined cgroup limits memory */
+	struct owner owner;	/* whom the job runs as (system daemon) */
+	struct attach *attach;	/* viewers of the pty (--attach), NULL: none */
+};
+
+/* runner.c */
+double now_mono(void);
+/* A line for whoever looks into why the job ended (our stderr; a standby's
+ * runner.out, made when first needed). */
+__attribute__((format(printf, 2, 3))) void say(struct runner *r, const char *fmt, ...);
+
+/* opts.c */
+int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e);
+int read_env(struct runner *r, struct gf_err *e);
+int read_argv(struct runner *r, struct gf_err *e);
+
+/* pane.c */
+bool copy_winsize(const struct runner *r);
+int open_pty(struct runner *r, int *slave, struct gf_err *e);
+void pane_setup(struct runner *r);
+void pane_restore(struct runner *r);
+int outbuf_flush(struct outbuf *b, int fd);
+void outbuf_free(struct outbuf *b);
+void pane_write(struct runner *r, const char *data, size_t n);
+void close_master(struct runner *r);
+void from_master(struct runner *r);
+void from_pane(struct runner *r);
+void offer_attach(struct runner *r);
+void pane_flush_final(struct runner *r);
+
+#endif

@@ -821,13 +821,6 @@ int exec_tmux_client(const char *tmux, const char *sock, const char *session, ch
 	return 0;
 }
 
-/* Start the runner in a new session of gflow's own tmux server (its own
- * socket, so no other tmux server's life or settings matter; it never
- * exits when its last session ends, so a start never races its exit):
- * through the control client (tmuxctl.c), else with a tmux client of its
- * own. A start that failed is tried again once the session is known not to
- * exist (a runner started twice would find the first one's claim and
- * stop). */
 /* `new-session` of a job's session, detached, up to the `--` before its
  * command; trace: room for the trace's variable. */
 static void new_session_words(struct argv *w, const char *session, char *trace, size_t size)
@@ -869,6 +862,13 @@ int exec_tmux_standby(struct server *s, const char *session, const char *fifo)
 	return exec_tmux_command(s, w.v, (size_t)w.n);
 }
 
+/* Start the runner in a new session of gflow's own tmux server (its own
+ * socket, so no other tmux server's life or settings matter; it never
+ * exits when its last session ends, so a start never races its exit):
+ * through the control client (tmuxctl.c), else with a tmux client of its
+ * own. A start that failed is tried again once the session is known not to
+ * exist (a runner started twice would find the first one's claim and
+ * stop). */
 static int start_in_tmux(struct server *s, struct job *j, const struct argv *runner, struct gf_err *e)
 {
 	char sock[GF_PATH_MAX + 16], trace[GF_PATH_MAX + 16], tmux[GF_PATH_MAX];

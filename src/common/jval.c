@@ -8,6 +8,7 @@
 #include "jvalint.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -489,19 +490,40 @@ static void put_indent(struct jsonw *w, size_t flags, int depth, int space)
 	}
 }
 
+/* An object's or array's opening bracket, and the indent before its first
+ * item; with no items, the closing one too (false: nothing more to write). */
+static bool open_items(struct jsonw *w, const char *brackets, size_t n, size_t flags, int depth)
+{
+	jw_raw(w, brackets, 1);
+	if (!n) {
+		jw_raw(w, brackets + 1, 1);
+		return false;
+	}
+	put_indent(w, flags, depth + 1, 0);
+	return true;
+}
+
+/* After an item: a comma and the next one's indent, or, after the last,
+ * the indent and the closing bracket. */
+static void after_item(struct jsonw *w, const char *brackets, bool last, size_t flags, int depth)
+{
+	if (!last) {
+		jw_raw(w, ",", 1);
+		put_indent(w, flags, depth + 1, 1);
+	} else {
+		put_indent(w, flags, depth, 0);
+		jw_raw(w, brackets + 1, 1);
+	}
+}
+
 static void dump(struct jsonw *w, const json_t *v, size_t flags, int depth)
 {
 	size_t i, n;
 
 	switch (v->type) {
 	case JSON_OBJECT:
-		n = v->u.obj.n;
-		jw_raw(w, "{", 1);
-		if (!n) {
-			jw_raw(w, "}", 1);
+		if (!open_items(w, "{}", n = v->u.obj.n, flags, depth))
 			return;
-		}
-		put_indent(w, flags, depth + 1, 0);
 		for (i = 0; i < n; i++) {
 			jw_str(w, v->u.obj.m[i].key, v->u.obj.m[i].klen);
 			if (flags & JSON_COMPACT)
@@ -509,33 +531,16 @@ static void dump(struct jsonw *w, const json_t *v, size_t flags, int depth)
 			else
 				jw_raw(w, ": ", 2);
 			dump(w, v->u.obj.m[i].v, flags, depth + 1);
-			if (i + 1 < n) {
-				jw_raw(w, ",", 1);
-				put_indent(w, flags, depth + 1, 1);
-			} else {
-				put_indent(w, flags, depth, 0);
-			}
+			after_item(w, "{}", i + 1 == n, flags, depth);
 		}
-		jw_raw(w, "}", 1);
 		return;
 	case JSON_ARRAY:
-		n = v->u.arr.n;
-		jw_raw(w, "[", 1);
-		if (!n) {
-			jw_raw(w, "]", 1);
+		if (!open_items(w, "[]", n = v->u.arr.n, flags, depth))
 			return;
-		}
-		put_indent(w, flags, depth + 1, 0);
 		for (i = 0; i < n; i++) {
 			dump(w, v->u.arr.v[i], flags, depth + 1);
-			if (i + 1 < n) {
-				jw_raw(w, ",", 1);
-				put_indent(w, flags, depth + 1, 1);
-			} else {
-				put_indent(w, flags, depth, 0);
-			}
+			after_item(w, "[]", i + 1 == n, flags, depth);
 		}
-		jw_raw(w, "]", 1);
 		return;
 	case JSON_STRING:
 		jw_str(w, v->u.str.s, v->u.str.len);

@@ -70,8 +70,7 @@ static int hex4(const char *p, unsigned *v)
 {
 	*v = 0;
 	for (int k = 0; k < 4; k++) {
-		int c = p[k], d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-		    c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		int d = gf_hex_digit((unsigned char)p[k]);
 
 		if (d < 0)
 			return -1;

@@ -448,17 +448,6 @@ static int is_digit(int c)
 	return c >= '0' && c <= '9';
 }
 
-static int hex_val(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int check_utf8(struct parser *p)
 {
 	const unsigned char *s = (const unsigned char *)p->s;
@@ -584,7 +573,7 @@ static int escape(struct parser *p, struct buf *b)
 	case 'U':
 		digits = c == 'u' ? 4 : 8;
 		for (i = 0; i < digits; i++) {
-			int h = hex_val(peek_at(p, at + 2 + i));
+			int h = gf_hex_digit(peek_at(p, at + 2 + i));
 
 			if (h < 0)
 				return perr(p, at, "invalid escape: \\%c needs %zu hex digits", c, digits);
@@ -874,7 +863,7 @@ static int check_datetime(struct parser *p, size_t off, const char *s, size_t n)
 
 static int base_digit(int c, int base)
 {
-	int v = hex_val(c);
+	int v = gf_hex_digit(c);
 
 	return v >= 0 && v < base;
 }
@@ -917,7 +906,7 @@ static int accumulate(const char *s, size_t from, size_t to, int base, uint64_t 
 
 		if (s[i] == '_')
 			continue;
-		d = (uint64_t)hex_val((unsigned char)s[i]);
+		d = (uint64_t)gf_hex_digit((unsigned char)s[i]);
 		if (v > (limit - d) / (uint64_t)base)
 			return -1;
 		v = v * (uint64_t)base + d;

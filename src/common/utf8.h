@@ -16,6 +16,13 @@ size_t gf_utf8_prefix(const char *s, size_t n);
  * its length. */
 size_t gf_utf8_put(char out[4], uint32_t cp);
 
+/* The value of hex digit c (a \u escape's, a 0x number's), -1 for none. */
+static inline int gf_hex_digit(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 /* A C0 control, DEL or a C1 control (U+0080..U+009F). */
 int gf_is_control(uint32_t cp);
 /* Text a name may hold: valid UTF-8 without C0 controls, DEL or C1

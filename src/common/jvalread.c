@@ -88,18 +88,23 @@ static void fail_token(struct rd *r, const char *what)
 		fail(r, r->tok == T_EOF ? r->n : r->from, what);
 }
 
-static int hexdigit(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* The length of the UTF-8 sequence at p[i], 0 when it is none. */
+/* The length of the UTF-8 sequence at p[i] (1 for ASCII), 0 when it is
+ * none. */
 static size_t utf8_len_at(const struct rd *r, size_t i)
 {
 	uint32_t cp;
 
 	return gf_utf8_seq((const unsigned char *)r->p + i, r->n - i, &cp);
+}
+
+/* Fail at p[i], which starts no UTF-8 (the token read up to it). */
+static void fail_not_utf8(struct rd *r, size_t from, size_t i)
+{
+	char msg[40];
+
+	r->i = i;
+	snprintf(msg, sizeof msg, "unable to decode byte 0x%x", (unsigned char)r->p[i]);
+	fail(r, from, msg);
 }
 
 /* In an escape, p[i] is not what may come there: the escape is bad, read
@@ -108,15 +113,11 @@ static size_t utf8_len_at(const struct rd *r, size_t i)
  * first byte of one here; the message keeps only whole characters). */
 static void bad_escape(struct rd *r, size_t i)
 {
-	char msg[40];
-
 	if (i >= r->n) {
 		r->i = r->n;
 		fail(r, r->from, "invalid escape");
-	} else if ((unsigned char)r->p[i] >= 0x80 && !utf8_len_at(r, i)) {
-		r->i = i;
-		snprintf(msg, sizeof msg, "unable to decode byte 0x%x", (unsigned char)r->p[i]);
-		fail(r, r->from, msg);
+	} else if (!utf8_len_at(r, i)) {
+		fail_not_utf8(r, r->from, i);
 	} else {
 		r->i = i + 1;
 		fail(r, r->from, "invalid escape");
@@ -128,7 +129,7 @@ static int read_hex4(struct rd *r, size_t i, uint32_t *v)
 {
 	*v = 0;
 	for (int k = 0; k < 4; k++, i++) {
-		int d = i < r->n ? hexdigit(r->p[i]) : -1;
+		int d = i < r->n ? gf_hex_digit((unsigned char)r->p[i]) : -1;
 
 		if (d < 0) {
 			bad_escape(r, i);
@@ -160,11 +161,7 @@ static void lex_string(struct rd *r)
 		/* a run of plain bytes, whole: a quote, backslash or control
 		 * character ends it, none of which is inside a UTF-8 sequence */
 		if ((ok = gf_utf8_prefix(r->p + i, k - i)) < k - i) {
-			char msg[40];
-
-			r->i = i + ok;
-			snprintf(msg, sizeof msg, "unable to decode byte 0x%x", (unsigned char)r->p[i + ok]);
-			fail(r, r->from, msg);
+			fail_not_utf8(r, r->from, i + ok);
 			return;
 		}
 		jw_raw(&r->buf, r->p + i, k - i);
@@ -232,12 +229,9 @@ static void lex_string(struct rd *r)
  * as jansson reads it: bytes that are none fail the token. */
 static int ended_badly(struct rd *r)
 {
-	char msg[40];
-
-	if (r->i >= r->n || (unsigned char)r->p[r->i] < 0x80 || utf8_len_at(r, r->i))
+	if (r->i >= r->n || utf8_len_at(r, r->i))
 		return 0;
-	snprintf(msg, sizeof msg, "unable to decode byte 0x%x", (unsigned char)r->p[r->i]);
-	fail(r, r->from, msg);
+	fail_not_utf8(r, r->from, r->i);
 	return 1;
 }
 
@@ -316,6 +310,7 @@ out:
 /* The next token into r->tok. */
 static void lex(struct rd *r)
 {
+	size_t n;
 	char c;
 
 	if (r->failed)
@@ -337,8 +332,6 @@ static void lex(struct rd *r)
 	} else if (c == '-' || (c >= '0' && c <= '9')) {
 		lex_number(r);
 	} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-		size_t n;
-
 		while (r->i < r->n && ((r->p[r->i] >= 'a' && r->p[r->i] <= 'z') || (r->p[r->i] >= 'A' && r->p[r->i] <= 'Z')))
 			r->i++;
 		n = r->i - r->from;
@@ -348,14 +341,11 @@ static void lex(struct rd *r)
 			 n == 5 && !memcmp(r->p + r->from, "false", 5)   ? T_FALSE :
 			 n == 4 && !memcmp(r->p + r->from, "null", 4)    ? T_NULL :
 									   T_INVALID;
-	} else if (utf8_len_at(r, r->i)) {
-		r->i += utf8_len_at(r, r->i);
+	} else if ((n = utf8_len_at(r, r->i))) {
+		r->i += n;
 		r->tok = T_INVALID;
 	} else {
-		char msg[40];
-
-		snprintf(msg, sizeof msg, "unable to decode byte 0x%x", (unsigned char)c);
-		fail(r, NO_TOKEN, msg);
+		fail_not_utf8(r, NO_TOKEN, r->i);
 	}
 }
 

@@ -1,6 +1,7 @@
-/* grow.h — the one way a growing array of the daemon grows: its capacity
- * doubled (from `first`) until it holds `need` elements. Out of memory
- * aborts, as everywhere in the daemon. */
+/* grow.h — the one way a growing array of the daemon (and of jval, the
+ * client's JSON values) grows: its capacity doubled (from `first`) until it
+ * holds `need` elements. Out of memory aborts, as everywhere in the daemon
+ * and the client. */
 #ifndef GF_GROW_H
 #define GF_GROW_H
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "jsonw.h"
 #include "utf8.h"
 
@@ -28,13 +29,6 @@ void *gj_alloc(size_t n)
 	void *p = malloc(n ? n : 1);
 
 	if (!p)
-		abort();
-	return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	if (!(p = realloc(p, n ? n : 1)))
 		abort();
 	return p;
 }
@@ -240,10 +234,7 @@ void gj_set_member(json_t *o, const char *k, size_t klen, json_t *v, char *owned
 		free(owned);
 		return;
 	}
-	if (o->u.obj.n == o->u.obj.cap) {
-		o->u.obj.cap = o->u.obj.cap ? o->u.obj.cap * 2 : 4;
-		o->u.obj.m = xrealloc(o->u.obj.m, o->u.obj.cap * sizeof *o->u.obj.m);
-	}
+	o->u.obj.m = gf_grow(o->u.obj.m, &o->u.obj.cap, o->u.obj.n + 1, sizeof *o->u.obj.m, 4);
 	m = &o->u.obj.m[o->u.obj.n++];
 	if (!(m->key = owned)) {
 		m->key = gj_alloc(klen + 1);
@@ -342,10 +333,7 @@ int gj_array_append_new(json_t *a, json_t *v)
 		gj_decref(v);
 		return -1;
 	}
-	if (a->u.arr.n == a->u.arr.cap) {
-		a->u.arr.cap = a->u.arr.cap ? a->u.arr.cap * 2 : 8;
-		a->u.arr.v = xrealloc(a->u.arr.v, a->u.arr.cap * sizeof *a->u.arr.v);
-	}
+	a->u.arr.v = gf_grow(a->u.arr.v, &a->u.arr.cap, a->u.arr.n + 1, sizeof *a->u.arr.v, 8);
 	a->u.arr.v[a->u.arr.n++] = v;
 	return 0;
 }

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "command.h"
 #include "mcp.h"
 #include "trace.h"

@@ -11,11 +11,21 @@
 #define SCRIPT_FN static __attribute__((unused))
 #define SCRIPT_DUMP(v, flags) ((v) ? json_dumps((v), (flags)) : strdup("NULL"))
 
+/* A script's end: v written with flags (or "NULL"), and v, o and a let go. */
+SCRIPT_FN char *SIDE(done)(json_t *v, json_t *o, json_t *a, size_t flags)
+{
+	char *out = SCRIPT_DUMP(v, flags);
+
+	json_decref(v);
+	json_decref(o);
+	json_decref(a);
+	return out;
+}
+
 /* json_pack with the formats the client writes. */
 SCRIPT_FN char *SIDE(pack)(int k, size_t flags)
 {
 	json_t *v = NULL, *o = json_pack("{s:i}", "x", 1), *a = json_pack("[i,s]", 2, "two");
-	char *out;
 
 	switch (k) {
 	case 0: v = json_pack("{s:o}", "jobs", json_array()); break;
@@ -42,11 +52,7 @@ SCRIPT_FN char *SIDE(pack)(int k, size_t flags)
 	case 12: v = json_pack("{s:I,s:f}", "t", (json_int_t)0, "f", -0.0); break;
 	default: break;
 	}
-	out = SCRIPT_DUMP(v, flags);
-	json_decref(v);
-	json_decref(o);
-	json_decref(a);
-	return out;
+	return SIDE(done)(v, o, a, flags);
 }
 #define SCRIPT_NPACK 13
 
@@ -54,7 +60,7 @@ SCRIPT_FN char *SIDE(pack)(int k, size_t flags)
 SCRIPT_FN char *SIDE(ops)(int k, size_t flags)
 {
 	json_t *o = json_object(), *a = json_array(), *b, *c, *v = NULL;
-	char *out, key[16];
+	char key[16];
 	const char *kk;
 	json_t *vv;
 	size_t i;
@@ -140,11 +146,7 @@ SCRIPT_FN char *SIDE(ops)(int k, size_t flags)
 	default:
 		break;
 	}
-	out = SCRIPT_DUMP(v, flags);
-	json_decref(v);
-	json_decref(o);
-	json_decref(a);
-	return out;
+	return SIDE(done)(v, o, a, flags);
 }
 #define SCRIPT_NOPS 9
 

@@ -186,22 +186,19 @@ def wait_cascade_under_way(g, t, root, last):
     return False
 
 
-def test_cancel_cascade_of_20k_dependents_lets_other_requests_through(gflow):
+def test_cancel_cascade_of_100k_dependents_lets_other_requests_through(gflow):
     g = gflow
     g.start()
     root = g.submit("--hold", "true")
-    ids = submit_dependents(g, root, 20000)
+    ids = submit_dependents(g, root, 100000)
     t, out = cancel_in_background(g, root)
     assert wait_cascade_under_way(g, t, root, ids[-1]), "the cascade was never seen under way"
-    answered = 0
-    while True:
-        assert g.api("GET", "/health")[0] == 200
-        if not t.is_alive():
-            break
-        answered += 1
+    # /health is answered while the cascade goes on: its last dependent is
+    # still waiting after the answer (how many answers fit in depends only
+    # on how fast the cascade is, so one is what is asked)
+    assert g.api("GET", "/health")[0] == 200
+    assert g.job(ids[-1])["state"] == "Queued", "the cascade ended before /health was answered"
     t.join()
-    # /health was answered again and again before the cancel was
-    assert answered >= 3, answered
     st, body = out["answer"]
     assert st == 200 and body["cancelled"] == [root] and not body["errors"], body
     assert sorted(body["dependents"]) == ids
@@ -216,7 +213,7 @@ def test_a_cascade_cut_short_by_a_crash_is_finished_at_the_next_start(gflow):
     g.start()
     root = g.submit("--hold", "true")
     mid = g.submit("--depends-on", str(root), "--hold", "true")
-    ids = submit_dependents(g, mid, 20000)
+    ids = submit_dependents(g, mid, 100000)
     t, out = cancel_in_background(g, root)
     assert wait_cascade_under_way(g, t, root, ids[-1])
     g.kill9()

@@ -183,7 +183,7 @@ static void add_attach_socket(struct server *s, const struct job *j, char *const
 	char sock[GF_PATH_MAX];
 
 	if ((!only || in_strv(only, "attach_socket")) && j->state == JS_RUNNING &&
-	    exec_attach_socket(s, j, sock, sizeof sock))
+	    rundir_attach_socket(s, j, sock, sizeof sock))
 		json_object_set_new(o, "attach_socket", json_string(sock));
 }
 
@@ -281,7 +281,7 @@ static void write_job(struct lister *l, const struct job *j)
 			jobw_key(w, "expected_start", &first), jw_json(w, v, JSON_COMPACT);
 		json_decref(o);
 	}
-	if (l->attach && j->state == JS_RUNNING && exec_attach_socket(l->s, j, sock, sizeof sock) &&
+	if (l->attach && j->state == JS_RUNNING && rundir_attach_socket(l->s, j, sock, sizeof sock) &&
 	    gf_utf8_valid(sock, strlen(sock)))
 		jobw_key(w, "attach_socket", &first), jw_cstr(w, sock);
 	jw_lit(w, "}");

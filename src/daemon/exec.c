@@ -1,19 +1,15 @@
 /* exec.c — starting processes: the only file in the daemon that forks.
  *
- * A job is started by making its run directory (its environment and its
- * command, as files), its log and its cgroups (track.c), and launching
- * `gflow-runner` for it, either as the command of a new detached session
- * on gflow's own tmux server or as a detached process of its own. Under
- * the system daemon a tmux-executor job gets no tmux (root's server would
- * be out of its owner's reach): its runner offers the job's terminal on an
- * attach socket, <runtime dir>/attach/<id>.sock, instead. Nothing
- * under the data directory is reached through a symbolic link: the run and
- * log directories are opened once, and everything in them is made with
- * openat(O_EXCL | O_NOFOLLOW) or mkdirat, so a link planted there fails
- * the job and touches nothing outside. */
+ * A job is started by making its run directory, log and lists (rundir.c)
+ * and its cgroups (track.c), and launching `gflow-runner` for it: handed
+ * to the standby runner when one waits (standby.c), else as the command of
+ * a new detached session on gflow's own tmux server or as a detached
+ * process of its own. Under the system daemon a tmux-executor job gets no
+ * tmux (root's server would be out of its owner's reach): its runner
+ * offers the job's terminal on an attach socket, <runtime dir>/attach/
+ * <id>.sock, instead. */
 #include "server.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -402,7 +398,7 @@ int exec_init(struct server *s, struct gf_err *e)
 	s->log_dfd = runfile_open_dir(s->paths.log_dir, 1);
 	if (s->log_dfd < 0)
 		return gf_err_set(e, "cannot open %s: %s", s->paths.log_dir, strerror(errno));
-	exec_make_spares(s);
+	rundir_make_spares(s);
 	if (s->executor == EXEC_PROCESS || s->paths.system)
 		standby_want(s);	/* else after the first runner started alone */
 	else
@@ -419,309 +415,6 @@ void exec_close(struct server *s)
 	if (s->log_dfd >= 0)
 		close(s->log_dfd);
 	s->run_dfd = s->log_dfd = -1;
-}
-
-static void run_dir_name(const struct job *j, char *buf, size_t size)
-{
-	snprintf(buf, size, "%lld.%lld", (long long)j->id, (long long)j->run_seq);
-}
-
-void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size)
-{
-	gf_pathf(buf, size, "%s/%lld.%lld", s->paths.run_dir, (long long)j->id, (long long)j->run_seq);
-}
-
-/* Variables gflow sets itself; the submitter's values are dropped. */
-static bool ours(const char *kv)
-{
-	static const char *const names[] = { "CUDA_VISIBLE_DEVICES=", "CUDA_DEVICE_ORDER=", "GFLOW_JOB_ID=",
-					     "GFLOW_JOB_NAME=", "GFLOW_ARRAY_TASK_ID=", "GFLOW_GPU_IDS=",
-					     "GFLOW_GPU_MEMORY_MB=", "GFLOW_JOB_MARK=", "TMUX=", "TMUX_PANE=" };
-
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (!strncmp(kv, names[i], strlen(names[i])))
-			return true;
-	return false;
-}
-
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->p = realloc(b->p, b->cap);
-		if (!b->p)
-			abort();
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-static void buf_var(struct buf *b, const char *name, const char *value)
-{
-	buf_add(b, name, strlen(name));
-	buf_add(b, "=", 1);
-	buf_add(b, value, strlen(value));
-	buf_add(b, "", 1);
-}
-
-/* The job's whole environment, NUL-separated: what it was submitted with
- * (less our own variables) and ours. */
-static int env_blob(struct server *s, const struct job *j, struct buf *out, struct gf_err *e)
-{
-	struct buf b = { 0 };
-	char *env = NULL, ids[256] = "", num[32], mark[128], cvd[64 * 100];
-	size_t len = 0;
-
-	if (store_get_env(s->store, j->env_id, &env, &len, e))
-		return -1;
-	for (size_t off = 0; off < len;) {
-		size_t n = strnlen(env + off, len - off);
-
-		if (n && !ours(env + off)) {
-			buf_add(&b, env + off, n);
-			buf_add(&b, "", 1);
-		}
-		off += n + 1;
-	}
-	free(env);
-	for (int i = 0, first = 1; i < 64; i++)
-		if (j->gpu_mask & (1ULL << i)) {
-			size_t l = strlen(ids);
-
-			snprintf(ids + l, sizeof ids - l, "%s%d", first ? "" : ",", i);
-			first = 0;
-		}
-	gpustate_cuda_devices(s, j->gpu_mask, cvd, sizeof cvd);	/* MIG devices by UUID */
-	buf_var(&b, "CUDA_VISIBLE_DEVICES", cvd);
-	buf_var(&b, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-	buf_var(&b, "GFLOW_GPU_IDS", ids);
-	snprintf(num, sizeof num, "%lld", (long long)j->id);
-	buf_var(&b, "GFLOW_JOB_ID", num);
-	buf_var(&b, "GFLOW_JOB_NAME", j->name ? j->name : "");
-	snprintf(num, sizeof num, "%lld", (long long)j->array_task_id);
-	buf_var(&b, "GFLOW_ARRAY_TASK_ID", num);
-	if (j->gpu_memory_mb) {
-		snprintf(num, sizeof num, "%lld", (long long)j->gpu_memory_mb);
-		buf_var(&b, "GFLOW_GPU_MEMORY_MB", num);
-	}
-	/* How the daemon knows the job's processes when no cgroup can. */
-	track_marker(s, j, mark, sizeof mark);
-	buf_add(&b, mark, strlen(mark) + 1);
-	*out = b;
-	return 0;
-}
-
-/* Conda: activation happens in bash through conda's own hook (conda from
- * $CONDA_EXE, else the PATH); the job's argv follows as "$@", so no word
- * of it is parsed by the shell. */
-static const char conda_wrapper[] =
-	"eval \"$(\"${CONDA_EXE:-conda}\" shell.bash hook)\" && conda activate \"$0\" && exec \"$@\"";
-
-/* The job's command, NUL-separated. */
-static struct buf argv_blob(const struct job *j)
-{
-	struct buf b = { 0 };
-
-	if (jm(j)->conda_env) {
-		buf_add(&b, "/bin/bash", sizeof "/bin/bash");
-		buf_add(&b, "-c", sizeof "-c");
-		buf_add(&b, conda_wrapper, sizeof conda_wrapper);
-		buf_add(&b, jm(j)->conda_env, strlen(jm(j)->conda_env) + 1);
-	}
-	for (char **a = j->argv; *a; a++)
-		buf_add(&b, *a, strlen(*a) + 1);
-	return b;
-}
-
-/* dir/name holding b: the empty file a spare brought (exec_make_spares),
- * else a new one. */
-static int put_list(int dfd, const char *dir, const char *name, const struct buf *b, struct gf_err *e)
-{
-	struct stat st;
-	int fd = openat(dfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC), err;
-
-	if (fd < 0 && errno == ENOENT)
-		return write_file_new_at(dfd, dir, name, b->p, b->len, e);
-	if (fd < 0)
-		return gf_err_set(e, "cannot open %s/%s: %s", dir, name, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size) {
-		close(fd);
-		return gf_err_set(e, "%s/%s is there already and not an empty file: not writing into it", dir, name);
-	}
-	err = gf_write_all(fd, b->p, b->len) ? errno : 0;
-	if (close(fd) && !err)
-		err = errno;
-	if (err)
-		return gf_err_set(e, "cannot write %s/%s: %s", dir, name, strerror(err));
-	return 0;
-}
-
-/* The runner reads the job's environment and command from RUNDIR/env and
- * RUNDIR/argv (so no command line, tmux's or the runner's, limits their
- * length) — a standby from its pipe instead (see standby_hand). Only a
- * runner started from this boot reads them: no fsync needed. */
-static int write_env_argv(int dfd, const char *dir, const struct buf *env, const struct buf *argv,
-			  struct gf_err *e)
-{
-	return put_list(dfd, dir, "env", env, e) || put_list(dfd, dir, "argv", argv, e) ? -1 : 0;
-}
-
-/* System mode, tmux executor: where the runner offers the job's terminal
- * (derived from the id: it needs nothing stored). */
-bool exec_attach_socket(struct server *s, const struct job *j, char *buf, size_t size)
-{
-	return s->paths.system && j->executor == EXEC_TMUX &&
-	       gf_pathf(buf, size, "%s/attach/%lld.sock", s->paths.runtime_dir, (long long)j->id) == 0;
-}
-
-/* <runtime dir>/attach, root's, 0711: anyone may reach a socket in it
- * whose name they know, nobody lists or plants anything there. A stale
- * socket of this job is removed. */
-static int attach_prepare(struct server *s, const struct job *j, char *sock, size_t size, struct gf_err *e)
-{
-	char dir[GF_PATH_MAX];
-	struct stat st;
-
-	if (!exec_attach_socket(s, j, sock, size) || gf_pathf(dir, sizeof dir, "%s/attach", s->paths.runtime_dir))
-		return gf_err_set(e, "the attach socket path is too long");
-	if (mkdir(dir, 0711) && errno != EEXIST)
-		return gf_err_set(e, "cannot create %s: %s", dir, strerror(errno));
-	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-		return gf_err_set(e, "%s is not a directory of the daemon's own: not using it", dir);
-	if ((st.st_mode & 07777) != 0711 && chmod(dir, 0711))
-		return gf_err_set(e, "cannot set mode 0711 on %s: %s", dir, strerror(errno));
-	if (unlink(sock) && errno != ENOENT)
-		return gf_err_set(e, "cannot remove the stale %s: %s", sock, strerror(errno));
-	return 0;
-}
-
-/* A run directory holds only plain files (env, argv, runner, result, their
- * .tmp siblings after a crash, runner.out): remove them and it. A link in
- * its place is removed itself, never followed. */
-void exec_remove_run_dir(struct server *s, const struct job *j)
-{
-	char name[64];
-	struct dirent *d;
-	DIR *dp;
-	char sock[GF_PATH_MAX];
-	int dfd;
-
-	/* The runner removes its socket; one it could not (killed) goes here. */
-	if (exec_attach_socket(s, j, sock, sizeof sock))
-		unlink(sock);
-	run_dir_name(j, name, sizeof name);
-	dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		if (errno == ELOOP || errno == ENOTDIR)
-			unlinkat(s->run_dfd, name, 0);
-		return;
-	}
-	if (!(dp = fdopendir(dfd))) {
-		close(dfd);
-		return;
-	}
-	while ((d = readdir(dp)))
-		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
-			unlinkat(dfd, d->d_name, 0);
-	closedir(dp);
-	unlinkat(s->run_dfd, name, AT_REMOVEDIR);
-}
-
-/* What is at dir/name that made an exclusive create fail. */
-static const char *what_is_there(int dfd, const char *name)
-{
-	struct stat st;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return "something";
-	return S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a directory" : "a file";
-}
-
-/* Spares: an empty run directory (RUNDIR/.spare) and an empty log
- * (LOGDIR/.spare.log), made ahead of any start, which a start renames into
- * place instead of making its own: a new inode costs 0.1-0.4 ms on the
- * start path here, a rename ~20 µs. The rename does not replace (a name
- * that is there is still refused) and what it moves is opened as before,
- * without following links. Made again a moment after one is used (with
- * the standby, standby.c); one left by a stop or crash is used as it is
- * (only we write in these directories; a name with a dot is no job's).
- * Where runners read the job's environment and command from files (tmux),
- * the spare directory holds them too, empty (put_list). */
-void exec_make_spares(struct server *s)
-{
-	int fd, dfd;
-
-	if (mkdirat(s->run_dfd, ".spare", 0700) && errno != EEXIST)
-		return;
-	fd = openat(s->log_dfd, ".spare.log", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		close(fd);
-	if (s->executor != EXEC_TMUX || s->paths.system ||
-	    (dfd = openat(s->run_dfd, ".spare", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return;
-	for (int i = 0; i < 2; i++)
-		if ((fd = openat(dfd, i ? "argv" : "env", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0)
-			close(fd);
-	close(dfd);
-}
-
-/* dfd/spare moved to dfd/name: 0, or -1 (then make it as before). */
-static int take_spare(struct server *s, int dfd, const char *spare, const char *name)
-{
-	if (renameat2(dfd, spare, dfd, name, RENAME_NOREPLACE))
-		return -1;
-	standby_want_spares(s);
-	return 0;
-}
-
-/* The run directory, new: nothing already there is reused or followed. */
-static int make_run_dir(struct server *s, const struct job *j, char *dir, size_t size, struct gf_err *e)
-{
-	char name[64];
-	int dfd;
-
-	run_dir_name(j, name, sizeof name);
-	exec_run_dir(s, j, dir, size);
-	if (take_spare(s, s->run_dfd, ".spare", name) && mkdirat(s->run_dfd, name, 0700)) {
-		if (errno == EEXIST)
-			return gf_err_set(e, "the run directory %s exists already (%s): not using it", dir,
-					  what_is_there(s->run_dfd, name));
-		return gf_err_set(e, "cannot create %s: %s", dir, strerror(errno));
-	}
-	dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return gf_err_set(e, "cannot open %s: %s", dir, strerror(errno));
-	return dfd;
-}
-
-/* The log, new: a job never writes into a log that is there already (an
- * older job's, from a store that lost its ids), nor through a link. Only a
- * job whose earlier start never ran may find its own. */
-static int make_log(struct server *s, const struct job *j, struct gf_err *e)
-{
-	char name[64], path[GF_PATH_MAX];
-	struct stat st;
-	int fd;
-
-	snprintf(name, sizeof name, "%lld.log", (long long)j->id);
-	jobs_log_path(s, j, path, sizeof path);
-	if (take_spare(s, s->log_dfd, ".spare.log", name) == 0)
-		return 0;
-	fd = openat(s->log_dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return close(fd);
-	if (errno != EEXIST)
-		return gf_err_set(e, "cannot create the log %s: %s", path, strerror(errno));
-	if (j->run_seq > 1 && fstatat(s->log_dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_uid == geteuid())
-		return 0;
-	return gf_err_set(e, "the log %s exists already (%s): not writing into it", path,
-			  what_is_there(s->log_dfd, name));
 }
 
 struct argv {
@@ -892,15 +585,11 @@ bool exec_holds_start(const struct server *s, const struct job *j)
 	return standby_ready(s);
 }
 
-/* Launch gflow-runner for a job already recorded Running: its run
- * directory, log, cgroups, and the runner under tmux or on its own. A
- * held start (s->start_held) goes to the standby with --hold, or, when it
- * cannot, waits for the sync (jobs_txn_sync) before a runner starts. */
 /* The start to the standby: the job's environment and command follow its
  * options on the pipe (--env-bytes, --argv-bytes), and it is held (--hold)
  * while the commit that started the job is not yet synced. 0: handed. */
-static int hand_to_standby(struct server *s, const struct job *j, struct argv *a, const struct buf *env,
-			   const struct buf *argv)
+static int hand_to_standby(struct server *s, const struct job *j, struct argv *a, const struct gf_bytes *env,
+			   const struct gf_bytes *argv)
 {
 	struct iovec more[2] = { { env->p, env->len }, { argv->p, argv->len } };
 	int n = a->n, nown = a->nown, rc;
@@ -923,15 +612,19 @@ static int hand_to_standby(struct server *s, const struct job *j, struct argv *a
 	return rc;
 }
 
+/* Launch gflow-runner for a job already recorded Running: its run
+ * directory, log, cgroups, and the runner under tmux or on its own. A
+ * held start (s->start_held) goes to the standby with --hold, or, when it
+ * cannot, waits for the sync (jobs_txn_sync) before a runner starts. */
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 {
 	char dir[GF_PATH_MAX], log[GF_PATH_MAX], cgroups[4][GF_PATH_MAX], attach[GF_PATH_MAX];
 	struct argv a = { .n = 0 };
-	struct buf env = { 0 }, argv = { 0 };
+	struct gf_bytes env = { 0 }, argv = { 0 };
 	size_t ncg;
 	int dfd, out, rc = -1;
 
-	if ((dfd = make_run_dir(s, j, dir, sizeof dir, e)) < 0)
+	if ((dfd = rundir_make(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
 	/* A log in the owner's home is made by the runner, as the owner. */
 	if ((ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1)
@@ -943,9 +636,9 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	 * cgroup_mutex, which a clone into a group needs too. */
 	if (ncg > (s->track.method == TRACK_CGROUP2 ? 1u : 0u))
 		prime_moves(cgroups[ncg - 1]);
-	if ((!jm(j)->log_dir && make_log(s, j, e)) || env_blob(s, j, &env, e))
+	if ((!jm(j)->log_dir && rundir_make_log(s, j, e)) || rundir_env(s, j, &env, e))
 		goto out;
-	argv = argv_blob(j);
+	argv = rundir_argv(j);
 	jobs_log_path(s, j, log, sizeof log);
 	arg(&a, s->runner_path);
 	arg(&a, "--job");
@@ -997,12 +690,12 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 				goto out;
 			}
 			jobs_txn_sync(s);	/* tmux starts it at once */
-			if (write_env_argv(dfd, dir, &env, &argv, e) == 0)
+			if (rundir_write_lists(dfd, dir, &env, &argv, e) == 0)
 				rc = start_in_tmux(s, j, &a, e);
 			goto out;
 		}
 		/* The system daemon: no tmux, an attach socket (see the top). */
-		if (attach_prepare(s, j, attach, sizeof attach, e)) {
+		if (rundir_attach_prepare(s, j, attach, sizeof attach, e)) {
 			gf_err_prefix(e, "attach");
 			goto out;
 		}
@@ -1021,7 +714,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		goto out;
 	}
 	jobs_txn_sync(s);	/* a runner of its own is not held: it starts after the sync */
-	if (write_env_argv(dfd, dir, &env, &argv, e))
+	if (rundir_write_lists(dfd, dir, &env, &argv, e))
 		goto out;
 	/* What the runner says before it has a log goes to runner.out. */
 	out = openat(dfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

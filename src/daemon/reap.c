@@ -84,7 +84,7 @@ static void why_no_result(struct server *s, struct job *j, bool left, char *why,
 	struct stat st;
 	FILE *f;
 
-	exec_run_dir(s, j, dir, sizeof dir);
+	rundir_path(s, j, dir, sizeof dir);
 	if (jr(j)->backstop) {
 		snprintf(why, size, "%s", jr(j)->backstop);
 		return;
@@ -135,7 +135,7 @@ static void start_again(struct server *s, struct job *j)
 		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
 		return;
 	}
-	exec_remove_run_dir(s, j);
+	rundir_remove(s, j);
 	track_release(s, j);
 }
 
@@ -174,7 +174,7 @@ static void runner_gone(struct server *s, struct job *j)
 		return;
 	}
 	left = !jr(j)->draining && !track_empty(s, j);
-	exec_run_dir(s, j, dir, sizeof dir);
+	rundir_path(s, j, dir, sizeof dir);
 	if (runfile_read_result(dir, &r, &e)) {
 		if (!left && !jr(j)->backstop && withdrawn(dir)) {
 			start_again(s, j);
@@ -301,7 +301,7 @@ static int attach(struct server *s, struct job *j)
 	struct runner_info ri;
 	struct gf_err e;
 
-	exec_run_dir(s, j, dir, sizeof dir);
+	rundir_path(s, j, dir, sizeof dir);
 	if (runfile_read_runner(dir, &ri, &e))
 		return -1;
 	pending_drop(s, j->id);
@@ -324,7 +324,7 @@ static int claim(struct server *s, const struct job *j)
 	struct runner_info none = { 0 };
 	struct gf_err e;
 
-	exec_run_dir(s, j, dir, sizeof dir);
+	rundir_path(s, j, dir, sizeof dir);
 	if (runfile_write_runner(dir, &none, &e) == 0)
 		return 1;
 	return errno == EEXIST ? 0 : 1;	/* no directory: nothing can start in it */
@@ -493,7 +493,7 @@ void reap_watch_start(struct server *s, struct job *j, bool standby)
 
 	if (!p)
 		abort();
-	exec_run_dir(s, j, dir, sizeof dir);
+	rundir_path(s, j, dir, sizeof dir);
 	p->s = s;
 	p->id = j->id;
 	p->standby = standby;
@@ -534,7 +534,7 @@ void reap_forget(struct server *s, struct job *j)
 {
 	pending_drop(s, j->id);
 	unwatch(j);
-	exec_remove_run_dir(s, j);
+	rundir_remove(s, j);
 	track_release(s, j);
 	if (j->rt) {
 		j->rt->backstop = NULL;
@@ -566,7 +566,7 @@ static void recover(struct server *s, struct job *j, bool rebooted)
 	struct job_result r;
 	struct gf_err e;
 
-	exec_run_dir(s, j, dir, sizeof dir);
+	rundir_path(s, j, dir, sizeof dir);
 	if (runfile_read_result(dir, &r, &e) == 0) {
 		runner_gone(s, j);
 		return;

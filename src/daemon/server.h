@@ -542,8 +542,6 @@ int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_e
 /* 0 its runner is started, 1 the start was handed to a standby runner
  * (which announces itself within moments), -1 e says why not. */
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
-/* A start's run directory and log, made ahead (see exec.c). */
-void exec_make_spares(struct server *s);
 /* Would j's start go to the standby, and may it be held (jobs_txn_sync)? */
 bool exec_holds_start(const struct server *s, const struct job *j);
 void exec_reap(void);	/* collects runners that exited (they are our children) */
@@ -551,15 +549,46 @@ void exec_reap(void);	/* collects runners that exited (they are our children) */
  * non-blocking, close-on-exec); from_child NULL: its output goes to ours. */
 int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *pid, struct gf_err *e);
 
-/* Makes a job's tmux session with a tmux client of its own: `tmux -S sock`
- * with words (from "new-session" on), tried again while the session does
- * not exist. */
+/* argv started, its stdout and stderr appended to log_path (NULL: ours);
+ * waited for when wait_for_exit, its status then in *status. */
+int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
+	       struct gf_err *e);
 /* A command for the daemon's tmux server, through the control client
  * only: 0 sent, 1 not. */
 int exec_tmux_command(struct server *s, char *const words[], size_t nwords);
 int exec_tmux_standby(struct server *s, const char *session, const char *fifo);
+/* Makes a job's tmux session with a tmux client of its own: `tmux -S sock`
+ * with words (from "new-session" on), tried again while the session does
+ * not exist. */
 int exec_tmux_client(const char *tmux, const char *sock, const char *session, char *const words[],
 		     size_t nwords, struct gf_err *e);
+
+/* rundir.c — a start's files: run directory, lists, log, spares, attach
+ * socket. A list is NUL-separated words in a growing buffer. */
+struct gf_bytes {
+	char *p;
+	size_t len, cap;
+};
+void rundir_path(struct server *s, const struct job *j, char *buf, size_t size);
+/* The run directory, new (nothing there is reused or followed): its
+ * descriptor, its path in dir; -1 e says why not. */
+int rundir_make(struct server *s, const struct job *j, char *dir, size_t size, struct gf_err *e);
+/* The log, new; only a job whose earlier start never ran finds its own. */
+int rundir_make_log(struct server *s, const struct job *j, struct gf_err *e);
+/* The job's environment (what it was submitted with, less gflow's own
+ * variables, and gflow's) and command (conda's activation first). */
+int rundir_env(struct server *s, const struct job *j, struct gf_bytes *out, struct gf_err *e);
+struct gf_bytes rundir_argv(const struct job *j);
+/* RUNDIR/env and RUNDIR/argv, for a runner that reads them from files. */
+int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, const struct gf_bytes *argv,
+		       struct gf_err *e);
+void rundir_remove(struct server *s, const struct job *j);
+/* A start's run directory and log, made ahead (see rundir.c). */
+void rundir_make_spares(struct server *s);
+/* System mode, tmux executor: the job's attach socket (false: it has none). */
+bool rundir_attach_socket(struct server *s, const struct job *j, char *buf, size_t size);
+/* Its directory made (root's, 0711) and a stale socket removed. */
+int rundir_attach_prepare(struct server *s, const struct job *j, char *sock, size_t size, struct gf_err *e);
 
 /* tmuxctl.c: the tmux executor's control client. Sends the same words for
  * j: 0 sent, 1 when the client cannot be used (exec_tmux_client then). */
@@ -580,7 +609,7 @@ struct iovec;
 int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold);
 bool standby_ready(const struct server *s);
 void standby_release(struct server *s);
-/* The run directory and log spares (exec.c) are made again in a moment. */
+/* The run directory and log spares (rundir.c) are made again in a moment. */
 void standby_want_spares(struct server *s);
 /* The tmux executor's standby: a session whose runner waits for its
  * request on a FIFO. standby_hand_tmux hands it j's start as standby_hand
@@ -591,12 +620,6 @@ int standby_hand_tmux(struct server *s, const struct job *j, char *const argv[],
 bool standby_tmux_ready(const struct server *s);
 void standby_want(struct server *s);
 void standby_close(struct server *s);
-int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
-	       struct gf_err *e);
-void exec_run_dir(struct server *s, const struct job *j, char *buf, size_t size);
-void exec_remove_run_dir(struct server *s, const struct job *j);
-/* System mode, tmux executor: the job's attach socket (false: it has none). */
-bool exec_attach_socket(struct server *s, const struct job *j, char *buf, size_t size);
 
 /* reap.c — watching runners, and the backstop when one dies or stops */
 int reap_init(struct server *s, struct gf_err *e);

@@ -8,7 +8,7 @@
  * job exec; the runner prepares everything meanwhile. The exec
  * and loading of a runner (~2 ms here) leave the submit → start path; it
  * writes its announcement while it waits (--ahead). A new standby (and new
- * spares, exec.c) is made a moment after one is used (not at once: it would
+ * spares, rundir.c) is made a moment after one is used (not at once: it would
  * compete with the start it just made for the CPUs, and a daemon killed
  * while it spawns leaves a child holding its lock until the child execs,
  * which a restart at once would find), and at daemon start
@@ -116,7 +116,7 @@ static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (s->spares_due) {
 		s->spares_due = false;
-		exec_make_spares(s);
+		rundir_make_spares(s);
 	}
 	if (s->tsb_due) {
 		s->tsb_due = false;

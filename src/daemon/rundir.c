@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "runfile.h"
 
 static void run_dir_name(const struct job *j, char *buf, size_t size)
@@ -45,12 +46,7 @@ static bool ours(const char *kv)
 
 static void buf_add(struct gf_bytes *b, const char *s, size_t n)
 {
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->p = realloc(b->p, b->cap);
-		if (!b->p)
-			abort();
-	}
+	b->p = gf_grow(b->p, &b->cap, b->len + n + 1, 1, 256);
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
 }

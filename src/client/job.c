@@ -829,6 +829,8 @@ attach:
 	snprintf(target, sizeof target, "=%s", session);
 	snprintf(sockbuf, sizeof sockbuf, "%s", sock ? sock : "");
 	json_decref(job);
+	if (sockbuf[0] && attach_tmux_verified(sockbuf, &e) < 0)
+		return cmd_fail(PROG, &e);
 	if (sockbuf[0])
 		wait_for_session(sockbuf, session);
 	fflush(stdout);

@@ -311,3 +311,120 @@ def test_gjob_attach_checks_the_tmux_servers_directory(gflow_tmux):
     finally:
         d.chmod(0o700)
         g.cli("gcancel", str(jid))
+
+
+# ---- items 10 and 11: reading a job's log -----------------------------------
+
+NASTY = r"printf 'top\033[2J\033]0;pwned\007\302\233mid\ttab\n'"
+
+
+def on_tty(args, env, user=None, timeout=20):
+    """Run args with stdout on a terminal (stderr a pipe); (rc, stdout bytes, stderr)."""
+    master, slave = os.openpty()
+    kw = {}
+    if user:
+        kw = dict(user=user, group=user,
+                  extra_groups=os.getgrouplist(user, pwd.getpwnam(user).pw_gid))
+    p = subprocess.Popen([str(a) for a in args], env=env, stdin=subprocess.DEVNULL, stdout=slave,
+                         stderr=subprocess.PIPE, cwd="/", **kw)
+    os.close(slave)
+    out = b""
+    deadline = time.time() + timeout * SLOW
+    try:
+        while True:
+            assert time.time() < deadline, f"{args} did not end: {out!r}"
+            r, _, _ = select.select([master], [], [], 0.2)
+            if not r:
+                if p.poll() is not None:
+                    break
+                continue
+            try:
+                d = os.read(master, 65536)
+            except OSError:
+                break
+            if not d:
+                break
+            out += d
+    finally:
+        os.close(master)
+        if p.poll() is None:
+            p.kill()
+    rc = p.wait()
+    err = p.stderr.read().decode(errors="replace")
+    p.stderr.close()
+    return rc, out, err
+
+
+@pytest.fixture
+def admin_machine(system_gflow):
+    """A system daemon with an admin group: users a (owner), b (another
+    user) and z (an admin, not root)."""
+    g = system_gflow
+    grp = g.add_group(f"gfadm{g.tag[:6]}")
+    (g.root / "etc/gflow").mkdir(parents=True)
+    (g.root / "etc/gflow/gflow.toml").write_text(f'[daemon]\nadmin_group = "{grp}"\n')
+    g.start()
+    return g, g.add_user("a"), g.add_user("b"), g.add_user("z", groups=[grp])
+
+
+def test_another_users_log_is_refused_naming_its_owner_and_the_rule(admin_machine):
+    g, a, b, _ = admin_machine
+    jid = g.submit_as(a, "echo", "private")
+    g.wait_state(jid, "Finished")
+    r = g.as_user(b, "gjob", "log", str(jid))
+    assert r.returncode != 0 and "private" not in r.stdout
+    assert one_line(r.stderr) == (f"gjob: job {jid} belongs to {a}; only {a} or an admin "
+                                  "may read its log"), r.stderr
+
+
+def test_an_admin_reading_a_log_gets_control_characters_escaped_on_a_terminal(admin_machine):
+    g, a, _, z = admin_machine
+    jid = g.submit_as(a, "sh", "-c", NASTY)
+    g.wait_state(jid, "Finished")
+    root_env = dict(g.env)
+    for who, env in (("root", root_env), (z, g.user_env(z))):
+        user = None if who == "root" else z
+        gjob = g.bin / "gjob"
+        rc, out, err = on_tty([gjob, "log", jid], env, user)
+        assert rc == 0, err
+        assert b"\x1b" not in out and b"\x07" not in out and b"\xc2\x9b" not in out, out
+        assert b"top\\e[2J\\e]0;pwned\\a\\xc2\\x9bmid\ttab" in out, out
+        rc, out, err = on_tty([gjob, "log", "--raw", jid], env, user)
+        assert rc == 0, err
+        assert b"top\x1b[2J\x1b]0;pwned\x07\xc2\x9bmid\ttab" in out, out
+        # not a terminal: the bytes as they are, as before
+        r = subprocess.run([str(gjob), "log", str(jid)], env=env, capture_output=True, timeout=20 * SLOW,
+                           **({} if user is None else dict(user=z, group=z, extra_groups=os.getgrouplist(
+                               z, pwd.getpwnam(z).pw_gid))))
+        assert b"top\x1b[2J\x1b]0;pwned\x07\xc2\x9bmid\ttab" in r.stdout, r
+    # --follow of a running job goes through the same escaping
+    flag = g.home_of(a) / "go"
+    jf = g.submit_as(a, "sh", "-c", f"{NASTY}; while [ ! -e {flag} ]; do sleep 0.05; done; {NASTY}")
+    g.wait_state(jf, "Running")
+    g.as_user(a, "touch", flag, check=True)
+    rc, out, err = on_tty([g.bin / "gjob", "log", "--follow", jf], root_env)
+    assert rc == 0, err
+    assert b"\x1b" not in out and out.count(b"top\\e[2J") == 2, out
+
+
+def test_a_fifo_at_the_log_path_is_refused_at_once(admin_machine):
+    g, a, _, _ = admin_machine
+    jid = g.submit_as(a, "echo", "hello")
+    g.wait_state(jid, "Finished")
+    path = Path(g.job(jid)["log_path"])
+    g.as_user(a, "rm", path, check=True)
+    g.as_user(a, "mkfifo", path, check=True)
+    try:
+        r = g.cli("gjob", "log", str(jid), timeout=10)
+    except subprocess.TimeoutExpired:
+        pytest.fail("gjob log hung on a FIFO at the log's path")
+    assert r.returncode != 0
+    assert one_line(r.stderr) == f"gjob: refusing {path}: it is a FIFO, not a regular file", r.stderr
+    # a symbolic link there, to a file of the admin's: refused too
+    secret = g.base / "root-only"
+    secret.write_text("root secret\n")
+    g.as_user(a, "rm", path, check=True)
+    g.as_user(a, "ln", "-s", secret, path, check=True)
+    r = g.cli("gjob", "log", str(jid), timeout=10)
+    assert r.returncode != 0 and "root secret" not in r.stdout
+    assert one_line(r.stderr) == f"gjob: refusing {path}: it is a symbolic link, not the job's log"

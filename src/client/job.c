@@ -584,7 +584,8 @@ static void log_write(const char *p, size_t n, int final)
 		return;
 	}
 	job_log_escape(&log_out.held, p, n, final, &b);
-	fwrite(b.p, 1, b.len, stdout);
+	if (b.len)
+		fwrite(b.p, 1, b.len, stdout);
 	sbuf_free(&b);
 }
 

@@ -23,6 +23,7 @@
 
 #include "attachwire.h"
 #include "command.h"
+#include "paths.h"
 #include "runfile.h"
 
 #define PROG "gjob"
@@ -67,8 +68,17 @@ static int connect_to(long long id, const char *path, const char *owner)
 		fprintf(stderr, "%s: socket: %s\n", PROG, strerror(errno));
 		return -1;
 	}
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
-		return fd;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+		struct gf_err e;
+
+		/* The runner is root's (or, for a daemon of the user's own,
+		 * the user's): keys go to no one else. */
+		if (gf_peer_trusted(fd, path, &e) == 0)
+			return fd;
+		fprintf(stderr, "%s: %s\n", PROG, e.msg);
+		close(fd);
+		return -1;
+	}
 	err = errno;
 	close(fd);
 	if (err == EACCES || err == EPERM)
@@ -280,5 +290,29 @@ int attach_job(long long id, const char *sock_path, const char *owner)
 		fprintf(stderr, "\r\n%s: job %lld has ended; see its output with: gjob log %lld\n", PROG, id, id);
 		rc = EXIT_OK;
 	}
+	return rc;
+}
+
+int attach_tmux_verified(const char *sock, struct gf_err *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[4096];
+	struct gf_err why;
+	int fd, rc;
+
+	if (gf_socket_dir(dir, sizeof dir, sock) < 0 || strlen(sock) >= sizeof sa.sun_path)
+		return gf_err_set(e, "the tmux socket path %s is too long", sock);
+	rc = gf_private_dir(dir, &why);
+	if (rc < 0)
+		return gf_err_set(e, "refusing %s: its directory %s", sock, why.msg);
+	if (rc > 0)
+		return gf_err_set(e, "tmux is not running (no %s)", dir);
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return gf_err_set(e, "socket: %s", strerror(errno));
+	/* Not listening (yet): tmux itself says so; nothing was sent. */
+	rc = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 ? gf_peer_trusted(fd, sock, e) : 0;
+	close(fd);
 	return rc;
 }

@@ -57,30 +57,67 @@ const char *daemon_answered(void)
 
 static int connect_socket(const char *sock, struct gf_err *e);
 
+/* May the user's own socket be spoken to? Its directory must be theirs
+ * (anyone may make /tmp/gflow-<uid> first): 0 when so, 1 when it is not
+ * there (no daemon), -1 with the refusal in e. */
+static int own_socket_dir(const char *sock, struct gf_err *e)
+{
+	char dir[4096];
+	struct gf_err why;
+	int rc;
+
+	if (gf_socket_dir(dir, sizeof dir, sock) < 0)
+		return gf_err_set(e, "socket path is too long");
+	rc = gf_private_dir(dir, &why);
+	if (rc < 0)
+		gf_err_set(e, "refusing %s: its directory %s", sock, why.msg);
+	else if (rc > 0)
+		gf_err_set(e, "gflowd is not running (no answer on %s); start it "
+		    "with: gflowd up", sock);
+	return rc;
+}
+
 /* The daemon to talk to: GFLOW_SOCKET when set; else the user's own
- * daemon when one answers, else the machine's system daemon. */
+ * daemon when one answers, else the machine's system daemon. Every one is
+ * verified before a byte is sent (connect_socket): a refused socket of
+ * the user's own is said once and passed over for the system daemon. */
 static int connect_daemon(struct gf_err *e)
 {
 	const char *forced = getenv("GFLOW_SOCKET");
 	char mine[4096], sys[4096];
-	int fd;
+	struct gf_err refused;
+	int fd = -1, own;
 
 	if (http_socket_path(mine, sizeof mine, e) < 0)
 		return -1;
 	snprintf(answered, sizeof answered, "%s", mine);
-	fd = connect_socket(mine, e);
-	if (fd >= 0 || (forced && *forced) || !strstr(e->msg, "is not running"))
-		return fd;
+	if (forced && *forced)
+		return connect_socket(mine, e);
+	own = own_socket_dir(mine, &refused);
+	if (own == 0) {
+		fd = connect_socket(mine, e);
+		if (fd >= 0 || !strstr(e->msg, "is not running"))
+			return fd;
+	}
 	if (gf_system_socket(sys, sizeof sys) < 0)
 		return gf_err_set(e, "GFLOW_SYSTEM_ROOT is too long");
 	fd = connect_socket(sys, e);
+	if (fd < 0 && own < 0 && strstr(e->msg, "is not running")) {
+		*e = refused;
+		return -1;
+	}
 	if (fd < 0 && strstr(e->msg, "is not running"))
 		return gf_err_set(e, "gflowd is not running: start your own with "
 		    "'gflowd up', or ask an admin to start the machine's with "
 		    "'gflowd up --system' (no answer on %s nor on %s)", mine,
 		    sys);
-	if (fd >= 0)
+	if (fd >= 0) {
 		snprintf(answered, sizeof answered, "%s", sys);
+		if (own < 0)
+			fprintf(stderr, "%s: %s; the system daemon answers "
+			    "instead\n", program_invocation_short_name,
+			    refused.msg);
+	}
 	return fd;
 }
 
@@ -139,6 +176,11 @@ static int connect_socket(const char *sock, struct gf_err *e)
 			    "on %s); start it with: gflowd up", sock);
 		return gf_err_set(e, "cannot connect to gflowd at %s: %s",
 		    sock, strerror(err));
+	}
+	/* Nothing goes to a server that is not the user's own or root's. */
+	if (gf_peer_trusted(fd, sock, e) < 0) {
+		close(fd);
+		return -1;
 	}
 	return fd;
 }

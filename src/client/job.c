@@ -510,6 +510,85 @@ off_t job_last_lines_offset(int fd, long long n)
 	return 0;
 }
 
+/* The bytes at the end of a chunk that may go on in the next: a CR (a
+ * CR LF?) or the start of a UTF-8 character. */
+static size_t log_tail_held(const unsigned char *p, size_t n)
+{
+	size_t back;
+
+	if (n && p[n - 1] == '\r')
+		return 1;
+	for (back = 1; back <= 3 && back <= n; back++) {
+		unsigned char c = p[n - back];
+		size_t need;
+
+		if ((c & 0xc0) == 0x80)
+			continue;	/* a continuation byte: look further */
+		need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+		return need > back ? back : 0;
+	}
+	return 0;
+}
+
+void job_log_escape(struct log_escaper *h, const char *in, size_t n, int final, struct sbuf *out)
+{
+	struct sbuf work = { 0 };
+	const char *p;
+	size_t len, keep, i, start = 0;
+
+	if (h->nhold) {
+		sbuf_add(&work, h->hold, h->nhold);
+		sbuf_add(&work, in, n);
+		p = work.p;
+		len = work.len;
+	} else {
+		p = in;
+		len = n;
+	}
+	keep = len - (final ? 0 : log_tail_held((const unsigned char *)p, len));
+	h->nhold = len - keep;
+	memcpy(h->hold, p + keep, h->nhold);
+	for (i = 0; i <= keep; i++) {
+		int plain = i < keep && (p[i] == '\n' || p[i] == '\t' ||
+		    (p[i] == '\r' && i + 1 < keep && p[i + 1] == '\n'));
+
+		if (i < keep && !plain)
+			continue;
+		if (i > start) {
+			size_t need = gf_escape(NULL, 0, p + start, i - start, 0);
+
+			sbuf_grow(out, need + 1);
+			gf_escape(out->p + out->len, need + 1, p + start, i - start, 0);
+			out->len += need;
+		}
+		if (i < keep)
+			sbuf_addc(out, p[i]);
+		start = i + 1;
+	}
+	sbuf_free(&work);
+}
+
+/* Where the log's bytes go: stdout, escaped when it is a terminal (the
+ * owner's control sequences reach no one's terminal raw) unless --raw. */
+static struct {
+	int escape;
+	struct log_escaper held;
+} log_out;
+
+static void log_write(const char *p, size_t n, int final)
+{
+	struct sbuf b = { 0 };
+
+	if (!log_out.escape) {
+		fwrite(p, 1, n, stdout);
+		return;
+	}
+	job_log_escape(&log_out.held, p, n, final, &b);
+	if (b.len)
+		fwrite(b.p, 1, b.len, stdout);
+	sbuf_free(&b);
+}
+
 /* Copy fd from *off to its current end onto stdout; lines_left >= 0
  * stops after that many lines. Returns bytes copied, -1 on error. */
 static long long copy_out(int fd, off_t *off, long long *lines_left)
@@ -534,7 +613,7 @@ static long long copy_out(int fd, off_t *off, long long *lines_left)
 					break;
 				}
 		}
-		fwrite(buf, 1, (size_t)upto, stdout);
+		log_write(buf, (size_t)upto, 0);
 		*off += upto;
 		total += upto;
 		if (upto < n || (lines_left && *lines_left == 0))
@@ -552,25 +631,70 @@ static void sleep_ms(long ms)
 		;
 }
 
-enum { L_FIRST, L_LAST, L_FOLLOW };
+enum { L_FIRST, L_LAST, L_FOLLOW, L_RAW };
 
 static const struct opt_def log_opts[] = {
 	{ L_FIRST, "first", 'f', 1 }, { L_FIRST, "head", 0, 1 },
 	{ L_LAST, "last", 'l', 1 }, { L_LAST, "tail", 0, 1 },
-	{ L_FOLLOW, "follow", 'F', 0 }, { J_HELP, "help", 'h', 0 },
+	{ L_FOLLOW, "follow", 'F', 0 }, { L_RAW, "raw", 0, 0 },
+	{ J_HELP, "help", 'h', 0 },
 };
 
 static const char log_help[] =
-"usage: gjob log ID [-f N | -l N] [--follow]\n\n"
+"usage: gjob log ID [-f N | -l N] [--follow] [--raw]\n\n"
 "Print a job's output (its log file).\n"
 "  -f, --first N   only the first N lines (also --head)\n"
 "  -l, --last N    only the last N lines (also --tail)\n"
 "  -F, --follow    keep printing what is appended until the job has ended\n"
-"An admin of the machine's daemon who may not read the owner's file gets\n"
-"its last 4 MiB from the daemon (without --follow).\n";
+"      --raw       on a terminal too, the bytes as they are\n"
+"On a terminal, control characters (escape sequences, bell, C1 codes,\n"
+"a carriage return not before a line feed) and bytes that are not UTF-8\n"
+"are shown escaped (\\e, \\a, \\r, \\xNN), so that a job's output cannot drive\n"
+"your terminal; line feeds and tabs pass. Only regular files are read (no\n"
+"FIFO, device or symbolic link). An admin of the machine's daemon who may\n"
+"not read the owner's file gets its last 4 MiB from the daemon (without\n"
+"--follow).\n";
+
+/* Open a job's log to read: a regular file of the job's owner (uid, -1:
+ * unknown) and no symbolic link, opened without blocking (a FIFO put
+ * there would hang the reader) and without becoming our terminal. -1 with
+ * errno (EACCES, ENOENT) for the caller, or -2 when refused, said in e. */
+static int open_log_file(const char *path, long long uid, struct gf_err *e)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC), err;
+
+	if (fd < 0 && errno == ELOOP) {
+		gf_err_set(e, "refusing %s: it is a symbolic link, not the job's log", path);
+		return -2;
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode))
+		gf_err_set(e, "refusing %s: it is %s, not a regular file", path,
+		    S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" :
+		    S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+		    S_ISSOCK(st.st_mode) ? "a socket" : "something else");
+	else if (uid >= 0 && (long long)st.st_uid != uid)
+		gf_err_set(e, "refusing %s: it belongs to uid %u, not to the job's owner (uid %lld)", path,
+		    (unsigned)st.st_uid, uid);
+	else {
+		/* reads of a regular file never block: back to plain reads */
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		return fd;
+	}
+	close(fd);
+	return -2;
+}
 
 /* Follow the log until the job has ended and the file stops growing. */
-static int follow_log(const char *ref, const char *path, int fd, off_t off,
+static int follow_log(const char *ref, const char *path, long long uid, int fd, off_t off,
     struct gf_err *e)
 {
 	int ended = 0, tick = 0;
@@ -579,7 +703,9 @@ static int follow_log(const char *ref, const char *path, int fd, off_t off,
 		long long got;
 
 		if (fd < 0) {
-			fd = open(path, O_RDONLY | O_CLOEXEC);
+			fd = open_log_file(path, uid, e);
+			if (fd == -2)
+				return -1;
 			off = 0;
 		}
 		got = 0;
@@ -652,7 +778,8 @@ static int job_log(int argc, char **argv)
 	struct gf_err e;
 	const char *val, *ref = NULL, *path, *state;
 	int64_t first = -1, last = -1;
-	int id, follow = 0, fd, rc = EXIT_OK;
+	int id, follow = 0, raw = 0, fd, rc = EXIT_OK;
+	long long uid;
 	json_t *job;
 	off_t off = 0;
 
@@ -674,13 +801,16 @@ static int job_log(int argc, char **argv)
 		case L_FOLLOW:
 			follow = 1;
 			break;
+		case L_RAW:
+			raw = 1;
+			break;
 		default:
 			return job_help_or_fail(log_help, id, val, &e);
 		}
 	}
 	if (!ref)
 		return cmd_usagef(PROG, "usage: gjob log ID [-f N | -l N] "
-		    "[--follow]");
+		    "[--follow] [--raw]");
 	if (first >= 0 && (last >= 0 || follow))
 		return cmd_usagef(PROG, "-f cannot be combined with -l or "
 		    "--follow");
@@ -689,6 +819,8 @@ static int job_log(int argc, char **argv)
 		return cmd_fail(PROG, &e);
 	path = jstr(job, "log_path");
 	state = jstr(job, "state");
+	uid = jhas(job, "uid") ? (long long)jint(job, "uid", -1) : -1;
+	log_out.escape = !raw && isatty(STDOUT_FILENO);
 	if (jstr(job, "cluster")) {	/* its output is on the cluster */
 		if (first >= 0 || last >= 0 || follow)
 			rc = cmd_usagef(PROG, "job %s runs on cluster %s: gjob log shows "
@@ -699,11 +831,23 @@ static int job_log(int argc, char **argv)
 		json_decref(job);
 		return rc;
 	}
+	if (!path && uid >= 0 && uid != (long long)getuid() && jstr(job, "user")) {
+		/* The daemon shows a job's log path to its owner and admins
+		 * only: the rule, as the daemon words it. */
+		fprintf(stderr, "%s: job %lld belongs to %s; only %s or an admin may read its log\n", PROG,
+		    (long long)jint(job, "id", 0), jstr(job, "user"), jstr(job, "user"));
+		json_decref(job);
+		return EXIT_FAIL;
+	}
 	if (!path) {
 		json_decref(job);
 		return cmd_usagef(PROG, "job %s has no log path", ref);
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_log_file(path, uid, &e);
+	if (fd == -2) {
+		json_decref(job);
+		return cmd_fail(PROG, &e);
+	}
 	if (fd < 0 && errno == EACCES) {
 		/* An admin of the machine's daemon who may not read the owner's
 		 * file: the daemon serves its end. */
@@ -740,10 +884,12 @@ static int job_log(int argc, char **argv)
 
 		snprintf(idbuf, sizeof idbuf, "%lld",
 		    (long long)jint(job, "id", 0));
-		if (follow_log(idbuf, path, fd, off, &e) < 0)
+		if (follow_log(idbuf, path, uid, fd, off, &e) < 0)
 			rc = cmd_fail(PROG, &e);
 		fd = -1; /* follow_log closed it */
 	}
+	log_write("", 0, 1);	/* what was held for the next bytes */
+	fflush(stdout);
 	if (fd >= 0)
 		close(fd);
 	json_decref(job);
@@ -829,6 +975,8 @@ attach:
 	snprintf(target, sizeof target, "=%s", session);
 	snprintf(sockbuf, sizeof sockbuf, "%s", sock ? sock : "");
 	json_decref(job);
+	if (sockbuf[0] && attach_tmux_verified(sockbuf, &e) < 0)
+		return cmd_fail(PROG, &e);
 	if (sockbuf[0])
 		wait_for_session(sockbuf, session);
 	fflush(stdout);
@@ -1122,7 +1270,7 @@ static const struct {
 static const char job_help[] =
 "usage: gjob <command> [args...]\n\n"
 "  show, s [-o json] IDS             a job's details, Key=Value (or JSON)\n"
-"  log, l ID [-f N | -l N] [--follow]   its output\n"
+"  log, l ID [-f N | -l N] [--follow] [--raw]   its output\n"
 "  attach, a ID                      its terminal (tmux executor; Ctrl-b d detaches)\n"
 "  close-sessions, close -a|-j IDS|-s STATES|-p TEXT\n"
 "                                    kill tmux sessions of ended jobs\n"
@@ -1168,7 +1316,7 @@ const struct command cmd_job = {
 	"job", "gjob", "show, follow and change jobs", job_exec,
 	"show log attach close-sessions hold release update redo completion "
 	"s l a close h r u "
-	"--first --last --head --tail --follow --at --cascade --all --jobs --state --states --pattern "
+	"--first --last --head --tail --follow --raw --at --cascade --all --jobs --state --states --pattern "
 	"--command --script --param --gpus --gres --shared --gpu-memory --max-gpu-mem --max-gpu-memory "
 	"--memory --max-mem --max-memory --memory-limit --time --time-limit --timelimit "
 	"--priority --nice --name --job-name --conda-env --depends-on --dependency "

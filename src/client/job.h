@@ -17,6 +17,18 @@ char *job_show_text(const json_t *job);
  * newline does not start an empty line). -1 on a read error. */
 off_t job_last_lines_offset(int fd, long long n);
 
+/* gjob log's output on a terminal: the log's bytes with gf_escape's
+ * escapes (bytes.h) for everything but line feeds, tabs and a CR before a
+ * line feed, appended to out. The end of a chunk that may go on in the
+ * next (a CR, the start of a UTF-8 character) is held in h for the next
+ * call; final gives it out as it is. */
+struct sbuf;
+struct log_escaper {
+	char hold[4];
+	size_t nhold;
+};
+void job_log_escape(struct log_escaper *h, const char *in, size_t n, int final, struct sbuf *out);
+
 /* One job by reference ("42", "@", "@~N"): the daemon's job object (the
  * caller owns it), or NULL with e set. */
 json_t *fetch_job(const char *ref_text, struct gf_err *e);

@@ -6,7 +6,8 @@
  * NSS modules of whatever glibc is installed (sssd, LDAP), which need not
  * match the one linked in. There the answer comes from getent(1), a
  * dynamically linked program of the C library that loads them properly.
- * It is asked only when $HOME is unset, so a normal start costs nothing. */
+ * It is asked only when $HOME is unset, so a normal start costs nothing;
+ * a user's name (gf_user_name) only for a message. */
 #include "home.h"
 
 #include <stdio.h>
@@ -18,17 +19,21 @@
 #include <pwd.h>
 #include <stdlib.h>
 
-int gf_user_home(char *buf, size_t size)
+/* Field 0 (the name) or 5 (the home) of uid's passwd entry. */
+static int passwd_field(unsigned uid, int field, char *buf, size_t size)
 {
 	struct passwd pw, *res = NULL;
 	size_t len = 16384;
 	char *tmp = malloc(len);
+	const char *v;
 	int rc = -1;
 
-	if (tmp && getpwuid_r(getuid(), &pw, tmp, len, &res) == 0 && res &&
-	    pw.pw_dir && *pw.pw_dir && strlen(pw.pw_dir) < size) {
-		memcpy(buf, pw.pw_dir, strlen(pw.pw_dir) + 1);
-		rc = 0;
+	if (tmp && getpwuid_r((uid_t)uid, &pw, tmp, len, &res) == 0 && res) {
+		v = field == 0 ? pw.pw_name : pw.pw_dir;
+		if (v && *v && strlen(v) < size) {
+			memcpy(buf, v, strlen(v) + 1);
+			rc = 0;
+		}
 	}
 	free(tmp);
 	return rc;
@@ -41,10 +46,10 @@ int gf_user_home(char *buf, size_t size)
 #include <spawn.h>
 #include <sys/wait.h>
 
-/* The sixth field of a passwd line ("name:pw:uid:gid:gecos:dir:shell"),
- * when its third is uid. */
-static int home_field(const char *line, size_t n, const char *uid, char *buf,
-    size_t size)
+/* Field 0 (the name) or 5 (the home) of a passwd line
+ * ("name:pw:uid:gid:gecos:dir:shell"), when its third is uid. */
+static int line_field(const char *line, size_t n, const char *uid, int field,
+    char *buf, size_t size)
 {
 	const char *p = line, *end = line + n, *f;
 	int i;
@@ -58,6 +63,8 @@ static int home_field(const char *line, size_t n, const char *uid, char *buf,
 		    memcmp(p, uid, strlen(uid)) != 0 || p[strlen(uid)] != ':'))
 			return -1;
 	}
+	if (field == 0)
+		p = line;
 	f = memchr(p, ':', (size_t)(end - p));
 	if (!f || f == p || (size_t)(f - p) >= size)
 		return -1;
@@ -66,7 +73,7 @@ static int home_field(const char *line, size_t n, const char *uid, char *buf,
 	return 0;
 }
 
-int gf_user_home(char *buf, size_t size)
+static int passwd_field(unsigned uidn, int field, char *buf, size_t size)
 {
 	static const char *const tools[] = { "/usr/bin/getent", "/bin/getent" };
 	char uid[32], line[4096], *argv[4], *nl;
@@ -75,7 +82,7 @@ int gf_user_home(char *buf, size_t size)
 	pid_t pid = -1, r;
 	int fd[2], st = 0, werr = 0, rc = -1;
 
-	snprintf(uid, sizeof uid, "%u", (unsigned)getuid());
+	snprintf(uid, sizeof uid, "%u", uidn);
 	argv[0] = "getent";
 	argv[1] = "passwd";
 	argv[2] = uid;
@@ -122,8 +129,18 @@ int gf_user_home(char *buf, size_t size)
 	nl = memchr(line, '\n', n);
 	if (nl && ((r == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0) ||
 	    (r < 0 && werr == ECHILD)))
-		rc = home_field(line, (size_t)(nl - line), uid, buf, size);
+		rc = line_field(line, (size_t)(nl - line), uid, field, buf, size);
 	return rc;
 }
 
 #endif /* GF_HOME_GETENT */
+
+int gf_user_home(char *buf, size_t size)
+{
+	return passwd_field((unsigned)getuid(), 5, buf, size);
+}
+
+int gf_user_name(unsigned uid, char *buf, size_t size)
+{
+	return passwd_field(uid, 0, buf, size);
+}

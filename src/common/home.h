@@ -15,4 +15,8 @@
  * `getent passwd UID` says. */
 int gf_user_home(char *buf, size_t size);
 
+/* The name of uid from the same user database, for a message; -1 when it
+ * has none or it does not fit. */
+int gf_user_name(unsigned uid, char *buf, size_t size);
+
 #endif

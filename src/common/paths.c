@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -175,8 +176,17 @@ int gf_paths_create(const struct gf_paths *p, struct gf_err *e)
 	if (p->system && gf_mkdir_p(p->runtime_dir, 0755, e))
 		return -1;
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] - (p->system ? 1 : 0); i++) {
+		struct stat st;
+
 		if (gf_mkdir_p(dirs[i], 0700, e))
 			return -1;
+		/* A personal runtime directory (/tmp/gflow-<uid>: anyone may
+		 * have made it first) must be ours and no symbolic link. */
+		if (dirs[i] == p->runtime_dir && !p->system && lstat(dirs[i], &st) == 0 &&
+		    (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode) || st.st_uid != getuid())) {
+			gf_private_dir(dirs[i], e);
+			return gf_err_prefix(e, "refusing the runtime directory");
+		}
 		/* Existing directories keep their mode; ours must be private. */
 		if (chmod(dirs[i], 0700) < 0)
 			return gf_err_set(e, "cannot set mode 0700 on %s: %s", dirs[i], strerror(errno));
@@ -191,4 +201,69 @@ int gf_paths_create(const struct gf_paths *p, struct gf_err *e)
 	if (p->system && (chmod(p->runtime_dir, 0755) < 0 || (strcmp(sockdir, p->runtime_dir) && chmod(sockdir, 0755) < 0)))
 		return gf_err_set(e, "cannot set mode 0755 on %s: %s", p->runtime_dir, strerror(errno));
 	return 0;
+}
+
+/* "mallory (uid 1002)", or "uid 1002" when the user database has no name. */
+static const char *who(unsigned uid, char *buf, size_t size)
+{
+	char name[256];
+
+	if (gf_user_name(uid, name, sizeof name) == 0)
+		snprintf(buf, size, "%s (uid %u)", name, uid);
+	else
+		snprintf(buf, size, "uid %u", uid);
+	return buf;
+}
+
+int gf_private_dir(const char *dir, struct gf_err *e)
+{
+	static const char fix[] = "have it removed or set XDG_RUNTIME_DIR";
+	unsigned me = (unsigned)getuid();
+	char owner[300];
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return errno == ENOENT ? 1 : gf_err_set(e, "%s cannot be checked: %s", dir, strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return gf_err_set(e, "%s is a symbolic link (made by %s), not a directory of yours; %s", dir,
+				  who((unsigned)st.st_uid, owner, sizeof owner), fix);
+	if (!S_ISDIR(st.st_mode))
+		return gf_err_set(e, "%s is not a directory; %s", dir, fix);
+	if ((unsigned)st.st_uid != me)
+		return gf_err_set(e, "%s belongs to %s, not you; %s", dir, who((unsigned)st.st_uid, owner, sizeof owner),
+				  fix);
+	if (st.st_mode & 077)
+		return gf_err_set(e, "%s is open to others (mode %04o), not private; make it so with "
+				  "'chmod 700 %s' or set XDG_RUNTIME_DIR", dir, (unsigned)(st.st_mode & 07777), dir);
+	return 0;
+}
+
+int gf_socket_dir(char *buf, size_t size, const char *sock)
+{
+	const char *slash = strrchr(sock, '/');
+	size_t n;
+
+	if (!slash)
+		return gf_pathf(buf, size, ".");
+	n = slash == sock ? 1 : (size_t)(slash - sock);
+	if (n >= size)
+		return -1;
+	memcpy(buf, sock, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+int gf_peer_trusted(int fd, const char *sock, struct gf_err *e)
+{
+	struct ucred cr;
+	socklen_t len = sizeof cr;
+	char owner[300];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || len != sizeof cr)
+		return gf_err_set(e, "refusing %s: the kernel does not say who serves it (%s)", sock,
+				  strerror(errno));
+	if (cr.uid == getuid() || cr.uid == 0)
+		return 0;
+	return gf_err_set(e, "refusing %s: it is served by %s, not by you or root", sock,
+			  who((unsigned)cr.uid, owner, sizeof owner));
 }

@@ -56,4 +56,18 @@ int gf_pathf(char *buf, size_t size, const char *fmt, ...) __attribute__((format
 /* mkdir -p with the given mode for each missing component. */
 int gf_mkdir_p(const char *path, unsigned mode, struct gf_err *e);
 
+
+/* Who a client may talk to (a client sends nothing to a daemon it has not
+ * verified). gf_private_dir: is dir a directory (not a symbolic link) of
+ * the caller's real uid with no access for group or others? 0 when so, 1
+ * when it does not exist, else -1 with e saying what is wrong and whose it
+ * is ("DIR belongs to mallory (uid 1002), not you; ..."). */
+int gf_private_dir(const char *dir, struct gf_err *e);
+/* The directory of a socket path ("." for a bare name). */
+int gf_socket_dir(char *buf, size_t size, const char *sock);
+/* Is the server of connected Unix socket fd (SO_PEERCRED) the caller's
+ * real uid or root? 0 when so, else -1 with e ("refusing SOCK: it is served
+ * by mallory (uid 1002), not by you or root"). */
+int gf_peer_trusted(int fd, const char *sock, struct gf_err *e);
+
 #endif

@@ -93,7 +93,9 @@ static int daemon_call(const char *sock, const char *method, const char *path, c
 		return -1;
 	strcpy(sa.sun_path, sock);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+	/* Nothing goes to a server that is not the caller's own or root's
+	 * (anyone may have made /tmp/gflow-<uid> first): as no daemon. */
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || gf_peer_trusted(fd, sock, NULL) < 0) {
 		if (fd >= 0)
 			close(fd);
 		return -1;

@@ -326,6 +326,7 @@ ELSEWHERE = {
                "--config": "test_bad_input.py::test_broken_config_given_with_the_config_flag"},
     "gjob": {"--at": "test_workflow.py::test_hold_and_release", "--cascade": "test_workflow.py::test_redo_cascade_reruns_the_chain",
              "-f": "test_views.py::test_job_log_forms", "-l": "test_views.py::test_job_log_forms",
+             "--raw": "test_harden_client.py::test_an_admin_reading_a_log_gets_control_characters_escaped_on_a_terminal",
              "--first": "test_cli_walk.py::test_short_forms_of_the_rest", "--last": "test_cli_walk.py::test_short_forms_of_the_rest",
              "--head": "test_cli_walk.py::test_short_forms_of_the_rest", "--tail": "test_cli_walk.py::test_short_forms_of_the_rest",
              "--states": "test_cli_names.py::test_close_sessions_filters",

@@ -825,6 +825,41 @@ static void test_http_parse(void **state)
 	assert_int_equal(http_parse_response("", 0, &r, &e), -1);
 }
 
+/* gjob log on a terminal: control characters escaped, lines and tabs
+ * kept, a CR before LF kept, what a chunk boundary cuts held over. */
+#define LOG_ESCAPE(in, want) assert_log_escape(in, sizeof in - 1, want)
+static void assert_log_escape(const char *in, size_t n, const char *want)
+{
+	struct log_escaper h = { { 0 }, 0 };
+	struct sbuf b = { 0 };
+
+	job_log_escape(&h, in, n, 1, &b);
+	assert_string_equal(b.p ? b.p : "", want);
+	sbuf_free(&b);
+}
+
+static void test_log_escape(void **state)
+{
+	struct log_escaper h = { { 0 }, 0 };
+	struct sbuf b = { 0 };
+
+	(void)state;
+	LOG_ESCAPE("a\x1b]0;owned\x07" "b\x1b[31mred\n", "a\\e]0;owned\\ab\\e[31mred\n");
+	LOG_ESCAPE("x\ty\r\nz\rw\n", "x\ty\r\nz\\rw\n");
+	LOG_ESCAPE("\xc2\x9b" "2J caf\xc3\xa9 \xff\x7f", "\\xc2\\x9b" "2J caf\xc3\xa9 \\xff\\x7f");
+	LOG_ESCAPE("", "");
+	/* across chunks: a CR then its LF, a character cut in two, a CR at the end */
+	job_log_escape(&h, "one\r", 4, 0, &b);
+	job_log_escape(&h, "\ntw\xc3", 4, 0, &b);
+	assert_string_equal(b.p, "one\r\ntw");
+	job_log_escape(&h, "\xa9\x1b", 2, 0, &b);
+	job_log_escape(&h, "\r", 1, 0, &b);
+	assert_string_equal(b.p, "one\r\ntw\xc3\xa9\\e");
+	job_log_escape(&h, "", 0, 1, &b);
+	assert_string_equal(b.p, "one\r\ntw\xc3\xa9\\e\\r");
+	sbuf_free(&b);
+}
+
 static void test_http_socket_path_and_not_running(void **state)
 {
 	char buf[256];
@@ -1083,6 +1118,7 @@ int main(void)
 		cmocka_unit_test(test_escaped_output),
 		cmocka_unit_test(test_opt_scanner),
 		cmocka_unit_test(test_http_parse),
+		cmocka_unit_test(test_log_escape),
 		cmocka_unit_test(test_http_socket_path_and_not_running),
 		cmocka_unit_test(test_http_roundtrip),
 		cmocka_unit_test(test_url_params),

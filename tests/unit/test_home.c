@@ -43,6 +43,23 @@ static void test_sigchld_ignored(void **state)
 	signal(SIGCHLD, old);
 }
 
+/* gf_user_name gives what NSS gives, for root and for us. */
+static void test_user_name(void **state)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[16384], name[256];
+
+	(void)state;
+	assert_int_equal(gf_user_name(0, name, sizeof name), 0);
+	assert_string_equal(name, "root");
+	assert_int_equal(getpwuid_r(getuid(), &pw, tmp, sizeof tmp, &res), 0);
+	assert_non_null(res);
+	assert_int_equal(gf_user_name(getuid(), name, sizeof name), 0);
+	assert_string_equal(name, pw.pw_name);
+	assert_int_equal(gf_user_name(0, name, 3), -1);	/* "root" does not fit */
+	assert_int_equal(gf_user_name(4000000000u, name, sizeof name), -1);
+}
+
 static void test_too_small(void **state)
 {
 	char home[2];
@@ -58,6 +75,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_as_nss),
 		cmocka_unit_test(test_sigchld_ignored),
+		cmocka_unit_test(test_user_name),
 		cmocka_unit_test(test_too_small),
 	};
 

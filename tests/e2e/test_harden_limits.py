@@ -72,7 +72,8 @@ def test_limits_the_daemon_cannot_read_are_refused_naming_them(gflow):
     g = gflow
     g.start()
     for bad, word in (("nofle=5", "nofle=5"), ("nofile=9:5", "soft value is above"),
-                      ("nofile=5,nofile=6", "given twice"), ("core=0\x1b", "hold a character")):
+                      ("nofile=5,nofile=6", "given twice"), ("core=0\x1b", "control character"),
+                      ("core=0;x", "hold a character")):
         st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"]}], "cwd": "/", "rlimits": bad})
         assert st == 400 and "'rlimits'" in body["error"] and word in body["error"], (bad, body)
         assert "\n" not in body["error"]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from benchlib import (REPO, Bench, Daemon, Slurm, Tsp, fmt, log, median, p95, proc_cpu_secs,
                       proc_hwm, proc_status, shell_loop, wait_stamp)
-from report import (compare_text, markdown, scale_svg, scale_text, table_text, targets_text,
+from report import (compare_text, kept_by_hand, markdown, scale_svg, scale_text, table_text, targets_text,
                     trace_text)
 
 CASES = ["submit", "latency", "tmux", "queue", "sched", "array", "daemon", "cascade"]
@@ -698,7 +698,8 @@ def main():
             (out.parent / "img").mkdir(exist_ok=True)
             (out.parent / "img" / "bench-scaling.svg").write_text(svg)
             log(f"wrote {out.parent / 'img' / 'bench-scaling.svg'}")
-        out.write_text(markdown(b, started, elapsed, cases, "img/bench-scaling.svg" if svg else None))
+        text = markdown(b, started, elapsed, cases, "img/bench-scaling.svg" if svg else None)
+        out.write_text(text + kept_by_hand(out))
         log(f"wrote {args.out}")
     log(f"done in {elapsed:.0f} s")
     return rc

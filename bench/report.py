@@ -366,6 +366,20 @@ def scale_svg(b):
     return "\n".join(o) + "\n"
 
 
+HAND_MARK = "<!-- measured by hand: kept by make bench -->"
+
+
+def kept_by_hand(path):
+    """What the report at path holds after HAND_MARK (sections measured by
+    hand with their own command, e.g. bench/runners.py), to keep."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return ""
+    i = text.find(HAND_MARK)
+    return "\n" + text[i:] if i >= 0 else ""
+
+
 def markdown(b, started, elapsed, cases, svg_name=None):
     """The report. svg_name: the scaling plot's path relative to the report
     (written by the caller), or None."""

@@ -21,6 +21,7 @@
 #include "format.h"
 #include "http.h"
 #include "remote.h"
+#include "rlimits.h"
 #include "trace.h"
 #include "util.h"
 
@@ -1348,6 +1349,8 @@ json_t *batch_request(const struct batch_opts *o, const struct batch_ctx *ctx,
 	json_object_set_new(body, "jobs", jobs);
 	json_object_set_new(body, "env", env);
 	json_object_set_new(body, "cwd", gf_cstr_json(ctx->cwd ? ctx->cwd : "/"));
+	if (ctx->rlimits)
+		json_object_set_new(body, "rlimits", json_string(ctx->rlimits));
 	json_object_set_new(body, "dry_run", json_boolean(o->dry_run));
 	return body;
 }
@@ -1528,7 +1531,8 @@ static int batch_exec(int argc, char **argv)
 	struct batch_opts o;
 	struct batch_ctx ctx;
 	struct gf_err e;
-	char cwd[PATH_MAX];
+	struct gf_rlimits rl;
+	char cwd[PATH_MAX], limits[GF_RLIMITS_TEXT_MAX];
 	int rc;
 
 	if (gf_trace_open())	/* the start-latency trace (trace.h) */
@@ -1548,6 +1552,10 @@ static int batch_exec(int argc, char **argv)
 	ctx.env = environ;
 	ctx.no_conda = -1;	/* looked up if a job needs conda */
 	ctx.arg_max = gf_arg_max();
+	/* The job runs with these limits (the daemon's hard ones cap them). */
+	gf_rlimits_capture(&rl);
+	gf_rlimits_format(&rl, limits, sizeof limits);
+	ctx.rlimits = limits;
 	rc = batch_parse(argc, argv, &ctx, &o, &e);
 	if (rc == 0 && o.conda_default < 0) {
 		char *env = fmt_escaped(ctx.conda_env);

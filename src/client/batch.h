@@ -45,6 +45,8 @@ struct batch_ctx {
 				 * batch_conda_available); -1: look it up
 				 * only if a job needs it */
 	long arg_max;           /* execve's limit here; 0: not checked */
+	const char *rlimits;    /* the submitter's resource limits (text form,
+				 * rlimits.h), sent as "rlimits"; NULL: none */
 };
 
 /* One sweep dimension: nrows rows of nkeys values. A --param is one key;

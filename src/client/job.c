@@ -233,6 +233,10 @@ char *job_show_text(const json_t *j)
 	}
 	kv_time(&b, "BeginTime", j, "begin_at");
 	kv(&b, "Executor", jstr(j, "executor"));
+	/* The submitter's resource limits as captured; each is capped at the
+	 * daemon's hard limit when the job starts. */
+	if (jstr(j, "rlimits"))
+		kv(&b, "Limits", jstr(j, "rlimits"));
 	kv(&b, "TmuxSession", jstr(j, "tmux_session"));
 	kv(&b, "LogPath", jstr(j, "log_path"));
 	if (jstr(j, "cluster")) {	/* a Slurm job (remote.c) */

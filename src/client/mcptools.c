@@ -15,6 +15,7 @@
 #include "job.h"
 #include "mcp.h"
 #include "parse.h"
+#include "rlimits.h"
 #include "util.h"
 
 extern char **environ;
@@ -459,7 +460,8 @@ static json_t *t_triage(json_t *a, struct gf_err *e)
 static json_t *submit(json_t *a, bool dry, struct gf_err *e)
 {
 	json_t *body = json_object(), *env = json_array(), *r;
-	char cwd[4096];
+	char cwd[4096], limits[GF_RLIMITS_TEXT_MAX];
+	struct gf_rlimits rl;
 
 	for (char **v = environ; *v; v++)
 		json_array_append_new(env, gf_cstr_json(*v));
@@ -470,6 +472,10 @@ static json_t *submit(json_t *a, bool dry, struct gf_err *e)
 	json_object_set(body, "jobs", json_object_get(a, "jobs"));
 	json_object_set_new(body, "env", env);
 	json_object_set_new(body, "cwd", json_string(cwd));
+	/* as gbatch: the jobs run under this process's limits */
+	gf_rlimits_capture(&rl);
+	gf_rlimits_format(&rl, limits, sizeof limits);
+	json_object_set_new(body, "rlimits", json_string(limits));
 	json_object_set_new(body, "dry_run", json_boolean(dry));
 	r = api_post("/jobs", body, e);
 	json_decref(body);

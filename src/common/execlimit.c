@@ -3,7 +3,7 @@
 #include "execlimit.h"
 
 #include <string.h>
-#include <unistd.h>
+#include <sys/resource.h>
 
 #include "bytes.h"
 
@@ -16,13 +16,24 @@ static void preview(char *buf, size_t size, const char *s, size_t n)
 		strcat(buf, "...");
 }
 
+long gf_arg_max_for(unsigned long long stack)
+{
+	unsigned long long v = stack / 4;
+
+	if (stack == (unsigned long long)RLIM_INFINITY || v > 6ULL * 1024 * 1024)
+		v = 6ULL * 1024 * 1024;
+	if (v < 131072)
+		v = 131072;
+	return (long)v;
+}
+
 long gf_arg_max(void)
 {
-	long v = sysconf(_SC_ARG_MAX);
+	struct rlimit rl;
 
-	if (v <= 0 || v > 6L * 1024 * 1024)
-		v = 6L * 1024 * 1024;
-	return v;
+	if (getrlimit(RLIMIT_STACK, &rl))
+		return 131072;
+	return gf_arg_max_for(rl.rlim_cur);
 }
 
 int gf_execsize_arg(struct gf_execsize *x, const char *s, size_t i, struct gf_err *e)

@@ -4,7 +4,7 @@
  * Linux refuses an execve when one argument or environment string is longer
  * than MAX_ARG_STRLEN (131072 bytes with its NUL), or when all strings (with
  * their NULs) and their pointers together pass the limit that
- * sysconf(_SC_ARG_MAX) reports (a quarter of the stack limit). A job's
+ * gf_arg_max computes (a quarter of the stack limit, see there). A job's
  * final execve carries its argv and its captured environment plus what
  * gflow adds (its GFLOW_ and CUDA_ variables, the conda wrapper's words):
  * GF_EXEC_RESERVE bytes are kept for that. */
@@ -23,9 +23,14 @@ struct gf_execsize {
 	size_t nargs, nenv;
 };
 
-/* The limit for this process: sysconf(_SC_ARG_MAX), capped at the 6 MiB
- * the kernel never exceeds (3/4 of its 8 MiB _STK_LIM), whatever the stack
- * limit says. */
+/* What the kernel (fs/exec.c, bprm_stack_limits) lets all of an execve's
+ * strings and pointers take under a stack limit (soft, RLIM_INFINITY for
+ * none): a quarter of it, capped at 6 MiB (3/4 of its 8 MiB _STK_LIM),
+ * and never under 128 KiB (its ARG_MAX of 32 pages). */
+long gf_arg_max_for(unsigned long long stack);
+/* The limit for this process: gf_arg_max_for its own RLIMIT_STACK.
+ * Computed, not asked of sysconf(_SC_ARG_MAX): musl's says 131072
+ * whatever the stack limit. */
 long gf_arg_max(void);
 
 /* Count argv word i (0 is the program). -1 with e set, naming the word,
@@ -34,7 +39,7 @@ int gf_execsize_arg(struct gf_execsize *x, const char *s, size_t i, struct gf_er
 /* Count one "KEY=VALUE" entry; -1 with e set, naming KEY, when too long. */
 int gf_execsize_env(struct gf_execsize *x, const char *kv, struct gf_err *e);
 /* -1 with e set when everything counted, the reserve and the two closing
- * NULL pointers pass arg_max (sysconf(_SC_ARG_MAX); <= 0: no check). */
+ * NULL pointers pass arg_max (gf_arg_max(); <= 0: no check). */
 int gf_execsize_check(const struct gf_execsize *x, long arg_max, struct gf_err *e);
 
 #endif

@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bytes.h"
 #include "execlimit.h"
+#include "rlimits.h"
 
 #define MAX_BATCH 100000
 
@@ -237,17 +239,41 @@ static int spec_deps(struct server *s, uid_t uid, json_t *spec, struct job *j, s
 	return 0;
 }
 
+/* The limits a job with the submitter's `rlimits` (text form, NULL: none)
+ * gets: what the runner sets, each capped at the daemon's hard limit (the
+ * runner's are the daemon's). -1 with e set when the text is bad. */
+static int job_rlimits(const char *rlimits, struct gf_rlimits *r, struct gf_err *e)
+{
+	struct gf_rlimits own;
+
+	memset(r, 0, sizeof *r);
+	if (!rlimits)
+		return 0;
+	if (gf_rlimits_parse(rlimits, r, e))
+		return gf_err_prefix(e, "'rlimits'");
+	gf_rlimits_capture(&own);
+	gf_rlimits_clamp(r, &own);
+	return 0;
+}
+
 /* The job's final execve carries its argv and environment: refuse now what
- * the kernel would refuse at start (execlimit.h). `env` is what the
- * environment alone counts. */
+ * the kernel would refuse at start (execlimit.h), under the stack limit the
+ * job will have (its submitter's, capped; else the daemon's). `env` is what
+ * the environment alone counts. */
 static int check_exec_size(const struct job *j, const struct gf_execsize *env, struct gf_err *e)
 {
 	struct gf_execsize x = *env;
+	struct gf_rlimits r;
+	struct rlimit own;
 
+	if (job_rlimits(jm(j)->rlimits, &r, e))
+		return -1;
+	if (getrlimit(RLIMIT_STACK, &own))
+		own.rlim_cur = RLIM_INFINITY;
 	for (size_t i = 0; j->argv[i]; i++)
 		if (gf_execsize_arg(&x, j->argv[i], i, e))
 			return -1;
-	return gf_execsize_check(&x, gf_arg_max(), e);
+	return gf_execsize_check(&x, gf_arg_max_for(gf_rlimits_stack(&r, own.rlim_cur)), e);
 }
 
 /* The name of a job submitted without one: the base name of its script or
@@ -264,7 +290,7 @@ static void default_name(struct job *j)
 }
 
 struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const char *cwd,
-			    const struct gf_execsize *env, struct gf_err *e)
+			    const struct gf_execsize *env, const char *rlimits, struct gf_err *e)
 {
 	struct job *j = job_new();
 	int64_t v;
@@ -293,6 +319,8 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	    api_get_str(spec, "notify_email", 1024, &jm_w(j)->notify_email, e) ||
 	    api_get_str(spec, "notify_on", 1024, &jm_w(j)->notify_on, e) || notify_check_job(s, j, e))
 		goto fail;
+	if (rlimits)
+		job_set_shared(&jm_w(j)->rlimits, rlimits);
 	j->shared = shared;	/* bits: read through bools */
 	j->auto_cancel = auto_cancel;
 	if (j->name && !j->name[0]) {
@@ -470,16 +498,25 @@ static int owned_submission(uid_t uid, struct submission *sub, const char *cwd, 
 int api_decode_submission(struct server *s, uid_t uid, json_t *body, struct submission *sub,
 			  struct gf_err *e)
 {
-	static const char *const fields[] = { "jobs", "env", "cwd", "dry_run", NULL };
+	static const char *const fields[] = { "jobs", "env", "cwd", "rlimits", "dry_run", NULL };
 	json_t *specs = json_object_get(body, "jobs"), *item;
 	struct gf_execsize envsize = { 0 };
-	char *cwd = NULL;
+	struct gf_rlimits rl;
+	char *cwd = NULL, *rlimits = NULL, canon[GF_RLIMITS_TEXT_MAX];
 	size_t n, i;
 
 	memset(sub, 0, sizeof *sub);
 	if (api_check_fields(body, fields, "request", e) || api_get_bool(body, "dry_run", &sub->dry, e) ||
-	    get_bytes(body, "cwd", 4096, &cwd, e))
+	    get_bytes(body, "cwd", 4096, &cwd, e) || api_get_str(body, "rlimits", 1024, &rlimits, e))
 		goto bad;
+	/* The submitter's limits, for every job of the request, as stored in
+	 * their one text form (rlimits.h). */
+	if (rlimits && gf_rlimits_parse(rlimits, &rl, e)) {
+		gf_err_prefix(e, "'rlimits'");
+		goto bad;
+	}
+	if (rlimits)
+		gf_rlimits_format(&rl, canon, sizeof canon);
 	if (!cwd || cwd[0] != '/') {
 		gf_err_set(e, "'cwd' must be an absolute directory path");
 		goto bad;
@@ -499,7 +536,7 @@ int api_decode_submission(struct server *s, uid_t uid, json_t *body, struct subm
 	if (!sub->jobs)
 		abort();
 	json_array_foreach(specs, i, item) {
-		sub->jobs[i] = api_spec_to_job(s, uid, item, cwd, &envsize, e);
+		sub->jobs[i] = api_spec_to_job(s, uid, item, cwd, &envsize, rlimits && canon[0] ? canon : NULL, e);
 		if (!sub->jobs[i]) {
 			if (n > 1)
 				gf_err_prefix(e, "job %zu of %zu", i + 1, n);
@@ -510,9 +547,11 @@ int api_decode_submission(struct server *s, uid_t uid, json_t *body, struct subm
 	if (s->paths.system && owned_submission(uid, sub, cwd, e))
 		goto bad;
 	free(cwd);
+	free(rlimits);
 	return 0;
 bad:
 	free(cwd);
+	free(rlimits);
 	api_submission_free(sub);
 	return -1;
 }

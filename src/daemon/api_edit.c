@@ -61,7 +61,7 @@ static struct job *edited(struct server *s, uid_t uid, const struct job *old, js
 		else
 			json_object_set(spec, k, v);
 	}
-	n = api_spec_to_job(s, uid, spec, old->cwd, &envsize, e);
+	n = api_spec_to_job(s, uid, spec, old->cwd, &envsize, jm(old)->rlimits, e);
 	json_decref(spec);
 	if (!n)
 		return NULL;

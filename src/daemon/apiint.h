@@ -47,7 +47,7 @@ int api_get_time(json_t *o, const char *k, double *out, struct gf_err *e);
 json_t *api_read_body(struct evhttp_request *req, struct gf_err *e);
 int64_t api_ref_id(struct server *s, uid_t uid, json_t *item, struct gf_err *e);
 struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const char *cwd,
-			    const struct gf_execsize *env, struct gf_err *e);
+			    const struct gf_execsize *env, const char *rlimits, struct gf_err *e);
 void api_submission_free(struct submission *sub);
 
 /* submission, listing, cancel/hold/release (api_jobs.c) */

@@ -639,6 +639,8 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	if ((!jm(j)->log_dir && rundir_make_log(s, j, e)) || rundir_env(s, j, &env, e))
 		goto out;
 	argv = rundir_argv(j);
+	if (rundir_write_limits(dfd, dir, j, e))
+		goto out;
 	jobs_log_path(s, j, log, sizeof log);
 	arg(&a, s->runner_path);
 	arg(&a, "--job");

@@ -304,6 +304,7 @@ void job_share_strings(struct job *j)
 	if (j->more) {
 		share(&j->more->log_dir);
 		share(&j->more->conda_env);
+		share(&j->more->rlimits);
 	}
 	job_share_argv(j);
 }
@@ -338,6 +339,7 @@ static void more_free(struct job_more *m)
 	job_str_free(m->cluster);
 	job_str_free(m->slurm_id);
 	job_str_free(m->remote_log);
+	job_str_free(m->rlimits);
 	json_decref(m->params);
 	json_decref(m->gpu_usage);
 	free(m);
@@ -402,6 +404,7 @@ struct job *job_clone(const struct job *j)
 		m->cluster = copy_str(m->cluster);
 		m->slurm_id = copy_str(m->slurm_id);
 		m->remote_log = copy_str(m->remote_log);
+		m->rlimits = copy_str(m->rlimits);
 		m->params = m->params ? json_deep_copy(m->params) : NULL;
 		m->gpu_usage = m->gpu_usage ? json_deep_copy(m->gpu_usage) : NULL;
 	}
@@ -532,7 +535,8 @@ static const char *const job_fields[] = {
 	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "gpu_usage", "log_path",
 	"notify_email", "notify_on",
 	"attach_socket",	/* api_jobs.c adds it: derived from the daemon's paths */
-	"cluster", "slurm_id", "remote_log", NULL,	/* jobs on a Slurm cluster */
+	"cluster", "slurm_id", "remote_log",	/* jobs on a Slurm cluster */
+	"rlimits", NULL,
 };
 
 bool job_field_known(const char *key)
@@ -676,6 +680,8 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "slurm_id", str_or_null(m->slurm_id));
 	if (m->cluster && want(only, "remote_log"))
 		json_object_set_new(o, "remote_log", str_or_null(m->remote_log));
+	if (m->rlimits && want(only, "rlimits"))	/* jobs submitted with limits only */
+		json_object_set_new(o, "rlimits", json_string(m->rlimits));
 	return o;
 }
 
@@ -805,6 +811,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	m.cluster = get_str(o, "cluster");
 	m.slurm_id = get_str(o, "slurm_id");
 	m.remote_log = get_str(o, "remote_log");
+	m.rlimits = get_str(o, "rlimits");
 	job_more_adopt(j, &m);
 	job_share_strings(j);
 	return j;

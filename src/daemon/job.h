@@ -44,6 +44,7 @@ struct job_more {
 	char *cluster;		/* [clusters.NAME]; NULL for a local job */
 	char *slurm_id;		/* "123", or "123_4" for an array task */
 	char *remote_log;	/* its output file on the cluster */
+	char *rlimits;		/* the submitter's resource limits (rlimits.h's text), NULL: none */
 	json_t *params;		/* object, owned; NULL when empty */
 	json_t *gpu_usage;	/* what it used on its GPUs (usage.c), or NULL */
 	int64_t retry_of, redo_of;

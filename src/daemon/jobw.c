@@ -17,7 +17,7 @@ static const char *const order[] = {
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"params", "submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids",
 	"memory_enforced", "executor", "tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks",
-	"run_seq", "gpu_usage", "log_path", "cluster", "slurm_id", "remote_log",
+	"run_seq", "gpu_usage", "log_path", "cluster", "slurm_id", "remote_log", "rlimits",
 	"attach_socket",	/* api_jobs.c writes it */
 };
 #define NORDER (sizeof order / sizeof order[0])
@@ -30,7 +30,7 @@ enum {
 	F_ARRAY_TASK_ID, F_GROUP_ID, F_MAX_CONCURRENT, F_MAX_RETRIES, F_ATTEMPT, F_RETRY_OF, F_REDO_OF,
 	F_PARAMS, F_SUBMIT_TIME, F_START_TIME, F_END_TIME, F_EXIT_CODE, F_EXIT_SIGNAL, F_GPU_IDS,
 	F_MEMORY_ENFORCED, F_EXECUTOR, F_TMUX_SESSION, F_TMUX_SOCKET, F_ACTIVE, F_RUNNER_PID, F_RUNNER_TICKS,
-	F_RUN_SEQ, F_GPU_USAGE, F_LOG_PATH, F_CLUSTER, F_SLURM_ID, F_REMOTE_LOG, F_ATTACH_SOCKET,
+	F_RUN_SEQ, F_GPU_USAGE, F_LOG_PATH, F_CLUSTER, F_SLURM_ID, F_REMOTE_LOG, F_RLIMITS, F_ATTACH_SOCKET,
 };
 _Static_assert(F_ATTACH_SOCKET + 1 == NORDER, "one bit per field name");
 
@@ -344,6 +344,8 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 		KEY(F_SLURM_ID), text_or_null(w, m->slurm_id);
 	if (m->cluster && WANT(F_REMOTE_LOG))
 		KEY(F_REMOTE_LOG), text_or_null(w, m->remote_log);
+	if (m->rlimits && WANT(F_RLIMITS))
+		KEY(F_RLIMITS), plain(w, m->rlimits);
 }
 
 char *jobw_row(const struct job *j)

@@ -161,6 +161,17 @@ int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, con
 	return put_list(dfd, dir, "env", env, e) || put_list(dfd, dir, "argv", argv, e) ? -1 : 0;
 }
 
+/* The job's resource limits (rlimits.h's text form, as stored) in
+ * RUNDIR/limits, made new: the runner reads it whatever way it was started
+ * (a standby too), caps each at its own hard limit and sets them on the
+ * job's process before its exec. A job without limits gets no file. */
+int rundir_write_limits(int dfd, const char *dir, const struct job *j, struct gf_err *e)
+{
+	const char *l = jm(j)->rlimits;
+
+	return l ? write_file_new_at(dfd, dir, "limits", l, strlen(l), e) : 0;
+}
+
 /* System mode, tmux executor: where the runner offers the job's terminal
  * (derived from the id: it needs nothing stored). */
 bool rundir_attach_socket(struct server *s, const struct job *j, char *buf, size_t size)
@@ -190,7 +201,7 @@ int rundir_attach_prepare(struct server *s, const struct job *j, char *sock, siz
 	return 0;
 }
 
-/* A run directory holds only plain files (env, argv, runner, result, their
+/* A run directory holds only plain files (env, argv, limits, runner, result, their
  * .tmp siblings after a crash, runner.out): remove them and it. A link in
  * its place is removed itself, never followed. */
 void rundir_remove(struct server *s, const struct job *j)

@@ -582,6 +582,9 @@ struct gf_bytes rundir_argv(const struct job *j);
 /* RUNDIR/env and RUNDIR/argv, for a runner that reads them from files. */
 int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, const struct gf_bytes *argv,
 		       struct gf_err *e);
+/* RUNDIR/limits: the submitter's resource limits, which the runner sets on
+ * the job (every runner reads it; none when the job has none). */
+int rundir_write_limits(int dfd, const char *dir, const struct job *j, struct gf_err *e);
 void rundir_remove(struct server *s, const struct job *j);
 /* A start's run directory and log, made ahead (see rundir.c). */
 void rundir_make_spares(struct server *s);

@@ -235,6 +235,37 @@ int read_env(struct runner *r, struct gf_err *e)
 	return 0;
 }
 
+/* RUNDIR/limits (rundir.c), when there: the submitter's resource limits,
+ * each capped at our own hard limit (a job never gets a limit raised past
+ * what we have: that needs a privilege it must not get from us). */
+int read_limits(struct runner *r, struct gf_err *e)
+{
+	char text[GF_RLIMITS_TEXT_MAX];
+	struct gf_rlimits own;
+	ssize_t n;
+	int fd = openat(r->dirfd, "limits", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	memset(&r->limits, 0, sizeof r->limits);
+	if (fd < 0 && errno == ENOENT)
+		return 0;	/* a job submitted without limits */
+	if (fd < 0)
+		return gf_err_set(e, "cannot read the job's limits %s/limits: %s", r->o.dir, strerror(errno));
+	do
+		n = read(fd, text, sizeof text - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < 0)
+		return gf_err_set(e, "cannot read the job's limits %s/limits: %s", r->o.dir, strerror(errno));
+	if ((size_t)n == sizeof text - 1)
+		return gf_err_set(e, "the job's limits %s/limits are too long", r->o.dir);
+	text[n] = '\0';
+	if (gf_rlimits_parse(text, &r->limits, e))
+		return gf_err_prefix(e, "%s/limits", r->o.dir);
+	gf_rlimits_capture(&own);
+	gf_rlimits_clamp(&r->limits, &own);
+	return 0;
+}
+
 /* The command: after `--`, else RUNDIR/argv (the daemon's way: no length
  * limit of tmux's or our own command line applies to it). */
 int read_argv(struct runner *r, struct gf_err *e)

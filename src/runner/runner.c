@@ -502,14 +502,14 @@ static void cloexec_from(int lowfd)
  * 1 when the directory is bad. */
 static int child_exit_code(const struct child_err *ce)
 {
-	if (ce->stage == STAGE_CWD || ce->stage == STAGE_USER)
+	if (ce->stage == STAGE_CWD || ce->stage == STAGE_USER || ce->stage == STAGE_LIMIT)
 		return 1;
 	return ce->err == ENOENT ? 127 : 126;
 }
 
-static void child_fail(int errw, int stage, int err)
+static void child_fail(int errw, int stage, int err, int which)
 {
-	struct child_err ce = { stage, err };
+	struct child_err ce = { stage, err, which };
 
 	gf_write_all(errw, &ce, sizeof ce);
 	_exit(child_exit_code(&ce));
@@ -527,7 +527,7 @@ static void default_signal(int sig)
 static void child_run(const struct runner *r, int slave, int errw)
 {
 	sigset_t none;
-	int fd;
+	int fd, which;
 
 	for (int sig = 1; sig <= 64; sig++)
 		if (ignored_signals & (1ull << (sig - 1)))
@@ -551,18 +551,23 @@ static void child_run(const struct runner *r, int slave, int errw)
 	/* The job is its owner's, for good; the directory is entered with
 	 * their rights. */
 	if (owner_become(&r->owner))
-		child_fail(errw, STAGE_USER, errno);
+		child_fail(errw, STAGE_USER, errno, 0);
 	if (chdir(r->o.cwd))
-		child_fail(errw, STAGE_CWD, errno);
+		child_fail(errw, STAGE_CWD, errno, 0);
 	cloexec_from(3);
 	/* Held: all is ready; the exec waits until the daemon has synced the
 	 * commit that started the job. */
 	if (r->holdfd >= 0 && !standby_released(r->holdfd))
-		child_fail(errw, STAGE_HOLD, ECANCELED);
+		child_fail(errw, STAGE_HOLD, ECANCELED, 0);
+	/* The submitter's limits, as the owner (RLIMIT_NPROC then counts the
+	 * owner's processes, as the kernel does for theirs); the exec then
+	 * starts under them (its stack's, its argument room). */
+	if (gf_rlimits_apply(&r->limits, &which))
+		child_fail(errw, STAGE_LIMIT, errno, which);
 	environ = r->envp;	/* execvp searches the job's own PATH */
 	gf_trace("exec", strtoll(r->o.job, NULL, 10));
 	execvp(r->argv[0], r->argv);
-	child_fail(errw, STAGE_EXEC, errno);
+	child_fail(errw, STAGE_EXEC, errno, 0);
 }
 
 struct child_args {
@@ -613,7 +618,7 @@ static int start_job(struct runner *r, struct gf_err *e)
 	int errp[2], slave = -1, into = -1;
 
 	if ((r->o.uid >= 0 && owner_lookup(&r->owner, (uid_t)r->o.uid, (gid_t)r->o.gid, e)) || open_log(r, e) ||
-	    read_argv(r, e) || join_cgroups(r, &into, e))
+	    read_argv(r, e) || read_limits(r, e) || join_cgroups(r, &into, e))
 		goto fail_early;
 	if (r->o.pty && open_pty(r, &slave, e))
 		goto fail_early;
@@ -776,6 +781,10 @@ static void child_error_text(const struct runner *r, char *buf, size_t size)
 			 r->owner.set ? " as " : "", r->owner.set ? r->owner.name : "", strerror(r->cerr.err));
 	else if (r->cerr.stage == STAGE_USER)
 		snprintf(buf, size, "cannot run as %.64s: %s", r->owner.name, strerror(r->cerr.err));
+	else if (r->cerr.stage == STAGE_LIMIT)
+		snprintf(buf, size, "cannot set the job's %s limit: %s",
+			 gf_rlimit_name(r->cerr.which >= 0 && r->cerr.which < GF_NRLIMITS ? r->cerr.which : 0),
+			 strerror(r->cerr.err));
 	else
 		snprintf(buf, size, "cannot run '%s': %s", r->argv[0], strerror(r->cerr.err));
 }

@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "owner.h"
+#include "rlimits.h"
 
 #define MAX_CGROUPS 4
 #define QUIET_SECS 0.05		/* draining: how long the pty must stay quiet before we stop */
@@ -42,9 +43,10 @@ struct outbuf {
 
 /* What the child reports through its close-on-exec pipe when it cannot
  * become the job. */
-enum { STAGE_CWD = 1, STAGE_EXEC = 2, STAGE_USER = 3, STAGE_HOLD = 4 };
+enum { STAGE_CWD = 1, STAGE_EXEC = 2, STAGE_USER = 3, STAGE_HOLD = 4, STAGE_LIMIT = 5 };
 struct child_err {
 	int stage, err;
+	int which;	/* STAGE_LIMIT: the limit's index (rlimits.h) */
 };
 
 struct runner {
@@ -86,6 +88,7 @@ struct runner {
 
 	bool enforced;		/* a joined cgroup limits memory */
 	struct owner owner;	/* whom the job runs as (system daemon) */
+	struct gf_rlimits limits;	/* RUNDIR/limits, capped at ours: set on the job */
 	struct attach *attach;	/* viewers of the pty (--attach), NULL: none */
 };
 
@@ -99,6 +102,7 @@ __attribute__((format(printf, 2, 3))) void say(struct runner *r, const char *fmt
 int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e);
 int read_env(struct runner *r, struct gf_err *e);
 int read_argv(struct runner *r, struct gf_err *e);
+int read_limits(struct runner *r, struct gf_err *e);
 
 /* pane.c */
 bool copy_winsize(const struct runner *r);

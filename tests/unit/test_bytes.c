@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bytes.h"
 #include "execlimit.h"
@@ -212,6 +213,20 @@ static void exec_limits(void **state)
 	free(big);
 }
 
+/* fs/exec.c: a quarter of the stack limit, at most 6 MiB, at least 128 KiB. */
+static void arg_max_of_the_stack_limit(void **state)
+{
+	(void)state;
+	assert_int_equal(gf_arg_max_for(8ULL << 20), 2L << 20);
+	assert_int_equal(gf_arg_max_for(16ULL << 20), 4L << 20);
+	assert_int_equal(gf_arg_max_for(24ULL << 20), 6L << 20);
+	assert_int_equal(gf_arg_max_for(1ULL << 40), 6L << 20);
+	assert_int_equal(gf_arg_max_for((unsigned long long)RLIM_INFINITY), 6L << 20);
+	assert_int_equal(gf_arg_max_for(256ULL << 10), 131072);
+	assert_int_equal(gf_arg_max_for(0), 131072);
+	assert_int_equal(gf_arg_max_for(1000001), 250000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +235,7 @@ int main(void)
 		cmocka_unit_test(bad_forms_refused),
 		cmocka_unit_test(escaping),
 		cmocka_unit_test(exec_limits),
+		cmocka_unit_test(arg_max_of_the_stack_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

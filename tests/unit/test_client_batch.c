@@ -53,7 +53,7 @@ static void write_file(const char *name, const char *text, int mode)
 static struct batch_ctx ctx_of(const char *conda)
 {
 	static char *env[] = { "HOME=/home/alice", "PATH=/usr/bin", NULL };
-	struct batch_ctx c = { NOW, NULL, NULL, env, 0, 0 };
+	struct batch_ctx c = { NOW, NULL, NULL, env, 0, 0, NULL };
 
 	c.cwd = tmpdir;
 	c.conda_env = conda;

@@ -206,7 +206,7 @@ static int plan_of(const struct gf_cluster *k, struct cluster_plan *p, struct gf
 
 	static char *env[] = { "HOME=/home/me", "PATH=/usr/bin", "MY_VAR=it's", "SSH_AUTH_SOCK=/s",
 		NULL };
-	struct batch_ctx ctx = { NOW, "/home/me/proj", NULL, env, 0, 0 };
+	struct batch_ctx ctx = { NOW, "/home/me/proj", NULL, env, 0, 0, NULL };
 	struct batch_opts o;
 	json_t *body;
 	int rc;
@@ -330,7 +330,7 @@ static void test_plan_dependencies(void **state)
 	const char *const ids[] = { "11", "12_3" };
 	struct cluster_deps deps = { ids, 2 };
 	static char *env[] = { NULL };
-	struct batch_ctx ctx = { NOW, "/w", NULL, env, 0, 0 };
+	struct batch_ctx ctx = { NOW, "/w", NULL, env, 0, 0, NULL };
 	char *any[] = { "gbatch", "--depends-on-any", "1,2", "--no-auto-cancel", "true", NULL };
 	char *all[] = { "gbatch", "--depends-on-all", "1,2", "--begin", "2030-01-02T03:04", "true",
 		NULL };
@@ -366,7 +366,7 @@ static void test_plan_script_is_shipped(void **state)
 	char dir[] = "/tmp/gflow-test-cluster-script-XXXXXX", path[128];
 	static char *env[] = { NULL };
 	struct gf_cluster k = { .name = "hpc", .type = "slurm" };
-	struct batch_ctx ctx = { NOW, NULL, NULL, env, 0, 0 };
+	struct batch_ctx ctx = { NOW, NULL, NULL, env, 0, 0, NULL };
 	const char *text = "#!/bin/bash\n# GFLOW --time 5\n# GFLOW --gpus 1\necho $1\n";
 	char *argv[] = { "gbatch", "run.sh", "it's", NULL };
 	struct batch_opts o;

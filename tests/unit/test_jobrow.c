@@ -87,6 +87,7 @@ static struct job *full_job(void)
 	jm_w(j)->conda_env = strdup("torch");
 	jm_w(j)->notify_email = strdup("a@example.org,b@example.org");
 	jm_w(j)->notify_on = strdup("fail,timeout");
+	jm_w(j)->rlimits = strdup("core=0,nofile=1024:4096,nproc=40");
 	j->ndeps = 3;
 	j->deps = calloc(3, sizeof *j->deps);
 	j->deps[0] = 4;

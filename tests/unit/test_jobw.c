@@ -50,6 +50,7 @@ static struct job *varied(int k)
 	jm_w(j)->conda_env = dup(k % 3 ? NULL : "torch");
 	jm_w(j)->notify_email = dup(k % 4 == 3 ? "a@b.c" : NULL);
 	jm_w(j)->notify_on = dup(k % 4 == 3 ? "fail,end" : NULL);
+	jm_w(j)->rlimits = dup(k % 3 == 1 ? "core=0,nofile=1024:4096,stack=8388608:unlimited" : NULL);
 	if (k % 2) {
 		j->ndeps = 2;
 		j->deps = calloc(2, sizeof *j->deps);

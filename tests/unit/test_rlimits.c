@@ -1,0 +1,132 @@
+/* test_rlimits.c — the submitter's resource limits: their text form read
+ * and written, capped at another process's hard limits, applied. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+#include <sys/resource.h>
+
+#include "rlimits.h"
+
+static int index_of(const char *name)
+{
+	for (int i = 0; i < GF_NRLIMITS; i++)
+		if (!strcmp(gf_rlimit_name(i), name))
+			return i;
+	return -1;
+}
+
+static void text_form_round_trips(void **state)
+{
+	struct gf_rlimits r;
+	struct gf_err e;
+	char buf[GF_RLIMITS_TEXT_MAX];
+	int n = index_of("nofile");
+
+	(void)state;
+	assert_int_equal(gf_rlimits_parse("nofile=77:4096,core=0,stack=8388608:unlimited", &r, &e), 0);
+	assert_true(r.set[n]);
+	assert_int_equal(r.v[n].rlim_cur, 77);
+	assert_int_equal(r.v[n].rlim_max, 4096);
+	assert_false(r.set[index_of("nproc")]);
+	assert_true(r.v[index_of("stack")].rlim_max == RLIM_INFINITY);
+	gf_rlimits_format(&r, buf, sizeof buf);
+	/* the table's order, and one value when both are the same */
+	assert_string_equal(buf, "core=0,nofile=77:4096,stack=8388608:unlimited");
+	assert_int_equal(gf_rlimits_parse("", &r, &e), 0);
+	gf_rlimits_format(&r, buf, sizeof buf);
+	assert_string_equal(buf, "");
+	/* all of a process's limits fit the buffer */
+	gf_rlimits_capture(&r);
+	assert_true(gf_rlimits_format(&r, buf, sizeof buf) < sizeof buf);
+	for (int i = 0; i < GF_NRLIMITS; i++) {
+		r.set[i] = true;
+		r.v[i].rlim_cur = RLIM_INFINITY - 1;
+		r.v[i].rlim_max = RLIM_INFINITY;
+	}
+	assert_true(gf_rlimits_format(&r, buf, sizeof buf) < sizeof buf);
+}
+
+static void bad_forms_are_refused_naming_them(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "nofle=5", "'nofle=5' is none gflow carries" },
+		{ "nofile", "'nofile' is not NAME=SOFT:HARD" },
+		{ "nofile=", "'nofile=' is not" },
+		{ "nofile=5:", "'nofile=5:' is not" },
+		{ "nofile=x", "(numbers or \"unlimited\")" },
+		{ "nofile=-1", "hold a character" },
+		{ "nofile=9:5", "soft value is above the hard one" },
+		{ "nofile=unlimited:5", "soft value is above" },
+		{ "nofile=5,nofile=6", "'nofile' is given twice" },
+		{ "nofile=5,", "end in a comma" },
+		{ "nofile=99999999999999999999", "is not" },
+		{ "nofile=1\x1b", "hold a character" },
+	};
+	struct gf_rlimits r;
+	struct gf_err e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(gf_rlimits_parse(bad[i][0], &r, &e), -1);
+		if (!strstr(e.msg, bad[i][1]))
+			fail_msg("%s: %s", bad[i][0], e.msg);
+	}
+}
+
+static void capped_at_the_hard_limits_of_another(void **state)
+{
+	struct gf_rlimits r, cap = { 0 };
+	struct gf_err e;
+	int n = index_of("nofile"), c = index_of("core"), s = index_of("stack");
+
+	(void)state;
+	assert_int_equal(gf_rlimits_parse("nofile=2000:9000,core=unlimited,stack=100", &r, &e), 0);
+	cap.set[n] = cap.set[c] = true;
+	cap.v[n] = (struct rlimit){ 10, 1024 };
+	cap.v[c] = (struct rlimit){ 0, 0 };
+	gf_rlimits_clamp(&r, &cap);
+	assert_int_equal(r.v[n].rlim_cur, 1024);	/* soft under the new hard */
+	assert_int_equal(r.v[n].rlim_max, 1024);
+	assert_int_equal(r.v[c].rlim_cur, 0);
+	assert_int_equal(r.v[c].rlim_max, 0);
+	assert_int_equal(r.v[s].rlim_cur, 100);	/* cap has none: as it was */
+	assert_int_equal(gf_rlimits_stack(&r, 7), 100);
+	r.set[s] = false;
+	assert_int_equal(gf_rlimits_stack(&r, 7), 7);
+}
+
+static void applied_to_this_process(void **state)
+{
+	struct gf_rlimits r = { 0 }, now;
+	int c = index_of("core"), which = -1;
+	struct rlimit old;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_CORE, &old), 0);
+	r.set[c] = true;
+	r.v[c] = (struct rlimit){ 0, old.rlim_max };
+	assert_int_equal(gf_rlimits_apply(&r, &which), 0);
+	gf_rlimits_capture(&now);
+	assert_int_equal(now.v[c].rlim_cur, 0);
+	/* soft above hard: refused, naming it */
+	r.v[c] = (struct rlimit){ 2, 1 };
+	assert_int_equal(gf_rlimits_apply(&r, &which), -1);
+	assert_int_equal(which, c);
+	assert_int_equal(setrlimit(RLIMIT_CORE, &old), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(text_form_round_trips),
+		cmocka_unit_test(bad_forms_are_refused_naming_them),
+		cmocka_unit_test(capped_at_the_hard_limits_of_another),
+		cmocka_unit_test(applied_to_this_process),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -187,6 +187,20 @@ void api_h_redo(struct server *s, struct evhttp_request *req, struct caller *c, 
 	old[nold++] = root;
 	if (cascade)
 		jobs_failed_because(s, &root, 1, &old, &nold);
+	/* Every job the request would run again is checked, not only the
+	 * first: a cascade may reach the dependents of other users. */
+	for (size_t i = 1; i < nold; i++) {
+		const struct job *o = jobs_get(s, old[i]);
+
+		if (!api_owns(c, o)) {
+			const char *who = o->user ? o->user : "another user";
+
+			gf_err_set(&e, "redo --cascade of job %lld would redo job %lld of %s; only %s or an admin may "
+				   "redo it", (long long)root, (long long)o->id, who, who);
+			code = 403;
+			goto bad;
+		}
+	}
 	made = calloc(nold, sizeof *made);
 	newid = calloc(nold, sizeof *newid);
 	if (!made || !newid)

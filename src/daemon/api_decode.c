@@ -319,6 +319,8 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	if (api_get_int(spec, "priority", 0, 255, &v, e))
 		goto fail;
 	j->priority = (int)v;
+	/* an admin's priority orders jobs across users; a user's, their own */
+	j->priority_by_admin = json_object_get(spec, "priority") && auth_is_admin(s, uid);
 	v = 0;
 	if (api_get_int(spec, "max_concurrent", 0, 1000000, &v, e))
 		goto fail;

@@ -428,6 +428,8 @@ bool jobs_schedule_pass(struct server *s);
  * commit launches them. */
 void jobs_start_at_once(struct server *s);
 void jobs_launch_recorded(struct server *s);
+/* How a job's priority counts across users (jobs.c; sched.h). */
+int jobs_cross_priority(const struct server *s, const struct job *j);
 /* Why a queued job may not start now (NULL: eligible). */
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);
 /* The newest attempt of a job that was retried (the job itself otherwise). */

@@ -64,3 +64,75 @@ def test_redo_cascade_over_another_users_job_is_refused_naming_it(two):
     assert st == 201, body
     made = {j["redo_of"]: j["id"] for j in body["jobs"]}
     assert set(made) == {x, y} and g.job(made[y])["user"] == a
+
+
+# ---- item 4: a user's priority orders only that user's own jobs -------------
+
+def heavy_usage(g, user, gpu_secs):
+    """`user` used gpu_secs GPU-seconds just now (as the daemon records a job's end)."""
+    g.stop()
+    db = sqlite3.connect(g.data / "gflow.db")
+    with db:
+        db.execute("INSERT INTO usage(key, data) VALUES (?, ?)",
+                   (user, json.dumps({"gpu_secs": gpu_secs, "at": time.time()})))
+    db.close()
+    g.start()
+
+
+def test_a_users_priority_does_not_beat_fair_share_an_admins_does(two):
+    g, a, b = two
+    heavy_usage(g, b, 7 * 3600.0)
+    heavy_usage(g, a, 3600.0)
+    blocker = g.submit_as(b, "--gpus", "1", "sleep", "300")
+    g.wait_state(blocker, "Running")
+    jb = g.submit_as(b, "--gpus", "1", "--priority", "255", "sleep", "300")
+    jb_low = g.submit_as(b, "--gpus", "1", "--priority", "1", "sleep", "300")
+    ja = g.submit_as(a, "--gpus", "1", "sleep", "300")
+    show = g.as_user(b, "gjob", "show", jb, check=True).stdout
+    assert "Priority=255\n" in show
+    assert f"PriorityAcrossUsers=10 (Priority orders only {b}'s own jobs)" in show, show
+    g.as_user(b, "gcancel", blocker, check=True)
+    g.wait_state(ja, "Running")
+    assert g.job(jb)["state"] == "Queued" and g.job(jb_low)["state"] == "Queued"
+    # B's own 255 goes before B's own 1
+    g.as_user(a, "gcancel", ja, check=True)
+    g.wait_state(jb, "Running")
+    assert g.job(jb_low)["state"] == "Queued"
+    # an admin's priority counts across users: B's job set to 50 by root
+    # goes before A's new one
+    ja2 = g.submit_as(a, "--gpus", "1", "sleep", "300")
+    st, body = g.api("POST", "/jobs/update", {"ids": [jb_low], "set": {"priority": 50}})
+    assert st == 200 and body["done"] == [jb_low], body
+    show = g.as_user(b, "gjob", "show", jb_low, check=True).stdout
+    assert "Priority=50\nPriorityAcrossUsers=50 (set by an admin)\n" in show, show
+    # B editing another field keeps the admin's priority; B setting one
+    # makes it B's own again (checked after the start below)
+    g.as_user(b, "gjob", "update", jb_low, "--name", "renamed", check=True)
+    assert g.job(jb_low)["priority_by_admin"] is True
+    g.as_user(b, "gcancel", jb, check=True)
+    g.wait_state(jb_low, "Running")
+    assert g.job(ja2)["state"] == "Queued"
+    jb3 = g.submit_as(b, "--gpus", "1", "--hold", "true")
+    st, body = g.api("POST", "/jobs/update", {"ids": [jb3], "set": {"priority": 60}})
+    assert st == 200 and g.job(jb3)["priority_across_users"] == 60
+    g.as_user(b, "gjob", "update", jb3, "--priority", "61", check=True)
+    j = g.job(jb3)
+    assert j["priority_by_admin"] is False and j["priority_across_users"] == 10
+
+
+def test_max_user_priority_lets_users_reach_higher(system_gflow):
+    g = system_gflow
+    (g.root / "etc/gflow").mkdir(parents=True)
+    (g.root / "etc/gflow/gflow.toml").write_text("[daemon]\nmax_user_priority = 30\n")
+    g.gpus(1)
+    g.start()
+    a, b = g.add_user("a"), g.add_user("b")
+    heavy_usage(g, b, 7 * 3600.0)
+    blocker = g.submit_as(a, "--gpus", "1", "sleep", "300")
+    g.wait_state(blocker, "Running")
+    jb = g.submit_as(b, "--gpus", "1", "--priority", "255", "sleep", "300")
+    ja = g.submit_as(a, "--gpus", "1", "sleep", "300")
+    assert g.job(jb)["priority_across_users"] == 30 and g.job(ja)["priority_across_users"] == 10
+    g.as_user(a, "gcancel", blocker, check=True)
+    g.wait_state(jb, "Running")
+    assert g.job(ja)["state"] == "Queued"

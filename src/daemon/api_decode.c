@@ -175,7 +175,9 @@ static const char *const spec_fields[] = {
 	"array_task_id", "max_concurrent", "max_retries", "params", "notify_email", "notify_on", NULL,
 };
 
-static int check_project(struct server *s, struct job *j, struct gf_err *e)
+/* A job's project, trimmed, against [projects] (a submission's, a cluster
+ * record's). */
+int api_check_project(struct server *s, struct job *j, struct gf_err *e)
 {
 	if (j->project) {
 		char *p = j->project, *end;
@@ -354,7 +356,7 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 		gf_err_set(e, "--shared needs --gpus 1 or more");
 		goto fail;
 	}
-	if (spec_deps(s, uid, spec, j, e) || check_project(s, j, e) || jobs_check_feasible(s, j, e) ||
+	if (spec_deps(s, uid, spec, j, e) || api_check_project(s, j, e) || jobs_check_feasible(s, j, e) ||
 	    check_exec_size(j, env, e))
 		goto fail;
 	if (!j->name)

@@ -136,3 +136,60 @@ def test_max_user_priority_lets_users_reach_higher(system_gflow):
     g.as_user(a, "gcancel", blocker, check=True)
     g.wait_state(jb, "Running")
     assert g.job(ja)["state"] == "Queued"
+
+
+# ---- item 7: cluster records obey the rules of a submission ------------------
+
+def records(n, project=None, first=1):
+    jobs = []
+    for i in range(first, first + n):
+        r = {"name": f"r{i}", "command": ["true"], "slurm_id": str(1000 + i)}
+        if project:
+            r["project"] = project
+        jobs.append(r)
+    return {"cluster": "hpc", "cwd": "/tmp", "jobs": jobs}
+
+
+def cluster_jobs_of(g, user):
+    return [j for j in all_jobs(g) if j.get("cluster") and j["user"] == user]
+
+
+def test_remote_records_count_toward_quota_and_pass_project_checks(system_gflow):
+    g = system_gflow
+    (g.root / "etc/gflow").mkdir(parents=True)
+    (g.root / "etc/gflow/gflow.toml").write_text(
+        '[projects]\nknown_projects = ["ml"]\n\n[quota.default_user]\nmax_queued_jobs = 2\n')
+    g.gpus(1)
+    g.start()
+    b = g.add_user("b")
+    st, body = api_as(g, b, "POST", "/remote/jobs", records(200, "ml"))
+    assert st == 409 and "max_queued_jobs=2" in body["error"] and "adds 200" in body["error"], (st, body)
+    st, body = api_as(g, b, "POST", "/remote/jobs", records(1, "made-up"))
+    assert st == 400 and body["error"] == "job 1: project 'made-up' is not one of the known projects", body
+    assert cluster_jobs_of(g, b) == []
+    st, body = api_as(g, b, "POST", "/remote/jobs", records(2, "ml"))
+    assert st == 201, body
+    st, body = api_as(g, b, "POST", "/remote/jobs", records(1, "ml", first=3))
+    assert st == 409 and "2 jobs waiting, this submission adds 1" in body["error"], body
+    # the records count toward a local submission's quota too
+    r = g.as_user(b, "gbatch", "--project", "ml", "--hold", "true")
+    assert r.returncode != 0 and "max_queued_jobs=2" in r.stderr, r.stderr
+    assert len(cluster_jobs_of(g, b)) == 2
+
+
+def test_remote_records_have_a_size_and_rate_limit(two):
+    g, a, b = two
+    st, body = api_as(g, b, "POST", "/remote/jobs", records(10001))
+    assert st == 413 and body["error"] == \
+        "a remote submission may record at most 10000 jobs, this one has 10001", (st, body)
+    assert cluster_jobs_of(g, b) == []
+    for k in range(2):
+        st, body = api_as(g, b, "POST", "/remote/jobs", records(10000, first=1 + k * 10000))
+        assert st == 201, (st, body)
+    st, body = api_as(g, b, "POST", "/remote/jobs", records(1, first=30000))
+    assert st == 429 and body["error"] == (
+        "a user may record at most 20000 cluster jobs an hour: 20000 recorded in the last hour, "
+        "this submission adds 1 (nothing was recorded)"), (st, body)
+    # another user is not held back by B's records
+    st, body = api_as(g, a, "POST", "/remote/jobs", records(1))
+    assert st == 201, body

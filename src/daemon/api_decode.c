@@ -96,25 +96,58 @@ int api_get_bool(json_t *o, const char *k, bool *out, struct gf_err *e)
 	return 0;
 }
 
-/* Text field (UTF-8, as all JSON strings) without NUL bytes or control
- * characters (C0, DEL, C1), at most max bytes. */
-int api_get_str(json_t *o, const char *k, size_t max, char **out, struct gf_err *e)
+/* The one check of every free-text value of every route (names, reasons,
+ * projects, reservation users, parameter names, cluster fields, ...; not a
+ * command, script, environment or path, which are data): no NUL byte and
+ * no control character (C0, DEL, C1), at most max bytes. `k` names the
+ * field in the refusal. */
+int api_check_text(const char *k, json_t *v, size_t max, struct gf_err *e)
 {
-	json_t *v = json_object_get(o, k);
-	const char *s;
-
-	if (!v || json_is_null(v))
-		return 0;
 	if (!json_is_string(v))
 		return gf_err_set(e, "'%s' must be a string", k);
-	s = json_string_value(v);
-	if (strlen(s) != json_string_length(v))
+	if (strlen(json_string_value(v)) != json_string_length(v))
 		return gf_err_set(e, "'%s' contains a NUL byte", k);
 	if (json_string_length(v) > max)
 		return gf_err_set(e, "'%s' is longer than %zu bytes", k, max);
-	if (!gf_text_printable(s, json_string_length(v)))
+	if (!gf_text_printable(json_string_value(v), json_string_length(v)))
 		return gf_err_set(e, "'%s' contains a control character", k);
-	job_set_str(out, s);
+	return 0;
+}
+
+/* A job's parameters: an object of strings, names and values both text
+ * (api_check_text; docs/api.md), a value of at most 64 KiB. */
+int api_check_params(json_t *params, struct gf_err *e)
+{
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(params))
+		return gf_err_set(e, "'params' must be an object of strings");
+	json_object_foreach(params, k, v) {
+		json_t *key = json_string(k);
+		int bad = api_check_text("params", key, 200, e);
+
+		json_decref(key);
+		if (bad)
+			return -1;
+		if (!json_is_string(v))
+			return gf_err_set(e, "'params' value of '%s' must be a string", k);
+		if (api_check_text("params", v, 65536, e))
+			return gf_err_prefix(e, "the value of '%s'", k);
+	}
+	return 0;
+}
+
+/* Text field (UTF-8, as all JSON strings): api_check_text. */
+int api_get_str(json_t *o, const char *k, size_t max, char **out, struct gf_err *e)
+{
+	json_t *v = json_object_get(o, k);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (api_check_text(k, v, max, e))
+		return -1;
+	job_set_str(out, json_string_value(v));
 	return 0;
 }
 
@@ -333,18 +366,8 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	j->max_retries = (int)v;
 	params = json_object_get(spec, "params");
 	if (params && !json_is_null(params)) {
-		const char *k;
-		json_t *pv;
-
-		if (!json_is_object(params)) {
-			gf_err_set(e, "'params' must be an object of strings");
+		if (api_check_params(params, e))
 			goto fail;
-		}
-		json_object_foreach(params, k, pv)
-			if (!json_is_string(pv)) {
-				gf_err_set(e, "'params' value of '%s' must be a string", k);
-				goto fail;
-			}
 		json_decref(jm(j)->params);
 		jm_w(j)->params = json_deep_copy(params);
 	}

@@ -85,10 +85,8 @@ static struct job *remote_job(struct server *s, uid_t uid, const char *cluster, 
 	if (api_check_project(s, j, e))
 		goto fail;
 	params = json_object_get(spec, "params");
-	if (params && !json_is_object(params)) {
-		gf_err_set(e, "'params' must be an object of strings");
+	if (params && api_check_params(params, e))
 		goto fail;
-	}
 	if (params) {
 		json_decref(jm(j)->params);
 		jm_w(j)->params = json_deep_copy(params);
@@ -211,8 +209,8 @@ static int update_one(struct server *s, uid_t uid, bool admin, json_t *u, struct
 	if (!json_is_string(st) || (state = job_state_parse(json_string_value(st))) < 0)
 		return gf_err_set(e, "job %lld: 'state' must be a job state code (PD H R CD F CA TO)",
 				  (long long)id);
-	if (r && !json_is_null(r) && (!json_is_string(r) || strlen(json_string_value(r)) > 200))
-		return gf_err_set(e, "job %lld: 'reason' must be a string of at most 200 bytes", (long long)id);
+	if (r && !json_is_null(r) && api_check_text("reason", r, 200, e))
+		return gf_err_prefix(e, "job %lld", (long long)id);
 	if (json_is_number(json_object_get(u, "start_time")))
 		t0 = json_number_value(json_object_get(u, "start_time"));
 	if (json_is_number(json_object_get(u, "end_time")))

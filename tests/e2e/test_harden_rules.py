@@ -193,3 +193,105 @@ def test_remote_records_have_a_size_and_rate_limit(two):
     # another user is not held back by B's records
     st, body = api_as(g, a, "POST", "/remote/jobs", records(1))
     assert st == 201, body
+
+
+# ---- item 9: no control characters in any free-text field --------------------
+
+CONTROLS = {"esc": "a\x1b[31mb", "bel": "a\x07b", "c1": "a\u009bb"}   # U+009B: \xc2\x9b in UTF-8
+
+
+def sweep_cases(g, held, ended, remote):
+    """(what, method, path, body-with-X, where the refusal is, field named)."""
+    def sub(**spec):
+        return {"jobs": [dict({"command": ["true"], "hold": True}, **spec)], "cwd": "/tmp",
+                "env": ["PATH=/usr/bin:/bin"]}
+
+    def rec(**spec):
+        return {"cluster": "hpc", "cwd": "/tmp",
+                "jobs": [dict({"name": "r", "command": ["true"], "slurm_id": "77"}, **spec)]}
+    return [
+        ("submit name", "POST", "/jobs", lambda x: sub(name=x), "name"),
+        ("submit project", "POST", "/jobs", lambda x: sub(project=x), "project"),
+        ("submit conda_env", "POST", "/jobs", lambda x: sub(conda_env=x), "conda_env"),
+        ("submit notify_email", "POST", "/jobs", lambda x: sub(notify_email=x), "notify_email"),
+        ("submit notify_on", "POST", "/jobs", lambda x: sub(notify_on=x), "notify_on"),
+        ("submit dep_mode", "POST", "/jobs", lambda x: sub(dep_mode=x), "dep_mode"),
+        ("submit params name", "POST", "/jobs", lambda x: sub(params={x: "v"}), "params"),
+        ("update name", "POST", "/jobs/update", lambda x: {"ids": [held], "set": {"name": x}}, "name"),
+        ("update params name", "POST", "/jobs/update",
+         lambda x: {"ids": [held], "set": {"params": {x: "v"}}}, "params"),
+        ("redo name", "POST", "/jobs/redo", lambda x: {"id": ended, "set": {"name": x}}, "name"),
+        ("remote cluster", "POST", "/remote/jobs", lambda x: dict(rec(), cluster=x), "cluster"),
+        ("remote name", "POST", "/remote/jobs", lambda x: rec(name=x), "name"),
+        ("remote slurm_id", "POST", "/remote/jobs", lambda x: rec(slurm_id=x), "slurm_id"),
+        ("remote remote_log", "POST", "/remote/jobs", lambda x: rec(remote_log=x), "remote_log"),
+        ("remote project", "POST", "/remote/jobs", lambda x: rec(project=x), "project"),
+        ("remote params name", "POST", "/remote/jobs", lambda x: rec(params={x: "v"}), "params"),
+        ("remote reason", "POST", "/remote/update",
+         lambda x: {"jobs": [{"id": remote, "state": "PD", "reason": x}]}, "reason"),
+        ("quota name", "POST", "/quotas/set",
+         lambda x: {"subject": "user", "name": x, "limits": {"max_running_jobs": 1}}, "name"),
+        ("quota remove name", "POST", "/quotas/remove", lambda x: {"subject": "project", "name": x}, "name"),
+        ("reservation user", "POST", "/reservations",
+         lambda x: {"user": x, "gpus": 1, "start": time.time() + 3600, "duration_secs": 60}, "user"),
+        ("gpus spec", "POST", "/gpus/allowed", lambda x: {"spec": x}, "spec"),
+    ]
+
+
+def test_every_free_text_field_refuses_control_characters_naming_it(two):
+    g, a, b = two
+    held = g.submit_as(b, "--hold", "true")
+    ended = g.submit_as(b, "true")
+    g.wait_state(ended, "Finished")
+    st, body = g.api("POST", "/remote/jobs", {"cluster": "hpc", "cwd": "/tmp", "jobs": [
+        {"name": "r", "command": ["true"], "slurm_id": "76"}]})
+    assert st == 201, body
+    remote = body["jobs"][0]["id"]
+    before = {j["id"]: j for j in all_jobs(g)}
+    for what, method, path, make, field in sweep_cases(g, held, ended, remote):
+        for kind, x in CONTROLS.items():
+            st, body = g.api(method, path, make(x))
+            errors = body.get("errors") if isinstance(body, dict) else None
+            msg = body.get("error") if isinstance(body, dict) and "error" in body else \
+                (errors[0]["error"] if errors and isinstance(errors[0], dict) else (errors or [""])[0])
+            assert st in (200, 400) and f"'{field}' contains a control character" in msg, \
+                (what, kind, st, body)
+            assert st == 400 or not body.get("done") and not body.get("updated"), (what, kind, body)
+    # nothing was made or changed, and nothing a listing serves carries one
+    after = {j["id"]: j for j in all_jobs(g)}
+    assert after.keys() == before.keys()
+    assert after[remote]["reason"] == before[remote]["reason"]
+    st, raw = g.api("GET", "/jobs?users=all")
+    text = json.dumps(raw, ensure_ascii=False)
+    assert not any(c in text for c in "\x1b\x07\u009b")
+    assert g.api("GET", "/reservations")[1]["reservations"] == []
+    # as an ordinary user over the socket too (the same check)
+    st, body = api_as(g, b, "POST", "/remote/update",
+                      {"jobs": [{"id": remote, "state": "PD", "reason": CONTROLS["esc"]}]})
+    assert st == 403 or "contains a control character" in json.dumps(body) or "belongs to" in json.dumps(body)
+    st, body = api_as(g, b, "POST", "/jobs", {"jobs": [{"command": ["true"], "hold": True, "name": "x\x1by"}],
+                                              "cwd": str(g.home_of(b)), "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 400 and body["error"].endswith("'name' contains a control character"), body
+
+
+def test_a_remote_jobs_reason_with_control_characters_is_refused(two):
+    g, a, b = two
+    st, body = api_as(g, b, "POST", "/remote/jobs", {"cluster": "hpc", "cwd": "/tmp", "jobs": [
+        {"name": "r", "command": ["true"], "slurm_id": "76"}]})
+    assert st == 201, body
+    rid = body["jobs"][0]["id"]
+    for x in CONTROLS.values():
+        st, body = api_as(g, b, "POST", "/remote/update", {"jobs": [{"id": rid, "state": "PD", "reason": x}]})
+        assert st == 200 and body["updated"] == 0 and \
+            body["errors"] == [f"job {rid}: 'reason' contains a control character"], body
+    st, body = api_as(g, b, "POST", "/remote/update", {"jobs": [{"id": rid, "state": "PD", "reason": "fine"}]})
+    assert body["updated"] == 1 and g.job(rid)["reason"] == "fine"
+
+
+def test_a_params_value_with_control_characters_is_refused(two):
+    g, a, b = two
+    for x in CONTROLS.values():
+        st, body = api_as(g, b, "POST", "/jobs", {"jobs": [{"command": ["echo", "{k}"], "hold": True,
+                                                            "params": {"k": x}}],
+                                                  "cwd": str(g.home_of(b)), "env": ["PATH=/usr/bin:/bin"]})
+        assert st == 400 and body["error"].endswith("the value of 'k': 'params' contains a control character"), body

@@ -88,12 +88,14 @@ def test_a_users_priority_does_not_beat_fair_share_an_admins_does(two):
     jb = g.submit_as(b, "--gpus", "1", "--priority", "255", "sleep", "300")
     jb_low = g.submit_as(b, "--gpus", "1", "--priority", "1", "sleep", "300")
     ja = g.submit_as(a, "--gpus", "1", "sleep", "300")
+    g.as_user(b, "gcancel", blocker, check=True)
+    g.wait_for(lambda: g.job(ja)["state"] == "Running" or g.job(jb)["state"] == "Running",
+               what="a job to start")
+    assert g.job(ja)["state"] == "Running", g.job(jb)
+    assert g.job(jb)["state"] == "Queued" and g.job(jb_low)["state"] == "Queued"
     show = g.as_user(b, "gjob", "show", jb, check=True).stdout
     assert "Priority=255\n" in show
     assert f"PriorityAcrossUsers=10 (Priority orders only {b}'s own jobs)" in show, show
-    g.as_user(b, "gcancel", blocker, check=True)
-    g.wait_state(ja, "Running")
-    assert g.job(jb)["state"] == "Queued" and g.job(jb_low)["state"] == "Queued"
     # B's own 255 goes before B's own 1
     g.as_user(a, "gcancel", ja, check=True)
     g.wait_state(jb, "Running")

@@ -202,6 +202,16 @@ char *job_show_text(const json_t *j)
 	kv_mb(&b, "Memory", j, "memory_mb");
 	kv(&b, "MemoryEnforced", yes_no(j, "memory_enforced", -1));
 	kv_int(&b, "Priority", jint(j, "priority", 10));
+	/* which applies across users (system mode: a user's priority orders
+	 * only their own jobs), said where it is not the priority itself */
+	if (json_is_true(json_object_get(j, "priority_by_admin")))
+		sbuf_addf(&b, "PriorityAcrossUsers=%lld (set by an admin)\n",
+		    (long long)jint(j, "priority_across_users", jint(j, "priority", 10)));
+	else if (jhas(j, "priority_across_users") &&
+	    jint(j, "priority_across_users", 10) != jint(j, "priority", 10))
+		sbuf_addf(&b, "PriorityAcrossUsers=%lld (Priority orders only %s's own jobs)\n",
+		    (long long)jint(j, "priority_across_users", 10),
+		    jstr(j, "user") ? jstr(j, "user") : "the owner");
 	s = fmt_int_list(json_object_get(j, "depends_on"));
 	if (*s)
 		sbuf_addf(&b, "Dependencies=%s (%s)\n", s,

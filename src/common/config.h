@@ -84,6 +84,8 @@ struct gf_config {
 	enum gf_strategy strategy;	/* [daemon] gpu_allocation_strategy */
 	int gpu_poll_interval_secs;	/* [daemon] default 10, min 1 */
 	char *admin_group;		/* [daemon] admin_group: its members are admins; NULL none */
+	int max_user_priority;		/* [daemon] how far a user's own priority counts across
+					 * users (system mode), default 10, 0..255 */
 	int64_t gpu_unmanaged_min_memory_mb;	/* [gpu] default 0: every foreign process blocks */
 	char **gpu_unmanaged_ignore_commands;	/* [gpu] command names that never block */
 	size_t n_gpu_unmanaged_ignore_commands;

@@ -98,25 +98,57 @@ int api_get_bool(json_t *o, const char *k, bool *out, struct gf_err *e)
 	return 0;
 }
 
-/* Text field (UTF-8, as all JSON strings) without NUL bytes or control
- * characters (C0, DEL, C1), at most max bytes. */
-int api_get_str(json_t *o, const char *k, size_t max, char **out, struct gf_err *e)
+/* The one check of every free-text value of every route (names, reasons,
+ * projects, reservation users, parameter names, cluster fields, ...; not a
+ * command, script, environment or path, which are data): no NUL byte and
+ * no control character (C0, DEL, C1), at most max bytes. `k` names the
+ * field in the refusal. */
+int api_check_text(const char *k, json_t *v, size_t max, struct gf_err *e)
 {
-	json_t *v = json_object_get(o, k);
-	const char *s;
-
-	if (!v || json_is_null(v))
-		return 0;
 	if (!json_is_string(v))
 		return gf_err_set(e, "'%s' must be a string", k);
-	s = json_string_value(v);
-	if (strlen(s) != json_string_length(v))
+	if (strlen(json_string_value(v)) != json_string_length(v))
 		return gf_err_set(e, "'%s' contains a NUL byte", k);
 	if (json_string_length(v) > max)
 		return gf_err_set(e, "'%s' is longer than %zu bytes", k, max);
-	if (!gf_text_printable(s, json_string_length(v)))
+	if (!gf_text_printable(json_string_value(v), json_string_length(v)))
 		return gf_err_set(e, "'%s' contains a control character", k);
-	job_set_str(out, s);
+	return 0;
+}
+
+/* A job's parameters: an object of strings whose names are text
+ * (api_check_text) and whose values are data: they fill the command, as
+ * its words do, and may hold any character but NUL. */
+int api_check_params(json_t *params, struct gf_err *e)
+{
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(params))
+		return gf_err_set(e, "'params' must be an object of strings");
+	json_object_foreach(params, k, v) {
+		json_t *key = json_string(k);
+		int bad = api_check_text("params", key, 200, e);
+
+		json_decref(key);
+		if (bad)
+			return -1;
+		if (!json_is_string(v))
+			return gf_err_set(e, "'params' value of '%s' must be a string", k);
+	}
+	return 0;
+}
+
+/* Text field (UTF-8, as all JSON strings): api_check_text. */
+int api_get_str(json_t *o, const char *k, size_t max, char **out, struct gf_err *e)
+{
+	json_t *v = json_object_get(o, k);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (api_check_text(k, v, max, e))
+		return -1;
+	job_set_str(out, json_string_value(v));
 	return 0;
 }
 
@@ -177,7 +209,9 @@ static const char *const spec_fields[] = {
 	"array_task_id", "max_concurrent", "max_retries", "params", "notify_email", "notify_on", NULL,
 };
 
-static int check_project(struct server *s, struct job *j, struct gf_err *e)
+/* A job's project, trimmed, against [projects] (a submission's, a cluster
+ * record's). */
+int api_check_project(struct server *s, struct job *j, struct gf_err *e)
 {
 	if (j->project) {
 		char *p = j->project, *end;
@@ -347,6 +381,8 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	if (api_get_int(spec, "priority", 0, 255, &v, e))
 		goto fail;
 	j->priority = (int)v;
+	/* an admin's priority orders jobs across users; a user's, their own */
+	j->priority_by_admin = json_object_get(spec, "priority") && auth_is_admin(s, uid);
 	v = 0;
 	if (api_get_int(spec, "max_concurrent", 0, 1000000, &v, e))
 		goto fail;
@@ -357,18 +393,8 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	j->max_retries = (int)v;
 	params = json_object_get(spec, "params");
 	if (params && !json_is_null(params)) {
-		const char *k;
-		json_t *pv;
-
-		if (!json_is_object(params)) {
-			gf_err_set(e, "'params' must be an object of strings");
+		if (api_check_params(params, e))
 			goto fail;
-		}
-		json_object_foreach(params, k, pv)
-			if (!json_is_string(pv)) {
-				gf_err_set(e, "'params' value of '%s' must be a string", k);
-				goto fail;
-			}
 		json_decref(jm(j)->params);
 		jm_w(j)->params = json_deep_copy(params);
 	}
@@ -380,7 +406,7 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 		gf_err_set(e, "--shared needs --gpus 1 or more");
 		goto fail;
 	}
-	if (spec_deps(s, uid, spec, j, e) || check_project(s, j, e) || jobs_check_feasible(s, j, e) ||
+	if (spec_deps(s, uid, spec, j, e) || api_check_project(s, j, e) || jobs_check_feasible(s, j, e) ||
 	    check_exec_size(j, env, e))
 		goto fail;
 	if (!j->name)

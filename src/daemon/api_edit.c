@@ -35,7 +35,7 @@ static const char *const update_fields[] = {
 
 /* Apply `set` (null clears a field) over the job's spec and validate the
  * result as a new submission would be. */
-static struct job *edited(struct server *s, uid_t uid, const struct job *old, json_t *set,
+static struct job *edited(struct server *s, uid_t uid, const struct job *old, json_t *set, bool keep_admin,
 			  struct gf_err *e)
 {
 	json_t *spec;
@@ -65,6 +65,11 @@ static struct job *edited(struct server *s, uid_t uid, const struct job *old, js
 	json_decref(spec);
 	if (!n)
 		return NULL;
+	/* A priority not changed keeps who set it (an admin's stays an
+	 * admin's while its owner edits other fields); redo by its owner
+	 * makes a job of the owner's priority. */
+	if (!json_object_get(set, "priority"))
+		n->priority_by_admin = old->priority_by_admin && (keep_admin || auth_is_admin(s, uid));
 	n->uid = old->uid;
 	job_set_str(&n->user, old->user);
 	n->env_id = old->env_id;
@@ -121,7 +126,7 @@ void api_h_update(struct server *s, struct evhttp_request *req, struct caller *c
 			api_push_err(errs, j->id, e.msg);
 			continue;
 		}
-		if (!(nj = edited(s, c->uid, j, set, &e)) ||
+		if (!(nj = edited(s, c->uid, j, set, true, &e)) ||
 		    (jobs_would_cycle(s, j->id, nj->deps, nj->ndeps) &&
 		     gf_err_set(&e, "the new dependencies of job %lld would form a cycle", (long long)j->id))) {
 			job_free(nj);
@@ -187,6 +192,20 @@ void api_h_redo(struct server *s, struct evhttp_request *req, struct caller *c, 
 	old[nold++] = root;
 	if (cascade)
 		jobs_failed_because(s, &root, 1, &old, &nold);
+	/* Every job the request would run again is checked, not only the
+	 * first: a cascade may reach the dependents of other users. */
+	for (size_t i = 1; i < nold; i++) {
+		const struct job *o = jobs_get(s, old[i]);
+
+		if (!api_owns(c, o)) {
+			const char *who = o->user ? o->user : "another user";
+
+			gf_err_set(&e, "redo --cascade of job %lld would redo job %lld of %s; only %s or an admin may "
+				   "redo it", (long long)root, (long long)o->id, who, who);
+			code = 403;
+			goto bad;
+		}
+	}
 	made = calloc(nold, sizeof *made);
 	newid = calloc(nold, sizeof *newid);
 	if (!made || !newid)
@@ -194,7 +213,7 @@ void api_h_redo(struct server *s, struct evhttp_request *req, struct caller *c, 
 	for (size_t i = 0; i < nold; i++) {
 		/* Parents that are redone too are swapped for their new copies
 		 * once those have ids, below. */
-		made[i] = edited(s, c->uid, jobs_get(s, old[i]), i == 0 && set ? set : empty, &e);
+		made[i] = edited(s, c->uid, jobs_get(s, old[i]), i == 0 && set ? set : empty, false, &e);
 		if (!made[i])
 			goto bad;
 		nmade = i + 1;

@@ -162,7 +162,8 @@ static bool matches(const struct filter *f, const struct job *j)
  * its owner's and the admins'. */
 static char *const public_fields[] = {
 	"id", "name", "user", "uid", "project", "state", "st", "reason", "gpus", "shared", "gpu_memory_mb",
-	"memory_mb", "time_limit_secs", "priority", "depends_on", "dep_mode", "auto_cancel", "begin_at",
+	"memory_mb", "time_limit_secs", "priority", "priority_by_admin",
+	"priority_across_users", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced",
 	"executor", "active", "attach_socket", "cluster", "slurm_id", NULL,
@@ -206,6 +207,8 @@ static json_t *job_json_only(struct server *s, const struct caller *c, const str
 	if (!only)
 		quota_annotate(s, j, o);	/* why it waits (quota.c) */
 	add_attach_socket(s, j, only, o);
+	if (!only || in_strv(only, "priority_across_users"))
+		json_object_set_new(o, "priority_across_users", json_integer(jobs_cross_priority(s, j)));
 	return o;
 }
 
@@ -244,7 +247,7 @@ struct lister {
 	struct caller c;
 	struct filter f;
 	uint64_t own_mask, other_mask;	/* the fields the owner / anyone else gets */
-	bool annotate, attach, log, live, first, started;
+	bool annotate, attach, across, log, live, first, started;
 	int64_t next;			/* the next id to look at */
 	struct jsonw w;
 };
@@ -281,6 +284,8 @@ static void write_job(struct lister *l, const struct job *j)
 			jobw_key(w, "expected_start", &first), jw_json(w, v, JSON_COMPACT);
 		json_decref(o);
 	}
+	if (l->across)
+		jobw_key(w, "priority_across_users", &first), jw_int(w, jobs_cross_priority(l->s, j));
 	if (l->attach && j->state == JS_RUNNING && rundir_attach_socket(l->s, j, sock, sizeof sock) &&
 	    gf_utf8_valid(sock, strlen(sock)))
 		jobw_key(w, "attach_socket", &first), jw_cstr(w, sock);
@@ -412,6 +417,7 @@ void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c)
 	l->log = jobw_has(l->own_mask, "log_path");
 	l->annotate = !l->f.fields;
 	l->attach = !l->f.fields || in_strv(l->f.fields, "attach_socket");
+	l->across = !l->f.fields || in_strv(l->f.fields, "priority_across_users");
 	l->live = only_live(&l->f);
 	jw_lit(&l->w, "{\"jobs\":[");
 	list_more(NULL, l);

@@ -12,8 +12,14 @@
  *   POST /remote/update  {"jobs":[{id, state, reason, exit_code,
  *                         exit_signal, start_time, end_time}]}
  *
- * Both are the owner's (or an admin's); see docs/api.md. */
-#include "server.h"
+ * Both are the owner's (or an admin's); see docs/api.md.
+ *
+ * Records obey the rules of a submission: their projects pass [projects],
+ * they count toward max_queued_jobs while Queued or Held, and a request
+ * holds at most REMOTE_MAX_REQUEST of them; a user records at most
+ * REMOTE_MAX_HOUR in any hour (counted from the store, no state of its
+ * own), so that no one fills everyone's queue with made-up records. */
+#include "apiint.h"
 
 #include <event2/http.h>
 #include <math.h>
@@ -23,12 +29,29 @@
 
 #include "bytes.h"
 
+#define REMOTE_MAX_REQUEST 10000	/* ten times Slurm's default MaxArraySize */
+#define REMOTE_MAX_HOUR 20000
+
+/* The cluster records uid made in the hour before now. */
+static size_t recorded_lately(struct server *s, uid_t uid, double now)
+{
+	size_t n = 0;
+
+	for (int64_t i = 1; i <= s->max_id; i++) {
+		const struct job *j = s->jobs[i];
+
+		if (j && !j->unreadable && j->uid == uid && jm(j)->cluster && j->submit_time > now - 3600)
+			n++;
+	}
+	return n;
+}
+
 static void refuse(struct evhttp_request *req, int code, const struct gf_err *e)
 {
 	api_reply(req, code, json_pack("{s:s}", "error", e->msg));
 }
 
-static struct job *remote_job(uid_t uid, const char *cluster, const char *cwd, json_t *spec,
+static struct job *remote_job(struct server *s, uid_t uid, const char *cluster, const char *cwd, json_t *spec,
 			      struct gf_err *e)
 {
 	static const char *const fields[] = {
@@ -59,11 +82,11 @@ static struct job *remote_job(uid_t uid, const char *cluster, const char *cwd, j
 		gf_err_set(e, "a remote job needs 'name' and 'slurm_id'");
 		goto fail;
 	}
-	params = json_object_get(spec, "params");
-	if (params && !json_is_object(params)) {
-		gf_err_set(e, "'params' must be an object of strings");
+	if (api_check_project(s, j, e))
 		goto fail;
-	}
+	params = json_object_get(spec, "params");
+	if (params && api_check_params(params, e))
+		goto fail;
 	if (params) {
 		json_decref(jm(j)->params);
 		jm_w(j)->params = json_deep_copy(params);
@@ -89,8 +112,9 @@ static void record(struct server *s, struct evhttp_request *req, uid_t uid, json
 	char *cluster = NULL, *cwd = NULL;
 	struct job **list = NULL;
 	int64_t first = 0;
-	size_t i, n = json_array_size(jobs);
+	size_t i, n = json_array_size(jobs), lately;
 	struct gf_err e;
+	int code = 400;
 
 	if (api_check_fields(body, fields, "the request", &e) || api_get_str(body, "cluster", 100, &cluster, &e))
 		goto bad;
@@ -98,15 +122,31 @@ static void record(struct server *s, struct evhttp_request *req, uid_t uid, json
 		gf_err_set(&e, "a remote submission needs 'cluster' and 'jobs'");
 		goto bad;
 	}
+	if (n > REMOTE_MAX_REQUEST) {
+		gf_err_set(&e, "a remote submission may record at most %d jobs, this one has %zu",
+			   REMOTE_MAX_REQUEST, n);
+		code = 413;
+		goto bad;
+	}
+	if ((lately = recorded_lately(s, uid, now_real())) + n > REMOTE_MAX_HOUR) {
+		gf_err_set(&e, "a user may record at most %d cluster jobs an hour: %zu recorded in the last hour, "
+			   "this submission adds %zu (nothing was recorded)", REMOTE_MAX_HOUR, lately, n);
+		code = 429;
+		goto bad;
+	}
 	if (!(cwd = gf_cstr_from_json(json_object_get(body, "cwd"), "cwd", &e)))
 		goto bad;
 	if (!(list = calloc(n, sizeof *list)))
 		abort();
 	for (i = 0; i < n; i++)
-		if (!(list[i] = remote_job(uid, cluster, cwd, json_array_get(jobs, i), &e))) {
+		if (!(list[i] = remote_job(s, uid, cluster, cwd, json_array_get(jobs, i), &e))) {
 			gf_err_prefix(&e, "job %zu", i + 1);
 			goto bad;
 		}
+	if (quota_check_submit(s, list, n, &e)) {
+		code = 409;	/* over max_queued_jobs: none is recorded */
+		goto bad;
+	}
 	out = json_array();
 	if (jobs_txn_begin(s, &e))
 		goto store;
@@ -134,7 +174,7 @@ store:
 	api_reply_store_err(s, req, &e);
 	goto done;
 bad:
-	refuse(req, 400, &e);
+	refuse(req, code, &e);
 done:
 	for (i = 0; list && i < n; i++)
 		job_free(list[i]);
@@ -169,8 +209,8 @@ static int update_one(struct server *s, uid_t uid, bool admin, json_t *u, struct
 	if (!json_is_string(st) || (state = job_state_parse(json_string_value(st))) < 0)
 		return gf_err_set(e, "job %lld: 'state' must be a job state code (PD H R CD F CA TO)",
 				  (long long)id);
-	if (r && !json_is_null(r) && (!json_is_string(r) || strlen(json_string_value(r)) > 200))
-		return gf_err_set(e, "job %lld: 'reason' must be a string of at most 200 bytes", (long long)id);
+	if (r && !json_is_null(r) && api_check_text("reason", r, 200, e))
+		return gf_err_prefix(e, "job %lld", (long long)id);
 	if (json_is_number(json_object_get(u, "start_time")))
 		t0 = json_number_value(json_object_get(u, "start_time"));
 	if (json_is_number(json_object_get(u, "end_time")))

@@ -62,7 +62,7 @@ static int only_keys(json_t *o, const char *const *keys, const char *what, struc
 	return 0;
 }
 
-/* A printable name of at most 255 bytes, no ':' (it is part of a key). */
+/* A printable name of at most 255 bytes (api_check_text), no ':' (it is part of a key). */
 static const char *name_of(json_t *o, const char *k, struct gf_err *e)
 {
 	json_t *v = json_object_get(o, k);
@@ -72,11 +72,12 @@ static const char *name_of(json_t *o, const char *k, struct gf_err *e)
 		gf_err_set(e, "'%s' must be a name (1 to 255 characters)", k);
 		return NULL;
 	}
-	for (const unsigned char *p = (const unsigned char *)n; *p; p++)
-		if (*p < 0x20 || *p == 0x7f || *p == ':') {
-			gf_err_set(e, "'%s' must not hold control characters or ':'", k);
-			return NULL;
-		}
+	if (api_check_text(k, v, 255, e))	/* control characters, as every route */
+		return NULL;
+	if (strchr(n, ':')) {
+		gf_err_set(e, "'%s' must not hold ':'", k);
+		return NULL;
+	}
 	return n;
 }
 

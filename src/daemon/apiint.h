@@ -42,6 +42,8 @@ bool api_owns(const struct caller *c, const struct job *j);
 /* request decoding (api_decode.c) */
 int api_decode_submission(struct server *s, uid_t uid, json_t *body, struct submission *sub,
 			  struct gf_err *e);
+int api_check_params(json_t *params, struct gf_err *e);
+int api_check_project(struct server *s, struct job *j, struct gf_err *e);
 int api_get_bool(json_t *o, const char *k, bool *out, struct gf_err *e);
 int api_get_time(json_t *o, const char *k, double *out, struct gf_err *e);
 json_t *api_read_body(struct evhttp_request *req, struct gf_err *e);

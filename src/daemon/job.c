@@ -529,12 +529,13 @@ static bool want(char *const *only, const char *key)
 static const char *const job_fields[] = {
 	"id", "name", "user", "uid", "project", "state", "st", "reason", "command", "script", "cwd", "log_dir",
 	"env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs", "priority",
-	"conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
+	"priority_by_admin", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
 	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "submit_time",
 	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
 	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "gpu_usage", "log_path",
 	"notify_email", "notify_on",
 	"attach_socket",	/* api_jobs.c adds it: derived from the daemon's paths */
+	"priority_across_users",	/* api_list.c adds it: jobs_cross_priority */
 	"cluster", "slurm_id", "remote_log",	/* jobs on a Slurm cluster */
 	"rlimits", NULL,
 };
@@ -609,6 +610,8 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "time_limit_secs", pos_or_null(j->time_limit_secs));
 	if (want(only, "priority"))
 		json_object_set_new(o, "priority", json_integer(j->priority));
+	if (want(only, "priority_by_admin"))
+		json_object_set_new(o, "priority_by_admin", json_boolean(j->priority_by_admin));
 	if (want(only, "conda_env"))
 		json_object_set_new(o, "conda_env", str_or_null(m->conda_env));
 	if (want(only, "notify_email"))
@@ -754,6 +757,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->memory_mb = get_int(o, "memory_mb");
 	j->time_limit_secs = get_int(o, "time_limit_secs");
 	j->priority = (int)get_int(o, "priority");
+	j->priority_by_admin = json_is_true(json_object_get(o, "priority_by_admin"));
 	m.conda_env = get_str(o, "conda_env");
 	m.notify_email = get_str(o, "notify_email");
 	m.notify_on = get_str(o, "notify_on");

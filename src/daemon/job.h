@@ -113,6 +113,7 @@ struct job {
 	bool shared : 1;
 	bool dep_any : 1;
 	bool auto_cancel : 1;
+	bool priority_by_admin : 1;	/* priority set by an admin: it orders jobs across users */
 	bool has_exit : 1;
 	bool active : 1;	/* see runner_ticks */
 	bool unreadable : 1;	/* runtime: a stand-in for a store row that could not be read */

@@ -18,7 +18,7 @@
 enum field {
 	F_NAME, F_USER, F_UID, F_PROJECT, F_STATE, F_REASON, F_COMMAND, F_SCRIPT, F_CWD, F_LOG_DIR,
 	F_ENV_ID, F_GPUS, F_SHARED, F_GPU_MEMORY_MB, F_MEMORY_MB, F_TIME_LIMIT_SECS, F_PRIORITY,
-	F_CONDA_ENV, F_NOTIFY_EMAIL, F_NOTIFY_ON, F_DEPENDS_ON, F_DEP_MODE, F_AUTO_CANCEL, F_BEGIN_AT,
+	F_PRIORITY_BY_ADMIN, F_CONDA_ENV, F_NOTIFY_EMAIL, F_NOTIFY_ON, F_DEPENDS_ON, F_DEP_MODE, F_AUTO_CANCEL, F_BEGIN_AT,
 	F_ARRAY_TASK_ID, F_GROUP_ID, F_MAX_CONCURRENT, F_MAX_RETRIES, F_ATTEMPT, F_RETRY_OF, F_REDO_OF,
 	F_PARAMS, F_SUBMIT_TIME, F_START_TIME, F_END_TIME, F_EXIT_CODE, F_EXIT_SIGNAL, F_GPU_IDS,
 	F_MEMORY_ENFORCED, F_EXECUTOR, F_TMUX_SESSION, F_TMUX_SOCKET, F_ACTIVE, F_RUNNER_PID,
@@ -28,7 +28,7 @@ enum field {
 static const char *const field_names[F_N] = {
 	"name", "user", "uid", "project", "state", "reason", "command", "script", "cwd", "log_dir",
 	"env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs", "priority",
-	"conda_env", "notify_email", "notify_on", "depends_on", "dep_mode", "auto_cancel", "begin_at",
+	"priority_by_admin", "conda_env", "notify_email", "notify_on", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"params", "submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids",
 	"memory_enforced", "executor", "tmux_session", "tmux_socket", "active", "runner_pid",
@@ -532,6 +532,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	      get_int(&f[F_TIME_LIMIT_SECS], &j->time_limit_secs);
 	ok &= get_int(&f[F_PRIORITY], &x);
 	j->priority = (int)x;
+	j->priority_by_admin = f[F_PRIORITY_BY_ADMIN].kind == V_TRUE;
 	ok &= get_shared(&f[F_CONDA_ENV], &m->conda_env) && get_str(&f[F_NOTIFY_EMAIL], &m->notify_email) &&
 	      get_str(&f[F_NOTIFY_ON], &m->notify_on);
 	if (f[F_DEPENDS_ON].kind == V_ARR && f[F_DEPENDS_ON].n > 2) {

@@ -127,7 +127,7 @@ static bool pass_fields_differ(const struct job *a, const struct job *b)
 	return a->state != b->state || a->active != b->active || a->gpu_mask != b->gpu_mask ||
 	       a->gpus != b->gpus || a->shared != b->shared || a->gpu_memory_mb != b->gpu_memory_mb ||
 	       a->memory_mb != b->memory_mb || a->time_limit_secs != b->time_limit_secs ||
-	       a->priority != b->priority || a->group_id != b->group_id ||
+	       a->priority != b->priority || a->priority_by_admin != b->priority_by_admin || a->group_id != b->group_id ||
 	       a->max_concurrent != b->max_concurrent || a->uid != b->uid || jm(a)->begin_at != jm(b)->begin_at ||
 	       a->start_time != b->start_time || a->dep_any != b->dep_any || a->ndeps != b->ndeps ||
 	       (a->ndeps && memcmp(a->deps, b->deps, a->ndeps * sizeof *a->deps)) ||
@@ -402,6 +402,21 @@ bool jobs_would_cycle(struct server *s, int64_t id, const int64_t *deps, size_t 
 	free(todo.v);
 	free(seen);
 	return found;
+}
+
+/* How a job's priority counts across users (the scheduler's first key): a
+ * priority an admin set counts as it is; one a user set counts only between
+ * the default priority (10) and [daemon] max_user_priority (by default 10:
+ * not at all). Beyond that it orders only the user's own jobs (sched.h:
+ * own_priority). A personal daemon has one user: its priorities count as
+ * they are. */
+int jobs_cross_priority(const struct server *s, const struct job *j)
+{
+	int hi = s->cfg.max_user_priority, lo = hi < 10 ? hi : 10;
+
+	if (!s->opts.system || j->priority_by_admin)
+		return j->priority;
+	return j->priority < lo ? lo : j->priority > hi ? hi : j->priority;
 }
 
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now)
@@ -924,7 +939,8 @@ static bool pass(struct server *s, bool joined)
 			continue;
 		q[nq] = (struct sched_job){
 			.id = j->id,
-			.priority = j->priority,
+			.priority = jobs_cross_priority(s, j),
+			.own_priority = j->priority,
 			.gpus = j->gpus,
 			.shared = j->shared,
 			.gpu_memory_mb = j->gpu_memory_mb,

@@ -13,12 +13,13 @@
 static const char *const order[] = {
 	"id", "name", "user", "uid", "project", "state", "st", "reason", "command", "script", "cwd",
 	"log_dir", "env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs", "priority",
-	"conda_env", "notify_email", "notify_on", "depends_on", "dep_mode", "auto_cancel", "begin_at",
+	"priority_by_admin", "conda_env", "notify_email", "notify_on", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"params", "submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids",
 	"memory_enforced", "executor", "tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks",
 	"run_seq", "gpu_usage", "log_path", "cluster", "slurm_id", "remote_log", "rlimits",
 	"attach_socket",	/* api_jobs.c writes it */
+	"priority_across_users",	/* api_list.c writes it */
 };
 #define NORDER (sizeof order / sizeof order[0])
 _Static_assert(NORDER <= 64, "a job's fields fit a 64-bit mask");
@@ -26,13 +27,14 @@ _Static_assert(NORDER <= 64, "a job's fields fit a 64-bit mask");
 enum {
 	F_ID, F_NAME, F_USER, F_UID, F_PROJECT, F_STATE, F_ST, F_REASON, F_COMMAND, F_SCRIPT, F_CWD,
 	F_LOG_DIR, F_ENV_ID, F_GPUS, F_SHARED, F_GPU_MEMORY_MB, F_MEMORY_MB, F_TIME_LIMIT_SECS, F_PRIORITY,
-	F_CONDA_ENV, F_NOTIFY_EMAIL, F_NOTIFY_ON, F_DEPENDS_ON, F_DEP_MODE, F_AUTO_CANCEL, F_BEGIN_AT,
+	F_PRIORITY_BY_ADMIN, F_CONDA_ENV, F_NOTIFY_EMAIL, F_NOTIFY_ON, F_DEPENDS_ON, F_DEP_MODE, F_AUTO_CANCEL, F_BEGIN_AT,
 	F_ARRAY_TASK_ID, F_GROUP_ID, F_MAX_CONCURRENT, F_MAX_RETRIES, F_ATTEMPT, F_RETRY_OF, F_REDO_OF,
 	F_PARAMS, F_SUBMIT_TIME, F_START_TIME, F_END_TIME, F_EXIT_CODE, F_EXIT_SIGNAL, F_GPU_IDS,
 	F_MEMORY_ENFORCED, F_EXECUTOR, F_TMUX_SESSION, F_TMUX_SOCKET, F_ACTIVE, F_RUNNER_PID, F_RUNNER_TICKS,
 	F_RUN_SEQ, F_GPU_USAGE, F_LOG_PATH, F_CLUSTER, F_SLURM_ID, F_REMOTE_LOG, F_RLIMITS, F_ATTACH_SOCKET,
+	F_PRIORITY_ACROSS_USERS,
 };
-_Static_assert(F_ATTACH_SOCKET + 1 == NORDER, "one bit per field name");
+_Static_assert(F_PRIORITY_ACROSS_USERS + 1 == NORDER, "one bit per field name");
 
 static int index_of(const char *key)
 {
@@ -236,6 +238,8 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 		KEY(F_TIME_LIMIT_SECS), pos_or_null(w, j->time_limit_secs);
 	if (WANT(F_PRIORITY))
 		KEY(F_PRIORITY), jw_int(w, j->priority);
+	if (WANT(F_PRIORITY_BY_ADMIN))
+		KEY(F_PRIORITY_BY_ADMIN), boolean(w, j->priority_by_admin);
 	if (WANT(F_CONDA_ENV))
 		KEY(F_CONDA_ENV), text_or_null(w, m->conda_env);
 	if (WANT(F_NOTIFY_EMAIL))

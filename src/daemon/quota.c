@@ -481,8 +481,9 @@ static size_t waiting_of(struct server *s, bool project, const char *name)
 	for (size_t i = 0; i < s->nopen; i++) {
 		struct job *j = jobs_open_at(s, i);
 
-		if (j && (j->state == JS_QUEUED || j->state == JS_HOLD) && !jm(j)->cluster &&	/* Slurm's */
-		    is_subject(j, project, name))
+		/* a cluster record (Slurm's) counts too: it is the user's
+		 * waiting job as much as a local one */
+		if (j && (j->state == JS_QUEUED || j->state == JS_HOLD) && is_subject(j, project, name))
 			n++;
 	}
 	return n;

@@ -252,6 +252,71 @@ static bool sort_by_priority(const struct sched_input *in, uint32_t *next, uint3
 	return true;
 }
 
+/* A user's own priorities (sched.h): the places in the order that the jobs
+ * of one uid and priority hold stay theirs, and those jobs take them by
+ * own_priority (higher first), then id. Nothing moves when no such group
+ * holds two own priorities: all the same, or each equal to its job's
+ * priority (a personal daemon; users who set none). */
+struct own_key {
+	int64_t id;
+	uint32_t uid, idx;
+	int prio, own;
+};
+
+static int cmp_own(const void *a, const void *b)
+{
+	const struct own_key *x = a, *y = b;
+
+	if (x->uid != y->uid)
+		return x->uid < y->uid ? -1 : 1;
+	if (x->prio != y->prio)
+		return x->prio < y->prio ? -1 : 1;
+	if (x->own != y->own)
+		return x->own > y->own ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static void order_own(const struct sched_input *in, uint32_t *next, uint32_t *head)
+{
+	const struct sched_job *jobs = in->jobs;
+	size_t n = in->njobs, k = 0, g = 0;
+	bool same = true, as_prio = true;
+	struct own_key *keys;
+	uint32_t *group, *cursor, *seq;
+
+	for (size_t i = 0; i < n && (same || as_prio); i++) {
+		same &= jobs[i].own_priority == jobs[0].own_priority;
+		as_prio &= jobs[i].own_priority == jobs[i].priority;
+	}
+	if (same || as_prio)
+		return;
+	keys = malloc(n * sizeof *keys);
+	group = malloc(3 * n * sizeof *group);
+	if (!keys || !group)
+		abort();
+	cursor = group + n;
+	seq = cursor + n;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (struct own_key){ .id = jobs[i].id, .uid = jobs[i].uid, .idx = (uint32_t)i,
+					    .prio = jobs[i].priority, .own = jobs[i].own_priority };
+	qsort(keys, n, sizeof *keys, cmp_own);
+	for (k = 0; k < n; k++) {
+		if (!k || keys[k].uid != keys[k - 1].uid || keys[k].prio != keys[k - 1].prio)
+			cursor[g = k] = (uint32_t)k;
+		group[keys[k].idx] = (uint32_t)g;
+	}
+	/* the places in order; each taken by its group's next job */
+	k = 0;
+	for (uint32_t at = *head; at != LIST_END; at = next[at])
+		seq[k++] = keys[cursor[group[at]]++].idx;
+	*head = seq[0];
+	for (k = 0; k + 1 < n; k++)
+		next[seq[k]] = seq[k + 1];
+	next[seq[n - 1]] = LIST_END;
+	free(keys);
+	free(group);
+}
+
 static bool gpu_fits(const struct sched_gpu *g, const struct sched_job *j)
 {
 	if (!g->usable || g->exclusive)
@@ -563,6 +628,8 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	}
 	if (in->njobs && !sort_by_priority(in, next, &at))
 		sort_jobs(in, next, &at);
+	if (in->njobs)
+		order_own(in, next, &at);
 
 	for (size_t i = 0; i < in->njobs; i++, at = next[at]) {
 		const struct sched_job *j = &in->jobs[at];

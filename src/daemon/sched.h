@@ -2,6 +2,12 @@
  * machine's state to decisions. No I/O, no globals, no clock of its own.
  *
  * Order: priority (higher first), then submission order (lower id first).
+ * `priority` is how a job counts across users; `own_priority` orders one
+ * user's own jobs among themselves (like Slurm's nice, but it never moves
+ * another user's job): the order by priority, usage and id says which
+ * places in the queue are a user's (per user and priority), and the user's
+ * jobs of that priority take those places by own_priority (higher first),
+ * then id.
  * Backfill (EASY): once the first job that cannot start is found, it gets a
  * reservation at the earliest time T its GPUs and memory will be free (from
  * the running jobs' time limits); a later job may start ahead of it only
@@ -10,7 +16,8 @@
  *
  * Fair use (all of it comes in as input):
  * - Fair share: within one priority, the job whose user has less decayed
- *   usage goes first (callers pass usage 0 for all when it is off).
+ *   usage goes first (callers pass usage 0 for all when it is off); a
+ *   user's own_priority cannot change that.
  * - Quotas: a job starts only when its user's and its project's subjects
  *   both stay within max_running_jobs / max_running_gpus once it runs, and
  *   (for GPU jobs) the subject has not used up max_gpu_hours_per_day;
@@ -42,7 +49,8 @@ struct sched_gpu {
 
 struct sched_job {
 	int64_t id;
-	int priority;
+	int priority;			/* across users (the daemon: jobs_cross_priority) */
+	int own_priority;		/* among the jobs of its uid and priority */
 	int gpus;
 	bool shared;
 	int64_t gpu_memory_mb;

@@ -374,6 +374,7 @@ void api_remote(struct server *s, struct evhttp_request *req, uid_t uid, bool ad
 /* api_decode.c's field checks, for api_remote.c: unknown fields, a printable
  * text field, an integer field in [min,max] (absent or null: left alone). */
 int api_check_fields(json_t *o, const char *const *allowed, const char *what, struct gf_err *e);
+int api_check_text(const char *k, json_t *v, size_t max, struct gf_err *e);
 int api_get_str(json_t *o, const char *k, size_t max, char **out, struct gf_err *e);
 int api_get_int(json_t *o, const char *k, int64_t min, int64_t max, int64_t *out, struct gf_err *e);
 
@@ -428,6 +429,8 @@ bool jobs_schedule_pass(struct server *s);
  * commit launches them. */
 void jobs_start_at_once(struct server *s);
 void jobs_launch_recorded(struct server *s);
+/* How a job's priority counts across users (jobs.c; sched.h). */
+int jobs_cross_priority(const struct server *s, const struct job *j);
 /* Why a queued job may not start now (NULL: eligible). */
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);
 /* The newest attempt of a job that was retried (the job itself otherwise). */

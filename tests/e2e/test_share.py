@@ -141,9 +141,11 @@ def test_fair_share_orders_equal_priority_by_decayed_usage(share):
     g.as_user(bob, "gcancel", blocker, check=True)
     g.wait_state(jb, "Running")
     assert g.job(ja)["state"] == "Queued"
-    # priority still wins over usage
-    jp = g.submit_as(alice, "--gpus", "1", "--priority", "20", "true")
+    # a priority an admin set still wins over usage (a user's own orders
+    # only that user's jobs: test_harden_rules.py)
+    jp = g.submit_as(alice, "--gpus", "1", "true")
     jb2 = g.submit_as(bob, "--gpus", "1", "true")
+    assert g.api("POST", "/jobs/update", {"ids": [jp], "set": {"priority": 20}})[1]["done"] == [jp]
     g.as_user(bob, "gcancel", jb, check=True)
     g.wait_state(jp, "Finished")
     assert g.job(jp)["start_time"] < (g.job(jb2)["start_time"] or math.inf)

@@ -200,6 +200,90 @@ static void test_fair_share_within_priority(void **state)
 	assert_string_equal(d[2].reason, "Resources");
 }
 
+/* A user's own priority (own_priority; the daemon passes the priority that
+ * counts across users as `priority`): bob, 7x alice's usage, asks for 255
+ * on every job: alice still goes first, and bob's 255 job goes before bob's
+ * others. Across users only the queue order and usage decide. */
+static void test_own_priority_does_not_beat_fair_share(void **state)
+{
+	struct sched_job jobs[] = {
+		{ .id = 1, .priority = 10, .own_priority = 10, .gpus = 1, .uid = 2, .usage = 7 * 3600 },
+		{ .id = 2, .priority = 10, .own_priority = 255, .gpus = 1, .uid = 2, .usage = 7 * 3600 },
+		{ .id = 3, .priority = 10, .own_priority = 10, .gpus = 1, .uid = 1, .usage = 3600 },
+		{ .id = 4, .priority = 10, .own_priority = 0, .gpus = 1, .uid = 1, .usage = 3600 },
+	};
+	struct sched_decision d[4];
+	struct sched_input in;
+
+	(void)state;
+	idle(1);
+	in = input(jobs, 4, 1);
+	assert_int_equal(sched_pass(&in, d), 1);
+	assert_int_equal(d[0].id, 3);	/* alice: less usage */
+	assert_null(d[0].reason);
+	assert_int_equal(d[1].id, 4);	/* alice's own 0 does not let bob ahead */
+	assert_int_equal(d[2].id, 2);	/* bob's 255 first among bob's */
+	assert_int_equal(d[3].id, 1);
+}
+
+/* Equal usage (or fair share off): the queue order decides which place is
+ * whose; each user's jobs take their own places by own priority. */
+static void test_own_priority_keeps_the_places_of_others(void **state)
+{
+	struct sched_job jobs[] = {
+		{ .id = 1, .priority = 10, .own_priority = 1, .gpus = 1, .uid = 1 },	/* alice */
+		{ .id = 2, .priority = 10, .own_priority = 10, .gpus = 1, .uid = 2 },	/* bob */
+		{ .id = 3, .priority = 10, .own_priority = 200, .gpus = 1, .uid = 1 },	/* alice */
+		{ .id = 4, .priority = 10, .own_priority = 255, .gpus = 1, .uid = 2 },	/* bob */
+		{ .id = 5, .priority = 10, .own_priority = 50, .gpus = 1, .uid = 1 },	/* alice */
+	};
+	int64_t want[] = { 3, 4, 5, 2, 1 };
+	struct sched_decision d[5];
+	struct sched_input in;
+
+	(void)state;
+	idle(1);
+	in = input(jobs, 5, 1);
+	assert_int_equal(sched_pass(&in, d), 1);
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(d[i].id, want[i]);
+}
+
+/* A priority an admin set counts across users (the daemon passes it as
+ * `priority`): it beats usage; the others keep their order. */
+static void test_admin_priority_wins_across_users(void **state)
+{
+	struct sched_job jobs[] = {
+		{ .id = 1, .priority = 10, .own_priority = 255, .gpus = 1, .uid = 1, .usage = 0 },
+		{ .id = 2, .priority = 40, .own_priority = 40, .gpus = 1, .uid = 2, .usage = 7 * 3600 },
+		{ .id = 3, .priority = 10, .own_priority = 10, .gpus = 1, .uid = 2, .usage = 7 * 3600 },
+		{ .id = 4, .priority = 10, .own_priority = 10, .gpus = 1, .uid = 1, .usage = 0 },
+	};
+	int64_t want[] = { 2, 1, 4, 3 };
+	struct sched_decision d[4];
+	struct sched_input in;
+
+	(void)state;
+	idle(1);
+	in = input(jobs, 4, 1);
+	assert_int_equal(sched_pass(&in, d), 1);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(d[i].id, want[i]);
+	assert_null(d[0].reason);
+	/* one user (a personal daemon: own == priority): priority orders */
+	for (size_t i = 0; i < 4; i++) {
+		jobs[i].uid = 1;
+		jobs[i].usage = 0;
+		jobs[i].priority = jobs[i].own_priority;
+	}
+	in = input(jobs, 4, 1);
+	sched_pass(&in, d);
+	assert_int_equal(d[0].id, 1);
+	assert_int_equal(d[1].id, 2);
+	assert_int_equal(d[2].id, 3);
+	assert_int_equal(d[3].id, 4);
+}
+
 /* Fair share reorders, but the blocked job's backfill promise holds. */
 static void test_fair_share_with_backfill(void **state)
 {
@@ -504,6 +588,9 @@ int main(void)
 		cmocka_unit_test(test_quota_with_priority_and_others),
 		cmocka_unit_test(test_quota_with_group_cap),
 		cmocka_unit_test(test_fair_share_within_priority),
+		cmocka_unit_test(test_own_priority_does_not_beat_fair_share),
+		cmocka_unit_test(test_own_priority_keeps_the_places_of_others),
+		cmocka_unit_test(test_admin_priority_wins_across_users),
 		cmocka_unit_test(test_fair_share_with_backfill),
 		cmocka_unit_test(test_reservation_keeps_other_users_off),
 		cmocka_unit_test(test_reservation_reason_and_owner),

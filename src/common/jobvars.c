@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[] = { "GFLOW_JOB_ID", "GFLOW_JOB_NAME", "GFLOW_ARRAY_TASK_ID", "GFLOW_GPU_IDS",
-				     "GFLOW_GPU_MEMORY_MB" };
+/* Only variables whose values are numbers or lists of them: a value is
+ * put into a word that a shell may read as code (`sh -c '... $NAME'`), so
+ * it must never carry shell syntax. GFLOW_JOB_NAME, free text, reaches the
+ * job only through its environment. */
+static const char *const names[] = { "GFLOW_JOB_ID", "GFLOW_ARRAY_TASK_ID", "GFLOW_GPU_IDS", "GFLOW_GPU_MEMORY_MB" };
 
 static bool name_char(char c)
 {
@@ -45,24 +48,29 @@ const char *gf_env_get(char *const *envp, const char *name)
 	return NULL;
 }
 
+/* The value to put in place of name: "" when unset; NULL (the reference
+ * is left as it is) when it holds anything but digits and commas, which
+ * the daemon never sets (a runner given another environment might). */
 static const char *lookup(char *const *envp, const char *name)
 {
 	const char *v = gf_env_get(envp, name);
 
-	return v ? v : "";
+	if (!v)
+		return "";
+	return v[strspn(v, "0123456789,")] ? NULL : v;
 }
 
 int gf_jobvars_expand(const char *word, char *const *envp, char **out)
 {
 	size_t size = 1, reflen;
-	const char *name;
+	const char *name, *v;
 	bool any = false;
 	char *o;
 
 	*out = NULL;
 	for (const char *p = word; *p; p++) {
-		if (*p == '$' && (name = ref_at(p + 1, &reflen))) {
-			size += strlen(lookup(envp, name));
+		if (*p == '$' && (name = ref_at(p + 1, &reflen)) && (v = lookup(envp, name))) {
+			size += strlen(v);
 			p += reflen;
 			any = true;
 		} else {
@@ -75,9 +83,7 @@ int gf_jobvars_expand(const char *word, char *const *envp, char **out)
 		return -1;
 	*out = o;
 	for (const char *p = word; *p; p++) {
-		if (*p == '$' && (name = ref_at(p + 1, &reflen))) {
-			const char *v = lookup(envp, name);
-
+		if (*p == '$' && (name = ref_at(p + 1, &reflen)) && (v = lookup(envp, name))) {
 			memcpy(o, v, strlen(v));
 			o += strlen(v);
 			p += reflen;

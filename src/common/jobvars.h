@@ -3,11 +3,15 @@
  * `gbatch --array 1-10 python task.py --i '$GFLOW_ARRAY_TASK_ID'` passes
  * each task its number without any shell: the runner, just before it
  * starts the job, replaces `$NAME` and `${NAME}` in every argv word, for
- * NAME one of GFLOW_JOB_ID, GFLOW_JOB_NAME, GFLOW_ARRAY_TASK_ID,
- * GFLOW_GPU_IDS, GFLOW_GPU_MEMORY_MB, by the value the job's environment
- * holds (empty when it holds none). Nothing else is expanded: no other
- * variable, no quoting, no globbing, and a substituted value is never
- * looked at again. libc only (the runner links it). */
+ * NAME one of GFLOW_JOB_ID, GFLOW_ARRAY_TASK_ID, GFLOW_GPU_IDS,
+ * GFLOW_GPU_MEMORY_MB, by the value the job's environment holds (empty
+ * when it holds none). Only these, whose values are digits and commas: a
+ * word may be a script a shell reads (`sh -c 'echo $GFLOW_JOB_ID'`), so a
+ * value put into it must not be able to carry shell syntax; one that holds
+ * anything else is not put in (the reference stays). GFLOW_JOB_NAME and any
+ * other free text reach the job only through its environment. Nothing else
+ * is expanded: no other variable, no quoting, no globbing, and a substituted
+ * value is never looked at again. libc only (the runner links it). */
 #ifndef GF_JOBVARS_H
 #define GF_JOBVARS_H
 

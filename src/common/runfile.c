@@ -260,6 +260,47 @@ static int read_small(int dfd, const char *label, const char *name, char *buf, s
 	return 0;
 }
 
+int runfile_write_logseq_at(int dirfd, long long seq)
+{
+	char num[32];
+	int n = snprintf(num, sizeof num, "%lld\n", seq), fd, err = 0;
+
+	fd = openat(dirfd, "logseq", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (gf_write_all(fd, num, (size_t)n))
+		err = errno;
+	if (close(fd) && !err)
+		err = errno;
+	errno = err;
+	return err ? -1 : 0;
+}
+
+int runfile_read_logseq(const char *dir, long long *seq)
+{
+	char path[PATH_MAX], buf[32], *end;
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof path, "%s/logseq", dir) >= (int)sizeof path)
+		return -1;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	errno = 0;
+	*seq = strtoll(buf, &end, 10);
+	if (errno || end == buf || (*end && strcmp(end, "\n")) || *seq < 0 || *seq > GF_LOG_SEQ_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
 int runfile_read_text(const char *dir, const char *name, char *buf, size_t size)
 {
 	char path[PATH_MAX];

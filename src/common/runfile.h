@@ -3,6 +3,8 @@
  *
  *   runner   the runner's pid and start time, written before the job starts
  *   result   how the job ended, written when the job and all it started are gone
+ *   logseq   N when the job's log is ID.N.log, not ID.log (that name was
+ *            taken), written by whoever made the log before `runner`
  *
  * Both are `key=value\n` lines; readers ignore keys they do not know. Also
  * here: writing any file atomically, and reading /proc/<pid>/stat fields.
@@ -68,6 +70,15 @@ int runfile_write_result_at(int dirfd, const char *dir, const struct job_result 
  * does not parse. */
 int runfile_read_result(const char *dir, struct job_result *r, struct gf_err *e);
 int runfile_read_result_at(int dirfd, const char *dir, struct job_result *r, struct gf_err *e);
+
+/* A job's log is ID.log in its log directory, or, when that name was
+ * taken by a file that is not the job's (another daemon's, an earlier
+ * store's), the first free ID.N.log, N = 1 .. GF_LOG_SEQ_MAX. logseq
+ * holds N, in decimal, only where N > 0. */
+#define GF_LOG_SEQ_MAX 999
+int runfile_write_logseq_at(int dirfd, long long seq);
+/* 0 with *seq set, or -1 when there is none (ENOENT) or it does not parse. */
+int runfile_read_logseq(const char *dir, long long *seq);
 
 /* Open a directory (O_DIRECTORY); nofollow refuses a symbolic link as its
  * last component. Returns the fd or -1 (errno set). */

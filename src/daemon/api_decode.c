@@ -493,9 +493,11 @@ static const char *env_value(const char *env, size_t len, const char *name)
 }
 
 /* System mode: the jobs run as their submitter. Their logs go to the
- * submitter's own data directory (as captured: $XDG_DATA_HOME/gflow/logs,
- * else $HOME/.local/share/gflow/logs, else their home's), made by the
- * runner as them; and what they could not do is refused now. */
+ * submitter's own data directory (as captured: $XDG_DATA_HOME/gflow/logs/
+ * system, else $HOME/.local/share/gflow/logs/system, else their home's),
+ * made by the runner as them: logs/system, so that they never meet the
+ * logs of the user's own daemon (logs/ID.log, with ids of its own); and
+ * what they could not do is refused now. */
 static int owned_submission(uid_t uid, struct submission *sub, const char *cwd, struct gf_err *e)
 {
 	const char *xdg = env_value(sub->env, sub->envlen, "XDG_DATA_HOME"),
@@ -503,11 +505,11 @@ static int owned_submission(uid_t uid, struct submission *sub, const char *cwd, 
 	char dir[GF_PATH_MAX], pwhome[GF_PATH_MAX];
 
 	if (xdg && xdg[0] == '/')
-		gf_pathf(dir, sizeof dir, "%s/gflow/logs", xdg);
+		gf_pathf(dir, sizeof dir, "%s/gflow/logs/system", xdg);
 	else if (home && home[0] == '/')
-		gf_pathf(dir, sizeof dir, "%s/.local/share/gflow/logs", home);
+		gf_pathf(dir, sizeof dir, "%s/.local/share/gflow/logs/system", home);
 	else if (exec_owner_home(uid, pwhome, sizeof pwhome, e) == 0)
-		gf_pathf(dir, sizeof dir, "%s/.local/share/gflow/logs", pwhome);
+		gf_pathf(dir, sizeof dir, "%s/.local/share/gflow/logs/system", pwhome);
 	else
 		return -1;
 	if (!dir[0])

@@ -89,6 +89,7 @@ static void keep_identity(struct job *n, const struct job *j)
 	n->attempt = j->attempt;
 	jm_w(n)->retry_of = jm(j)->retry_of;
 	jm_w(n)->redo_of = jm(j)->redo_of;
+	jm_w(n)->log_seq = jm(j)->log_seq;
 	n->run_seq = j->run_seq;
 }
 

@@ -585,27 +585,30 @@ bool exec_holds_start(const struct server *s, const struct job *j)
 	return standby_ready(s);
 }
 
-/* The start to the standby: the job's environment and command follow its
- * options on the pipe (--env-bytes, --argv-bytes), and it is held (--hold)
- * while the commit that started the job is not yet synced. 0: handed. */
+/* The start to the standby: the job's environment, command and spec follow
+ * its options on the pipe (--env-bytes, --argv-bytes, --spec-bytes), and it
+ * is held (--hold) while the commit that started the job is not yet
+ * synced. 0: handed. */
 static int hand_to_standby(struct server *s, const struct job *j, struct argv *a, const struct gf_bytes *env,
-			   const struct gf_bytes *argv)
+			   const struct gf_bytes *argv, const struct gf_bytes *spec)
 {
-	struct iovec more[2] = { { env->p, env->len }, { argv->p, argv->len } };
+	struct iovec more[3] = { { env->p, env->len }, { argv->p, argv->len }, { spec->p, spec->len } };
 	int n = a->n, nown = a->nown, rc;
 
-	if (a->n > 63 - 5 || a->nown > 16 - 2)
+	if (a->n > 63 - 7 || a->nown > 16 - 3)
 		return 1;
 	arg(a, "--env-bytes");
 	argf(a, "%lld", (long long)env->len);
 	arg(a, "--argv-bytes");
 	argf(a, "%lld", (long long)argv->len);
+	arg(a, "--spec-bytes");
+	argf(a, "%lld", (long long)spec->len);
 	if (s->start_held)
 		arg(a, "--hold");
 	if (j->executor == EXEC_TMUX && !s->paths.system)
-		rc = standby_hand_tmux(s, j, a->v, more, 2, s->start_held);
+		rc = standby_hand_tmux(s, j, a->v, more, 3, s->start_held);
 	else
-		rc = standby_hand(s, a->v, more, 2, s->start_held);
+		rc = standby_hand(s, a->v, more, 3, s->start_held);
 	a->n = n;	/* a runner of its own takes the options before these */
 	a->v[n] = NULL;
 	a->nown = nown;
@@ -620,7 +623,11 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 {
 	char dir[GF_PATH_MAX], log[GF_PATH_MAX], cgroups[4][GF_PATH_MAX], attach[GF_PATH_MAX];
 	struct argv a = { .n = 0 };
-	struct gf_bytes env = { 0 }, argv = { 0 };
+	struct gf_bytes env = { 0 }, argv = { 0 }, spec = { 0 };
+	/* System mode: the runner makes the log, as the owner, with the first
+	 * free name; a start after one in which nothing ran uses the name that
+	 * start recorded. */
+	bool log_new = jm(j)->log_dir && (j->run_seq <= 1 || !jm(j)->log_seq);
 	size_t ncg;
 	int dfd, out, rc = -1;
 
@@ -636,21 +643,26 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	 * cgroup_mutex, which a clone into a group needs too. */
 	if (ncg > (s->track.method == TRACK_CGROUP2 ? 1u : 0u))
 		prime_moves(cgroups[ncg - 1]);
-	if ((!jm(j)->log_dir && rundir_make_log(s, j, e)) || rundir_env(s, j, &env, e))
+	if (!jm(j)->log_dir) {
+		if (rundir_make_log(s, j, dfd, log, sizeof log, e))
+			goto out;
+	} else if (log_new)
+		gf_pathf(log, sizeof log, "%s/%lld.log", jm(j)->log_dir, (long long)j->id);
+	else
+		jobs_log_path(s, j, log, sizeof log);
+	if (rundir_env(s, j, &env, e))
 		goto out;
 	argv = rundir_argv(j);
 	if (rundir_write_limits(dfd, dir, j, e))
 		goto out;
-	jobs_log_path(s, j, log, sizeof log);
+	spec = rundir_spec(j, log, log_new);
+	/* Nothing of the job (its directory, log, name or command) is on the
+	 * runner's command line, which anyone may read: that is in the spec. */
 	arg(&a, s->runner_path);
 	arg(&a, "--job");
 	argf(&a, "%lld", (long long)j->id);
 	arg(&a, "--dir");
 	arg(&a, dir);
-	arg(&a, "--log");
-	arg(&a, log);
-	arg(&a, "--cwd");
-	arg(&a, j->cwd ? j->cwd : "/");
 	if (j->time_limit_secs) {
 		arg(&a, "--time-limit");
 		argf(&a, "%lld", (long long)j->time_limit_secs);
@@ -673,8 +685,6 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		argf(&a, "%lld", (long long)j->uid);
 		arg(&a, "--gid");
 		argf(&a, "%lld", (long long)o.gid);
-		if (jm(j)->log_dir && j->run_seq <= 1)
-			arg(&a, "--log-new");
 	}
 	if (j->executor == EXEC_TMUX) {
 		arg(&a, "--pty");
@@ -687,12 +697,12 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 			job_set_str(&j->tmux_session, session);
 			job_set_shared(&j->tmux_socket, sock);	/* one per daemon */
 			gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
-			if (hand_to_standby(s, j, &a, &env, &argv) == 0) {
+			if (hand_to_standby(s, j, &a, &env, &argv, &spec) == 0) {
 				rc = 1;
 				goto out;
 			}
 			jobs_txn_sync(s);	/* tmux starts it at once */
-			if (rundir_write_lists(dfd, dir, &env, &argv, e) == 0)
+			if (rundir_write_lists(dfd, dir, &env, &argv, &spec, e) == 0)
 				rc = start_in_tmux(s, j, &a, e);
 			goto out;
 		}
@@ -711,12 +721,12 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 	/* The standby makes runner.out itself; then the job is born in the
 	 * v2 group (the runner is not in it), as under tmux. */
-	if (hand_to_standby(s, j, &a, &env, &argv) == 0) {
+	if (hand_to_standby(s, j, &a, &env, &argv, &spec) == 0) {
 		rc = 1;
 		goto out;
 	}
 	jobs_txn_sync(s);	/* a runner of its own is not held: it starts after the sync */
-	if (rundir_write_lists(dfd, dir, &env, &argv, e))
+	if (rundir_write_lists(dfd, dir, &env, &argv, &spec, e))
 		goto out;
 	/* What the runner says before it has a log goes to runner.out. */
 	out = openat(dfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -733,5 +743,6 @@ out:
 	close(dfd);
 	free(env.p);
 	free(argv.p);
+	free(spec.p);
 	return rc;
 }

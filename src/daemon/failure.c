@@ -19,13 +19,13 @@
  * Never follows a link at the log itself, never blocks on a FIFO. */
 static ssize_t log_tail(struct server *s, const struct job *j, char *buf, size_t size)
 {
-	char path[GF_PATH_MAX + 32], name[32];
+	char path[GF_PATH_MAX + 32], name[64];
 	struct stat st;
 	ssize_t n, got = 0;
 	off_t from;
 	int fd;
 
-	snprintf(name, sizeof name, "%lld.log", (long long)j->id);
+	jobs_log_name(j, jm(j)->log_seq, name, sizeof name);
 	if (!jm(j)->log_dir && s->log_dfd >= 0)
 		fd = openat(s->log_dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	else {

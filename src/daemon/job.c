@@ -537,7 +537,7 @@ static const char *const job_fields[] = {
 	"attach_socket",	/* api_jobs.c adds it: derived from the daemon's paths */
 	"priority_across_users",	/* api_list.c adds it: jobs_cross_priority */
 	"cluster", "slurm_id", "remote_log",	/* jobs on a Slurm cluster */
-	"rlimits", NULL,
+	"rlimits", "log_seq", NULL,
 };
 
 bool job_field_known(const char *key)
@@ -596,6 +596,8 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "cwd", bytes_or_null(j->cwd));
 	if (m->log_dir && want(only, "log_dir"))
 		json_object_set_new(o, "log_dir", bytes_or_null(m->log_dir));
+	if (m->log_seq && want(only, "log_seq"))
+		json_object_set_new(o, "log_seq", json_integer(m->log_seq));
 	if (want(only, "env_id"))
 		json_object_set_new(o, "env_id", json_integer(j->env_id));
 	if (want(only, "gpus"))
@@ -750,6 +752,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	m.script = get_bytes(o, "script");
 	j->cwd = get_bytes(o, "cwd");
 	m.log_dir = get_bytes(o, "log_dir");
+	m.log_seq = get_int(o, "log_seq");
 	j->env_id = get_int(o, "env_id");
 	j->gpus = (int)get_int(o, "gpus");
 	j->shared = json_is_true(json_object_get(o, "shared"));

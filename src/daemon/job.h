@@ -48,6 +48,7 @@ struct job_more {
 	json_t *params;		/* object, owned; NULL when empty */
 	json_t *gpu_usage;	/* what it used on its GPUs (usage.c), or NULL */
 	int64_t retry_of, redo_of;
+	int64_t log_seq;	/* its log is ID.N.log, not ID.log (runfile.h); 0: ID.log */
 	double begin_at;	/* 0 = none */
 };
 

@@ -58,11 +58,11 @@ static int parse_query(struct evhttp_request *req, long long *tail, struct gf_er
 /* The job's log, opened safely: fd, or -1 with code and e set. */
 static int open_log(struct server *s, const struct job *j, struct stat *st, int *code, struct gf_err *e)
 {
-	char path[GF_PATH_MAX], name[32];
+	char path[GF_PATH_MAX], name[64];
 	int fd;
 
 	jobs_log_path(s, j, path, sizeof path);
-	snprintf(name, sizeof name, "%lld.log", (long long)j->id);
+	jobs_log_name(j, jm(j)->log_seq, name, sizeof name);
 	if (jm(j)->log_dir)
 		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	else

@@ -17,7 +17,7 @@
 
 enum field {
 	F_NAME, F_USER, F_UID, F_PROJECT, F_STATE, F_REASON, F_COMMAND, F_SCRIPT, F_CWD, F_LOG_DIR,
-	F_ENV_ID, F_GPUS, F_SHARED, F_GPU_MEMORY_MB, F_MEMORY_MB, F_TIME_LIMIT_SECS, F_PRIORITY,
+	F_LOG_SEQ, F_ENV_ID, F_GPUS, F_SHARED, F_GPU_MEMORY_MB, F_MEMORY_MB, F_TIME_LIMIT_SECS, F_PRIORITY,
 	F_PRIORITY_BY_ADMIN, F_CONDA_ENV, F_NOTIFY_EMAIL, F_NOTIFY_ON, F_DEPENDS_ON, F_DEP_MODE, F_AUTO_CANCEL, F_BEGIN_AT,
 	F_ARRAY_TASK_ID, F_GROUP_ID, F_MAX_CONCURRENT, F_MAX_RETRIES, F_ATTEMPT, F_RETRY_OF, F_REDO_OF,
 	F_PARAMS, F_SUBMIT_TIME, F_START_TIME, F_END_TIME, F_EXIT_CODE, F_EXIT_SIGNAL, F_GPU_IDS,
@@ -27,7 +27,7 @@ enum field {
 
 static const char *const field_names[F_N] = {
 	"name", "user", "uid", "project", "state", "reason", "command", "script", "cwd", "log_dir",
-	"env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs", "priority",
+	"log_seq", "env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs", "priority",
 	"priority_by_admin", "conda_env", "notify_email", "notify_on", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"params", "submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids",
@@ -524,6 +524,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	ok &= get_shared(&f[F_PROJECT], &j->project) && get_shared(&f[F_REASON], &j->reason);
 	ok &= get_bytes(&f[F_SCRIPT], &m->script, false) && get_bytes(&f[F_CWD], &j->cwd, true) &&
 	      get_bytes(&f[F_LOG_DIR], &m->log_dir, true);
+	ok &= get_int(&f[F_LOG_SEQ], &m->log_seq);
 	ok &= get_int(&f[F_ENV_ID], &j->env_id);
 	ok &= get_int(&f[F_GPUS], &x);
 	j->gpus = (int)x;

@@ -310,9 +310,20 @@ size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max)
 	return n;
 }
 
+void jobs_log_name(const struct job *j, int64_t seq, char *buf, size_t size)
+{
+	if (seq > 0)
+		snprintf(buf, size, "%lld.%lld.log", (long long)j->id, (long long)seq);
+	else
+		snprintf(buf, size, "%lld.log", (long long)j->id);
+}
+
 void jobs_log_path(struct server *s, const struct job *j, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s/%lld.log", jm(j)->log_dir ? jm(j)->log_dir : s->paths.log_dir, (long long)j->id);
+	char name[64];
+
+	jobs_log_name(j, jm(j)->log_seq, name, sizeof name);
+	snprintf(buf, size, "%s/%s", jm(j)->log_dir ? jm(j)->log_dir : s->paths.log_dir, name);
 }
 
 
@@ -557,6 +568,7 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	job_set_reason(n, NULL);
 	n->attempt = old->attempt + 1;
 	jm_w(n)->retry_of = old->id;
+	jm_w(n)->log_seq = 0;	/* a job of its own: its log is named when it starts */
 	n->submit_time = now_real();
 	n->start_time = n->end_time = 0;
 	n->has_exit = false;

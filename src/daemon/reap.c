@@ -152,6 +152,18 @@ static bool withdrawn(const char *dir)
 	return errno == ENOENT;
 }
 
+/* The name the job's log got, where it is not the one recorded (that was
+ * taken: RUNDIR/logseq, written by whoever made the log before the runner
+ * announced itself). A fact about the machine, like the runner's pid: kept
+ * in memory and stored with the job's next save. */
+static void note_log_seq(struct job *j, const char *dir)
+{
+	long long seq;
+
+	if (runfile_read_logseq(dir, &seq) == 0 && seq != jm(j)->log_seq)
+		jm_w(j)->log_seq = seq;
+}
+
 /* The runner is gone: record how the job ended (its result, or why there
  * is none), and kill what is left of the job. */
 static void runner_gone(struct server *s, struct job *j)
@@ -175,6 +187,7 @@ static void runner_gone(struct server *s, struct job *j)
 	}
 	left = !jr(j)->draining && !track_empty(s, j);
 	rundir_path(s, j, dir, sizeof dir);
+	note_log_seq(j, dir);
 	if (runfile_read_result(dir, &r, &e)) {
 		if (!left && !jr(j)->backstop && withdrawn(dir)) {
 			start_again(s, j);
@@ -304,6 +317,7 @@ static int attach(struct server *s, struct job *j)
 	rundir_path(s, j, dir, sizeof dir);
 	if (runfile_read_runner(dir, &ri, &e))
 		return -1;
+	note_log_seq(j, dir);
 	pending_drop(s, j->id);
 	if (ri.pid <= 0) {
 		/* Claimed by an earlier daemon that gave up on this start. */

@@ -1,5 +1,6 @@
 /* rundir.c — a start's files: the job's run directory (RUNDIR/ID.RUN) and
- * the environment and command lists in it, its log (LOGDIR/ID.log), the
+ * the environment, command and spec lists in it, its log (LOGDIR/ID.log,
+ * or ID.N.log when that name is taken), the
  * spares made ahead of starts, and the system daemon's attach socket of a
  * tmux-executor job. exec.c starts the runner that uses them; reap.c
  * reads and removes them. Nothing here is reached through a symbolic
@@ -128,6 +129,22 @@ struct gf_bytes rundir_argv(const struct job *j)
 	return b;
 }
 
+/* The runner's spec: what of the job it needs that no command line may
+ * carry, since anyone may read a process's command line (/proc/PID/cmdline,
+ * ps): its working directory and its log, NUL-separated NAME=value entries
+ * (cwd=, log=, and log-new=1 when the runner makes the log: as the owner,
+ * a new file, the first free name from log= on; runner/opts.c). */
+struct gf_bytes rundir_spec(const struct job *j, const char *log, bool log_new)
+{
+	struct gf_bytes b = { 0 };
+
+	buf_var(&b, "cwd", j->cwd ? j->cwd : "/");
+	buf_var(&b, "log", log);
+	if (log_new)
+		buf_var(&b, "log-new", "1");
+	return b;
+}
+
 /* dir/name holding b: the empty file a spare brought (rundir_make_spares),
  * else a new one. */
 static int put_list(int dfd, const char *dir, const char *name, const struct gf_bytes *b, struct gf_err *e)
@@ -151,14 +168,18 @@ static int put_list(int dfd, const char *dir, const char *name, const struct gf_
 	return 0;
 }
 
-/* The runner reads the job's environment and command from RUNDIR/env and
- * RUNDIR/argv (so no command line, tmux's or the runner's, limits their
- * length) — a standby from its pipe instead (see standby_hand). Only a
- * runner started from this boot reads them: no fsync needed. */
+/* The runner reads the job's environment, command and spec from RUNDIR/env,
+ * RUNDIR/argv and RUNDIR/spec (so no command line, tmux's or the runner's,
+ * limits their length or shows them to others) — a standby from its pipe
+ * instead (see standby_hand). Only a runner started from this boot reads
+ * them: no fsync needed. */
 int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, const struct gf_bytes *argv,
-		       struct gf_err *e)
+		       const struct gf_bytes *spec, struct gf_err *e)
 {
-	return put_list(dfd, dir, "env", env, e) || put_list(dfd, dir, "argv", argv, e) ? -1 : 0;
+	return put_list(dfd, dir, "env", env, e) || put_list(dfd, dir, "argv", argv, e) ||
+			       put_list(dfd, dir, "spec", spec, e)
+		       ? -1
+		       : 0;
 }
 
 /* The job's resource limits (rlimits.h's text form, as stored) in
@@ -251,8 +272,8 @@ static const char *what_is_there(int dfd, const char *name)
  * without following links. Made again a moment after one is used (with
  * the standby, standby.c); one left by a stop or crash is used as it is
  * (only we write in these directories; a name with a dot is no job's).
- * Where runners read the job's environment and command from files (tmux),
- * the spare directory holds them too, empty (put_list). */
+ * Where runners read the job's environment, command and spec from files
+ * (tmux), the spare directory holds them too, empty (put_list). */
 void rundir_make_spares(struct server *s)
 {
 	int fd, dfd;
@@ -265,8 +286,8 @@ void rundir_make_spares(struct server *s)
 	if (s->executor != EXEC_TMUX || s->paths.system ||
 	    (dfd = openat(s->run_dfd, ".spare", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return;
-	for (int i = 0; i < 2; i++)
-		if ((fd = openat(dfd, i ? "argv" : "env", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0)
+	for (int i = 0; i < 3; i++)
+		if ((fd = openat(dfd, i == 2 ? "spec" : i ? "argv" : "env", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0)
 			close(fd);
 	close(dfd);
 }
@@ -301,27 +322,38 @@ int rundir_make(struct server *s, const struct job *j, char *dir, size_t size, s
 }
 
 /* The log, new: a job never writes into a log that is there already (an
- * older job's, from a store that lost its ids), nor through a link. Only a
- * job whose earlier start never ran may find its own. */
-int rundir_make_log(struct server *s, const struct job *j, struct gf_err *e)
+ * older job's, from a store that lost its ids), nor through a link: a name
+ * that is taken is passed over for the next, ID.1.log, ID.2.log … (the
+ * one used, when not the job's recorded one, goes to RUNDIR/logseq, where
+ * the daemon learns it: reap.c). Only a job whose earlier start never ran
+ * may find its own, and uses it. Its path in path. */
+int rundir_make_log(struct server *s, const struct job *j, int dfd, char *path, size_t size, struct gf_err *e)
 {
-	char name[64], path[GF_PATH_MAX];
+	char name[64];
 	struct stat st;
 	int fd;
 
-	snprintf(name, sizeof name, "%lld.log", (long long)j->id);
-	jobs_log_path(s, j, path, sizeof path);
-	if (take_spare(s, s->log_dfd, ".spare.log", name) == 0)
-		return 0;
-	fd = openat(s->log_dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return close(fd);
-	if (errno != EEXIST)
-		return gf_err_set(e, "cannot create the log %s: %s", path, strerror(errno));
+	jobs_log_name(j, jm(j)->log_seq, name, sizeof name);
+	gf_pathf(path, size, "%s/%s", s->paths.log_dir, name);
 	if (j->run_seq > 1 && fstatat(s->log_dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_uid == geteuid())
 		return 0;
-	return gf_err_set(e, "the log %s exists already (%s): not writing into it", path,
-			  what_is_there(s->log_dfd, name));
+	for (int64_t seq = 0; seq <= GF_LOG_SEQ_MAX; seq++) {
+		jobs_log_name(j, seq, name, sizeof name);
+		gf_pathf(path, size, "%s/%s", s->paths.log_dir, name);
+		if (take_spare(s, s->log_dfd, ".spare.log", name)) {
+			fd = openat(s->log_dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 && errno == EEXIST)
+				continue;
+			if (fd < 0)
+				return gf_err_set(e, "cannot create the log %s: %s", path, strerror(errno));
+			close(fd);
+		}
+		if (seq != jm(j)->log_seq && runfile_write_logseq_at(dfd, seq))
+			return gf_err_set(e, "cannot write the log's name to the run directory: %s", strerror(errno));
+		return 0;
+	}
+	return gf_err_set(e, "the logs %s/%lld.log and %lld.1.log to %lld.%d.log are all taken: not writing into any",
+			  s->paths.log_dir, (long long)j->id, (long long)j->id, (long long)j->id, GF_LOG_SEQ_MAX);
 }
 

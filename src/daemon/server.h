@@ -400,6 +400,10 @@ int jobs_load(struct server *s, struct gf_err *e);
 /* Resolve "@"/"@~N"/"42" for uid. Returns id or -1 with e set. */
 int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf_err *e);
 void jobs_log_path(struct server *s, const struct job *j, char *buf, size_t size);
+/* The file name of a job's log: ID.log, or ID.SEQ.log for seq > 0 (that
+ * name was taken; runfile.h). jobs_log_path: in its directory, with the
+ * job's own seq (job_more's log_seq). */
+void jobs_log_name(const struct job *j, int64_t seq, char *buf, size_t size);
 /* Called once a cancel's cascade is worked through; err is set when the
  * rest of it could not be recorded now (it is tried again later). */
 typedef void (*jobs_done_cb)(struct server *s, void *arg, const char *err);
@@ -576,15 +580,21 @@ void rundir_path(struct server *s, const struct job *j, char *buf, size_t size);
 /* The run directory, new (nothing there is reused or followed): its
  * descriptor, its path in dir; -1 e says why not. */
 int rundir_make(struct server *s, const struct job *j, char *dir, size_t size, struct gf_err *e);
-/* The log, new; only a job whose earlier start never ran finds its own. */
-int rundir_make_log(struct server *s, const struct job *j, struct gf_err *e);
+/* The log, new (a name that is taken is passed over: ID.1.log, …, told in
+ * RUNDIR/logseq, dfd); only a job whose earlier start never ran finds its
+ * own. Its path in path. */
+int rundir_make_log(struct server *s, const struct job *j, int dfd, char *path, size_t size, struct gf_err *e);
 /* The job's environment (what it was submitted with, less gflow's own
  * variables, and gflow's) and command (conda's activation first). */
 int rundir_env(struct server *s, const struct job *j, struct gf_bytes *out, struct gf_err *e);
 struct gf_bytes rundir_argv(const struct job *j);
-/* RUNDIR/env and RUNDIR/argv, for a runner that reads them from files. */
+/* What the runner needs of the job that its command line must not show
+ * (cwd, log): NAME=value entries. */
+struct gf_bytes rundir_spec(const struct job *j, const char *log, bool log_new);
+/* RUNDIR/env, RUNDIR/argv and RUNDIR/spec, for a runner that reads them
+ * from files. */
 int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, const struct gf_bytes *argv,
-		       struct gf_err *e);
+		       const struct gf_bytes *spec, struct gf_err *e);
 /* RUNDIR/limits: the submitter's resource limits, which the runner sets on
  * the job (every runner reads it; none when the job has none). */
 int rundir_write_limits(int dfd, const char *dir, const struct job *j, struct gf_err *e);

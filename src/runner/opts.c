@@ -1,6 +1,8 @@
-/* opts.c — gflow-runner's command line, and the job's environment and
- * command: from RUNDIR/env and RUNDIR/argv (never through a link), or, for a
- * standby, from what the daemon sent on its pipe. */
+/* opts.c — gflow-runner's command line, and the job's environment, command
+ * and spec (working directory, log): from RUNDIR/env, RUNDIR/argv and
+ * RUNDIR/spec (never through a link), or, for a standby, from what the
+ * daemon sent on its pipe. Nothing of the job is on our command line, which
+ * anyone may read (/proc/PID/cmdline). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -28,7 +30,7 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
 	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW,
-	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES };
+	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -46,13 +48,14 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "hold", no_argument, NULL, O_HOLD },
 		{ "env-bytes", required_argument, NULL, O_ENV_BYTES },
 		{ "argv-bytes", required_argument, NULL, O_ARGV_BYTES },
+		{ "spec-bytes", required_argument, NULL, O_SPEC_BYTES },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	memset(o, 0, sizeof *o);
 	o->grace = 10;
-	o->uid = o->gid = o->attach_gid = o->env_bytes = o->argv_bytes = -1;
+	o->uid = o->gid = o->attach_gid = o->env_bytes = o->argv_bytes = o->spec_bytes = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (c) {
@@ -94,7 +97,8 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		case O_GID:
 		case O_ATTACH_GID:
 		case O_ENV_BYTES:
-		case O_ARGV_BYTES: {
+		case O_ARGV_BYTES:
+		case O_SPEC_BYTES: {
 			char *end;
 			long long v;
 
@@ -106,6 +110,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 			  : c == O_GID	     ? &o->gid
 			  : c == O_ENV_BYTES ? &o->env_bytes
 			  : c == O_ARGV_BYTES ? &o->argv_bytes
+			  : c == O_SPEC_BYTES ? &o->spec_bytes
 					     : &o->attach_gid) = v;
 			break;
 		}
@@ -128,10 +133,6 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		return gf_err_set(e, "missing --job");
 	if (!o->dir)
 		return gf_err_set(e, "missing --dir");
-	if (!o->log)
-		return gf_err_set(e, "missing --log");
-	if (!o->cwd)
-		return gf_err_set(e, "missing --cwd");
 	if ((o->uid < 0) != (o->gid < 0))
 		return gf_err_set(e, "--uid and --gid go together");
 	if (o->attach && !o->pty)
@@ -293,5 +294,40 @@ int read_argv(struct runner *r, struct gf_err *e)
 		if (r->argv_owned[i])
 			r->argv[i] = r->argv_owned[i];
 	}
+	return 0;
+}
+
+/* RUNDIR/spec (a standby: what followed the request, --spec-bytes): what of
+ * the job the daemon does not put on our command line, NUL-separated
+ * NAME=value entries: cwd=DIR, log=PATH, log-new=1. A runner started by
+ * hand may give them as options (--cwd, --log, --log-new) instead; then
+ * there is no spec to read. */
+int read_spec(struct runner *r, struct gf_err *e)
+{
+	size_t n;
+
+	if (r->o.spec_bytes < 0 && r->o.log && r->o.cwd)
+		return 0;
+	if (read_list(r, "spec", "the job's spec", r->o.spec_bytes, &r->spec_blob, &r->spec, &n, e))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *kv = r->spec[i], *v = strchr(kv, '=');
+
+		if (!v)
+			return gf_err_set(e, "the job's spec: '%.64s' is not NAME=value", kv);
+		v++;
+		if (!strncmp(kv, "cwd=", 4) && !r->o.cwd)
+			r->o.cwd = v;
+		else if (!strncmp(kv, "log=", 4) && !r->o.log)
+			r->o.log = v;
+		else if (!strcmp(kv, "log-new=1"))
+			r->o.log_new = true;
+		else if (strncmp(kv, "cwd=", 4) && strncmp(kv, "log=", 4))
+			return gf_err_set(e, "the job's spec: unknown entry '%.64s'", kv);
+	}
+	if (!r->o.log)
+		return gf_err_set(e, "missing --log (or log= in %s/spec)", r->o.dir);
+	if (!r->o.cwd)
+		return gf_err_set(e, "missing --cwd (or cwd= in %s/spec)", r->o.dir);
 	return 0;
 }

@@ -3,6 +3,7 @@
  * can then neither signal nor trace it. Files in the owner's home are made
  * as the owner (effective ids), so no link of theirs leads root anywhere. */
 #include "owner.h"
+#include "runfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,30 +93,51 @@ static int make_parents(const char *path)
 	return 0;
 }
 
-int owner_open_log(struct owner *o, const char *path, bool fresh, struct gf_err *e)
+int owner_open_log(struct owner *o, const char *path, bool fresh, char *used, size_t size, int *seq,
+		   struct gf_err *e)
 {
-	int fd, err = 0, flags = O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC;
+	int fd = -1, err = 0, flags = O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC;
+	size_t stem = strlen(path);
 	struct stat st;
 
+	if (stem > 4 && !strcmp(path + stem - 4, ".log"))
+		stem -= 4;
+	*seq = 0;
+	if (snprintf(used, size, "%s", path) >= (int)size)
+		return gf_err_set(e, "the log path %.64s… is too long", path);
 	if (owner_enter(o, e))
 		return -1;
 	/* In the owner's home, the directories are made as needed. */
 	if (o->set && make_parents(path))
 		err = errno;
-	fd = err ? -1 : open(path, flags | (fresh ? O_EXCL : 0), 0600);
-	if (fd < 0 && !err)
+	/* A name that is taken is never written into (it may be another
+	 * daemon's log, or an earlier store's): the next one is tried. */
+	for (int n = 0; !err; n++) {
+		if (n && snprintf(used, size, "%.*s.%d%s", (int)stem, path, n, path + stem) >= (int)size) {
+			err = ENAMETOOLONG;
+			break;
+		}
+		fd = open(used, flags | (fresh ? O_EXCL : 0), 0600);
+		if (fd >= 0) {
+			*seq = n;
+			break;
+		}
 		err = errno;
+		if (err == EEXIST && n < GF_LOG_SEQ_MAX)
+			err = 0;
+	}
 	owner_leave(o);
 	if (fd < 0 && err == ELOOP)
-		return gf_err_set(e, "the log %s is a symbolic link: not following it", path);
+		return gf_err_set(e, "the log %s is a symbolic link: not following it", used);
 	if (fd < 0 && err == EEXIST)
-		return gf_err_set(e, "the log %s exists already: not writing into it", path);
+		return gf_err_set(e, "the log %s and the next %d names after it are all taken: not writing into any",
+				  path, GF_LOG_SEQ_MAX);
 	if (fd < 0)
-		return gf_err_set(e, "cannot open the log %s%s%s: %s", path, o->set ? " as " : "", o->set ? o->name : "",
+		return gf_err_set(e, "cannot open the log %s%s%s: %s", used, o->set ? " as " : "", o->set ? o->name : "",
 				  strerror(err));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return gf_err_set(e, "the log %s is not a regular file", path);
+		return gf_err_set(e, "the log %s is not a regular file", used);
 	}
 	return fd;
 }

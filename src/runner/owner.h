@@ -35,8 +35,11 @@ void owner_leave(struct owner *o);
 int owner_become(const struct owner *o);
 
 /* As the owner (when there is one, also making the directories of path,
- * mode 0700), open path for appending — created new (O_EXCL) when
- * `fresh`, never through a link. */
-int owner_open_log(struct owner *o, const char *path, bool fresh, struct gf_err *e);
+ * mode 0700), open path for appending, never through a link. When `fresh`,
+ * a new file (O_EXCL): path, or when that is taken (by anything: a file,
+ * a link), the first free one of STEM.1.log … STEM.GF_LOG_SEQ_MAX.log (path
+ * is STEM.log). The path opened in used, its number (0: path) in *seq. */
+int owner_open_log(struct owner *o, const char *path, bool fresh, char *used, size_t size, int *seq,
+		   struct gf_err *e);
 
 #endif

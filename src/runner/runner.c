@@ -605,11 +605,20 @@ static pid_t start_child(const struct runner *r, int into, int slave, int errw, 
 }
 
 /* The log, appended to; a symbolic link or anything but a plain file
- * there is refused, not followed. */
-static int open_log(struct runner *r, struct gf_err *e)
+ * there is refused, not followed. A new one (log-new) gets the first free
+ * name, and one other than the one given is told to the daemon in
+ * RUNDIR/logseq before we announce ourselves (the daemon reads it when it
+ * sees the announcement). What fails here is the job's error (start_job),
+ * as any failure after the announcement: kept in r->log_err. */
+static void open_log(struct runner *r)
 {
-	r->logfd = owner_open_log(&r->owner, r->o.log, r->o.log_new, e);
-	return r->logfd < 0 ? -1 : 0;
+	int seq = 0;
+
+	r->log_failed = (r->o.uid >= 0 && owner_lookup(&r->owner, (uid_t)r->o.uid, (gid_t)r->o.gid, &r->log_err)) ||
+			(r->logfd = owner_open_log(&r->owner, r->o.log, r->o.log_new, r->log_path,
+						   sizeof r->log_path, &seq, &r->log_err)) < 0;
+	if (!r->log_failed && seq && runfile_write_logseq_at(r->dirfd, seq))
+		r->log_failed = gf_err_set(&r->log_err, "cannot write %s/logseq: %s", r->o.dir, strerror(errno)) != 0;
 }
 
 /* Fork the job. Returns -1 (e set) when it could not be started at all. */
@@ -617,8 +626,11 @@ static int start_job(struct runner *r, struct gf_err *e)
 {
 	int errp[2], slave = -1, into = -1;
 
-	if ((r->o.uid >= 0 && owner_lookup(&r->owner, (uid_t)r->o.uid, (gid_t)r->o.gid, e)) || open_log(r, e) ||
-	    read_argv(r, e) || read_limits(r, e) || join_cgroups(r, &into, e))
+	if (r->log_failed) {
+		*e = r->log_err;
+		goto fail_early;
+	}
+	if (read_argv(r, e) || read_limits(r, e) || join_cgroups(r, &into, e))
 		goto fail_early;
 	if (r->o.pty && open_pty(r, &slave, e))
 		goto fail_early;
@@ -841,6 +853,8 @@ static void runner_free(struct runner *r)
 	if (r->argv_blob)
 		free(r->argv);
 	free(r->argv_blob);
+	free(r->spec);
+	free(r->spec_blob);
 	for (size_t i = 0; r->argv_owned && i < r->nargv; i++)
 		free(r->argv_owned[i]);
 	free(r->argv_owned);
@@ -922,7 +936,8 @@ static int take_the_rest(struct runner *r, struct standby_pipe *p)
 	int go;
 
 	if ((r->o.env_bytes >= 0 && standby_take(p, (size_t)r->o.env_bytes, &r->env_blob)) ||
-	    (r->o.argv_bytes >= 0 && standby_take(p, (size_t)r->o.argv_bytes, &r->argv_blob)))
+	    (r->o.argv_bytes >= 0 && standby_take(p, (size_t)r->o.argv_bytes, &r->argv_blob)) ||
+	    (r->o.spec_bytes >= 0 && standby_take(p, (size_t)r->o.spec_bytes, &r->spec_blob)))
 		return -1;
 	if (!r->o.hold)
 		return 0;
@@ -988,15 +1003,19 @@ int main(int argc, char **argv)
 		standby_pipe_close(&pipe);
 		if (!bad)
 			standby_retitle(own, r.o.job);
-	} else if (!(bad = parse_opts(argc, argv, &r.o, &e)) && (r.o.hold || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0))
+	} else if (!(bad = parse_opts(argc, argv, &r.o, &e)) &&
+		   (r.o.hold || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0 || r.o.spec_bytes >= 0))
 		bad = gf_err_set(&e, "%s: only for a standby runner (--standby), which reads it from its stdin",
-				 r.o.hold ? "--hold" : r.o.env_bytes >= 0 ? "--env-bytes" : "--argv-bytes");
+				 r.o.hold		? "--hold"
+				 : r.o.env_bytes >= 0	? "--env-bytes"
+				 : r.o.argv_bytes >= 0 ? "--argv-bytes"
+							: "--spec-bytes");
 	/* Traced only for a personal daemon (the system one never passes it). */
 	if (!bad && r.o.uid < 0 && gf_trace_open())
 		gf_trace_at(started, "runner_start", strtoll(r.o.job, NULL, 10));
 	r.output_due = piped;
 	if (bad || open_run_dir(&r, &e) || (piped && r.o.pty && own_output(&r, &e)) || read_env(&r, &e) ||
-	    setup_signals(&r, &e) || become_subreaper(&e) || announce(&r, &e)) {
+	    read_spec(&r, &e) || setup_signals(&r, &e) || become_subreaper(&e) || (open_log(&r), announce(&r, &e))) {
 		say(&r, "%s", e.msg);
 		runner_free(&r);
 		free(request);

@@ -20,15 +20,15 @@
 struct attach;
 
 struct opts {
-	const char *job, *dir, *log, *cwd;
+	const char *job, *dir, *log, *cwd;	/* log, cwd: RUNDIR/spec's (read_spec), or given */
 	const char *cgroups[MAX_CGROUPS];	/* to join before the job starts */
 	int ncgroups;
 	double time_limit, grace;	/* seconds; time_limit 0: none */
 	long long uid, gid;		/* the job's owner (--uid/--gid), -1: as we are */
-	bool log_new;			/* --log-new: the log must not exist yet */
+	bool log_new;			/* --log-new: a new log, the first free name from log on */
 	bool pty;
 	bool hold;			/* --hold (a standby's): the exec waits for the daemon's byte */
-	long long env_bytes, argv_bytes;	/* --env-bytes/--argv-bytes (a standby's): on stdin, -1: files */
+	long long env_bytes, argv_bytes, spec_bytes;	/* --env-bytes/... (a standby's): on stdin, -1: files */
 	const char *attach;		/* --attach: the socket to offer the pty at */
 	long long attach_gid;		/* --attach-group, -1: none */
 	char **argv;			/* NULL: read RUNDIR/argv */
@@ -54,6 +54,11 @@ struct runner {
 	char *env_blob;		/* the env file, NUL-separated */
 	char **envp;		/* points into env_blob */
 	char *argv_blob;	/* the argv file, when the command was not given */
+	char *spec_blob;	/* the spec file (cwd, log), NUL-separated */
+	char **spec;		/* points into spec_blob */
+	char log_path[4096];	/* the log opened: o.log, or the free name after it */
+	bool log_failed;	/* open_log failed: log_err says why (start_job reports it) */
+	struct gf_err log_err;
 	char **argv;		/* the job's command */
 	char **argv_owned;	/* words made by expanding job variables */
 	size_t nargv;
@@ -103,6 +108,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e);
 int read_env(struct runner *r, struct gf_err *e);
 int read_argv(struct runner *r, struct gf_err *e);
 int read_limits(struct runner *r, struct gf_err *e);
+int read_spec(struct runner *r, struct gf_err *e);
 
 /* pane.c */
 bool copy_winsize(const struct runner *r);

@@ -71,7 +71,7 @@ def test_personal_log_replaced_by_a_symlink_is_not_read(gflow):
 
 
 def log_path(g, user, jid):
-    return g.home_of(user) / ".local/share/gflow/logs" / f"{jid}.log"
+    return g.home_of(user) / ".local/share/gflow/logs/system" / f"{jid}.log"
 
 
 def test_system_log_refusals(system_gflow):

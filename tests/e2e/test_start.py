@@ -93,13 +93,15 @@ def test_a_start_takes_a_run_directory_and_log_made_ahead(gflow):
     g.wait_state(jid, "Cancelled")
     g.wait_for(lambda: (run / ".spare").is_dir() and (logs / ".spare.log").is_file(), what="the next spares")
     assert (logs / ".spare.log").stat().st_ino != spare_log and (logs / ".spare.log").stat().st_size == 0
-    # a log that is there already is still refused, spare or not
+    # a log that is there already is still never written into, spare or
+    # not: the job's log gets the next free name (issue 26, item 6)
     (logs / f"{jid + 1}.log").write_text("an older job's\n")
-    bad = g.submit("true")
-    assert bad == jid + 1
-    job = g.wait_state(bad, "Failed")
-    assert "exists already" in json.dumps(job), job
-    assert (logs / f"{bad}.log").read_text() == "an older job's\n"
+    nxt = g.submit("echo", "mine")
+    assert nxt == jid + 1
+    job = g.wait_state(nxt, "Finished")
+    assert job["log_path"] == str(logs / f"{nxt}.1.log")
+    assert (logs / f"{nxt}.log").read_text() == "an older job's\n"
+    assert (logs / f"{nxt}.1.log").read_text() == "mine\n"
 
 
 def test_under_tmux_the_spare_run_directory_brings_the_jobs_list_files(gflow_exec):
@@ -111,7 +113,7 @@ def test_under_tmux_the_spare_run_directory_brings_the_jobs_list_files(gflow_exe
     spare = g.data / "run" / ".spare"
     g.wait_for(lambda: spare.is_dir(), what="the spare run directory")
     tmux = g.env["GFLOW_EXECUTOR__TYPE"] == "tmux"
-    want = ["argv", "env"] if tmux else []
+    want = ["argv", "env", "spec"] if tmux else []
     g.wait_for(lambda: sorted(p.name for p in spare.iterdir()) == want, what=f"{want} in the spare")
     assert all(p.stat().st_size == 0 for p in spare.iterdir())
     jid = g.submit("sh", "-c", "echo job $GFLOW_JOB_ID")

@@ -278,19 +278,20 @@ def test_tmux_failure_says_what_tmux_answered(gflow, tmp_path):
 
 # ---- fault 10: links planted under the data directory -----------------------------------
 
-def test_link_planted_at_the_next_log_fails_the_job_and_touches_nothing(gflow_exec, tmp_path):
+def test_link_planted_at_the_next_log_is_passed_over_and_touches_nothing(gflow_exec, tmp_path):
     g = gflow_exec
     g.start()
     g.wait_state(g.submit("true"), "Finished")
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     (g.data / "logs" / "2.log").symlink_to(victim)
-    jid = g.submit("--", "sh", "-c", "echo overwritten; touch ran")
+    jid = g.submit("--", "sh", "-c", "echo mine")
     assert jid == 2
-    j = g.wait_state(jid, "Failed")
-    assert j["reason"].startswith("SystemError:the log ") and "a symbolic link" in j["reason"], j
+    # the name is taken: the job's log gets the next free one (issue 26, item 6)
+    j = g.wait_state(jid, "Finished")
+    assert j["log_path"] == str(g.data / "logs" / "2.1.log")
+    assert (g.data / "logs" / "2.1.log").read_text() == "mine\n"
     assert victim.read_text() == "precious\n"
-    assert not (tmp_path / "ran").exists()
 
 
 def test_link_planted_at_the_next_run_directory_fails_the_job_and_touches_nothing(gflow_exec, tmp_path):
@@ -321,8 +322,9 @@ def test_a_job_never_appends_to_a_log_that_is_already_there(gflow):
     jid = g.submit("--", "echo", "new output")
     assert jid == 2
     j = g.wait_state(jid, {"Failed", "Finished"})
-    assert j["state"] == "Failed" and "exists already" in j["reason"], j
+    assert j["state"] == "Finished" and j["log_path"] == str(g.data / "logs" / "2.1.log"), j
     assert old.read_text() == "an older job's output\n"
+    assert (g.data / "logs" / "2.1.log").read_text() == "new output\n"
 
 
 # ---- how processes are tracked -------------------------------------------------------

@@ -23,7 +23,7 @@ def job_of(g, jid):
 
 
 def log_path(g, user, jid):
-    return g.home_of(user) / ".local/share/gflow/logs" / f"{jid}.log"
+    return g.home_of(user) / ".local/share/gflow/logs/system" / f"{jid}.log"
 
 
 def wait_done(g, jid, states=("Finished",), timeout=20):

@@ -99,7 +99,7 @@ def start_tmux_daemon(g, config=None):
 
 
 def log_of(g, user, jid):
-    path = g.home_of(user) / ".local/share/gflow/logs" / f"{jid}.log"
+    path = g.home_of(user) / ".local/share/gflow/logs/system" / f"{jid}.log"
     return path.read_text(errors="replace") if path.exists() else ""
 
 

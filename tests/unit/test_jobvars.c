@@ -57,11 +57,30 @@ static void test_nothing_else(void **state)
 	expect("`echo $GFLOW_JOB_IDs`", NULL);
 }
 
-static void test_values_not_reexpanded(void **state)
+static void test_free_text_never_substituted(void **state)
 {
 	(void)state;
-	/* the value holds '$b' and '${c}': copied as is, never looked at */
-	expect("[$GFLOW_JOB_NAME]", "[a $b ${c}]");
+	/* the name is free text: it reaches the job only through its
+	 * environment, never into a word a shell may read */
+	expect("[$GFLOW_JOB_NAME]", NULL);
+	expect("${GFLOW_JOB_NAME}", NULL);
+	expect("$GFLOW_JOB_ID:$GFLOW_JOB_NAME", "42:$GFLOW_JOB_NAME");
+}
+
+static void test_only_digits_and_commas(void **state)
+{
+	static char *const odd[] = { "GFLOW_JOB_ID=1$(touch x)", "GFLOW_GPU_IDS=0,1", "GFLOW_ARRAY_TASK_ID=-1",
+				     "GFLOW_GPU_MEMORY_MB=it's", NULL };
+	char *out;
+
+	(void)state;
+	/* a value with anything but digits and commas stays a reference */
+	assert_int_equal(gf_jobvars_expand("a $GFLOW_JOB_ID b", odd, &out), 0);
+	assert_null(out);
+	assert_int_equal(gf_jobvars_expand("$GFLOW_GPU_MEMORY_MB/$GFLOW_ARRAY_TASK_ID/$GFLOW_GPU_IDS", odd, &out), 0);
+	assert_non_null(out);
+	assert_string_equal(out, "$GFLOW_GPU_MEMORY_MB/$GFLOW_ARRAY_TASK_ID/0,1");
+	free(out);
 }
 
 static void test_unset_is_empty(void **state)
@@ -80,7 +99,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_and_braced),
 		cmocka_unit_test(test_nothing_else),
-		cmocka_unit_test(test_values_not_reexpanded),
+		cmocka_unit_test(test_free_text_never_substituted),
+		cmocka_unit_test(test_only_digits_and_commas),
 		cmocka_unit_test(test_unset_is_empty),
 	};
 

@@ -622,7 +622,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	struct argv a = { .n = 0 };
 	struct gf_bytes env = { 0 }, argv = { 0 };
 	size_t ncg;
-	int dfd, out, rc = -1;
+	int dfd, out, rc = -1, err;
 
 	if ((dfd = rundir_make(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
@@ -730,8 +730,10 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	close(out);
 	standby_want(s);
 out:
+	err = errno;	/* EMFILE: the start waits for descriptors (jobs.c) */
 	close(dfd);
 	free(env.p);
 	free(argv.p);
+	errno = err;
 	return rc;
 }

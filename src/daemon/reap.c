@@ -42,6 +42,7 @@ struct pending {
 	int64_t id;
 	bool standby;		/* the start was handed to a standby runner */
 	int wd;
+	double deadline;	/* now_mono(): no runner file by then, it did not start */
 	struct event *timeout;
 	struct pending *next;
 };
@@ -162,6 +163,13 @@ static void runner_gone(struct server *s, struct job *j)
 	bool left;
 
 	unwatch(j);
+	if (!fd_room()) {
+		/* Its result waits on disk; the backstop's next round reads it. */
+		fd_note("job %lld ended, and gflowd is out of file descriptors: its result is read when there "
+			"is room", (long long)j->id);
+		jr_w(j)->end_pending = true;
+		return;
+	}
 	if (job_state_ended(j->state) && j->state != JS_CANCELLED) {
 		/* Its end was recorded before (a restart found it draining):
 		 * only what is left of it remains to go. */
@@ -256,7 +264,7 @@ static void pending_drop(struct server *s, int64_t id)
 }
 
 /* Watch a live runner through a pidfd. -1 when it is gone already (or the
- * pid is someone else's now). */
+ * pid is someone else's now), -2 when there is no descriptor for it now. */
 static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long long start_ticks)
 {
 	unsigned long long ticks = 0;
@@ -264,6 +272,8 @@ static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long l
 	struct gf_err e;
 	int fd = pidfd_open_(pid);
 
+	if (fd < 0 && fd_short(errno))
+		return -2;
 	if (fd < 0 || proc_start_ticks(pid, &ticks) || ticks != start_ticks ||
 	    (j->runner_ticks && j->runner_ticks != start_ticks)) {
 		if (fd >= 0)
@@ -295,12 +305,19 @@ static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long l
 
 /* The runner's file is there: watch its pid. Returns 0 when attached (or
  * the job was collected), -1 when there is no runner file yet. */
+static void attach_later(struct server *s, struct job *j);
+
 static int attach(struct server *s, struct job *j)
 {
 	char dir[GF_PATH_MAX];
 	struct runner_info ri;
 	struct gf_err e;
+	int rc;
 
+	if (!fd_room()) {
+		attach_later(s, j);
+		return 0;
+	}
 	rundir_path(s, j, dir, sizeof dir);
 	if (runfile_read_runner(dir, &ri, &e))
 		return -1;
@@ -311,7 +328,9 @@ static int attach(struct server *s, struct job *j)
 		runner_gone(s, j);
 		return 0;
 	}
-	if (watch_pid(s, j, ri.pid, ri.start_ticks))
+	if ((rc = watch_pid(s, j, ri.pid, ri.start_ticks)) == -2)
+		attach_later(s, j);
+	else if (rc)
 		runner_gone(s, j);
 	return 0;
 }
@@ -344,6 +363,14 @@ static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 	}
 	if (attach(s, j) == 0)
 		return;
+	if (now_mono() < p->deadline) {
+		/* Woken early to attach when there was no room: its time runs on. */
+		double left = p->deadline - now_mono();
+		struct timeval tv = { (time_t)left, (suseconds_t)((left - (double)(time_t)left) * 1e6) };
+
+		event_add(p->timeout, &tv);
+		return;
+	}
 	if (claim(s, j)) {
 		bool standby = p->standby;
 
@@ -451,6 +478,12 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	exec_reap();
+	if (!fd_room()) {
+		/* What the checks read (cgroup.procs, /proc) would look empty. */
+		fd_note("%s", "gflowd is out of file descriptors: its check of running jobs waits");
+		arm_watch(s, WATCH_SECS);
+		return;
+	}
 	track_observe(s);
 	for (size_t i = 0; i < s->nlive; i++) {
 		struct job *j = jobs_live_at(s, i);
@@ -497,6 +530,7 @@ void reap_watch_start(struct server *s, struct job *j, bool standby)
 	p->s = s;
 	p->id = j->id;
 	p->standby = standby;
+	p->deadline = now_mono() + (double)tv.tv_sec;
 	p->wd = inotify_add_watch(s->inotify_fd, dir, IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW);
 	p->timeout = event_new(s->base, -1, 0, on_start_timeout, p);
 	event_add(p->timeout, &tv);
@@ -504,6 +538,37 @@ void reap_watch_start(struct server *s, struct job *j, bool standby)
 	s->pending = p;
 	/* The runner may have been quicker than the watch. */
 	attach(s, j);
+}
+
+/* The runner is (or may be) there, and there is no descriptor to watch it
+ * with: try again in a second, keeping the start's own deadline. */
+static void attach_later(struct server *s, struct job *j)
+{
+	struct timeval tv = { 1, 0 };
+	struct pending *p;
+
+	for (p = s->pending; p && p->id != j->id; p = p->next)
+		;
+	if (!p) {
+		if (!(p = calloc(1, sizeof *p)))
+			abort();
+		p->s = s;
+		p->id = j->id;
+		p->wd = -1;
+		p->deadline = now_mono() + START_TIMEOUT_SECS;
+		p->timeout = event_new(s->base, -1, 0, on_start_timeout, p);
+		p->next = s->pending;
+		s->pending = p;
+	}
+	fd_note("job %lld: gflowd is out of file descriptors: it watches the job's runner when there is room",
+		(long long)j->id);
+	event_add(p->timeout, &tv);
+}
+
+/* A start undone before anything ran: out of descriptors (jobs.c). */
+void reap_start_undo(struct server *s, struct job *j)
+{
+	start_again(s, j);
 }
 
 void reap_start_failed(struct server *s, struct job *j, const char *why)
@@ -565,6 +630,7 @@ static void recover(struct server *s, struct job *j, bool rebooted)
 	char dir[GF_PATH_MAX];
 	struct job_result r;
 	struct gf_err e;
+	int rc;
 
 	rundir_path(s, j, dir, sizeof dir);
 	if (runfile_read_result(dir, &r, &e) == 0) {
@@ -575,8 +641,11 @@ static void recover(struct server *s, struct job *j, bool rebooted)
 		return;
 	/* No runner file: the directory may have been removed under a job
 	 * whose runner still runs. */
-	if (j->runner_pid > 0 && watch_pid(s, j, j->runner_pid, j->runner_ticks) == 0)
+	if (j->runner_pid > 0 && (rc = watch_pid(s, j, j->runner_pid, j->runner_ticks)) != -1) {
+		if (rc == -2)
+			attach_later(s, j);
 		return;
+	}
 	if (job_state_ended(j->state) && j->state != JS_CANCELLED) {
 		runner_gone(s, j);	/* recorded already: what is left goes */
 		return;

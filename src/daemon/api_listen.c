@@ -150,6 +150,8 @@ static void reserve_of(long limit, long *users, long *admins)
 	long r = limit / 8;
 
 	*users = r < 32 ? 32 : r > 1024 ? 1024 : r;
+	if (*users > limit / 2)
+		*users = limit / 2;	/* a tiny limit: half of it still serves */
 	*admins = *users / 2;
 }
 

@@ -35,6 +35,7 @@
 #define DRAIN_SECS 0.1		/* ... and while leftovers are being killed */
 #define STOPPED_CHECKS 2	/* a runner seen stopped this many times in a row is ended */
 #define LIMIT_MARGIN_SECS 5	/* past limit + 2 × grace, the daemon enforces the limit */
+#define DISK_NOTE "WaitingForDisk: "	/* a running job's reason while its end cannot be recorded */
 
 /* A job whose runner has been launched but has not written `runner` yet. */
 struct pending {
@@ -153,6 +154,30 @@ static bool withdrawn(const char *dir)
 	return errno == ENOENT;
 }
 
+/* Its end could not be recorded (the store refused it; a full disk, most
+ * likely): it is shown Running until it is, and its reason says why. The
+ * reason lives in memory, as a waiting job's does. */
+static void note_unrecorded(struct server *s, struct job *j, const struct job_result *r)
+{
+	char what[64], note[GF_PATH_MAX + 200];
+
+	if (j->state != JS_RUNNING)
+		return;
+	if (!r)
+		snprintf(what, sizeof what, "it ended");
+	else if (r->exited)
+		snprintf(what, sizeof what, "it ended (exit %d)", r->exit_code);
+	else
+		snprintf(what, sizeof what, "it ended (signal %d)", r->signal);
+	if (store_no_room(s->store))
+		snprintf(note, sizeof note, "%s%s; the disk of %s is full: its end is recorded once there is room",
+			 DISK_NOTE, what, s->paths.db);
+	else
+		snprintf(note, sizeof note, "WaitingForStore: %s; the store refused to record it (see the daemon's "
+			 "log): trying again", what);
+	job_set_reason(j, note);
+}
+
 /* The runner is gone: record how the job ended (its result, or why there
  * is none), and kill what is left of the job. */
 static void runner_gone(struct server *s, struct job *j)
@@ -209,8 +234,10 @@ static void runner_gone(struct server *s, struct job *j)
 		jr_w(j)->draining = true;
 	}
 	jr_w(j)->end_pending = jobs_ended(s, j, rp, why) != 0;
-	if (jr(j)->end_pending)
+	if (jr(j)->end_pending) {
+		note_unrecorded(s, j, rp);
 		event_active(s->watch_ev, 0, 0);
+	}
 }
 
 static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
@@ -463,6 +490,29 @@ static void check_runner(struct server *s, struct job *j, double now)
 		backstop(s, j, "timeout", "let the job run past its time limit");
 }
 
+/* A job whose processes are gone while its runner lives on, with the disk
+ * full: the runner waits to write the result (it tries every second). It
+ * is shown Running, and its reason says why; the note goes when there is
+ * room again. */
+static void disk_note(struct server *s, struct job *j, bool no_room)
+{
+	char note[GF_PATH_MAX + 200];
+	bool noted = j->reason && !strncmp(j->reason, DISK_NOTE, strlen(DISK_NOTE));
+
+	if (j->state != JS_RUNNING || jr(j)->end_pending)
+		return;
+	if (!no_room) {
+		if (noted)
+			job_set_reason(j, NULL);
+		return;
+	}
+	if (noted || jr(j)->pidfd < 0 || job_has_work(s, j))
+		return;
+	snprintf(note, sizeof note, "%sits processes have ended; the disk of %s is full: its end is recorded once "
+		 "there is room", DISK_NOTE, s->paths.db);
+	job_set_reason(j, note);
+}
+
 static void arm_watch(struct server *s, double secs)
 {
 	struct timeval tv = { (time_t)secs, (suseconds_t)((secs - (double)(time_t)secs) * 1e6) };
@@ -474,6 +524,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 {
 	struct server *s = arg;
 	double now = now_real(), next = WATCH_SECS;
+	bool no_room;
 
 	(void)fd;
 	(void)what;
@@ -485,11 +536,13 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	track_observe(s);
+	no_room = store_no_room(s->store);
 	for (size_t i = 0; i < s->nlive; i++) {
 		struct job *j = jobs_live_at(s, i);
 
 		if (!j || !j->active)
 			continue;
+		disk_note(s, j, no_room);
 		if (jr(j)->end_pending) {
 			runner_gone(s, j);
 			next = DRAIN_SECS * 10;

@@ -107,10 +107,17 @@ static void remember(int fd, uid_t uid, bool admin)
 	g.slot[fd] = (struct slot){ .used = true, .admin = admin, .uid = uid, .dev = st.st_dev, .ino = st.st_ino };
 }
 
-/* One line of HTTP, and no more from this connection. */
-static void refuse(int fd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void refuse(int fd, int code, const char *fmt, ...)
+/* One line of HTTP, and no more from this connection: nothing it sent is
+ * read, and evhttp (bev: its connection's) is told it ended, so that it is
+ * freed (its descriptor closed) now. Without bev, fd is the caller's to
+ * close. */
+static void refuse(struct bufferevent *bev, int fd, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void refuse(struct bufferevent *bev, int fd, int code, const char *fmt, ...)
 {
+	bufferevent_event_cb ended = NULL;
+	void *arg = NULL;
+	char sink[4096];
 	char msg[256], body[320], text[640];
 	va_list ap;
 	json_t *j;
@@ -131,7 +138,17 @@ static void refuse(int fd, int code, const char *fmt, ...)
 		     code, code == 503 ? "Service Unavailable" : "Too Many Requests", strlen(body), body);
 	if (n > 0 && (size_t)n < sizeof text && send(fd, text, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		(void)0;	/* the client is gone or not reading: it is shut all the same */
-	shutdown(fd, SHUT_RDWR);
+	shutdown(fd, SHUT_RD);
+	/* What it sent is dropped (a close with unread data would reset a TCP
+	 * connection before our answer reached it). */
+	for (int i = 0; i < 16 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
+		;
+	if (bev)
+		bufferevent_getcb(bev, NULL, NULL, &ended, &arg);
+	if (ended)
+		ended(bev, BEV_EVENT_READING | BEV_EVENT_EOF, arg);	/* evhttp frees it */
+	else
+		shutdown(fd, SHUT_RDWR);
 	if (now_mono() - g.refused_at >= 1.0) {
 		fprintf(stderr, "gflowd: refused a connection: %s%s\n", msg,
 			g.refused ? " (and others since the last such line)" : "");
@@ -173,20 +190,20 @@ static bool check_one(struct bufferevent *bev, bool tcp)
 		admin = uid != (uid_t)-1 && (uid == s->uid || auth_is_admin(s, uid));
 	}
 	if (admin && held(uid, true) >= (size_t)cap * ADMIN_SHARE) {
-		refuse(fd, 429, "too many connections from admins (at most %lld together)",
+		refuse(bev, fd, 429, "too many connections from admins (at most %lld together)",
 		       (long long)cap * ADMIN_SHARE);
 		return true;
 	}
 	if (!admin && held(uid, false) >= (size_t)cap) {
 		if (tcp)
-			refuse(fd, 429, "too many connections over TCP (at most %d)", cap);
+			refuse(bev, fd, 429, "too many connections over TCP (at most %d)", cap);
 		else
-			refuse(fd, 429, "too many connections from uid %lld (at most %d)", (long long)uid, cap);
+			refuse(bev, fd, 429, "too many connections from uid %lld (at most %d)", (long long)uid, cap);
 		return true;
 	}
 	reserve_of(limit, &for_users, &for_admins);
 	if (fd >= limit - (admin ? for_admins : for_users)) {
-		refuse(fd, 503, "gflowd has few file descriptors left (the last %ld of %ld are kept for jobs%s); "
+		refuse(bev, fd, 503, "gflowd has few file descriptors left (the last %ld of %ld are kept for jobs%s); "
 		       "try again later", admin ? for_admins : for_users, limit, admin ? "" : " and admins");
 		return true;
 	}
@@ -277,7 +294,7 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
 		g.spare = -1;
 		fd = accept4(evconnlistener_get_fd(lev), NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
-			refuse(fd, 503, "gflowd is out of file descriptors; try again later");
+			refuse(NULL, fd, 503, "gflowd is out of file descriptors; try again later");
 			close(fd);
 		}
 		g.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);

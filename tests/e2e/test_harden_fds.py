@@ -202,8 +202,12 @@ def test_the_per_user_cap_is_configurable(sysd):
         assert rep["refused"] == 7, rep
         assert [a.rpartition("\r\n\r\n")[2] for a in rep["answers"]] == [
             f'{{"error":"too many connections from uid {uid_b} (at most 5)"}}\n']
+        # B's request on one more is refused unread: nothing is submitted
+        r = g.as_user(b, "gbatch", "true")
+        assert r.returncode != 0 and f"too many connections from uid {uid_b} (at most 5)" in r.stderr, r
         # root is not held to a user's cap
         assert g.cli("gqueue", check=True).returncode == 0
+        assert g.api("GET", "/jobs")[1]["jobs"] == []
     finally:
         end_flood(p)
 

@@ -29,13 +29,14 @@
 /* ---- who holds how many connections --------------------------------------
  *
  * evhttp accepts; each connection's bufferevent is made here (new_bev), and
- * before anything is read from it (check_fresh runs in the same turn of the
- * loop) its user is known: the peer's uid on the Unix socket, one bucket
- * for TCP. A user over [daemon] max_connections_per_user, or any
- * connection that would leave the daemon too few descriptors for its jobs,
- * is answered one line and shut; evhttp then frees it. Connections are
- * remembered by descriptor with the socket's inode, so one closed (by
- * evhttp, which tells nobody) is seen as gone when its slot is looked at. */
+ * before anything is read from it (when the next is accepted, or by
+ * check_fresh in the same turn of the loop) its user is known: the peer's
+ * uid on the Unix socket, one bucket for TCP. A user over [daemon]
+ * max_connections_per_user, or any connection that would leave the daemon
+ * too few descriptors for its jobs, is answered one line and freed at once
+ * (refuse). Connections are remembered by descriptor with the socket's
+ * inode, so one closed (by evhttp, which tells nobody) is seen as gone when
+ * its slot is looked at. */
 
 struct slot {
 	bool used, admin;

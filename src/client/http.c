@@ -195,9 +195,13 @@ static int send_all(int fd, const char *p, size_t n, struct gf_err *e)
 		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return gf_err_set(e, "gflowd did not take the request "
 			    "within %d s", HTTP_TIMEOUT_SECS);
-		if (w < 0)
-			return gf_err_set(e, "cannot send to gflowd: %s",
-			    strerror(errno));
+		if (w < 0) {
+			int err = errno;
+
+			gf_err_set(e, "cannot send to gflowd: %s", strerror(err));
+			/* Closed before it read: it may have said why. */
+			return err == EPIPE || err == ECONNRESET ? -2 : -1;
+		}
 		p += w;
 		n -= (size_t)w;
 	}
@@ -285,6 +289,14 @@ int http_request(const char *sock, const char *method, const char *target,
 	gf_trace("client_send", 0);	/* gbatch's, when traced (trace.h) */
 	if (rc == 0)
 		rc = recv_all(fd, &raw, e);
+	else if (rc == -2) {
+		/* A daemon that refuses a connection (too many of the user's)
+		 * answers one line and closes it, maybe before the request came:
+		 * that line is the answer. */
+		struct gf_err ignored;
+
+		rc = recv_all(fd, &raw, &ignored) == 0 && raw.len > 0 ? 0 : -1;
+	}
 	close(fd);
 	if (rc == 0)
 		rc = http_parse_response(sbuf_str(&raw), raw.len, out, e);
@@ -612,8 +624,8 @@ int api_get_stream(const char *target,
 		return -1;
 	sbuf_addf(&raw, "GET %s HTTP/1.1\r\nHost: gflowd\r\nConnection: "
 	    "close\r\nContent-Length: 0\r\n\r\n", target);
-	if (send_all(fd, raw.p, raw.len, e) < 0)
-		goto out;
+	if (send_all(fd, raw.p, raw.len, e) == -1)
+		goto out;	/* (-2: closed before it read; its answer is read) */
 	raw.len = 0;
 	while (!(hend = header_end(raw.p, raw.len, &body_at))) {
 		if (read_more(fd, chunk, sizeof chunk, &n, e) < 0)

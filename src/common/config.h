@@ -86,6 +86,7 @@ struct gf_config {
 	char *admin_group;		/* [daemon] admin_group: its members are admins; NULL none */
 	int max_user_priority;		/* [daemon] how far a user's own priority counts across
 					 * users (system mode), default 10, 0..255 */
+	int max_connections_per_user;	/* [daemon] default 64: open API connections of one uid */
 	int64_t gpu_unmanaged_min_memory_mb;	/* [gpu] default 0: every foreign process blocks */
 	char **gpu_unmanaged_ignore_commands;	/* [gpu] command names that never block */
 	size_t n_gpu_unmanaged_ignore_commands;

@@ -226,6 +226,19 @@ static void h_info(struct server *s, struct evhttp_request *req, struct caller *
 	json_object_set_new(o, "tcp", s->bound_tcp ? json_sprintf("%s:%d", s->cfg.host, s->cfg.port) : json_null());
 	if (s->tcp_note[0])
 		json_object_set_new(o, "tcp_note", json_string(s->tcp_note));
+	if (store_no_room(s->store)) {	/* the disk is full: what waits for it */
+		size_t waiting = 0;
+
+		for (size_t i = 0; i < s->nlive; i++) {
+			struct job *j = jobs_live_at(s, i);
+
+			waiting += j && j->state == JS_RUNNING && j->reason && !strncmp(j->reason, "WaitingForDisk:", 15);
+		}
+		json_object_set_new(o, "store_note",
+				    json_sprintf("disk full: %s cannot be written; %zu job end%s wait%s to be "
+						 "recorded (free some space)", s->paths.db, waiting,
+						 waiting == 1 ? "" : "s", waiting == 1 ? "s" : ""));
+	}
 	json_object_set_new(o, "caller", c->uid == (uid_t)-1 ? json_null()
 				       : json_pack("{s:I,s:b}", "uid", (json_int_t)c->uid, "admin", c->admin));
 	/* Store rows that could not be read (their jobs are shown as stand-ins),

@@ -5,10 +5,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <event2/bufferevent.h>
 #include <event2/http.h>
 #include <event2/listener.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,298 @@
 #include <unistd.h>
 
 #define MAX_BODY (8 * 1024 * 1024)
+#define ADMIN_SHARE 4		/* admins together: this many times a user's cap */
+#define TCP_UID ((uid_t)-2)	/* the bucket every TCP connection counts in */
+#define BACKOFF_MIN_MS 100	/* out of descriptors: accept again after this… */
+#define BACKOFF_MAX_MS 1000	/* …doubling up to this */
+
+/* ---- who holds how many connections --------------------------------------
+ *
+ * evhttp accepts; each connection's bufferevent is made here (new_bev), and
+ * before anything is read from it (when the next is accepted, or by
+ * check_fresh in the same turn of the loop) its user is known: the peer's
+ * uid on the Unix socket, one bucket for TCP. A user over [daemon]
+ * max_connections_per_user, or any connection that would leave the daemon
+ * too few descriptors for its jobs, is answered one line and freed at once
+ * (refuse). Connections are remembered by descriptor with the socket's
+ * inode, so one closed (by evhttp, which tells nobody) is seen as gone when
+ * its slot is looked at. */
+
+struct slot {
+	bool used, admin;
+	uid_t uid;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct fresh {
+	struct bufferevent *bev;
+	bool tcp;
+};
+
+static struct guard {
+	struct server *s;
+	struct slot *slot;	/* by descriptor */
+	size_t nslot;
+	struct fresh *fresh;	/* accepted this turn, not looked at yet */
+	size_t nfresh, cfresh;
+	struct event *check_ev, *resume_ev;
+	int spare;		/* /dev/null: given up to answer one client when out of descriptors */
+	int backoff_ms;
+	bool reload_paused;	/* api_pause: a reload, not us */
+	double refused_at;	/* the last line about refusals */
+	unsigned long refused;	/* …and those since */
+	double emfile_at;
+	unsigned long emfile;
+} g = { .spare = -1 };
+
+static const bool from_unix = false, from_tcp = true;
+
+static bool slot_alive(int fd)
+{
+	struct slot *sl = &g.slot[fd];
+	struct stat st;
+
+	if (sl->used && (fstat(fd, &st) || st.st_dev != sl->dev || st.st_ino != sl->ino))
+		sl->used = false;
+	return sl->used;
+}
+
+/* Connections open of this uid (admin: of all admins). */
+static size_t held(uid_t uid, bool admin)
+{
+	size_t n = 0;
+
+	for (size_t fd = 0; fd < g.nslot; fd++)
+		if (g.slot[fd].used && (admin ? g.slot[fd].admin : g.slot[fd].uid == uid) && slot_alive((int)fd))
+			n++;
+	return n;
+}
+
+static void remember(int fd, uid_t uid, bool admin)
+{
+	struct stat st;
+
+	if ((size_t)fd >= g.nslot) {
+		size_t n = (size_t)fd + 64 > g.nslot * 2 ? (size_t)fd + 64 : g.nslot * 2;
+		struct slot *v = realloc(g.slot, n * sizeof *v);
+
+		if (!v)
+			return;	/* not counted: no worse than before */
+		memset(v + g.nslot, 0, (n - g.nslot) * sizeof *v);
+		g.slot = v;
+		g.nslot = n;
+	}
+	if (fstat(fd, &st))
+		return;
+	g.slot[fd] = (struct slot){ .used = true, .admin = admin, .uid = uid, .dev = st.st_dev, .ino = st.st_ino };
+}
+
+/* One line of HTTP, and no more from this connection: nothing it sent is
+ * read, and evhttp (bev: its connection's) is told it ended, so that it is
+ * freed (its descriptor closed) now. Without bev, fd is the caller's to
+ * close. */
+static void refuse(struct bufferevent *bev, int fd, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void refuse(struct bufferevent *bev, int fd, int code, const char *fmt, ...)
+{
+	bufferevent_event_cb ended = NULL;
+	void *arg = NULL;
+	char sink[4096];
+	char msg[256], body[320], text[640];
+	va_list ap;
+	json_t *j;
+	char *dump;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	j = json_pack("{s:s}", "error", msg);
+	dump = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	snprintf(body, sizeof body, "%s\n", dump ? dump : "{\"error\":\"refused\"}");
+	free(dump);
+	json_decref(j);
+	n = snprintf(text, sizeof text,
+		     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+		     "Connection: close\r\n\r\n%s",
+		     code, code == 503 ? "Service Unavailable" : "Too Many Requests", strlen(body), body);
+	if (n > 0 && (size_t)n < sizeof text && send(fd, text, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		(void)0;	/* the client is gone or not reading: it is shut all the same */
+	shutdown(fd, SHUT_RD);
+	/* What it sent is dropped (a close with unread data would reset a TCP
+	 * connection before our answer reached it). */
+	for (int i = 0; i < 16 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
+		;
+	if (bev)
+		bufferevent_getcb(bev, NULL, NULL, &ended, &arg);
+	if (ended)
+		ended(bev, BEV_EVENT_READING | BEV_EVENT_EOF, arg);	/* evhttp frees it */
+	else
+		shutdown(fd, SHUT_RDWR);
+	if (now_mono() - g.refused_at >= 1.0) {
+		fprintf(stderr, "gflowd: refused a connection: %s%s\n", msg,
+			g.refused ? " (and others since the last such line)" : "");
+		g.refused_at = now_mono();
+		g.refused = 0;
+	} else
+		g.refused++;
+}
+
+/* The descriptors kept for jobs and admins: an ordinary user's connection
+ * that lands among the last `users` numbers is refused, an admin's among
+ * the last `admins` (the kernel gives the lowest free number, so one that
+ * lands there means the table is that full). */
+static void reserve_of(long limit, long *users, long *admins)
+{
+	long r = limit / 8;
+
+	*users = r < 32 ? 32 : r > 1024 ? 1024 : r;
+	if (*users > limit / 2)
+		*users = limit / 2;	/* a tiny limit: half of it still serves */
+	*admins = *users / 2;
+}
+
+/* Returns whether the connection was refused. */
+static bool check_one(struct bufferevent *bev, bool tcp)
+{
+	struct server *s = g.s;
+	int fd = bufferevent_getfd(bev), cap = s->cfg.max_connections_per_user;
+	long limit = fd_limit(), for_users, for_admins;
+	struct ucred cred;
+	socklen_t len = sizeof cred;
+	uid_t uid = TCP_UID;
+	bool admin = false;
+
+	if (fd < 0)
+		return false;
+	if (!tcp) {
+		uid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.uid : (uid_t)-1;
+		admin = uid != (uid_t)-1 && (uid == s->uid || auth_is_admin(s, uid));
+	}
+	if (admin && held(uid, true) >= (size_t)cap * ADMIN_SHARE) {
+		refuse(bev, fd, 429, "too many connections from admins (at most %lld together)",
+		       (long long)cap * ADMIN_SHARE);
+		return true;
+	}
+	if (!admin && held(uid, false) >= (size_t)cap) {
+		if (tcp)
+			refuse(bev, fd, 429, "too many connections over TCP (at most %d)", cap);
+		else
+			refuse(bev, fd, 429, "too many connections from uid %lld (at most %d)", (long long)uid, cap);
+		return true;
+	}
+	reserve_of(limit, &for_users, &for_admins);
+	if (fd >= limit - (admin ? for_admins : for_users)) {
+		refuse(bev, fd, 503, "gflowd has few file descriptors left (the last %ld of %ld are kept for jobs%s); "
+		       "try again later", admin ? for_admins : for_users, limit, admin ? "" : " and admins");
+		return true;
+	}
+	remember(fd, uid, admin);
+	if (now_mono() - g.emfile_at > 5.0)
+		g.backoff_ms = BACKOFF_MIN_MS;	/* calm again: the next pause is short */
+	return false;
+}
+
+static void set_listening(struct server *s, bool on);
+
+static bool check_all(void)
+{
+	bool refused = false;
+
+	for (size_t i = 0; i < g.nfresh; i++)
+		refused |= check_one(g.fresh[i].bev, g.fresh[i].tcp);
+	g.nfresh = 0;
+	return refused;
+}
+
+static void check_fresh(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	check_all();
+}
+
+/* evhttp's maker of a connection's bufferevent: the descriptor is set on
+ * it after this returns, and check_fresh, activated in the listener's
+ * priority, runs before the loop waits for anything again (so before the
+ * connection can be read, answered or freed). */
+static struct bufferevent *new_bev(struct event_base *base, void *arg)
+{
+	struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
+
+	if (!bev)
+		return NULL;
+	/* The ones before this have their descriptors now. A refusal ends
+	 * this turn's accepting (the listener stops when disabled): refused
+	 * connections are freed before more are taken, so that a flood of
+	 * one user does not run the daemon out of descriptors first. */
+	if (check_all() && !g.reload_paused && !event_pending(g.resume_ev, EV_TIMEOUT, NULL)) {
+		struct timeval now = { 0, 0 };
+
+		set_listening(g.s, false);
+		event_add(g.resume_ev, &now);
+	}
+	if (g.nfresh == g.cfresh) {
+		size_t n = g.cfresh ? g.cfresh * 2 : 64;
+		struct fresh *v = realloc(g.fresh, n * sizeof *v);
+
+		if (!v)
+			return bev;	/* not looked at: no worse than before */
+		g.fresh = v;
+		g.cfresh = n;
+	}
+	g.fresh[g.nfresh++] = (struct fresh){ bev, *(const bool *)arg };
+	event_active(g.check_ev, 0, 0);
+	return bev;
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	if (g.spare < 0)
+		g.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (!g.reload_paused)
+		set_listening(g.s, true);
+}
+
+/* accept() failed for a reason other than a retry (libevent's listener
+ * calls this): out of descriptors, most likely. Tell one waiting client so
+ * with the spare descriptor, stop accepting for a while (a listener that
+ * cannot accept is always readable: it would spin), and say it at most once
+ * a second. */
+static void on_accept_error(struct evconnlistener *lev, void *arg)
+{
+	int err = errno, fd;
+	struct timeval tv;
+
+	(void)arg;
+	if (fd_short(err) && g.spare >= 0) {
+		close(g.spare);
+		g.spare = -1;
+		fd = accept4(evconnlistener_get_fd(lev), NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			refuse(NULL, fd, 503, "gflowd is out of file descriptors; try again later");
+			close(fd);
+		}
+		g.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	set_listening(g.s, false);
+	tv.tv_sec = g.backoff_ms / 1000;
+	tv.tv_usec = (g.backoff_ms % 1000) * 1000;
+	event_add(g.resume_ev, &tv);
+	if (now_mono() - g.emfile_at >= 1.0) {
+		fprintf(stderr, "gflowd: cannot accept connections: %s; accepting none for %d ms%s\n", strerror(err),
+			g.backoff_ms, g.emfile ? " (and more such pauses since the last such line)" : "");
+		g.emfile_at = now_mono();
+		g.emfile = 0;
+	} else
+		g.emfile++;
+	g.backoff_ms = g.backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : g.backoff_ms * 2;
+}
 
 /* ---- listeners, and the connections a reload waits for -------------------
  *
@@ -94,13 +389,25 @@ static struct evhttp *new_http(struct server *s, void (*cb)(struct evhttp_reques
 	evhttp_set_timeout(h, 60);
 	evhttp_set_gencb(h, cb, s);
 	evhttp_set_allowed_methods(h, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
+	evhttp_set_bevcb(h, new_bev, (void *)(cb == api_on_tcp ? &from_tcp : &from_unix));
 	return h;
+}
+
+static void guard_listener(struct evhttp_bound_socket *b)
+{
+	evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(b), on_accept_error);
 }
 
 int api_init(struct server *s, struct gf_err *e)
 {
 	int tcp_fd;
 
+	g.s = s;
+	g.backoff_ms = BACKOFF_MIN_MS;
+	if (g.spare < 0)
+		g.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	g.check_ev = event_new(s->base, -1, 0, check_fresh, NULL);
+	g.resume_ev = evtimer_new(s->base, on_resume, NULL);
 	s->http_unix = new_http(s, api_on_unix);
 	if (s->inherited[0] >= 0)
 		s->unix_fd = s->inherited[0];	/* a reload: the same socket, nothing lost */
@@ -108,6 +415,7 @@ int api_init(struct server *s, struct gf_err *e)
 		return -1;
 	if (!(s->bound_unix = evhttp_accept_socket_with_handle(s->http_unix, s->unix_fd)))
 		return gf_err_set(e, "cannot serve on %s", s->paths.socket);
+	guard_listener(s->bound_unix);
 
 	s->http_tcp = new_http(s, api_on_tcp);
 	/* A reload hands over the TCP socket for the new host:port (the old
@@ -129,6 +437,7 @@ int api_init(struct server *s, struct gf_err *e)
 			close(tcp_fd);
 		return gf_err_set(e, "cannot serve on %s:%d", s->cfg.host, s->cfg.port);
 	}
+	guard_listener(s->bound_tcp);
 	return 0;
 }
 
@@ -143,11 +452,13 @@ static void set_listening(struct server *s, bool on)
 
 void api_pause(struct server *s)
 {
+	g.reload_paused = true;
 	set_listening(s, false);
 }
 
 void api_resume(struct server *s)
 {
+	g.reload_paused = false;
 	set_listening(s, true);
 }
 
@@ -234,6 +545,15 @@ void api_close(struct server *s)
 		evhttp_free(s->http_unix);
 	if (s->http_tcp)
 		evhttp_free(s->http_tcp);
+	if (g.check_ev)
+		event_free(g.check_ev);
+	if (g.resume_ev)
+		event_free(g.resume_ev);
+	if (g.spare >= 0)
+		close(g.spare);
+	free(g.slot);
+	free(g.fresh);
+	g = (struct guard){ .spare = -1 };
 	/* Only the owner removes the socket: a daemon refused at start must
 	 * not take it from the one that serves it. */
 	if (s->sock_lock_fd >= 0)

@@ -629,7 +629,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	 * start recorded. */
 	bool log_new = jm(j)->log_dir && (j->run_seq <= 1 || !jm(j)->log_seq);
 	size_t ncg;
-	int dfd, out, rc = -1;
+	int dfd, out, rc = -1, err;
 
 	if ((dfd = rundir_make(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
@@ -740,9 +740,11 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	close(out);
 	standby_want(s);
 out:
+	err = errno;	/* EMFILE: the start waits for descriptors (jobs.c) */
 	close(dfd);
 	free(env.p);
 	free(argv.p);
 	free(spec.p);
+	errno = err;
 	return rc;
 }

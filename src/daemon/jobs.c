@@ -816,6 +816,14 @@ static void launch(struct server *s, struct job *j)
 	struct gf_err e;
 	int started = exec_start_job(s, j, &e);
 
+	if (started < 0 && (fd_short(errno) || !fd_room())) {
+		/* Nothing ran: it waits for descriptors (the pass asks for room
+		 * before it starts anything). */
+		fd_note("job %lld: %s: it queues again until gflowd has descriptors", (long long)j->id, e.msg);
+		reap_start_undo(s, j);
+		fd_retry_pass(s);
+		return;
+	}
 	if (started < 0) {
 		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
 		if (jobs_ended(s, j, NULL, e.msg)) {
@@ -995,6 +1003,15 @@ static bool pass(struct server *s, bool joined)
 
 		if (reason && (!j->reason || strcmp(j->reason, reason)))
 			job_set_reason(j, reason);	/* waiting reasons live in memory */
+	}
+	/* A start needs descriptors (run directory, spawn, pidfd): while other
+	 * users' connections leave too few, starts wait (and nothing fails). */
+	if (started && !fd_room()) {
+		fd_note("gflowd is out of file descriptors: %zu job start%s wait%s (trying again in 1 s)", started,
+			started == 1 ? "" : "s", started == 1 ? "s" : "");
+		started = 0;
+		if (now + 1 < next_begin)
+			next_begin = now + 1;
 	}
 	/* Every start is recorded, in one transaction, before any runner is
 	 * launched; when the store refuses, none starts and nothing is booked. */

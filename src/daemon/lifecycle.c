@@ -697,6 +697,8 @@ static int cmd_status(struct lc *c)
 						    ? json_string_value(json_object_get(o, "tcp_note")) : "not served");
 	printf("  data:      %s\n", json_string_value(json_object_get(o, "data_dir")));
 	printf("  jobs:      %lld\n", (long long)json_integer_value(json_object_get(o, "jobs")));
+	if (json_string_value(json_object_get(o, "store_note")))
+		printf("  store:     %s\n", json_string_value(json_object_get(o, "store_note")));
 	notify_print_status(o);
 	if (json_array_size(json_object_get(o, "unreadable_jobs"))) {
 		json_t *bad = json_object_get(o, "unreadable_jobs"), *id;

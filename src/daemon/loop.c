@@ -740,6 +740,7 @@ static int setup(struct server *s, struct gf_err *e)
 			if (!gf_pathf(path, sizeof path, "%s/%s", s->paths.data_dir, leftovers[i]))
 				unlink(path);
 	umask(077);
+	fd_limit_raise();	/* other users' connections must not run it out */
 	s->uid = getuid();
 	s->executor = s->cfg.executor == GF_EXEC_PROCESS ? EXEC_PROCESS : EXEC_TMUX;
 	s->strategy = s->cfg.strategy == GF_STRATEGY_RANDOM ? SCHED_RANDOM : SCHED_SEQUENTIAL;

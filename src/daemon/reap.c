@@ -35,6 +35,7 @@
 #define DRAIN_SECS 0.1		/* ... and while leftovers are being killed */
 #define STOPPED_CHECKS 2	/* a runner seen stopped this many times in a row is ended */
 #define LIMIT_MARGIN_SECS 5	/* past limit + 2 × grace, the daemon enforces the limit */
+#define DISK_NOTE "WaitingForDisk: "	/* a running job's reason while its end cannot be recorded */
 
 /* A job whose runner has been launched but has not written `runner` yet. */
 struct pending {
@@ -42,6 +43,7 @@ struct pending {
 	int64_t id;
 	bool standby;		/* the start was handed to a standby runner */
 	int wd;
+	double deadline;	/* now_mono(): no runner file by then, it did not start */
 	struct event *timeout;
 	struct pending *next;
 };
@@ -164,6 +166,30 @@ static void note_log_seq(struct job *j, const char *dir)
 		jm_w(j)->log_seq = seq;
 }
 
+/* Its end could not be recorded (the store refused it; a full disk, most
+ * likely): it is shown Running until it is, and its reason says why. The
+ * reason lives in memory, as a waiting job's does. */
+static void note_unrecorded(struct server *s, struct job *j, const struct job_result *r)
+{
+	char what[64], note[GF_PATH_MAX + 200];
+
+	if (j->state != JS_RUNNING)
+		return;
+	if (!r)
+		snprintf(what, sizeof what, "it ended");
+	else if (r->exited)
+		snprintf(what, sizeof what, "it ended (exit %d)", r->exit_code);
+	else
+		snprintf(what, sizeof what, "it ended (signal %d)", r->signal);
+	if (store_no_room(s->store))
+		snprintf(note, sizeof note, "%s%s; the disk of %s is full: its end is recorded once there is room",
+			 DISK_NOTE, what, s->paths.db);
+	else
+		snprintf(note, sizeof note, "WaitingForStore: %s; the store refused to record it (see the daemon's "
+			 "log): trying again", what);
+	job_set_reason(j, note);
+}
+
 /* The runner is gone: record how the job ended (its result, or why there
  * is none), and kill what is left of the job. */
 static void runner_gone(struct server *s, struct job *j)
@@ -174,6 +200,13 @@ static void runner_gone(struct server *s, struct job *j)
 	bool left;
 
 	unwatch(j);
+	if (!fd_room()) {
+		/* Its result waits on disk; the backstop's next round reads it. */
+		fd_note("job %lld ended, and gflowd is out of file descriptors: its result is read when there "
+			"is room", (long long)j->id);
+		jr_w(j)->end_pending = true;
+		return;
+	}
 	if (job_state_ended(j->state) && j->state != JS_CANCELLED) {
 		/* Its end was recorded before (a restart found it draining):
 		 * only what is left of it remains to go. */
@@ -214,8 +247,10 @@ static void runner_gone(struct server *s, struct job *j)
 		jr_w(j)->draining = true;
 	}
 	jr_w(j)->end_pending = jobs_ended(s, j, rp, why) != 0;
-	if (jr(j)->end_pending)
+	if (jr(j)->end_pending) {
+		note_unrecorded(s, j, rp);
 		event_active(s->watch_ev, 0, 0);
+	}
 }
 
 static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
@@ -269,7 +304,7 @@ static void pending_drop(struct server *s, int64_t id)
 }
 
 /* Watch a live runner through a pidfd. -1 when it is gone already (or the
- * pid is someone else's now). */
+ * pid is someone else's now), -2 when there is no descriptor for it now. */
 static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long long start_ticks)
 {
 	unsigned long long ticks = 0;
@@ -277,6 +312,8 @@ static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long l
 	struct gf_err e;
 	int fd = pidfd_open_(pid);
 
+	if (fd < 0 && fd_short(errno))
+		return -2;
 	if (fd < 0 || proc_start_ticks(pid, &ticks) || ticks != start_ticks ||
 	    (j->runner_ticks && j->runner_ticks != start_ticks)) {
 		if (fd >= 0)
@@ -308,12 +345,19 @@ static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long l
 
 /* The runner's file is there: watch its pid. Returns 0 when attached (or
  * the job was collected), -1 when there is no runner file yet. */
+static void attach_later(struct server *s, struct job *j);
+
 static int attach(struct server *s, struct job *j)
 {
 	char dir[GF_PATH_MAX];
 	struct runner_info ri;
 	struct gf_err e;
+	int rc;
 
+	if (!fd_room()) {
+		attach_later(s, j);
+		return 0;
+	}
 	rundir_path(s, j, dir, sizeof dir);
 	if (runfile_read_runner(dir, &ri, &e))
 		return -1;
@@ -325,7 +369,9 @@ static int attach(struct server *s, struct job *j)
 		runner_gone(s, j);
 		return 0;
 	}
-	if (watch_pid(s, j, ri.pid, ri.start_ticks))
+	if ((rc = watch_pid(s, j, ri.pid, ri.start_ticks)) == -2)
+		attach_later(s, j);
+	else if (rc)
 		runner_gone(s, j);
 	return 0;
 }
@@ -358,6 +404,14 @@ static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 	}
 	if (attach(s, j) == 0)
 		return;
+	if (now_mono() < p->deadline) {
+		/* Woken early to attach when there was no room: its time runs on. */
+		double left = p->deadline - now_mono();
+		struct timeval tv = { (time_t)left, (suseconds_t)((left - (double)(time_t)left) * 1e6) };
+
+		event_add(p->timeout, &tv);
+		return;
+	}
 	if (claim(s, j)) {
 		bool standby = p->standby;
 
@@ -450,6 +504,29 @@ static void check_runner(struct server *s, struct job *j, double now)
 		backstop(s, j, "timeout", "let the job run past its time limit");
 }
 
+/* A job whose processes are gone while its runner lives on, with the disk
+ * full: the runner waits to write the result (it tries every second). It
+ * is shown Running, and its reason says why; the note goes when there is
+ * room again. */
+static void disk_note(struct server *s, struct job *j, bool no_room)
+{
+	char note[GF_PATH_MAX + 200];
+	bool noted = j->reason && !strncmp(j->reason, DISK_NOTE, strlen(DISK_NOTE));
+
+	if (j->state != JS_RUNNING || jr(j)->end_pending)
+		return;
+	if (!no_room) {
+		if (noted)
+			job_set_reason(j, NULL);
+		return;
+	}
+	if (noted || jr(j)->pidfd < 0 || job_has_work(s, j))
+		return;
+	snprintf(note, sizeof note, "%sits processes have ended; the disk of %s is full: its end is recorded once "
+		 "there is room", DISK_NOTE, s->paths.db);
+	job_set_reason(j, note);
+}
+
 static void arm_watch(struct server *s, double secs)
 {
 	struct timeval tv = { (time_t)secs, (suseconds_t)((secs - (double)(time_t)secs) * 1e6) };
@@ -461,16 +538,25 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 {
 	struct server *s = arg;
 	double now = now_real(), next = WATCH_SECS;
+	bool no_room;
 
 	(void)fd;
 	(void)what;
 	exec_reap();
+	if (!fd_room()) {
+		/* What the checks read (cgroup.procs, /proc) would look empty. */
+		fd_note("%s", "gflowd is out of file descriptors: its check of running jobs waits");
+		arm_watch(s, WATCH_SECS);
+		return;
+	}
 	track_observe(s);
+	no_room = store_no_room(s->store);
 	for (size_t i = 0; i < s->nlive; i++) {
 		struct job *j = jobs_live_at(s, i);
 
 		if (!j || !j->active)
 			continue;
+		disk_note(s, j, no_room);
 		if (jr(j)->end_pending) {
 			runner_gone(s, j);
 			next = DRAIN_SECS * 10;
@@ -511,6 +597,7 @@ void reap_watch_start(struct server *s, struct job *j, bool standby)
 	p->s = s;
 	p->id = j->id;
 	p->standby = standby;
+	p->deadline = now_mono() + (double)tv.tv_sec;
 	p->wd = inotify_add_watch(s->inotify_fd, dir, IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW);
 	p->timeout = event_new(s->base, -1, 0, on_start_timeout, p);
 	event_add(p->timeout, &tv);
@@ -518,6 +605,37 @@ void reap_watch_start(struct server *s, struct job *j, bool standby)
 	s->pending = p;
 	/* The runner may have been quicker than the watch. */
 	attach(s, j);
+}
+
+/* The runner is (or may be) there, and there is no descriptor to watch it
+ * with: try again in a second, keeping the start's own deadline. */
+static void attach_later(struct server *s, struct job *j)
+{
+	struct timeval tv = { 1, 0 };
+	struct pending *p;
+
+	for (p = s->pending; p && p->id != j->id; p = p->next)
+		;
+	if (!p) {
+		if (!(p = calloc(1, sizeof *p)))
+			abort();
+		p->s = s;
+		p->id = j->id;
+		p->wd = -1;
+		p->deadline = now_mono() + START_TIMEOUT_SECS;
+		p->timeout = event_new(s->base, -1, 0, on_start_timeout, p);
+		p->next = s->pending;
+		s->pending = p;
+	}
+	fd_note("job %lld: gflowd is out of file descriptors: it watches the job's runner when there is room",
+		(long long)j->id);
+	event_add(p->timeout, &tv);
+}
+
+/* A start undone before anything ran: out of descriptors (jobs.c). */
+void reap_start_undo(struct server *s, struct job *j)
+{
+	start_again(s, j);
 }
 
 void reap_start_failed(struct server *s, struct job *j, const char *why)
@@ -579,6 +697,7 @@ static void recover(struct server *s, struct job *j, bool rebooted)
 	char dir[GF_PATH_MAX];
 	struct job_result r;
 	struct gf_err e;
+	int rc;
 
 	rundir_path(s, j, dir, sizeof dir);
 	if (runfile_read_result(dir, &r, &e) == 0) {
@@ -589,8 +708,11 @@ static void recover(struct server *s, struct job *j, bool rebooted)
 		return;
 	/* No runner file: the directory may have been removed under a job
 	 * whose runner still runs. */
-	if (j->runner_pid > 0 && watch_pid(s, j, j->runner_pid, j->runner_ticks) == 0)
+	if (j->runner_pid > 0 && (rc = watch_pid(s, j, j->runner_pid, j->runner_ticks)) != -1) {
+		if (rc == -2)
+			attach_later(s, j);
 		return;
+	}
 	if (job_state_ended(j->state) && j->state != JS_CANCELLED) {
 		runner_gone(s, j);	/* recorded already: what is left goes */
 		return;

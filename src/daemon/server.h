@@ -366,6 +366,19 @@ int api_listen_tcp(const char *host, int port, struct gf_err *e);
 /* The listening fds, for a reload. */
 int api_fds(struct server *s, int *unix_fd, int *tcp_fd);
 
+/* fds.c: descriptors under pressure. fd_limit_raise: soft RLIMIT_NOFILE
+ * to the hard one (at start). fd_limit: the soft limit. fd_room: can a
+ * job's start or end open what it needs now (else it waits and retries)?
+ * fd_short: is err EMFILE or ENFILE? fd_note: a line on stderr, at most
+ * one a second (the rest counted into the next). fd_retry_pass: a
+ * scheduler pass in a second. */
+void fd_limit_raise(void);
+long fd_limit(void);
+bool fd_room(void);
+bool fd_short(int err);
+void fd_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fd_retry_pass(struct server *s);
+
 /* api_remote.c: POST /remote/jobs and /remote/update (jobs on a Slurm
  * cluster, recorded for their owner's client; `what` is the path after
  * "/remote/"). */
@@ -643,6 +656,9 @@ void reap_watch_start(struct server *s, struct job *j, bool standby);	/* after e
 /* The runner of a job launched will not come (tmuxctl.c): the run
  * directory claimed, the end recorded with why. */
 void reap_start_failed(struct server *s, struct job *j, const char *why);
+/* A start undone before anything ran (no descriptors for it): the job
+ * queues again. */
+void reap_start_undo(struct server *s, struct job *j);
 int reap_recover(struct server *s, struct gf_err *e);	/* at daemon start */
 int reap_signal(struct server *s, struct job *j, int sig);
 void reap_forget(struct server *s, struct job *j);

@@ -273,7 +273,10 @@ int setup_service(struct lc *c, const char *what)
 		     "[Service]\nType=simple\n"
 		     "ExecStart=/bin/sh -c 'f=\"%s/gflowd.env\"; if [ -f \"$f\" ]; then exec \"%s\" run%s%s "
 		     "--env-file \"$f\" --hosting systemd; else exec \"%s\" run%s%s --hosting systemd; fi'\n"
-		     "Restart=on-failure\nRestartSec=2\nKillMode=process\n\n"
+		     "Restart=on-failure\nRestartSec=2\nKillMode=process\n"
+		     /* every user may hold connections (capped per user) and jobs
+		      * need their descriptors: not systemd's 1024 */
+		     "LimitNOFILE=65536\n\n"
 		     "[Install]\nWantedBy=%s\n",
 		     c->paths.system ? " (the machine's daemon)" : "",
 		     c->paths.system ? "After=network.target\n" : "", c->paths.data_dir, exe, sys, root, exe, sys,

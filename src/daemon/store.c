@@ -241,6 +241,21 @@ bool store_full(const struct store *s)
 	return s->full;
 }
 
+#define NO_ROOM_BYTES (64 * 1024)
+
+bool store_no_room(const struct store *s)
+{
+	struct statvfs vfs;
+	unsigned long long free_blocks;
+
+	if (s->full)
+		return true;
+	if (statvfs(s->path, &vfs))
+		return false;
+	free_blocks = geteuid() == 0 ? vfs.f_bfree : vfs.f_bavail;	/* root may use the reserve */
+	return free_blocks * vfs.f_frsize < NO_ROOM_BYTES;
+}
+
 int store_begin(struct store *s, struct gf_err *e)
 {
 	s->full = false;

@@ -23,6 +23,9 @@ void store_close(struct store *s);
 /* Did the transaction begun last fail for want of space? Its message then
  * starts "disk full:". */
 bool store_full(const struct store *s);
+/* Is there no room to write: the last transaction failed so, or the file
+ * system of the store has (nearly) no space left for us? */
+bool store_no_room(const struct store *s);
 
 int store_begin(struct store *s, struct gf_err *e);
 int store_commit(struct store *s, struct gf_err *e);

@@ -891,8 +891,8 @@ static int remake_run_dir(struct runner *r)
 }
 
 /* The exit status is never given up: a result that cannot be written (a
- * full disk, the directory removed) is tried again, every few seconds,
- * until it can be. */
+ * full disk, the directory removed) is tried again, every second, until it
+ * can be. */
 static void write_result(struct runner *r, const struct job_result *res)
 {
 	double wait = 0.1;
@@ -913,7 +913,7 @@ static void write_result(struct runner *r, const struct job_result *res)
 			say(r, "job %s: %s (trying again until it can be written)",
 				r->o.job, e.msg);
 		usleep((useconds_t)(wait * 1e6));
-		if (wait < 5)
+		if (wait < 1)	/* at most a second after there is room again */
 			wait *= 2;
 	}
 }

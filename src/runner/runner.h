@@ -1,7 +1,10 @@
 /* runner.h — what the files of gflow-runner share: its options, the state
- * of the one job it supervises, and the functions one file offers another
- * (runner.c: the supervision; pane.c: the job's terminal; opts.c: the
- * command line and the job's environment and command). */
+ * of the one job it supervises (struct runner), and the functions one file
+ * offers another. Calls go down only: main.c (the order of a run) calls
+ * pane.c (the job's terminal), which calls attach.c (its viewers) and the
+ * leaves every file may call, runner.c (say(), the clocks) and outbuf.c
+ * (struct outbuf); opts.c, owner.c, standby.c and vmclone.c are leaves too.
+ * Upward, only through the hooks given at setup (attach.h's attach_hooks). */
 #ifndef GF_RUNNER_H
 #define GF_RUNNER_H
 
@@ -97,11 +100,21 @@ struct runner {
 	struct attach *attach;	/* viewers of the pty (--attach), NULL: none */
 };
 
-/* runner.c */
+/* runner.c: the leaf every file may call */
 double now_mono(void);
+double now_real(void);
 /* A line for whoever looks into why the job ended (our stderr; a standby's
  * runner.out, made when first needed). */
 __attribute__((format(printf, 2, 3))) void say(struct runner *r, const char *fmt, ...);
+/* Make RUNDIR/runner.out our stdout and stderr (a standby on the daemon's
+ * pipe): at once under --pty, else by say() when first needed. */
+int own_output(struct runner *r, struct gf_err *e);
+
+/* outbuf.c: the leaf ring of bytes */
+void outbuf_add(struct outbuf *b, const char *data, size_t n);
+/* -1 on a real error (the reader is gone); 0 when all or what fits now is written. */
+int outbuf_flush(struct outbuf *b, int fd);
+void outbuf_free(struct outbuf *b);
 
 /* opts.c */
 int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e);
@@ -115,8 +128,6 @@ bool copy_winsize(const struct runner *r);
 int open_pty(struct runner *r, int *slave, struct gf_err *e);
 void pane_setup(struct runner *r);
 void pane_restore(struct runner *r);
-int outbuf_flush(struct outbuf *b, int fd);
-void outbuf_free(struct outbuf *b);
 void pane_write(struct runner *r, const char *data, size_t n);
 void close_master(struct runner *r);
 void from_master(struct runner *r);

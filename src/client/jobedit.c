@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "batch.h"
+#include "jobspec.h"
 #include "bytes.h"
 #include "command.h"
 #include "format.h"

@@ -3,7 +3,7 @@
  * it (batch.c), as gjob update/redo fill it with the same option ids
  * (jobedit.c), and as gbatch --cluster translates it (cluster.c, remote.c);
  * batch_request() expands arrays and sweeps into the body of one
- * POST /jobs. No daemon is needed, so all of it is unit-tested. The names
+ * POST /jobs. It needs no daemon: test_client_batch drives it. The names
  * keep gbatch's prefix: these are gbatch's options. */
 #ifndef GF_CLIENT_JOBSPEC_H
 #define GF_CLIENT_JOBSPEC_H

@@ -14,7 +14,7 @@
 
 #include "jsonapi.h"
 
-#include "batch.h"
+#include "jobspec.h"
 #include "config.h"
 #include "err.h"
 

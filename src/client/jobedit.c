@@ -10,12 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "batch.h"
 #include "bytes.h"
 #include "command.h"
 #include "format.h"
 #include "http.h"
 #include "job.h"
+#include "jobspec.h"
 #include "opt.h"
 #include "parse.h"
 #include "util.h"
@@ -351,7 +351,7 @@ static int post_update(json_t *ids, json_t *set)
 	return job_post_report(PROG, "/jobs/update", body, "Updated");
 }
 
-int job_update(int argc, char **argv)
+static int job_update(int argc, char **argv)
 {
 	struct change c;
 	struct gf_err e;
@@ -397,7 +397,7 @@ out:
 	return rc;
 }
 
-int job_redo(int argc, char **argv)
+static int job_redo(int argc, char **argv)
 {
 	struct gf_jobref ref;
 	struct change c;
@@ -445,3 +445,6 @@ out:
 	sbuf_free(&c.ids);
 	return rc;
 }
+
+const struct job_cmd job_cmd_update = { "update", "u", job_update };
+const struct job_cmd job_cmd_redo = { "redo", NULL, job_redo };

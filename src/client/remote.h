@@ -9,7 +9,7 @@
 
 #include "jsonapi.h"
 
-#include "batch.h"
+#include "jobspec.h"
 #include "command.h"
 
 /* gbatch --cluster NAME (o->cluster set): translate, submit with sbatch,

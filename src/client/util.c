@@ -377,3 +377,16 @@ int word_in_list(const char *s, const char *list)
 	}
 	return 0;
 }
+
+char *path_in_dir(const char *cwd, const char *path)
+{
+	struct sbuf b = { 0 };
+
+	if (path[0] == '/' || !cwd)
+		return xstrdup(path);
+	sbuf_adds(&b, cwd);
+	if (b.len && b.p[b.len - 1] != '/')
+		sbuf_addc(&b, '/');
+	sbuf_adds(&b, path);
+	return sbuf_take(&b);
+}

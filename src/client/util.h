@@ -91,6 +91,10 @@ void strv_free(char **v, size_t n);
 int read_file(const char *path, size_t max, char **buf, size_t *len,
     int *truncated, struct gf_err *e);
 
+/* path relative to the directory cwd (absolute), malloc'd; an absolute
+ * path, or any path when cwd is NULL, as it is. */
+char *path_in_dir(const char *cwd, const char *path);
+
 /* Case-insensitive "is s one of the comma-separated words in list". */
 int word_in_list(const char *s, const char *list);
 

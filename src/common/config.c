@@ -4,7 +4,7 @@
  * environment reader both find a key there and hand its value to the same
  * setter, so a key means the same thing whichever way it is given. A value
  * comes either as a TOML node or as an environment string (struct src). */
-#include "config.h"
+#include "configint.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -101,53 +101,7 @@ static int64_t *quota_field(struct gf_quota *q, size_t i)
 	       : &q->max_gpu_hours_per_day;
 }
 
-/* A value: a node of the file, or the text of an environment variable.
- * A setter that fails may say which part of the value is wrong. */
-struct src {
-	const struct toml_value *v;	/* from the file, or */
-	const char *env;		/* from the environment */
-	const struct toml_value *at;	/* the element an error is about */
-	int line, col;			/* or this position (a key) */
-};
-
 #define QUOTA_WHAT "a non-negative integer or -1 (unlimited)"
-
-
-/* ---------- small helpers ---------- */
-
-static char *xstrdup(const char *s, struct gf_err *e)
-{
-	char *d = strdup(s);
-
-	if (!d)
-		gf_err_set(e, "out of memory");
-	return d;
-}
-
-static void free_strv(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-static int is_bare(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
-			return 0;
-	return 1;
-}
-
-/* s as a TOML key part: bare, or quoted. */
-static void name_show(const char *s, char *out, size_t size)
-{
-	snprintf(out, size, is_bare(s) ? "%.100s" : "\"%.100s\"", s);
-}
 
 /* "[daemon] port", or "timezone" at the top level. */
 static void key_show(const char *section, const char *key, char *out, size_t size)
@@ -158,93 +112,7 @@ static void key_show(const char *section, const char *key, char *out, size_t siz
 		snprintf(out, size, "%.100s", key);
 }
 
-/* What a value is, for "got ...". */
-static void describe(const struct src *s, char *out, size_t size)
-{
-	const struct toml_value *v = s->at ? s->at : s->v;
-
-	if (!v) {
-		snprintf(out, size, "\"%.80s\"", s->env);
-		return;
-	}
-	switch (toml_type(v)) {
-	case TOML_STRING:
-		snprintf(out, size, "\"%.80s\"", toml_string(v));
-		break;
-	case TOML_INTEGER:
-		snprintf(out, size, "%lld", (long long)toml_integer(v));
-		break;
-	case TOML_FLOAT:
-		snprintf(out, size, "%g", toml_float(v));
-		break;
-	case TOML_BOOLEAN:
-		snprintf(out, size, "%s", toml_boolean(v) ? "true" : "false");
-		break;
-	case TOML_DATETIME:
-		snprintf(out, size, "%.80s", toml_string(v));
-		break;
-	case TOML_ARRAY:
-		snprintf(out, size, "an array");
-		break;
-	case TOML_TABLE:
-		snprintf(out, size, "a table");
-		break;
-	}
-}
-
-static int expected(const struct src *s, const char *what, struct gf_err *e)
-{
-	char got[128];
-
-	describe(s, got, sizeof got);
-	return gf_err_set(e, "expected %s, got %s", what, got);
-}
-
-/* Key i of t, or NULL when it holds a NUL byte (no gflow key does). */
-static const char *key_at(const struct toml_value *t, size_t i)
-{
-	const char *k = toml_table_key(t, i);
-
-	return strlen(k) == toml_table_key_len(t, i) ? k : NULL;
-}
-
-/* A string value without NUL bytes, or NULL. */
-static const char *plain_string(const struct toml_value *v)
-{
-	if (toml_type(v) != TOML_STRING || strlen(toml_string(v)) != toml_string_len(v))
-		return NULL;
-	return toml_string(v);
-}
-
-/* Decimal integer text: optional sign, digits, nothing else. */
-static int env_int(const char *s, int64_t *out)
-{
-	int neg = 0;
-	uint64_t v = 0, limit;
-
-	if (*s == '+' || *s == '-')
-		neg = *s++ == '-';
-	if (!*s)
-		return -1;
-	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; *s; s++) {
-		unsigned d;
-
-		if (*s < '0' || *s > '9')
-			return -1;
-		d = (unsigned)(*s - '0');
-		if (v > (limit - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	if (neg)
-		*out = v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v;
-	else
-		*out = (int64_t)v;
-	return 0;
-}
-
-/* ---------- GPU lists ---------- */
+/* ---------- the daemon's GPUs ---------- */
 
 /* One index 0..63 in s[0..len). */
 static int gpu_index(const char *spec, const char *s, size_t len, unsigned *out, struct gf_err *e)
@@ -318,172 +186,6 @@ static int parse_gpu_spec(const char *spec, uint64_t *mask, struct gf_err *e)
 	return 0;
 }
 
-/* ---------- setters ---------- */
-
-static int get_string(struct src *s, char **out, struct gf_err *e)
-{
-	const char *v = s->env;
-	char *copy;
-
-	if (s->v && !(v = plain_string(s->v)))
-		return expected(s, "a string", e);
-	if (!*v)
-		return gf_err_set(e, "must not be empty");
-	if (!(copy = xstrdup(v, e)))
-		return -1;
-	free(*out);
-	*out = copy;
-	return 0;
-}
-
-/* An integer min..max; what names the range in the message (NULL: say it). */
-static int get_int(struct src *s, int64_t min, int64_t max, const char *what, int64_t *out,
-    struct gf_err *e)
-{
-	char buf[96];
-	int64_t v = 0;
-	int ok;
-
-	if (!what) {
-		if (max == INT64_MAX || max == INT_MAX)
-			snprintf(buf, sizeof buf, "an integer of at least %lld", (long long)min);
-		else
-			snprintf(buf, sizeof buf, "an integer between %lld and %lld", (long long)min,
-			    (long long)max);
-		what = buf;
-	}
-	if (s->v) {
-		ok = toml_type(s->v) == TOML_INTEGER;
-		v = toml_integer(s->v);
-	} else {
-		ok = s->env && env_int(s->env, &v) == 0;
-	}
-	if (!ok || v < min || v > max)
-		return expected(s, what, e);
-	*out = v;
-	return 0;
-}
-
-static int get_bool(struct src *s, int *out, struct gf_err *e)
-{
-	static const char *const yes[] = { "true", "1", "yes", "on" }, *const no[] = { "false", "0", "no", "off" };
-	size_t i;
-
-	if (s->v) {
-		if (toml_type(s->v) != TOML_BOOLEAN)
-			return expected(s, "true or false", e);
-		*out = toml_boolean(s->v);
-		return 0;
-	}
-	for (i = 0; i < 4; i++) {
-		if (!strcasecmp(s->env, yes[i])) {
-			*out = 1;
-			return 0;
-		}
-		if (!strcasecmp(s->env, no[i])) {
-			*out = 0;
-			return 0;
-		}
-	}
-	return expected(s, "true or false (or 1/0, yes/no)", e);
-}
-
-/* One of names[0..n), as its index. The environment may use any case. */
-static int get_choice(struct src *s, const char *const *names, size_t n, int *out, struct gf_err *e)
-{
-	const char *v = s->v ? plain_string(s->v) : s->env;
-	char what[128];
-	size_t i;
-
-	for (i = 0; v && i < n; i++) {
-		if (s->v ? !strcmp(v, names[i]) : !strcasecmp(v, names[i])) {
-			*out = (int)i;
-			return 0;
-		}
-	}
-	snprintf(what, sizeof what, "\"%s\" or \"%s\"", names[0], names[1]);
-	return expected(s, what, e);
-}
-
-static int strlist_push(char ***v, size_t *n, const char *s, size_t len, struct gf_err *e)
-{
-	char **nv = realloc(*v, (*n + 1) * sizeof *nv);
-
-	if (!nv)
-		return gf_err_set(e, "out of memory");
-	*v = nv;
-	if (!(nv[*n] = strndup(s, len)))
-		return gf_err_set(e, "out of memory");
-	(*n)++;
-	return 0;
-}
-
-/* Add a list entry unless it is empty or already there. */
-static int strlist_add(char ***v, size_t *n, const char *s, size_t len, struct gf_err *e)
-{
-	size_t i;
-
-	if (len == 0)
-		return gf_err_set(e, "entries must not be empty");
-	for (i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return gf_err_set(e, "entries must not hold control characters");
-	for (i = 0; i < *n; i++)
-		if (strlen((*v)[i]) == len && !memcmp((*v)[i], s, len))
-			return gf_err_set(e, "'%.*s' is listed twice", (int)(len > 100 ? 100 : len), s);
-	return strlist_push(v, n, s, len, e);
-}
-
-/* An array of strings, or in the environment a comma-separated list. */
-static int get_strlist(struct src *s, char ***out, size_t *nout, struct gf_err *e)
-{
-	char **v = NULL;
-	size_t n = 0, i;
-
-	if (s->v) {
-		if (toml_type(s->v) != TOML_ARRAY)
-			return expected(s, "an array of strings", e);
-		for (i = 0; i < toml_array_len(s->v); i++) {
-			const struct toml_value *it = toml_array_at(s->v, i);
-			const char *str = plain_string(it);
-
-			s->at = it;
-			if (!str) {
-				expected(s, "an array of strings", e);
-				goto fail;
-			}
-			if (strlist_add(&v, &n, str, strlen(str), e))
-				goto fail;
-		}
-		s->at = NULL;
-	} else if (*s->env) {
-		const char *p = s->env;
-
-		for (;;) {
-			size_t len = strcspn(p, ",");
-			const char *q = p;
-
-			while (len && *q == ' ')
-				q++, len--;
-			while (len && q[len - 1] == ' ')
-				len--;
-			if (strlist_add(&v, &n, q, len, e))
-				goto fail;
-			p += strcspn(p, ",");
-			if (!*p)
-				break;
-			p++;
-		}
-	}
-	free_strv(*out, *nout);
-	*out = v;
-	*nout = n;
-	return 0;
-fail:
-	free_strv(v, n);
-	return -1;
-}
-
 /* An array of integers 0..63, or a string spec such as "0-3" or "all". */
 static int get_gpus(struct src *s, struct gf_config *c, struct gf_err *e)
 {
@@ -491,10 +193,10 @@ static int get_gpus(struct src *s, struct gf_config *c, struct gf_err *e)
 	size_t i;
 
 	if (s->env || toml_type(s->v) == TOML_STRING) {
-		const char *spec = s->env ? s->env : plain_string(s->v);
+		const char *spec = s->env ? s->env : cfg_plain_string(s->v);
 
 		if (!spec)
-			return expected(s, "an array of GPU indices or a string such as \"0-3\"", e);
+			return cfg_expected(s, "an array of GPU indices or a string such as \"0-3\"", e);
 		if (parse_gpu_spec(spec, &m, e))
 			return -1;
 	} else if (toml_type(s->v) == TOML_ARRAY) {
@@ -504,287 +206,18 @@ static int get_gpus(struct src *s, struct gf_config *c, struct gf_err *e)
 
 			s->at = it;
 			if (toml_type(it) != TOML_INTEGER || (g = toml_integer(it)) < 0 || g >= GF_MAX_GPUS)
-				return expected(s, "GPU indices between 0 and 63", e);
+				return cfg_expected(s, "GPU indices between 0 and 63", e);
 			if (m & (UINT64_C(1) << g))
 				return gf_err_set(e, "GPU %lld is listed twice", (long long)g);
 			m |= UINT64_C(1) << g;
 		}
 		s->at = NULL;
 	} else {
-		return expected(s, "an array of GPU indices or a string such as \"0-3\"", e);
+		return cfg_expected(s, "an array of GPU indices or a string such as \"0-3\"", e);
 	}
 	c->gpus_set = 1;
 	c->gpus_mask = m;
 	return 0;
-}
-
-static void free_webhooks(struct gf_webhook *w, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(w[i].url);
-		free_strv(w[i].events, w[i].n_events);
-		free_strv(w[i].filter_users, w[i].n_filter_users);
-		free_strv(w[i].header_names, w[i].n_headers);
-		free_strv(w[i].header_values, w[i].n_headers);
-	}
-	free(w);
-}
-
-static void free_emails(struct gf_email *m, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(m[i].smtp_url);
-		free(m[i].from);
-		free(m[i].subject_prefix);
-		free_strv(m[i].to, m[i].n_to);
-		free_strv(m[i].events, m[i].n_events);
-		free_strv(m[i].filter_users, m[i].n_filter_users);
-	}
-	free(m);
-}
-
-/* Where a setter's error points: the value, or a part of it. */
-static const struct toml_value *src_node(const struct src *s)
-{
-	return s->at ? s->at : s->v;
-}
-
-/* events = [...] of a target: known names, or ["*"] (stored as none:
- * every event). */
-static int get_events(struct src *s, char ***v, size_t *n, struct gf_err *e)
-{
-	size_t i;
-
-	if (get_strlist(s, v, n, e))
-		return -1;
-	if (*n == 0)
-		return gf_err_set(e, "lists no event (use [\"*\"] for every event)");
-	for (i = 0; i < *n; i++) {
-		if (!strcmp((*v)[i], "*") && *n == 1) {
-			free_strv(*v, *n);
-			*v = NULL;
-			*n = 0;
-			return 0;
-		}
-		if (!gf_event_known((*v)[i], false)) {
-			s->at = toml_array_at(s->v, i);
-			return gf_err_set(e, "unknown event '%.100s' (known: job_submitted, job_updated, "
-			    "job_started, job_completed, job_failed, job_cancelled, job_timeout, job_held, "
-			    "job_released, job_gpu_memory_exceeded, gpu_available, reservation_created, "
-			    "reservation_cancelled, "
-			    "scheduler_online, or \"*\" alone)", (*v)[i]);
-		}
-	}
-	return 0;
-}
-
-/* headers = { Name = "value", ... } */
-static int get_headers(struct src *s, struct gf_webhook *w, struct gf_err *e)
-{
-	const struct toml_value *t = s->v;
-	size_t i, j;
-
-	if (toml_type(t) != TOML_TABLE)
-		return expected(s, "a table of header names and string values", e);
-	for (i = 0; i < toml_table_len(t); i++) {
-		const char *k = key_at(t, i), *v = plain_string(toml_table_at(t, i));
-
-		s->at = toml_table_at(t, i);
-		for (j = 0; k && k[j]; j++)
-			if (!isalnum((unsigned char)k[j]) && !strchr("!#$%&'*+-.^_`|~", k[j]))
-				k = NULL;
-		if (!k || !*k)
-			return gf_err_set(e, "'%.100s' is not an HTTP header name", toml_table_key(t, i));
-		if (!v)
-			return expected(s, "a string", e);
-		for (j = 0; v[j]; j++)
-			if ((unsigned char)v[j] < 0x20 || v[j] == 0x7f)
-				return gf_err_set(e, "%s: a header value must not hold control characters", k);
-		if (strlist_push(&w->header_names, &w->n_headers, k, strlen(k), e))
-			return -1;
-		w->n_headers--;
-		if (strlist_push(&w->header_values, &w->n_headers, v, strlen(v), e))
-			return -1;
-	}
-	s->at = NULL;
-	return 0;
-}
-
-/* The address of "Name <addr>" or "addr", checked; 0 or -1. */
-static int get_mailbox(struct src *s, const char *v, struct gf_err *e)
-{
-	const char *lt = strchr(v, '<');
-	char addr[320];
-	size_t n;
-
-	if (lt) {
-		n = strcspn(lt + 1, ">");
-		if (lt[1 + n] != '>' || lt[2 + n])
-			return expected(s, "an address such as \"name@host\" or \"Name <name@host>\"", e);
-		snprintf(addr, sizeof addr, "%.*s", (int)(n < 319 ? n : 319), lt + 1);
-	} else {
-		snprintf(addr, sizeof addr, "%s", v);
-	}
-	if (strchr(addr, ',') || gf_mail_check_list(addr, e))
-		return expected(s, "an address such as \"name@host\" or \"Name <name@host>\"", e);
-	return 0;
-}
-
-/* smtp://[user:pass@]host[:port][?tls=required|opportunistic], or smtps:// */
-static int check_smtp_url(struct src *s, const char *u, struct gf_err *e)
-{
-	const char *host, *q;
-
-	if (!strncmp(u, "smtp://", 7))
-		host = u + 7;
-	else if (!strncmp(u, "smtps://", 8))
-		host = u + 8;
-	else
-		return expected(s, "an smtp:// or smtps:// URL", e);
-	if (strchr(host, '@'))
-		host = strrchr(host, '@') + 1;
-	if (!*host || *host == ':' || *host == '/' || *host == '?')
-		return gf_err_set(e, "'%.200s' names no host", u);
-	for (q = u; *q; q++)
-		if ((unsigned char)*q <= ' ' || *q == 0x7f)
-			return gf_err_set(e, "'%.200s' holds a space or control character", u);
-	q = strchr(host, '?');
-	if (q && strcmp(q, "?tls=required") && strcmp(q, "?tls=opportunistic"))
-		return gf_err_set(e, "'%.200s': the only query supported is ?tls=required or ?tls=opportunistic", q);
-	if (q && !strncmp(u, "smtps://", 8))
-		return gf_err_set(e, "'%.200s': smtps:// is always TLS, ?tls= is for smtp://", u);
-	return 0;
-}
-
-/* One [[notifications.webhooks]] (w) or [[notifications.emails]] (m) table. */
-static int get_target(struct src *s, const struct toml_value *t, struct gf_webhook *w, struct gf_email *m,
-    struct gf_err *e)
-{
-	size_t i;
-
-	for (i = 0; i < toml_table_len(t); i++) {
-		const char *k = key_at(t, i);
-		struct src item = { .v = toml_table_at(t, i) };
-		int64_t n;
-		int rc = 0;
-
-		if (!k) {
-			rc = -1;
-		} else if (!strcmp(k, "events")) {
-			rc = w ? get_events(&item, &w->events, &w->n_events, e)
-			       : get_events(&item, &m->events, &m->n_events, e);
-		} else if (!strcmp(k, "filter_users")) {
-			rc = w ? get_strlist(&item, &w->filter_users, &w->n_filter_users, e)
-			       : get_strlist(&item, &m->filter_users, &m->n_filter_users, e);
-		} else if (!strcmp(k, "timeout_secs") || !strcmp(k, "max_retries")) {
-			bool to = k[0] == 't';
-
-			rc = get_int(&item, to ? 1 : 0, to ? 3600 : 20, NULL, &n, e);
-			if (!rc)
-				*(to ? (w ? &w->timeout_secs : &m->timeout_secs)
-				     : (w ? &w->max_retries : &m->max_retries)) = (int)n;
-		} else if (w && !strcmp(k, "url")) {
-			rc = get_string(&item, &w->url, e);
-			if (!rc && strncmp(w->url, "http://", 7) && strncmp(w->url, "https://", 8))
-				rc = expected(&item, "an http:// or https:// URL", e);
-		} else if (w && !strcmp(k, "headers")) {
-			rc = get_headers(&item, w, e);
-		} else if (m && !strcmp(k, "smtp_url")) {
-			rc = get_string(&item, &m->smtp_url, e) || check_smtp_url(&item, m->smtp_url, e);
-		} else if (m && !strcmp(k, "from")) {
-			rc = get_string(&item, &m->from, e) || get_mailbox(&item, m->from, e);
-		} else if (m && !strcmp(k, "to")) {
-			rc = get_strlist(&item, &m->to, &m->n_to, e);
-			for (size_t j = 0; !rc && j < m->n_to; j++) {
-				item.at = toml_array_at(item.v, j);
-				rc = get_mailbox(&item, m->to[j], e);
-			}
-		} else if (m && !strcmp(k, "subject_prefix")) {
-			rc = get_string(&item, &m->subject_prefix, e);
-		} else {
-			k = NULL;
-		}
-		if (!k) {
-			s->line = toml_table_key_line(t, i);
-			s->col = toml_table_key_col(t, i);
-			return gf_err_set(e, "unknown key '%.100s' (known: %s)", toml_table_key(t, i),
-			    w ? "url, events, filter_users, headers, timeout_secs, max_retries"
-			      : "smtp_url, from, to, events, filter_users, subject_prefix, timeout_secs, max_retries");
-		}
-		if (rc) {
-			s->at = src_node(&item);
-			return gf_err_prefix(e, "%s", k);
-		}
-	}
-	s->at = t;
-	if (w && !w->url)
-		return gf_err_set(e, "url is required");
-	if (m && !m->smtp_url)
-		return gf_err_set(e, "smtp_url is required");
-	if (m && !m->from)
-		return gf_err_set(e, "from is required");
-	s->at = NULL;
-	return 0;
-}
-
-/* An array of tables: [[notifications.webhooks]] / [[notifications.emails]],
- * or webhooks = [{...}]. */
-static int get_targets(struct src *s, struct gf_config *c, bool webhooks, struct gf_err *e)
-{
-	const char *what = webhooks ? "an array of tables ([[notifications.webhooks]])"
-				    : "an array of tables ([[notifications.emails]])";
-	struct gf_webhook *w = NULL;
-	struct gf_email *m = NULL;
-	size_t n, i;
-
-	if (!s->v)
-		return gf_err_set(e, "%s can only be set in the config file", webhooks ? "webhooks" : "emails");
-	if (toml_type(s->v) != TOML_ARRAY)
-		return expected(s, what, e);
-	n = toml_array_len(s->v);
-	if (webhooks)
-		w = calloc(n ? n : 1, sizeof *w);
-	else
-		m = calloc(n ? n : 1, sizeof *m);
-	if (!w && !m)
-		return gf_err_set(e, "out of memory");
-	for (i = 0; i < n; i++) {
-		const struct toml_value *t = toml_array_at(s->v, i);
-
-		if (w)
-			w[i] = (struct gf_webhook){ .timeout_secs = 10, .max_retries = 3 };
-		else
-			m[i] = (struct gf_email){ .timeout_secs = 10, .max_retries = 3 };
-		if (toml_type(t) != TOML_TABLE) {
-			s->at = t;
-			expected(s, what, e);
-			goto fail;
-		}
-		if (get_target(s, t, w ? &w[i] : NULL, m ? &m[i] : NULL, e)) {
-			gf_err_prefix(e, "%s %zu", webhooks ? "webhook" : "email", i + 1);
-			goto fail;
-		}
-	}
-	if (w) {
-		free_webhooks(c->webhooks, c->n_webhooks);
-		c->webhooks = w;
-		c->n_webhooks = n;
-	} else {
-		free_emails(c->emails, c->n_emails);
-		c->emails = m;
-		c->n_emails = n;
-	}
-	return 0;
-fail:
-	if (w)
-		free_webhooks(w, n);
-	else
-		free_emails(m, n);
-	return -1;
 }
 
 static int apply(const struct setting *st, struct src *s, struct gf_config *c, struct gf_err *e)
@@ -798,48 +231,48 @@ static int apply(const struct setting *st, struct src *s, struct gf_config *c, s
 
 	switch (st->kind) {
 	case K_STRING:
-		return get_string(s, (char **)field, e);
+		return cfg_get_string(s, (char **)field, e);
 	case K_INT:
-		if (get_int(s, st->min, st->max, NULL, &v, e))
+		if (cfg_get_int(s, st->min, st->max, NULL, &v, e))
 			return -1;
 		*(int *)field = (int)v;
 		return 0;
 	case K_INT64:
-		return get_int(s, st->min, st->max, NULL, (int64_t *)field, e);
+		return cfg_get_int(s, st->min, st->max, NULL, (int64_t *)field, e);
 	case K_BOOL:
-		return get_bool(s, (int *)field, e);
+		return cfg_get_bool(s, (int *)field, e);
 	case K_GPUS:
 		return get_gpus(s, c, e);
 	case K_STRATEGY:
-		if (get_choice(s, strategies, 2, &i, e))
+		if (cfg_get_choice(s, strategies, 2, &i, e))
 			return -1;
 		c->strategy = i ? GF_STRATEGY_RANDOM : GF_STRATEGY_SEQUENTIAL;
 		return 0;
 	case K_EXECUTOR:
-		if (get_choice(s, executors, 2, &i, e))
+		if (cfg_get_choice(s, executors, 2, &i, e))
 			return -1;
 		c->executor = i ? GF_EXEC_PROCESS : GF_EXEC_TMUX;
 		return 0;
 	case K_STRLIST:
-		return get_strlist(s, (char ***)field, (size_t *)((char *)c + st->off_n), e);
+		return cfg_get_strlist(s, (char ***)field, (size_t *)((char *)c + st->off_n), e);
 	case K_WEBHOOKS:
-		return get_targets(s, c, true, e);
+		return cfg_get_targets(s, c, true, e);
 	case K_EMAILS:
-		return get_targets(s, c, false, e);
+		return cfg_get_targets(s, c, false, e);
 	case K_OVERUSE:
-		if (get_choice(s, overuses, 2, &i, e))
+		if (cfg_get_choice(s, overuses, 2, &i, e))
 			return -1;
 		c->gpu_shared_overuse = i ? GF_OVERUSE_CANCEL : GF_OVERUSE_WARN;
 		return 0;
 	case K_TIMEZONE:
-		return get_string(s, (char **)field, e) || gf_timezone_check(*(char **)field, e);
+		return cfg_get_string(s, (char **)field, e) || gf_timezone_check(*(char **)field, e);
 	}
 	return gf_err_set(e, "unhandled setting");
 }
 
 static int get_quota(struct src *s, int64_t *out, struct gf_err *e)
 {
-	return get_int(s, -1, INT64_MAX, QUOTA_WHAT, out, e);
+	return cfg_get_int(s, -1, INT64_MAX, QUOTA_WHAT, out, e);
 }
 
 /* ---------- lookups ---------- */
@@ -890,7 +323,7 @@ static struct gf_quota *named_quota(struct gf_named_quota **list, size_t *n, con
 		return NULL;
 	}
 	*list = nl;
-	if (!(nl[*n].name = xstrdup(name, e)))
+	if (!(nl[*n].name = cfg_strdup(name, e)))
 		return NULL;
 	nl[*n].q.max_running_jobs = nl[*n].q.max_running_gpus = nl[*n].q.max_queued_jobs = QUOTA_UNSET;
 	nl[*n].q.max_gpu_hours_per_day = QUOTA_UNSET;
@@ -948,32 +381,6 @@ static void known_keys(const char *section, char *out, size_t size)
 
 /* ---------- the file ---------- */
 
-struct loader {
-	struct gf_config *c;
-	const char *path;
-	struct gf_err *e;
-};
-
-/* "<path>: line L, column C: " before the message in e. */
-static int at(struct loader *L, const struct toml_value *v)
-{
-	return gf_err_prefix(L->e, "%s: line %d, column %d", L->path, toml_line(v), toml_col(v));
-}
-
-/* The same, where a setter's error points. */
-static int at_src(struct loader *L, const struct src *s)
-{
-	if (s->line)
-		return gf_err_prefix(L->e, "%s: line %d, column %d", L->path, s->line, s->col);
-	return at(L, src_node(s));
-}
-
-static int at_key(struct loader *L, const struct toml_value *t, size_t i)
-{
-	return gf_err_prefix(L->e, "%s: line %d, column %d", L->path, toml_table_key_line(t, i),
-	    toml_table_key_col(t, i));
-}
-
 static int walk(struct loader *L, const char *section, const struct toml_value *t);
 
 /* [quota.default_user], [quota.users.<name>] and the like. */
@@ -988,16 +395,16 @@ static int walk_quota(struct loader *L, const char *section, const char *name, c
 		return -1;
 	for (i = 0; i < toml_table_len(t); i++) {
 		struct src s = { .v = toml_table_at(t, i) };
-		const char *key = key_at(t, i);
+		const char *key = cfg_key_at(t, i);
 
 		if (!key || (k = quota_key(key)) < 0) {
 			gf_err_set(L->e, "unknown key '%.100s' in [%s] (known keys: %s, %s, %s, %s)",
 			    toml_table_key(t, i), show, quota_keys[0], quota_keys[1], quota_keys[2], quota_keys[3]);
-			return at_key(L, t, i);
+			return cfg_at_key(L, t, i);
 		}
 		if (get_quota(&s, quota_field(q, (size_t)k), L->e)) {
 			gf_err_prefix(L->e, "[%s] %s", show, key);
-			return at(L, s.v);
+			return cfg_at(L, s.v);
 		}
 	}
 	return 0;
@@ -1011,181 +418,25 @@ static int walk_names(struct loader *L, const char *section, const struct toml_v
 
 	for (i = 0; i < toml_table_len(t); i++) {
 		const struct toml_value *v = toml_table_at(t, i);
-		const char *key = key_at(t, i);
+		const char *key = cfg_key_at(t, i);
 
 		if (!key || !*key) {
 			gf_err_set(L->e, "[%s]: a name must not be empty or hold a NUL byte", section);
-			return at_key(L, t, i);
+			return cfg_at_key(L, t, i);
 		}
-		name_show(key, name, sizeof name);
+		cfg_name_show(key, name, sizeof name);
 		snprintf(show, sizeof show, "%s.%s", section, name);
 		if (toml_type(v) != TOML_TABLE) {
 			struct src s = { .v = v };
 
-			expected(&s, "a table", L->e);
+			cfg_expected(&s, "a table", L->e);
 			gf_err_prefix(L->e, "[%s]", show);
-			return at(L, v);
+			return cfg_at(L, v);
 		}
 		if (walk_quota(L, section, key, show, v))
 			return -1;
 	}
 	return 0;
-}
-
-/* ---------- [clusters.<name>] ---------- */
-
-static void free_cluster(struct gf_cluster *k)
-{
-	free(k->name);
-	free(k->type);
-	free(k->host);
-	free(k->partition);
-	free(k->account);
-	free(k->qos);
-	free(k->remote_dir);
-	free(k->prelude);
-	free_strv(k->map_from, k->n_map);
-	free_strv(k->map_to, k->n_map);
-}
-
-static const char *const cluster_keys =
-	"type, host, partition, account, qos, remote_dir, prelude, path_map";
-
-/* path_map = { "/local/prefix" = "/remote/prefix", ... }: absolute paths. */
-static int get_path_map(struct loader *L, struct gf_cluster *k, const char *show,
-    const struct toml_value *t)
-{
-	size_t i, n = toml_table_len(t);
-
-	k->map_from = calloc(n + 1, sizeof *k->map_from);
-	k->map_to = calloc(n + 1, sizeof *k->map_to);
-	if (!k->map_from || !k->map_to)
-		return gf_err_set(L->e, "out of memory");
-	for (i = 0; i < n; i++) {
-		const char *from = key_at(t, i), *to = plain_string(toml_table_at(t, i));
-
-		if (!from || from[0] != '/' || !to || to[0] != '/') {
-			gf_err_set(L->e, "[%s] path_map: each entry maps an absolute local path to an "
-			    "absolute remote path (\"/home/me/proj\" = \"/scratch/me/proj\")", show);
-			return at(L, toml_table_at(t, i));
-		}
-		if (!(k->map_from[i] = xstrdup(from, L->e)) || !(k->map_to[i] = xstrdup(to, L->e)))
-			return -1;
-		k->n_map = i + 1;
-	}
-	return 0;
-}
-
-static int walk_cluster(struct loader *L, struct gf_cluster *k, const char *show,
-    const struct toml_value *t)
-{
-	size_t i;
-
-	for (i = 0; i < toml_table_len(t); i++) {
-		const struct toml_value *v = toml_table_at(t, i);
-		const char *key = key_at(t, i);
-		struct src s = { .v = v };
-		char **field = NULL;
-
-		if (key && !strcmp(key, "path_map")) {
-			if (toml_type(v) != TOML_TABLE) {
-				expected(&s, "a table of \"local\" = \"remote\" paths", L->e);
-				gf_err_prefix(L->e, "[%s] path_map", show);
-				return at(L, v);
-			}
-			if (get_path_map(L, k, show, v))
-				return -1;
-			continue;
-		}
-		if (key && !strcmp(key, "type"))
-			field = &k->type;
-		else if (key && !strcmp(key, "host"))
-			field = &k->host;
-		else if (key && !strcmp(key, "partition"))
-			field = &k->partition;
-		else if (key && !strcmp(key, "account"))
-			field = &k->account;
-		else if (key && !strcmp(key, "qos"))
-			field = &k->qos;
-		else if (key && !strcmp(key, "remote_dir"))
-			field = &k->remote_dir;
-		else if (key && !strcmp(key, "prelude"))
-			field = &k->prelude;
-		if (!field) {
-			gf_err_set(L->e, "unknown key '%.100s' in [%s] (known keys: %s)",
-			    toml_table_key(t, i), show, cluster_keys);
-			return at_key(L, t, i);
-		}
-		if (get_string(&s, field, L->e)) {
-			gf_err_prefix(L->e, "[%s] %s", show, key);
-			return at(L, v);
-		}
-		if (field == &k->type && strcmp(k->type, "slurm")) {
-			gf_err_set(L->e, "[%s] type: \"%.50s\" is not a cluster type gflow knows "
-			    "(known: \"slurm\")", show, k->type);
-			return at(L, v);
-		}
-		if (field == &k->host && (k->host[0] == '-' || strpbrk(k->host, " \t\n\r'\"\\"))) {
-			gf_err_set(L->e, "[%s] host: \"%.100s\" is not an ssh destination (HOST or USER@HOST)",
-			    show, k->host);
-			return at(L, v);
-		}
-		if (field == &k->remote_dir && k->remote_dir[0] != '/') {
-			gf_err_set(L->e, "[%s] remote_dir: must be an absolute path", show);
-			return at(L, v);
-		}
-	}
-	if (!k->type) {
-		gf_err_set(L->e, "[%s]: type = \"slurm\" is missing", show);
-		return at(L, t);
-	}
-	return 0;
-}
-
-/* [clusters]: one table per cluster name. */
-static int walk_clusters(struct loader *L, const struct toml_value *t)
-{
-	char show[160], name[128];
-	size_t i;
-
-	for (i = 0; i < toml_table_len(t); i++) {
-		const struct toml_value *v = toml_table_at(t, i);
-		const char *key = key_at(t, i);
-		struct gf_cluster *nk;
-
-		if (!key || !*key || !is_bare(key)) {
-			gf_err_set(L->e, "[clusters]: a cluster name is letters, digits, '-' and '_'");
-			return at_key(L, t, i);
-		}
-		name_show(key, name, sizeof name);
-		snprintf(show, sizeof show, "clusters.%s", name);
-		if (toml_type(v) != TOML_TABLE) {
-			struct src s = { .v = v };
-
-			expected(&s, "a table", L->e);
-			gf_err_prefix(L->e, "[%s]", show);
-			return at(L, v);
-		}
-		nk = realloc(L->c->clusters, (L->c->n_clusters + 1) * sizeof *nk);
-		if (!nk)
-			return gf_err_set(L->e, "out of memory");
-		L->c->clusters = nk;
-		nk += L->c->n_clusters++;
-		memset(nk, 0, sizeof *nk);
-		if (!(nk->name = xstrdup(key, L->e)) || walk_cluster(L, nk, show, v))
-			return -1;
-	}
-	return 0;
-}
-
-const struct gf_cluster *gf_config_cluster(const struct gf_config *c, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < c->n_clusters; i++)
-		if (!strcmp(c->clusters[i].name, name))
-			return &c->clusters[i];
-	return NULL;
 }
 
 static int walk(struct loader *L, const char *section, const struct toml_value *t)
@@ -1195,7 +446,7 @@ static int walk(struct loader *L, const char *section, const struct toml_value *
 
 	for (i = 0; i < toml_table_len(t); i++) {
 		const struct toml_value *v = toml_table_at(t, i);
-		const char *key = key_at(t, i);
+		const char *key = cfg_key_at(t, i);
 		const struct setting *st = key ? find_setting(section, key) : NULL;
 		struct src s = { .v = v };
 
@@ -1204,7 +455,7 @@ static int walk(struct loader *L, const char *section, const struct toml_value *
 			if (apply(st, &s, L->c, L->e)) {
 				key_show(section, key, show, sizeof show);
 				gf_err_prefix(L->e, "%s", show);
-				return at_src(L, &s);
+				return cfg_at_src(L, &s);
 			}
 			continue;
 		}
@@ -1217,15 +468,15 @@ static int walk(struct loader *L, const char *section, const struct toml_value *
 				    toml_table_key(t, i), section, known);
 			else
 				gf_err_set(L->e, "unknown key '%.100s' (known: %s)", toml_table_key(t, i), known);
-			return at_key(L, t, i);
+			return cfg_at_key(L, t, i);
 		}
 		if (toml_type(v) != TOML_TABLE) {
-			expected(&s, "a table", L->e);
+			cfg_expected(&s, "a table", L->e);
 			gf_err_prefix(L->e, "[%s]", child);
-			return at(L, v);
+			return cfg_at(L, v);
 		}
 		if (!strcmp(child, "clusters")) {
-			if (walk_clusters(L, v))
+			if (cfg_walk_clusters(L, v))
 				return -1;
 		} else if (!strcmp(child, "quota.users") || !strcmp(child, "quota.projects")) {
 			if (walk_names(L, child, v))
@@ -1315,7 +566,7 @@ static int load_text(struct gf_config *c, const char *path, const char *text, si
 
 	if (!root)
 		return gf_err_prefix(e, "%s", path);
-	if (!(c->path = xstrdup(path, e))) {
+	if (!(c->path = cfg_strdup(path, e))) {
 		toml_free(root);
 		return -1;
 	}
@@ -1467,7 +718,7 @@ static int load_env(struct gf_config *c, char *const *envp, struct gf_err *e)
 		if (nlen == 8 && !strncasecmp(name, "TIMEZONE", 8)) {
 			struct src s = { .env = eq + 1 };
 
-			if (get_string(&s, &c->timezone, e) || gf_timezone_check(c->timezone, e))
+			if (cfg_get_string(&s, &c->timezone, e) || gf_timezone_check(c->timezone, e))
 				return gf_err_prefix(e, "environment %s: timezone", var);
 			continue;
 		}
@@ -1569,18 +820,18 @@ void gf_config_free(struct gf_config *c)
 	free(c->host);
 	free(c->timezone);
 	free(c->admin_group);
-	free_strv(c->known_projects, c->n_known_projects);
-	free_strv(c->gpu_unmanaged_ignore_commands, c->n_gpu_unmanaged_ignore_commands);
+	cfg_free_strv(c->known_projects, c->n_known_projects);
+	cfg_free_strv(c->gpu_unmanaged_ignore_commands, c->n_gpu_unmanaged_ignore_commands);
 	for (i = 0; i < c->n_quota_users; i++)
 		free(c->quota_users[i].name);
 	free(c->quota_users);
 	for (i = 0; i < c->n_quota_projects; i++)
 		free(c->quota_projects[i].name);
 	free(c->quota_projects);
-	free_webhooks(c->webhooks, c->n_webhooks);
-	free_emails(c->emails, c->n_emails);
+	cfg_free_webhooks(c->webhooks, c->n_webhooks);
+	cfg_free_emails(c->emails, c->n_emails);
 	for (i = 0; i < c->n_clusters; i++)
-		free_cluster(&c->clusters[i]);
+		cfg_free_cluster(&c->clusters[i]);
 	free(c->clusters);
 	memset(c, 0, sizeof *c);
 }
@@ -1605,3 +856,4 @@ const struct gf_quota *gf_config_project_quota(const struct gf_config *c, const 
 {
 	return find_quota(c->quota_projects, c->n_quota_projects, project, &c->quota_default_project);
 }
+

@@ -1,6 +1,8 @@
 /* jsonw.c — a JSON writer into a growing buffer that writes what jansson's
  * compact dump writes (see jsonw.h; tests/unit/test_jsonw.c holds the two
- * side by side). */
+ * side by side): the buffer and the scalars. It knows no JSON values, so
+ * that jval.c's writer can stand on it; jw_json, which writes a whole
+ * value, is jsonwvalue.c. */
 #include "jsonw.h"
 
 #include <locale.h>
@@ -205,15 +207,4 @@ void jw_real(struct jsonw *w, double v)
 		jw_raw(w, buf, (size_t)n);
 	else
 		jw_lit(w, "null");	/* NaN/inf: jansson has no such real either */
-}
-
-static int to_jw(const char *buf, size_t size, void *data)
-{
-	jw_raw(data, buf, size);
-	return 0;
-}
-
-void jw_json(struct jsonw *w, const json_t *v, size_t flags)
-{
-	json_dump_callback(v, to_jw, w, flags | JSON_ENCODE_ANY);
 }

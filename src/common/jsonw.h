@@ -43,7 +43,7 @@ void jw_str(struct jsonw *w, const char *s, size_t n);
 void jw_cstr(struct jsonw *w, const char *s);
 void jw_int(struct jsonw *w, long long v);
 void jw_real(struct jsonw *w, double v);
-/* Any jansson value, as json_dumps(v, flags) writes it. */
+/* Any JSON value, as json_dumps(v, flags) writes it (jsonwvalue.c). */
 void jw_json(struct jsonw *w, const json_t *v, size_t flags);
 
 /* jansson's text of a real into buf (at least 32 bytes); its length. */

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	batch_opts_free(&o);
 	memset(&dim, 0, sizeof dim);
-	if (batch_param_csv(text, "fuzz.csv", &dim, &e) == 0) {
+	if (sweep_param_csv(text, "fuzz.csv", &dim, &e) == 0) {
 		for (size_t i = 0; i < dim.nkeys; i++)
 			free(dim.keys[i]);
 		for (size_t i = 0; i < dim.nkeys * dim.nrows; i++)

@@ -525,7 +525,7 @@ static void test_param_csv(void **state)
 	struct gf_err e;
 
 	(void)state;
-	assert_int_equal(batch_param_csv("lr,bs\n0.1,32\n\"0,01\",64\n", "p.csv", &d, &e), 0);
+	assert_int_equal(sweep_param_csv("lr,bs\n0.1,32\n\"0,01\",64\n", "p.csv", &d, &e), 0);
 	assert_int_equal(d.nkeys, 2);
 	assert_int_equal(d.nrows, 2);
 	assert_string_equal(d.keys[1], "bs");
@@ -537,11 +537,11 @@ static void test_param_csv(void **state)
 		free(d.vals[i]);
 	free(d.keys);
 	free(d.vals);
-	assert_int_equal(batch_param_csv("\x0e,\";", "p.csv", &d, &e), -1);
+	assert_int_equal(sweep_param_csv("\x0e,\";", "p.csv", &d, &e), -1);
 	assert_string_equal(e.msg, "p.csv:1: unclosed quote");
-	assert_int_equal(batch_param_csv("lr\n1\n2,3\n", "p.csv", &d, &e), -1);
+	assert_int_equal(sweep_param_csv("lr\n1\n2,3\n", "p.csv", &d, &e), -1);
 	assert_string_equal(e.msg, "p.csv:3: expected 1 fields, found 2");
-	assert_int_equal(batch_param_csv("1bad\n1\n", "p.csv", &d, &e), -1);
+	assert_int_equal(sweep_param_csv("1bad\n1\n", "p.csv", &d, &e), -1);
 	assert_non_null(strstr(e.msg, "bad column name '1bad'"));
 }
 

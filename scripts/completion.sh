@@ -20,12 +20,13 @@ if [ "$prog" = gflowd ]; then
 		echo "#compdef gflowd"
 		echo "# gflowd's bash-style completion (gflowd completion bash) through bashcompinit"
 		echo "autoload -U bashcompinit && bashcompinit"
-		"$tmp/gflowd" completion bash | sed 's/_gflowd/_gflowd_bash/g'
+		out=$("$tmp/gflowd" completion bash)
+		printf '%s\n' "$out" | sed 's/_gflowd/_gflowd_bash/g'
 		echo '_bash_complete -F _gflowd_bash "$@"'
 		;;
 	*) "$tmp/gflowd" completion "$shell" ;;
 	esac
 	exit 0
 fi
-"$tmp/$prog" completion "$shell" |
-	awk '/^(#compdef |# bash completion for |# fish completion for )/ { n++ } n < 2'
+out=$("$tmp/$prog" completion "$shell")
+printf '%s\n' "$out" | awk '/^(#compdef |# bash completion for |# fish completion for )/ { n++ } n < 2'

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 SECS=${1:-60}
 OUT=build-fuzz
 mkdir -p "$OUT"
-CFLAGS="-std=c11 -D_GNU_SOURCE -DGFLOW_VERSION=\"fuzz\" -g -O1 -Wall -Wextra -Werror
+CFLAGS="-std=c11 -D_GNU_SOURCE -DGFLOW_VERSION=\"fuzz\" -DGFLOW_LIBEXECDIR=\"/nonexistent\" -g -O1 -Wall -Wextra -Werror
  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
  -Isrc/common -Isrc/client -iquote src/daemon"
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test.sh — what `make test` and CI run: build with gcc and clang (warnings
 # are errors), run the unit tests in each, then the end-to-end suite against
-# the gcc build and again against an ASan+UBSan build.
+# the gcc build and again against an ASan+UBSan build, a short fuzzing run,
+# and last the Debian package as an admin would use it (test-package.sh).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -41,3 +42,6 @@ GFLOW_BUILD_DIR="$PWD/build-asan" GFLOW_SANITIZED=1 $PY -m pytest -q $XDIST test
 
 echo "== fuzzing, short (each target ${FUZZ_SECS:-10} s; make fuzz runs 60 s)"
 scripts/fuzz.sh "${FUZZ_SECS:-10}"
+
+echo "== the Debian package: build, install, use, purge (make test-package)"
+scripts/test-package.sh

@@ -193,7 +193,8 @@ static int load_token(struct server *s, struct gf_err *e)
 	return write_file_atomic(s->paths.data_dir, "token", hex, strlen(hex), e);
 }
 
-/* gflow-runner: $GFLOW_RUNNER, else next to our executable. */
+/* gflow-runner: $GFLOW_RUNNER, else next to our executable (a build
+ * tree), else where it is installed (GFLOW_LIBEXECDIR, meson.build). */
 static int find_runner(char *path, size_t size, char *dir, size_t dsize, struct gf_err *e)
 {
 	const char *env = getenv("GFLOW_RUNNER");
@@ -211,8 +212,12 @@ static int find_runner(char *path, size_t size, char *dir, size_t dsize, struct 
 	exe[n] = '\0';
 	snprintf(dir, dsize, "%s", dirname(exe));
 	gf_pathf(path, size, "%s/gflow-runner", dir);
+	if (access(path, X_OK) == 0)
+		return 0;
+	gf_pathf(path, size, "%s/gflow-runner", GFLOW_LIBEXECDIR);
 	if (access(path, X_OK) < 0)
-		return gf_err_set(e, "cannot find gflow-runner next to gflowd (%s): %s", path, strerror(errno));
+		return gf_err_set(e, "cannot find gflow-runner next to gflowd (%s) or in %s: %s", dir,
+				  GFLOW_LIBEXECDIR, strerror(errno));
 	return 0;
 }
 

@@ -58,11 +58,13 @@ static bool have_manager(const struct gf_paths *p)
 	return setup_systemctl(p, "show-environment", false);
 }
 
+/* The machine's unit may also be the Debian package's (debian/). */
 bool setup_systemd_usable(const struct gf_paths *p)
 {
 	char unit[GF_PATH_MAX];
+	bool pkg = p->system && !*gf_system_root() && access("/usr/lib/systemd/system/gflowd.service", R_OK) == 0;
 
-	return access(unit_path(p, unit, sizeof unit), R_OK) == 0 && have_manager(p);
+	return (pkg || access(unit_path(p, unit, sizeof unit), R_OK) == 0) && have_manager(p);
 }
 
 static void ask(const char *what, const char *def, char *out, size_t size, bool yes)

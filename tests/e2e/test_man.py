@@ -11,6 +11,7 @@ import pytest
 from conftest import build_dir
 
 PAGES = {  # page: the --help texts it must cover
+    "gflow.1": [["gflow", "--help"]],
     "gflowd.1": [["gflowd", "--help"]],
     "gbatch.1": [["gbatch", "--help"]],
     "gqueue.1": [["gqueue", "--help"]],

@@ -37,7 +37,7 @@ SCRIPT_FN char *SIDE(pack)(int k, size_t flags)
 			      "n", json_null(), "p", (json_t *)NULL, "q", json_true());
 		break;
 	case 3: v = json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}", "a", "b", "c", "d", "e", 0, "f", "g", "h",
-			      "i", "j", "k", "l", "m");
+			      "i", "j", "k", "l", "m", "n");
 		break;
 	case 4: v = json_pack("{s:I, s:s, s:s, s:s, s:I, s:f}", "a", (json_int_t)LLONG_MIN, "k", "v", "w", "x",
 			      "y", "z", "n", (json_int_t)7, "r", 1733300000.123456);

@@ -7,6 +7,7 @@
 #include "grow.h"
 #include "trace.h"
 #include "verbose.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,22 +28,6 @@
 
 extern char **environ;
 
-double now_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int64_t meminfo_total_mb(void)
 {
 	FILE *f = fopen("/proc/meminfo", "re");
@@ -61,14 +46,6 @@ int64_t meminfo_total_mb(void)
 /* The pass runs once per loop turn however many events asked for it, and
  * after the answers of this turn are on their way: a zero timer (it fires
  * after the next poll) at the lowest priority. */
-void server_schedule(struct server *s)
-{
-	static const struct timeval now = { 0, 0 };
-
-	if (s->sched_ev && !evtimer_pending(s->sched_ev, NULL))
-		evtimer_add(s->sched_ev, &now);
-}
-
 static void on_sched(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -845,6 +822,7 @@ int server_run(const struct daemon_opts *opts)
 	if (opts->check)
 		return check_only(opts);
 	s.opts = *opts;
+	wire_hooks(&s);
 	s.lock_fd = s.sock_lock_fd = s.inotify_fd = s.unix_fd = s.rollback_fd = s.run_dfd = s.log_dfd = -1;
 	s.standby_fd = s.standby_pidfd = s.standby_held_fd = -1;
 	s.inherited[0] = s.inherited[1] = s.inherited[2] = s.inherited[3] = -1;

@@ -211,7 +211,7 @@ static void runner_gone(struct server *s, struct job *j)
 		/* Its end was recorded before (a restart found it draining):
 		 * only what is left of it remains to go. */
 		if (track_empty(s, j))
-			jobs_freed(s, j);
+			hooks_fire(s, GF_EV_JOB_FREED, j);
 		else {
 			track_kill(s, j);
 			jr_w(j)->draining = true;
@@ -246,7 +246,7 @@ static void runner_gone(struct server *s, struct job *j)
 		track_kill(s, j);
 		jr_w(j)->draining = true;
 	}
-	jr_w(j)->end_pending = jobs_ended(s, j, rp, why) != 0;
+	jr_w(j)->end_pending = hooks_fire(s, GF_EV_RUNNER_ENDED, &(struct gf_ev_runner_ended){ j, rp, why }) != 0;
 	if (jr(j)->end_pending) {
 		note_unrecorded(s, j, rp);
 		event_active(s->watch_ev, 0, 0);
@@ -562,7 +562,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 			next = DRAIN_SECS * 10;
 		} else if (jr(j)->draining) {
 			if (track_empty(s, j))
-				jobs_freed(s, j);
+				hooks_fire(s, GF_EV_JOB_FREED, j);
 			else {
 				track_kill(s, j);
 				next = DRAIN_SECS;
@@ -647,7 +647,7 @@ void reap_start_failed(struct server *s, struct job *j, const char *why)
 		return;
 	}
 	pending_drop(s, j->id);
-	if (jobs_ended(s, j, NULL, why)) {
+	if (hooks_fire(s, GF_EV_RUNNER_ENDED, &(struct gf_ev_runner_ended){ j, NULL, why })) {
 		jr_w(j)->backstop = "the job could not be started";
 		jr_w(j)->end_pending = true;	/* tried again by the backstop */
 	}

@@ -297,7 +297,7 @@ static int take_spare(struct server *s, int dfd, const char *spare, const char *
 {
 	if (renameat2(dfd, spare, dfd, name, RENAME_NOREPLACE))
 		return -1;
-	standby_want_spares(s);
+	hooks_fire(s, GF_EV_SPARE_TAKEN, NULL);
 	return 0;
 }
 

@@ -185,7 +185,7 @@ void gpustate_refresh(struct server *s)
 				v->foreign[v->nforeign++] = f;
 		}
 	}
-	notify_gpus(s);
+	hooks_fire(s, GF_EV_GPUS, NULL);
 }
 
 size_t gpustate_sched_gpus(struct server *s, struct sched_gpu *out)

@@ -135,20 +135,20 @@ static json_t *add_sample(struct server *s, struct job *j, uint64_t *over_mb, in
 
 static void after_overuse(struct server *s, struct job *j, uint64_t mb, int gpu)
 {
-	struct gf_err e;
-	char reason[160];
+	char reason[160], err[GF_ERR_MAX];
+	struct gf_ev_cancel c = { j->id, reason, err, sizeof err };
 
 	fprintf(stderr, "gflowd: job %lld uses %llu MB of GPU memory on GPU %d, more than its %lld MB booking%s\n",
 		(long long)j->id, (unsigned long long)mb, gpu, (long long)j->gpu_memory_mb,
 		s->cfg.gpu_shared_overuse == GF_OVERUSE_CANCEL ? ": cancelling it ([gpu] shared_overuse = \"cancel\")"
 							       : "");
-	notify_job_event(s, j, "job_gpu_memory_exceeded");
+	hooks_fire(s, GF_EV_JOB_EVENT, &(struct gf_ev_job_event){ j, "job_gpu_memory_exceeded" });
 	if (s->cfg.gpu_shared_overuse != GF_OVERUSE_CANCEL || j->state != JS_RUNNING)
 		return;
 	snprintf(reason, sizeof reason, "GPUMemoryExceeded: used %llu MB on GPU %d, booked %lld MB",
 		 (unsigned long long)mb, gpu, (long long)j->gpu_memory_mb);
-	if (jobs_cancel_many(s, &j->id, 1, reason, NULL, NULL, &e))
-		fprintf(stderr, "gflowd: cancelling job %lld: %s\n", (long long)j->id, e.msg);
+	if (hooks_fire(s, GF_EV_CANCEL, &c))
+		fprintf(stderr, "gflowd: cancelling job %lld: %s\n", (long long)c.id, err);
 }
 
 void usage_sample(struct server *s)

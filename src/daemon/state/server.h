@@ -11,9 +11,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "config.h"
 #include "err.h"
 #include "gpu.h"
+#include "hooks.h"
 #include "job.h"
 #include "notify.h"
 #include "paths.h"
@@ -263,6 +265,7 @@ struct server {
 
 	/* Scheduling */
 	struct event *sched_ev;		/* coalesced pass, made active on events */
+	struct hooks hooks;		/* events up the layers (hooks.h) */
 	struct event *begin_ev;		/* next begin time */
 	uint64_t sched_seed;
 	enum sched_strategy strategy;
@@ -347,7 +350,6 @@ int server_run(const struct daemon_opts *opts);
  * and the GFLOW_* variables of envp), the options, the runner. cfg is
  * filled (free it) on success. */
 int server_check(const struct daemon_opts *o, char *const *envp, struct gf_config *cfg, struct gf_err *e);
-void server_schedule(struct server *s);	/* ask for a pass this loop turn */
 
 /* api_listen.c (api_check_request: api_decode.c) */
 int api_init(struct server *s, struct gf_err *e);
@@ -394,6 +396,7 @@ int api_get_int(json_t *o, const char *k, int64_t min, int64_t max, int64_t *out
 /* jobs.c — the state machine */
 struct job *jobs_get(struct server *s, int64_t id);
 int jobs_add(struct server *s, struct job *j);	/* takes ownership */
+void jobs_reserve_ids(struct server *s, int64_t id);	/* room in the table for ids up to id */
 /* The i-th entry of the open list, or NULL when that job has closed. */
 struct job *jobs_open_at(struct server *s, size_t i);
 /* The i-th entry of the live list (i < s->nlive), or NULL when that job is
@@ -409,6 +412,12 @@ struct job *jobs_txn_added_at(struct server *s, size_t i);
 /* After a commit: list j as live if it now is; note what the pass must
  * look at again. */
 void jobs_committed(struct server *s, struct job *j, const struct job *before);
+/* Queued here (not on a cluster) or holding resources: what the live list holds. */
+bool jobs_is_live(const struct job *j);
+void jobs_live_note(struct server *s, struct job *j);	/* list j as live if it is */
+/* Drop closed jobs from the open list and gone ones from the live list
+ * (outside transactions: a rollback finds the lists as they were). */
+void jobs_compact(struct server *s);
 int jobs_load(struct server *s, struct gf_err *e);
 /* Resolve "@"/"@~N"/"42" for uid. Returns id or -1 with e set. */
 int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf_err *e);
@@ -514,7 +523,9 @@ void cascade_work(struct server *s);
 /* After a commit: answer the requests whose cascade is through, go on with
  * the rest in a later loop turn. */
 void cascade_after(struct server *s);
-/* After a rollback has put the queue back (txn.c): the waits the
+/* A transaction begins: remember where the queue is (txn.c). */
+void cascade_mark(struct server *s);
+/* It was rolled back: the queue goes back to the mark, the waits the
  * transaction made go, the others count what is in the queue again. */
 void cascade_rollback(struct server *s);
 /* One slice of the queue, in its own transaction. */
@@ -565,6 +576,12 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
 /* Would j's start go to the standby, and may it be held (jobs_txn_sync)? */
 bool exec_holds_start(const struct server *s, const struct job *j);
 void exec_reap(void);	/* collects runners that exited (they are our children) */
+/* tmux.c: tmux and its server's socket; the words of a job's new-session
+ * up to the `--` (trace: room for the trace's variable). */
+struct argv;
+int tmux_sock(const struct server *s, char *sock, size_t size, struct gf_err *e);
+int tmux_server(struct server *s, char *tmux, size_t size, char *sock, size_t ssize, struct gf_err *e);
+void tmux_new_session_words(struct argv *w, const char *session, char *trace, size_t size);
 /* argv as our child, its stdin and stdout+stderr pipes to us (our ends
  * non-blocking, close-on-exec); from_child NULL: its output goes to ours. */
 int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *pid, struct gf_err *e);
@@ -807,8 +824,6 @@ void history_get(struct server *s, struct evhttp_request *req);
 void web_get(struct server *s, struct evhttp_request *req, const char *path);
 
 /* util */
-double now_real(void);
-double now_mono(void);	/* CLOCK_MONOTONIC, seconds */
 int64_t meminfo_total_mb(void);
 
 #endif

@@ -39,8 +39,7 @@ static int txn_begin(struct server *s, bool sync_later, struct gf_err *e)
 	s->txn.nundo = 0;
 	s->txn.max_id = s->max_id;
 	s->txn.nopen = s->nopen;
-	s->txn.cq_head = s->cq_head;
-	s->txn.cq_len = s->cq_len;
+	cascade_mark(s);
 	return 0;
 }
 
@@ -209,8 +208,6 @@ static void restore(struct server *s)
 	}
 	s->max_id = s->txn.max_id;
 	s->nopen = s->txn.nopen;
-	s->cq_head = s->txn.cq_head;
-	s->cq_len = s->txn.cq_len;
 	cascade_rollback(s);
 	txn_end(s);
 }
@@ -233,11 +230,15 @@ int jobs_txn_commit(struct server *s, struct gf_err *e)
 		s->commits++;	/* quotas, reservations, GPUs: what a pass reads too */
 	for (size_t i = 0; i < s->txn.nundo; i++)
 		jobs_committed(s, s->jobs[s->txn.undo[i].id], s->txn.undo[i].before);
-	for (size_t i = 0; s->notify && i < s->txn.nundo; i++) {
+	for (size_t i = 0; i < s->txn.nundo; i++) {
 		struct undo *u = &s->txn.undo[i];
-		notify_job_change(s, s->jobs[u->id], u->before ? (int)u->before->state : -1, u->replaced);
-		if (!u->before && s->jobs[u->id]->state == JS_RUNNING)	/* submitted and started at once */
-			notify_job_change(s, s->jobs[u->id], JS_QUEUED, false);
+		struct gf_ev_job_changed ev = { s->jobs[u->id], u->before ? (int)u->before->state : -1, u->replaced };
+
+		hooks_fire(s, GF_EV_JOB_CHANGED, &ev);
+		if (!u->before && s->jobs[u->id]->state == JS_RUNNING) {	/* submitted and started at once */
+			ev = (struct gf_ev_job_changed){ s->jobs[u->id], JS_QUEUED, false };
+			hooks_fire(s, GF_EV_JOB_CHANGED, &ev);
+		}
 	}
 	txn_end(s);
 	return 0;

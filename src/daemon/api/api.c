@@ -1,4 +1,4 @@
-/* api.c — the HTTP+JSON API (docs/api.md): replies, the caller's identity
+/* api.c — the HTTP+JSON API (docs/api.md): the caller's identity
  * (SO_PEERCRED on the Unix socket, tokens over TCP), the GPU and daemon
  * routes (/gpus, /token, /info), and routing each request to its handler.
  * Decoding is in api_decode.c, the job routes in api_jobs.c and
@@ -19,54 +19,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-static void free_jw(const void *data, size_t len, void *arg)
-{
-	(void)data;
-	(void)len;
-	free(arg);
-}
-
-void api_reply_jw(struct evhttp_request *req, int code, struct jsonw *w)
-{
-	struct evbuffer *b = evbuffer_new();
-
-	jw_lit(w, "\n");
-	/* The body goes to the connection as it is, without a copy. */
-	if (evbuffer_add_reference(b, w->p, w->len, free_jw, w->p))
-		abort();
-	*w = (struct jsonw){ 0 };
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
-	evhttp_send_reply(req, code, code < 300 ? "OK" : code == 404 ? "Not Found" : "Error", b);
-	evbuffer_free(b);
-}
-
-void api_reply(struct evhttp_request *req, int code, json_t *body)
-{
-	struct jsonw w = { 0 };
-
-	jw_json(&w, body, JSON_COMPACT);
-	json_decref(body);
-	api_reply_jw(req, code, &w);
-}
-
-__attribute__((format(printf, 3, 4))) void api_reply_err(struct evhttp_request *req, int code,
-							 const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	api_reply(req, code, json_pack("{s:s}", "error", msg));
-}
-
-/* A change the store refused, in its own words: 507 when the disk is full. */
-void api_reply_store_err(struct server *s, struct evhttp_request *req, const struct gf_err *e)
-{
-	api_reply_err(req, store_full(s->store) ? 507 : 500, "%s", e->msg);
-}
 
 /* ---- identity ---------------------------------------------------------- */
 
@@ -107,12 +59,6 @@ static struct caller identify(struct server *s, struct evhttp_request *req, bool
 		c.may_write = true;	/* a user's token acts as that user */
 	c.admin = c.uid != (uid_t)-1 && auth_is_admin(s, c.uid);
 	return c;
-}
-
-/* May the caller change job j (or see all of it)? Its owner or an admin. */
-bool api_owns(const struct caller *c, const struct job *j)
-{
-	return c->admin || (c->uid != (uid_t)-1 && c->uid == j->uid);
 }
 
 /* ---- GPUs and daemon --------------------------------------------------- */
@@ -294,7 +240,7 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 		else if (!strcmp(path, "/metrics"))
 			metrics_get(s, req);
 		else if (!strcmp(path, "/history"))
-			history_get(s, req);
+			api_reply(req, 200, history_json(s));
 		else if (!strcmp(path, "/") || !strncmp(path, "/ui", 3))
 			web_get(s, req, path);
 		else

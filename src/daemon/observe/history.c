@@ -162,10 +162,10 @@ static void gpu_hours(struct server *s, double now, json_t *out)
 	free(u);
 }
 
-void history_get(struct server *s, struct evhttp_request *req)
+json_t *history_json(struct server *s)
 {
 	struct history *h = &s->history;
-	json_t *samples = json_array(), *users = json_object(), *o;
+	json_t *samples = json_array(), *users = json_object();
 	double now = now_real();
 
 	for (size_t i = 0; i < h->n; i++) {
@@ -178,8 +178,7 @@ void history_get(struct server *s, struct evhttp_request *req)
 							 (json_int_t)x->running, (json_int_t)x->held));
 	}
 	gpu_hours(s, now, users);
-	o = json_pack("{s:f,s:i,s:f,s:[s,s,s,s,s,s],s:o,s:{s:f,s:i,s:o}}", "now", now, "interval_secs", h->interval,
+	return json_pack("{s:f,s:i,s:f,s:[s,s,s,s,s,s],s:o,s:{s:f,s:i,s:o}}", "now", now, "interval_secs", h->interval,
 		      "span_secs", SPAN_SECS, "columns", "t", "gpus_used", "gpus_total", "queued", "running", "held",
 		      "samples", samples, "gpu_hours", "from", now - DAYS * 86400.0, "days", DAYS, "users", users);
-	api_reply(req, 200, o);
 }

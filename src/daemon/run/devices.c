@@ -6,7 +6,8 @@
  * parent's allow-all and gets a deny entry for every NVIDIA GPU minor that
  * is not one of its GPUs'. The rule is by major:minor, so it holds
  * whatever path the node is opened by. A GPU's minor comes from
- * nvmlDeviceGetMinorNumber (the GPU's index when NVML cannot tell). */
+ * nvmlDeviceGetMinorNumber (the GPU's index when NVML cannot tell).
+ * Also the CUDA_VISIBLE_DEVICES a job is given (devices_cuda_visible). */
 #include "server.h"
 
 #include <errno.h>
@@ -57,4 +58,21 @@ int devices_restrict(struct server *s, const struct job *j, const char *dir, str
 	}
 	close(fd);
 	return 0;
+}
+
+void devices_cuda_visible(struct server *s, uint64_t mask, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int g = 0; g < 64 && len < size; g++) {
+		const struct gpu_dev *d = s->have_snap && (size_t)g < s->snap.ndev ? &s->snap.devs[g] : NULL;
+
+		if (!(mask & (1ULL << g)))
+			continue;
+		if (d && d->mig_index >= 0)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", d->uuid);
+		else
+			len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? "," : "", d ? d->parent : g);
+	}
 }

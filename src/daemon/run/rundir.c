@@ -87,7 +87,7 @@ int rundir_env(struct server *s, const struct job *j, struct gf_bytes *out, stru
 			snprintf(ids + l, sizeof ids - l, "%s%d", first ? "" : ",", i);
 			first = 0;
 		}
-	gpustate_cuda_devices(s, j->gpu_mask, cvd, sizeof cvd);	/* MIG devices by UUID */
+	devices_cuda_visible(s, j->gpu_mask, cvd, sizeof cvd);	/* MIG devices by UUID */
 	buf_var(&b, "CUDA_VISIBLE_DEVICES", cvd);
 	buf_var(&b, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
 	buf_var(&b, "GFLOW_GPU_IDS", ids);

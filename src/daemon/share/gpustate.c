@@ -337,23 +337,6 @@ json_t *gpustate_json(struct server *s)
 	return o;
 }
 
-void gpustate_cuda_devices(struct server *s, uint64_t mask, char *buf, size_t size)
-{
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (int g = 0; g < 64 && len < size; g++) {
-		const struct gpu_dev *d = s->have_snap && (size_t)g < s->snap.ndev ? &s->snap.devs[g] : NULL;
-
-		if (!(mask & (1ULL << g)))
-			continue;
-		if (d && d->mig_index >= 0)
-			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", d->uuid);
-		else
-			len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? "," : "", d ? d->parent : g);
-	}
-}
-
 /* ---- restriction ------------------------------------------------------- */
 
 #define SET_GPUS_KEY "allowed_gpus"

@@ -562,6 +562,9 @@ void failure_classify(struct server *s, struct job *j, const struct job_result *
  * but its own GPUs' is denied (nvidiactl, nvidia-modeset and nvidia-uvm
  * stay allowed). */
 int devices_restrict(struct server *s, const struct job *j, const char *dir, struct gf_err *e);
+/* CUDA_VISIBLE_DEVICES for the units in mask: NVML indices, and MIG-<uuid>
+ * for MIG devices (from the last snapshot). */
+void devices_cuda_visible(struct server *s, uint64_t mask, char *buf, size_t size);
 
 /* exec.c — the one place that starts processes */
 int exec_init(struct server *s, struct gf_err *e);	/* opens the run and log directories */
@@ -691,9 +694,6 @@ json_t *gpustate_json(struct server *s);
 int gpustate_set_allowed(struct server *s, const char *spec, struct gf_err *e);
 int gpustate_ignore(struct server *s, int gpu, pid_t pid, bool ignore, struct gf_err *e);
 json_t *gpustate_ignored_json(struct server *s);
-/* CUDA_VISIBLE_DEVICES for the units in mask: NVML indices, and MIG-<uuid>
- * for MIG devices. */
-void gpustate_cuda_devices(struct server *s, uint64_t mask, char *buf, size_t size);
 
 /* auth.c — callers, roles and per-user tokens */
 int auth_setup(struct server *s, struct gf_err *e);	/* after the store is open */
@@ -818,7 +818,7 @@ void joblog_get(struct server *s, struct evhttp_request *req, uid_t uid, bool ad
 /* history.c — the dashboard's history ring and GET /history */
 int history_init(struct server *s, struct gf_err *e);	/* after the store and the loop */
 void history_close(struct server *s);
-void history_get(struct server *s, struct evhttp_request *req);
+json_t *history_json(struct server *s);	/* GET /history's answer */
 
 /* web.c — the dashboard's files: GET / and /ui/<file> */
 void web_get(struct server *s, struct evhttp_request *req, const char *path);

@@ -242,6 +242,16 @@ static int place(struct server *s, struct reservation *r, size_t ngpus, struct g
 	return 0;
 }
 
+/* Tell who listens (notifications) that r was made or cancelled; after
+ * its change is stored. */
+static void announce(struct server *s, const char *event, const struct reservation *r, double now)
+{
+	json_t *o = reserve_json(r, now);
+
+	hooks_fire(s, GF_EV_RESERVATION, &(struct gf_ev_reservation){ event, r->user, o });
+	json_decref(o);
+}
+
 int reserve_create(struct server *s, struct reservation *r, struct gf_err *e)
 {
 	int64_t slot = slot_secs(), next = 1;
@@ -284,6 +294,7 @@ int reserve_create(struct server *s, struct reservation *r, struct gf_err *e)
 	if (!(s->resvs[s->nresvs].user = strdup(r->user)))
 		abort();
 	s->nresvs++;
+	announce(s, "reservation_created", &s->resvs[s->nresvs - 1], now);
 	server_schedule(s);
 	return 0;
 }
@@ -303,6 +314,7 @@ int reserve_cancel(struct server *s, int64_t id, struct gf_err *e)
 	if (save(s, &copy, e))
 		return -1;
 	r->cancelled = true;
+	announce(s, "reservation_cancelled", r, now_real());
 	server_schedule(s);
 	return 0;
 }

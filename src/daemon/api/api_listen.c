@@ -50,7 +50,16 @@ struct fresh {
 	bool tcp;
 };
 
-static struct guard {
+struct guard;
+
+/* What a listener's connections are made with (evhttp_set_bevcb's arg). */
+struct way {
+	struct guard *g;
+	bool tcp;
+};
+
+/* The guard's state: s->guard, made by api_init, freed by api_close. */
+struct guard {
 	struct server *s;
 	struct slot *slot;	/* by descriptor */
 	size_t nslot;
@@ -64,13 +73,17 @@ static struct guard {
 	unsigned long refused;	/* …and those since */
 	double emfile_at;
 	unsigned long emfile;
-} g = { .spare = -1 };
+	struct way way[2];	/* [0] the Unix socket's, [1] TCP's */
+};
 
-static const bool from_unix = false, from_tcp = true;
+/* The guard of the one daemon, for on_accept_error only: libevent calls a
+ * listener's error callback with the listener's own argument, which evhttp
+ * owns, so that callback cannot be given the guard. Set by api_init. */
+static struct guard *accept_guard;
 
-static bool slot_alive(int fd)
+static bool slot_alive(struct guard *g, int fd)
 {
-	struct slot *sl = &g.slot[fd];
+	struct slot *sl = &g->slot[fd];
 	struct stat st;
 
 	if (sl->used && (fstat(fd, &st) || st.st_dev != sl->dev || st.st_ino != sl->ino))
@@ -79,42 +92,42 @@ static bool slot_alive(int fd)
 }
 
 /* Connections open of this uid (admin: of all admins). */
-static size_t held(uid_t uid, bool admin)
+static size_t held(struct guard *g, uid_t uid, bool admin)
 {
 	size_t n = 0;
 
-	for (size_t fd = 0; fd < g.nslot; fd++)
-		if (g.slot[fd].used && (admin ? g.slot[fd].admin : g.slot[fd].uid == uid) && slot_alive((int)fd))
+	for (size_t fd = 0; fd < g->nslot; fd++)
+		if (g->slot[fd].used && (admin ? g->slot[fd].admin : g->slot[fd].uid == uid) && slot_alive(g, (int)fd))
 			n++;
 	return n;
 }
 
-static void remember(int fd, uid_t uid, bool admin)
+static void remember(struct guard *g, int fd, uid_t uid, bool admin)
 {
 	struct stat st;
 
-	if ((size_t)fd >= g.nslot) {
-		size_t n = (size_t)fd + 64 > g.nslot * 2 ? (size_t)fd + 64 : g.nslot * 2;
-		struct slot *v = realloc(g.slot, n * sizeof *v);
+	if ((size_t)fd >= g->nslot) {
+		size_t n = (size_t)fd + 64 > g->nslot * 2 ? (size_t)fd + 64 : g->nslot * 2;
+		struct slot *v = realloc(g->slot, n * sizeof *v);
 
 		if (!v)
 			return;	/* not counted: no worse than before */
-		memset(v + g.nslot, 0, (n - g.nslot) * sizeof *v);
-		g.slot = v;
-		g.nslot = n;
+		memset(v + g->nslot, 0, (n - g->nslot) * sizeof *v);
+		g->slot = v;
+		g->nslot = n;
 	}
 	if (fstat(fd, &st))
 		return;
-	g.slot[fd] = (struct slot){ .used = true, .admin = admin, .uid = uid, .dev = st.st_dev, .ino = st.st_ino };
+	g->slot[fd] = (struct slot){ .used = true, .admin = admin, .uid = uid, .dev = st.st_dev, .ino = st.st_ino };
 }
 
 /* One line of HTTP, and no more from this connection: nothing it sent is
  * read, and evhttp (bev: its connection's) is told it ended, so that it is
  * freed (its descriptor closed) now. Without bev, fd is the caller's to
  * close. */
-static void refuse(struct bufferevent *bev, int fd, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void refuse(struct bufferevent *bev, int fd, int code, const char *fmt, ...)
+static void refuse(struct guard *g, struct bufferevent *bev, int fd, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void refuse(struct guard *g, struct bufferevent *bev, int fd, int code, const char *fmt, ...)
 {
 	bufferevent_event_cb ended = NULL;
 	void *arg = NULL;
@@ -150,13 +163,13 @@ static void refuse(struct bufferevent *bev, int fd, int code, const char *fmt, .
 		ended(bev, BEV_EVENT_READING | BEV_EVENT_EOF, arg);	/* evhttp frees it */
 	else
 		shutdown(fd, SHUT_RDWR);
-	if (now_mono() - g.refused_at >= 1.0) {
+	if (now_mono() - g->refused_at >= 1.0) {
 		fprintf(stderr, "gflowd: refused a connection: %s%s\n", msg,
-			g.refused ? " (and others since the last such line)" : "");
-		g.refused_at = now_mono();
-		g.refused = 0;
+			g->refused ? " (and others since the last such line)" : "");
+		g->refused_at = now_mono();
+		g->refused = 0;
 	} else
-		g.refused++;
+		g->refused++;
 }
 
 /* The descriptors kept for jobs and admins: an ordinary user's connection
@@ -174,9 +187,9 @@ static void reserve_of(long limit, long *users, long *admins)
 }
 
 /* Returns whether the connection was refused. */
-static bool check_one(struct bufferevent *bev, bool tcp)
+static bool check_one(struct guard *g, struct bufferevent *bev, bool tcp)
 {
-	struct server *s = g.s;
+	struct server *s = g->s;
 	int fd = bufferevent_getfd(bev), cap = s->cfg.max_connections_per_user;
 	long limit = fd_limit(), for_users, for_admins;
 	struct ucred cred;
@@ -190,39 +203,39 @@ static bool check_one(struct bufferevent *bev, bool tcp)
 		uid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.uid : (uid_t)-1;
 		admin = uid != (uid_t)-1 && (uid == s->uid || auth_is_admin(s, uid));
 	}
-	if (admin && held(uid, true) >= (size_t)cap * ADMIN_SHARE) {
-		refuse(bev, fd, 429, "too many connections from admins (at most %lld together)",
+	if (admin && held(g, uid, true) >= (size_t)cap * ADMIN_SHARE) {
+		refuse(g, bev, fd, 429, "too many connections from admins (at most %lld together)",
 		       (long long)cap * ADMIN_SHARE);
 		return true;
 	}
-	if (!admin && held(uid, false) >= (size_t)cap) {
+	if (!admin && held(g, uid, false) >= (size_t)cap) {
 		if (tcp)
-			refuse(bev, fd, 429, "too many connections over TCP (at most %d)", cap);
+			refuse(g, bev, fd, 429, "too many connections over TCP (at most %d)", cap);
 		else
-			refuse(bev, fd, 429, "too many connections from uid %lld (at most %d)", (long long)uid, cap);
+			refuse(g, bev, fd, 429, "too many connections from uid %lld (at most %d)", (long long)uid, cap);
 		return true;
 	}
 	reserve_of(limit, &for_users, &for_admins);
 	if (fd >= limit - (admin ? for_admins : for_users)) {
-		refuse(bev, fd, 503, "gflowd has few file descriptors left (the last %ld of %ld are kept for jobs%s); "
+		refuse(g, bev, fd, 503, "gflowd has few file descriptors left (the last %ld of %ld are kept for jobs%s); "
 		       "try again later", admin ? for_admins : for_users, limit, admin ? "" : " and admins");
 		return true;
 	}
-	remember(fd, uid, admin);
-	if (now_mono() - g.emfile_at > 5.0)
-		g.backoff_ms = BACKOFF_MIN_MS;	/* calm again: the next pause is short */
+	remember(g, fd, uid, admin);
+	if (now_mono() - g->emfile_at > 5.0)
+		g->backoff_ms = BACKOFF_MIN_MS;	/* calm again: the next pause is short */
 	return false;
 }
 
 static void set_listening(struct server *s, bool on);
 
-static bool check_all(void)
+static bool check_all(struct guard *g)
 {
 	bool refused = false;
 
-	for (size_t i = 0; i < g.nfresh; i++)
-		refused |= check_one(g.fresh[i].bev, g.fresh[i].tcp);
-	g.nfresh = 0;
+	for (size_t i = 0; i < g->nfresh; i++)
+		refused |= check_one(g, g->fresh[i].bev, g->fresh[i].tcp);
+	g->nfresh = 0;
 	return refused;
 }
 
@@ -230,8 +243,7 @@ static void check_fresh(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	(void)arg;
-	check_all();
+	check_all(arg);
 }
 
 /* evhttp's maker of a connection's bufferevent: the descriptor is set on
@@ -240,6 +252,8 @@ static void check_fresh(evutil_socket_t fd, short what, void *arg)
  * connection can be read, answered or freed). */
 static struct bufferevent *new_bev(struct event_base *base, void *arg)
 {
+	struct way *w = arg;
+	struct guard *g = w->g;
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
 
 	if (!bev)
@@ -248,35 +262,36 @@ static struct bufferevent *new_bev(struct event_base *base, void *arg)
 	 * this turn's accepting (the listener stops when disabled): refused
 	 * connections are freed before more are taken, so that a flood of
 	 * one user does not run the daemon out of descriptors first. */
-	if (check_all() && !g.reload_paused && !event_pending(g.resume_ev, EV_TIMEOUT, NULL)) {
+	if (check_all(g) && !g->reload_paused && !event_pending(g->resume_ev, EV_TIMEOUT, NULL)) {
 		struct timeval now = { 0, 0 };
 
-		set_listening(g.s, false);
-		event_add(g.resume_ev, &now);
+		set_listening(g->s, false);
+		event_add(g->resume_ev, &now);
 	}
-	if (g.nfresh == g.cfresh) {
-		size_t n = g.cfresh ? g.cfresh * 2 : 64;
-		struct fresh *v = realloc(g.fresh, n * sizeof *v);
+	if (g->nfresh == g->cfresh) {
+		size_t n = g->cfresh ? g->cfresh * 2 : 64;
+		struct fresh *v = realloc(g->fresh, n * sizeof *v);
 
 		if (!v)
 			return bev;	/* not looked at: no worse than before */
-		g.fresh = v;
-		g.cfresh = n;
+		g->fresh = v;
+		g->cfresh = n;
 	}
-	g.fresh[g.nfresh++] = (struct fresh){ bev, *(const bool *)arg };
-	event_active(g.check_ev, 0, 0);
+	g->fresh[g->nfresh++] = (struct fresh){ bev, w->tcp };
+	event_active(g->check_ev, 0, 0);
 	return bev;
 }
 
 static void on_resume(evutil_socket_t fd, short what, void *arg)
 {
+	struct guard *g = arg;
+
 	(void)fd;
 	(void)what;
-	(void)arg;
-	if (g.spare < 0)
-		g.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (!g.reload_paused)
-		set_listening(g.s, true);
+	if (g->spare < 0)
+		g->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (!g->reload_paused)
+		set_listening(g->s, true);
 }
 
 /* accept() failed for a reason other than a retry (libevent's listener
@@ -286,32 +301,33 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
  * a second. */
 static void on_accept_error(struct evconnlistener *lev, void *arg)
 {
+	struct guard *g = accept_guard;
 	int err = errno, fd;
 	struct timeval tv;
 
 	(void)arg;
-	if (fd_short(err) && g.spare >= 0) {
-		close(g.spare);
-		g.spare = -1;
+	if (fd_short(err) && g->spare >= 0) {
+		close(g->spare);
+		g->spare = -1;
 		fd = accept4(evconnlistener_get_fd(lev), NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
-			refuse(NULL, fd, 503, "gflowd is out of file descriptors; try again later");
+			refuse(g, NULL, fd, 503, "gflowd is out of file descriptors; try again later");
 			close(fd);
 		}
-		g.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		g->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
-	set_listening(g.s, false);
-	tv.tv_sec = g.backoff_ms / 1000;
-	tv.tv_usec = (g.backoff_ms % 1000) * 1000;
-	event_add(g.resume_ev, &tv);
-	if (now_mono() - g.emfile_at >= 1.0) {
+	set_listening(g->s, false);
+	tv.tv_sec = g->backoff_ms / 1000;
+	tv.tv_usec = (g->backoff_ms % 1000) * 1000;
+	event_add(g->resume_ev, &tv);
+	if (now_mono() - g->emfile_at >= 1.0) {
 		fprintf(stderr, "gflowd: cannot accept connections: %s; accepting none for %d ms%s\n", strerror(err),
-			g.backoff_ms, g.emfile ? " (and more such pauses since the last such line)" : "");
-		g.emfile_at = now_mono();
-		g.emfile = 0;
+			g->backoff_ms, g->emfile ? " (and more such pauses since the last such line)" : "");
+		g->emfile_at = now_mono();
+		g->emfile = 0;
 	} else
-		g.emfile++;
-	g.backoff_ms = g.backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : g.backoff_ms * 2;
+		g->emfile++;
+	g->backoff_ms = g->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : g->backoff_ms * 2;
 }
 
 /* ---- listeners, and the connections a reload waits for -------------------
@@ -389,7 +405,7 @@ static struct evhttp *new_http(struct server *s, void (*cb)(struct evhttp_reques
 	evhttp_set_timeout(h, 60);
 	evhttp_set_gencb(h, cb, s);
 	evhttp_set_allowed_methods(h, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
-	evhttp_set_bevcb(h, new_bev, (void *)(cb == api_on_tcp ? &from_tcp : &from_unix));
+	evhttp_set_bevcb(h, new_bev, &s->guard->way[cb == api_on_tcp]);
 	return h;
 }
 
@@ -400,14 +416,19 @@ static void guard_listener(struct evhttp_bound_socket *b)
 
 int api_init(struct server *s, struct gf_err *e)
 {
+	struct guard *g = calloc(1, sizeof *g);
 	int tcp_fd;
 
-	g.s = s;
-	g.backoff_ms = BACKOFF_MIN_MS;
-	if (g.spare < 0)
-		g.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	g.check_ev = event_new(s->base, -1, 0, check_fresh, NULL);
-	g.resume_ev = evtimer_new(s->base, on_resume, NULL);
+	if (!g)
+		return gf_err_set(e, "out of memory");
+	s->guard = accept_guard = g;
+	g->s = s;
+	g->way[0] = (struct way){ g, false };
+	g->way[1] = (struct way){ g, true };
+	g->backoff_ms = BACKOFF_MIN_MS;
+	g->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	g->check_ev = event_new(s->base, -1, 0, check_fresh, g);
+	g->resume_ev = evtimer_new(s->base, on_resume, g);
 	s->http_unix = new_http(s, api_on_unix);
 	if (s->inherited[0] >= 0)
 		s->unix_fd = s->inherited[0];	/* a reload: the same socket, nothing lost */
@@ -452,13 +473,15 @@ static void set_listening(struct server *s, bool on)
 
 void api_pause(struct server *s)
 {
-	g.reload_paused = true;
+	if (s->guard)
+		s->guard->reload_paused = true;
 	set_listening(s, false);
 }
 
 void api_resume(struct server *s)
 {
-	g.reload_paused = false;
+	if (s->guard)
+		s->guard->reload_paused = false;
 	set_listening(s, true);
 }
 
@@ -541,19 +564,24 @@ int api_fds(struct server *s, int *unix_fd, int *tcp_fd)
 
 void api_close(struct server *s)
 {
+	struct guard *g = s->guard;
+
 	if (s->http_unix)
 		evhttp_free(s->http_unix);
 	if (s->http_tcp)
 		evhttp_free(s->http_tcp);
-	if (g.check_ev)
-		event_free(g.check_ev);
-	if (g.resume_ev)
-		event_free(g.resume_ev);
-	if (g.spare >= 0)
-		close(g.spare);
-	free(g.slot);
-	free(g.fresh);
-	g = (struct guard){ .spare = -1 };
+	if (g) {
+		if (g->check_ev)
+			event_free(g->check_ev);
+		if (g->resume_ev)
+			event_free(g->resume_ev);
+		if (g->spare >= 0)
+			close(g->spare);
+		free(g->slot);
+		free(g->fresh);
+		free(g);
+	}
+	s->guard = accept_guard = NULL;
 	/* Only the owner removes the socket: a daemon refused at start must
 	 * not take it from the one that serves it. */
 	if (s->sock_lock_fd >= 0)

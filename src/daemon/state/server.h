@@ -266,6 +266,7 @@ struct server {
 	/* Scheduling */
 	struct event *sched_ev;		/* coalesced pass, made active on events */
 	struct hooks hooks;		/* events up the layers (hooks.h) */
+	struct guard *guard;		/* the API's connection guard (api/api_listen.c) */
 	struct event *begin_ev;		/* next begin time */
 	uint64_t sched_seed;
 	enum sched_strategy strategy;

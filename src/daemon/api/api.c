@@ -76,15 +76,13 @@ static bool admin_only(struct server *s, struct evhttp_request *req, struct call
 	return false;
 }
 
-static void h_set_gpus(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body)
+static void h_set_gpus(struct server *s, struct evhttp_request *req, json_t *body)
 {
 	static const char *const fields[] = { "spec", NULL };
 	char *spec = NULL;
 	struct gf_err e;
 	json_t *g;
 
-	if (!admin_only(s, req, c, "change which GPUs gflow uses"))
-		return;
 	if (api_check_fields(body, fields, "request", &e) || api_get_str(body, "spec", 1024, &spec, &e) ||
 	    (!spec && gf_err_set(&e, "'spec' is required (e.g. \"0,2\" or \"all\")")) ||
 	    gpustate_set_allowed(s, spec, &e)) {
@@ -98,15 +96,12 @@ static void h_set_gpus(struct server *s, struct evhttp_request *req, struct call
 	json_decref(g);
 }
 
-static void h_ignore(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
-		     bool ignore)
+static void h_ignore(struct server *s, struct evhttp_request *req, json_t *body, bool ignore)
 {
 	static const char *const fields[] = { "gpu", "pid", NULL };
 	int64_t gpu = -1, pid = -1;
 	struct gf_err e;
 
-	if (!admin_only(s, req, c, ignore ? "ignore a GPU process" : "stop ignoring a GPU process"))
-		return;
 	if (api_check_fields(body, fields, "request", &e) || api_get_int(body, "gpu", 0, 63, &gpu, &e) ||
 	    api_get_int(body, "pid", 1, 1 << 30, &pid, &e) ||
 	    ((gpu < 0 || pid < 0) && gf_err_set(&e, "'gpu' and 'pid' are required")) ||
@@ -197,13 +192,288 @@ static void h_info(struct server *s, struct evhttp_request *req, struct caller *
 	api_reply(req, 200, o);
 }
 
-/* ---- routing ----------------------------------------------------------- */
+/* ---- routing -----------------------------------------------------------
+ *
+ * Every route in one table, in the order a path is tried: its method, its
+ * path (exact, or a prefix ending in '*' whose rest the handler gets), who
+ * may call it, and its handler. The dispatcher (route) checks the role
+ * before the handler runs:
+ *
+ *   ANYONE  no credentials needed (reads; a handler shows a job's command,
+ *           directory and log to its owner and admins only)
+ *   OWNER   a caller who may write: the Unix socket, or a token over TCP;
+ *           each job it names must be its own (or it an admin), which the
+ *           handler checks job by job (api_permitted)
+ *   ADMIN   an admin: root, [daemon] admin_group, a personal daemon's user
+ *
+ * Handlers decode, check and answer; what they change goes through the
+ * engine and the layers below (jobs_*, quota_*, reserve_*, gpustate_*). */
+
+enum role { ANYONE, OWNER, ADMIN };
+
+typedef void route_fn(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
+		      const char *rest);
+
+struct route {
+	enum evhttp_cmd_type method;
+	const char *path;		/* exact; ending in '*': a prefix, the rest to the handler */
+	bool (*also)(const char *path);	/* NULL, or what the path must also be */
+	enum role role;
+	const char *what;		/* ADMIN: what the refusal says others may not do */
+	route_fn *fn;
+};
+
+static void r_health(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)s, (void)c, (void)body, (void)rest;
+	api_reply(req, 200, json_pack("{s:s,s:s,s:i}", "status", "ok", "version", GFLOW_VERSION, "pid", (int)getpid()));
+}
+
+static void r_info(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)body, (void)rest;
+	h_info(s, req, c);
+}
+
+static void r_list(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)body, (void)rest;
+	api_h_list(s, req, c);
+}
+
+static void r_log(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)body;
+	joblog_get(s, req, c->uid, c->admin, rest);
+}
+
+static void r_get(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)body;
+	api_h_get(s, req, c, rest);
+}
+
+static void r_gpus(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)c, (void)body, (void)rest;
+	api_reply(req, 200, gpustate_json(s));
+}
+
+static void r_gpus_ignored(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
+			   const char *rest)
+{
+	(void)c, (void)body, (void)rest;
+	api_reply(req, 200, json_pack("{s:o}", "ignored", gpustate_ignored_json(s)));
+}
+
+static void r_share(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)c, (void)body;
+	api_share_get(s, req, rest);
+}
+
+static void r_metrics(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)c, (void)body, (void)rest;
+	metrics_get(s, req);
+}
+
+static void r_history(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)c, (void)body, (void)rest;
+	api_reply(req, 200, history_json(s));
+}
+
+static void r_web(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)c, (void)body;
+	web_get(s, req, rest);
+}
+
+static void r_submit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)rest;
+	api_h_submit(s, req, c, body);
+}
+
+static void r_cancel(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)rest;
+	api_h_cancel(s, req, c, body);
+}
+
+static void r_hold(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)rest;
+	api_h_hold_release(s, req, c, body, true);
+}
+
+static void r_release(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)rest;
+	api_h_hold_release(s, req, c, body, false);
+}
+
+static void r_update(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)rest;
+	api_h_update(s, req, c, body);
+}
+
+static void r_redo(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)rest;
+	api_h_redo(s, req, c, body);
+}
+
+static void r_limit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)rest;
+	api_h_limit(s, req, c, body);
+}
+
+static void r_set_gpus(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)c, (void)rest;
+	h_set_gpus(s, req, body);
+}
+
+static void r_ignore(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)c, (void)rest;
+	h_ignore(s, req, body, true);
+}
+
+static void r_unignore(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)c, (void)rest;
+	h_ignore(s, req, body, false);
+}
+
+static void r_token(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)body, (void)rest;
+	h_token(s, req, c, false);
+}
+
+static void r_revoke(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)body, (void)rest;
+	h_token(s, req, c, true);
+}
+
+static void r_notify_test(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
+			  const char *rest)
+{
+	(void)rest;
+	notify_api_test(s, req, c->admin, body);
+}
+
+static void r_quota_set(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)c, (void)rest;
+	api_share_quota_set(s, req, body, false);
+}
+
+static void r_quota_remove(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
+			   const char *rest)
+{
+	(void)c, (void)rest;
+	api_share_quota_set(s, req, body, true);
+}
+
+static void r_resv_create(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
+			  const char *rest)
+{
+	(void)c, (void)rest;
+	api_share_resv_create(s, req, body);
+}
+
+static void r_resv_cancel(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
+			  const char *rest)
+{
+	(void)c, (void)rest;
+	api_share_resv_cancel(s, req, body);
+}
+
+static void r_remote(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	api_remote(s, req, c->uid, c->admin, rest, body);
+}
+
+static bool has_subpath(const char *path)
+{
+	return strchr(path + 6, '/') != NULL;	/* "/jobs/<id>/…" */
+}
+
+static bool is_ui(const char *path)
+{
+	return !strcmp(path, "/") || !strncmp(path, "/ui", 3);
+}
+
+#define GET EVHTTP_REQ_GET
+#define POST EVHTTP_REQ_POST
+
+static const struct route routes[] = {
+	{ GET, "/health", NULL, ANYONE, NULL, r_health },
+	{ GET, "/info", NULL, ANYONE, NULL, r_info },
+	{ GET, "/jobs", NULL, ANYONE, NULL, r_list },
+	{ GET, "/jobs/*", has_subpath, ANYONE, NULL, r_log },	/* /jobs/<id>/log: owner or admin (joblog.c) */
+	{ GET, "/jobs/*", NULL, ANYONE, NULL, r_get },
+	{ GET, "/gpus", NULL, ANYONE, NULL, r_gpus },
+	{ GET, "/gpus/ignored", NULL, ANYONE, NULL, r_gpus_ignored },
+	{ GET, "*", api_share_path, ANYONE, NULL, r_share },	/* /quotas…, /reservations…, /usage */
+	{ GET, "/metrics", NULL, ANYONE, NULL, r_metrics },
+	{ GET, "/history", NULL, ANYONE, NULL, r_history },
+	{ GET, "*", is_ui, ANYONE, NULL, r_web },		/* / and /ui/<file> */
+
+	{ POST, "/jobs", NULL, OWNER, NULL, r_submit },
+	{ POST, "/jobs/cancel", NULL, OWNER, NULL, r_cancel },
+	{ POST, "/jobs/hold", NULL, OWNER, NULL, r_hold },
+	{ POST, "/jobs/release", NULL, OWNER, NULL, r_release },
+	{ POST, "/jobs/update", NULL, OWNER, NULL, r_update },
+	{ POST, "/jobs/redo", NULL, OWNER, NULL, r_redo },
+	{ POST, "/jobs/limit", NULL, OWNER, NULL, r_limit },
+	{ POST, "/gpus/allowed", NULL, ADMIN, "change which GPUs gflow uses", r_set_gpus },
+	{ POST, "/gpus/ignore", NULL, ADMIN, "ignore a GPU process", r_ignore },
+	{ POST, "/gpus/unignore", NULL, ADMIN, "stop ignoring a GPU process", r_unignore },
+	{ POST, "/tokens", NULL, OWNER, NULL, r_token },		/* the caller's own */
+	{ POST, "/tokens/revoke", NULL, OWNER, NULL, r_revoke },
+	/* admins only, said after the body is checked (notify.c) */
+	{ POST, "/notify/test", NULL, OWNER, NULL, r_notify_test },
+	{ POST, "/quotas/set", NULL, ADMIN, "change quotas", r_quota_set },
+	{ POST, "/quotas/remove", NULL, ADMIN, "change quotas", r_quota_remove },
+	{ POST, "/reservations", NULL, ADMIN, "create reservations", r_resv_create },
+	{ POST, "/reservations/cancel", NULL, ADMIN, "cancel reservations", r_resv_cancel },
+	{ POST, "/remote/*", NULL, OWNER, NULL, r_remote },	/* a cluster's jobs: the owner's (api_remote.c) */
+};
+
+/* The route for m and path, and the part of path its handler gets. */
+static const struct route *find_route(enum evhttp_cmd_type m, const char *path, const char **rest)
+{
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+		const struct route *r = &routes[i];
+		size_t n = strlen(r->path);
+		bool prefix = n && r->path[n - 1] == '*';
+
+		if (r->method != m)
+			continue;
+		if (prefix ? strncmp(path, r->path, n - 1) : strcmp(path, r->path))
+			continue;
+		if (r->also && !r->also(path))
+			continue;
+		*rest = prefix && n > 1 ? path + n - 1 : path;
+		return r;
+	}
+	return NULL;
+}
 
 static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 {
-	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req)), *rest = NULL;
 	enum evhttp_cmd_type m = evhttp_request_get_command(req);
 	struct caller c = identify(s, req, unix_sock);
+	const struct route *r;
 	json_t *body = NULL;
 	struct gf_err e;
 
@@ -219,78 +489,24 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 		api_reply_err(req, 400, "an HTTP/1.1 request needs a Host header");
 		return;
 	}
-	if (m == EVHTTP_REQ_GET) {
-		if (!strcmp(path, "/health"))
-			api_reply(req, 200, json_pack("{s:s,s:s,s:i}", "status", "ok", "version", GFLOW_VERSION,
-						  "pid", (int)getpid()));
-		else if (!strcmp(path, "/info"))
-			h_info(s, req, &c);
-		else if (!strcmp(path, "/jobs"))
-			api_h_list(s, req, &c);
-		else if (!strncmp(path, "/jobs/", 6) && strchr(path + 6, '/'))
-			joblog_get(s, req, c.uid, c.admin, path + 6);
-		else if (!strncmp(path, "/jobs/", 6))
-			api_h_get(s, req, &c, path + 6);
-		else if (!strcmp(path, "/gpus"))
-			api_reply(req, 200, gpustate_json(s));
-		else if (!strcmp(path, "/gpus/ignored"))
-			api_reply(req, 200, json_pack("{s:o}", "ignored", gpustate_ignored_json(s)));
-		else if (api_share_path(path))
-			api_share_get(s, req, path);
-		else if (!strcmp(path, "/metrics"))
-			metrics_get(s, req);
-		else if (!strcmp(path, "/history"))
-			api_reply(req, 200, history_json(s));
-		else if (!strcmp(path, "/") || !strncmp(path, "/ui", 3))
-			web_get(s, req, path);
-		else
-			api_reply_err(req, 404, "no such endpoint: GET %s", path);
-		return;
-	}
-	if (m != EVHTTP_REQ_POST) {
+	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_POST) {
 		api_reply_err(req, 405, "method not allowed");
 		return;
 	}
-	if (!c.may_write) {
+	/* OWNER and ADMIN: a caller who may write. Every POST route needs one,
+	 * so it is checked (and the body read) before the path is looked up. */
+	if (m == EVHTTP_REQ_POST && !c.may_write) {
 		api_reply_err(req, 401, "changes over TCP need 'Authorization: Bearer <token>' (see gflowd token)");
 		return;
 	}
-	if (!(body = api_read_body(req, &e))) {
+	if (m == EVHTTP_REQ_POST && !(body = api_read_body(req, &e))) {
 		api_reply_err(req, 400, "%s", e.msg);
 		return;
 	}
-	if (!strcmp(path, "/jobs"))
-		api_h_submit(s, req, &c, body);
-	else if (!strcmp(path, "/jobs/cancel"))
-		api_h_cancel(s, req, &c, body);
-	else if (!strcmp(path, "/jobs/hold"))
-		api_h_hold_release(s, req, &c, body, true);
-	else if (!strcmp(path, "/jobs/release"))
-		api_h_hold_release(s, req, &c, body, false);
-	else if (!strcmp(path, "/jobs/update"))
-		api_h_update(s, req, &c, body);
-	else if (!strcmp(path, "/jobs/redo"))
-		api_h_redo(s, req, &c, body);
-	else if (!strcmp(path, "/jobs/limit"))
-		api_h_limit(s, req, &c, body);
-	else if (!strcmp(path, "/gpus/allowed"))
-		h_set_gpus(s, req, &c, body);
-	else if (!strcmp(path, "/gpus/ignore"))
-		h_ignore(s, req, &c, body, true);
-	else if (!strcmp(path, "/gpus/unignore"))
-		h_ignore(s, req, &c, body, false);
-	else if (!strcmp(path, "/tokens"))
-		h_token(s, req, &c, false);
-	else if (!strcmp(path, "/tokens/revoke"))
-		h_token(s, req, &c, true);
-	else if (!strcmp(path, "/notify/test"))
-		notify_api_test(s, req, c.admin, body);
-	else if (api_share_path(path))
-		api_share_post(s, req, path, body, c.admin);
-	else if (!strncmp(path, "/remote/", 8))
-		api_remote(s, req, c.uid, c.admin, path + 8, body);
-	else
-		api_reply_err(req, 404, "no such endpoint: POST %s", path);
+	if (!(r = find_route(m, path, &rest)))
+		api_reply_err(req, 404, "no such endpoint: %s %s", m == EVHTTP_REQ_GET ? "GET" : "POST", path);
+	else if (r->role != ADMIN || admin_only(s, req, &c, r->what))
+		r->fn(s, req, &c, body, rest);
 	json_decref(body);
 }
 

@@ -27,22 +27,6 @@ bool api_share_path(const char *path)
 	return is_route(path, "/quotas") || is_route(path, "/reservations") || !strcmp(path, "/usage");
 }
 
-static bool admin_ok(struct server *s, struct evhttp_request *req, bool admin, const char *what)
-{
-	char who[300];
-
-	if (admin)
-		return true;
-	if (!s->paths.system)
-		snprintf(who, sizeof who, "the daemon's user and root");
-	else if (s->have_admin_gid)
-		snprintf(who, sizeof who, "root and members of the group '%.200s'", s->cfg.admin_group);
-	else
-		snprintf(who, sizeof who, "root");
-	api_reply_err(req, 403, "only %s may %s", who, what);
-	return false;
-}
-
 /* Only these keys in o; else e names the first other one. */
 static int only_keys(json_t *o, const char *const *keys, const char *what, struct gf_err *e)
 {
@@ -107,7 +91,7 @@ static int subject_key(json_t *body, char *key, size_t size, struct gf_err *e)
 	return 0;
 }
 
-static void quota_set_route(struct server *s, struct evhttp_request *req, json_t *body, bool remove)
+void api_share_quota_set(struct server *s, struct evhttp_request *req, json_t *body, bool remove)
 {
 	static const char *const set_keys[] = { "subject", "name", "limits", NULL };
 	static const char *const rm_keys[] = { "subject", "name", NULL };
@@ -165,7 +149,7 @@ static void quota_set_route(struct server *s, struct evhttp_request *req, json_t
 
 /* ---- reservations ------------------------------------------------------ */
 
-static void resv_create(struct server *s, struct evhttp_request *req, json_t *body)
+void api_share_resv_create(struct server *s, struct evhttp_request *req, json_t *body)
 {
 	static const char *const keys[] = { "user", "gpus", "gpu_ids", "start", "duration_secs", NULL };
 	struct reservation r = { 0 };
@@ -223,7 +207,7 @@ bad:
 	api_reply_err(req, 400, "%s", e.msg);
 }
 
-static void resv_cancel(struct server *s, struct evhttp_request *req, json_t *body)
+void api_share_resv_cancel(struct server *s, struct evhttp_request *req, json_t *body)
 {
 	static const char *const keys[] = { "id", NULL };
 	json_t *id = json_object_get(body, "id");
@@ -313,19 +297,4 @@ void api_share_get(struct server *s, struct evhttp_request *req, const char *pat
 			api_reply(req, 200, json_pack("{s:o}", "reservation", reserve_json(r, now_real())));
 	} else
 		api_reply_err(req, 404, "no such endpoint: GET %s", path);
-}
-
-void api_share_post(struct server *s, struct evhttp_request *req, const char *path, json_t *body, bool admin)
-{
-	if (!strcmp(path, "/quotas/set") || !strcmp(path, "/quotas/remove")) {
-		if (admin_ok(s, req, admin, "change quotas"))
-			quota_set_route(s, req, body, !strcmp(path, "/quotas/remove"));
-	} else if (!strcmp(path, "/reservations")) {
-		if (admin_ok(s, req, admin, "create reservations"))
-			resv_create(s, req, body);
-	} else if (!strcmp(path, "/reservations/cancel")) {
-		if (admin_ok(s, req, admin, "cancel reservations"))
-			resv_cancel(s, req, body);
-	} else
-		api_reply_err(req, 404, "no such endpoint: POST %s", path);
 }

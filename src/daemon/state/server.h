@@ -804,7 +804,10 @@ void api_reply_store_err(struct server *s, struct evhttp_request *req, const str
 /* api_share.c — routes of /quotas, /reservations, /usage: anyone reads,
  * admins change */
 void api_share_get(struct server *s, struct evhttp_request *req, const char *path);
-void api_share_post(struct server *s, struct evhttp_request *req, const char *path, json_t *body, bool admin);
+/* The changes, for admins (the route table, api.c, checks who asks). */
+void api_share_quota_set(struct server *s, struct evhttp_request *req, json_t *body, bool remove);
+void api_share_resv_create(struct server *s, struct evhttp_request *req, json_t *body);
+void api_share_resv_cancel(struct server *s, struct evhttp_request *req, json_t *body);
 bool api_share_path(const char *path);
 
 /* metrics.c — GET /metrics, and the timings it reports */

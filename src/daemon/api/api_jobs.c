@@ -31,8 +31,8 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	struct submission sub;
 	json_t *out;
 	struct gf_err e;
-	int64_t env_id, *ids = NULL;
-	bool queued = false, held;
+	int64_t *ids = NULL;
+	bool launch_after;
 	size_t i;
 
 	gf_trace("accept", 0);	/* the start-latency trace (trace.h) */
@@ -55,64 +55,22 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	}
 	if (!(ids = calloc(sub.n, sizeof *ids)))
 		abort();
-	/* A job that may start at once, on the standby: its runner prepares
-	 * the start while the commit is synced (jobs_txn_sync). */
-	held = sub.n == 1 && sub.jobs[0]->state == JS_QUEUED && exec_holds_start(s, sub.jobs[0]);
-	if ((held ? jobs_txn_begin_sync_later(s, &e) : jobs_txn_begin(s, &e)) ||
-	    (env_id = store_put_env(s->store, sub.env, sub.envlen, &e)) < 0)
-		goto fail;
-	for (i = 0; i < sub.n; i++) {
-		struct job *j = sub.jobs[i];
-
-		sub.jobs[i] = NULL;	/* the table's now, or freed */
-		j->env_id = env_id;
-		j->group_id = sub.n > 1 && i > 0 ? ids[0] : 0;
-		if (jobs_insert(s, j, &e))
-			goto fail;
-		ids[i] = j->id;
-		queued |= j->state == JS_QUEUED;
+	if (jobs_submit(s, sub.jobs, sub.n, sub.env, sub.envlen, ids, &launch_after, &e)) {
+		json_decref(out);
+		free(ids);
+		api_submission_free(&sub);
+		api_reply_store_err(s, req, &e);
+		return;
 	}
-	if (sub.n > 1) {
-		struct job *first = jobs_get(s, ids[0]);
-
-		first->group_id = first->id;
-		if (jobs_save(s, first, &e))
-			goto fail;
-	}
-	if (queued)
-		jobs_start_at_once(s);	/* what can start is recorded in this commit */
-	if (jobs_txn_commit(s, &e))
-		goto fail;
-	gf_trace("commit", ids[0]);
-	if (jobs_get(s, ids[0])->state == JS_RUNNING) {
-		gf_trace("running_commit", ids[0]);
-		if (held) {
-			s->start_held = true;
-			jobs_launch_recorded(s);
-			s->start_held = false;
-		} else
-			evhttp_request_set_on_complete_cb(req, on_submit_answered, s);
-	}
-	jobs_txn_sync(s);
-	if (held) {
-		gf_trace("synced", ids[0]);
-		standby_release(s);	/* the start goes on */
-	}
+	if (launch_after)
+		evhttp_request_set_on_complete_cb(req, on_submit_answered, s);
 	for (i = 0; i < sub.n; i++)
 		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)ids[i], "name",
 						     jobs_get(s, ids[i])->name));
 	api_submission_free(&sub);
-	server_schedule(s);
 	api_reply(req, 201, json_pack("{s:o}", "jobs", out));
 	gf_trace("reply", ids[0]);
 	free(ids);
-	return;
-fail:
-	json_decref(out);
-	jobs_txn_rollback(s);
-	free(ids);
-	api_submission_free(&sub);
-	api_reply_store_err(s, req, &e);
 }
 
 /* ---- changes to jobs --------------------------------------------------- */

@@ -48,9 +48,13 @@ int64_t meminfo_total_mb(void)
  * after the next poll) at the lowest priority. */
 static void on_sched(evutil_socket_t fd, short what, void *arg)
 {
+	struct server *s = arg;
+	double t0 = metrics_clock();
+
 	(void)fd;
 	(void)what;
-	metrics_sched_pass(arg);
+	if (jobs_schedule_pass(s))	/* skipped ones are not passes */
+		metrics_observe(&s->metrics.sched, metrics_clock() - t0);
 }
 
 static void on_stop_signal(evutil_socket_t sig, short what, void *arg)

@@ -40,14 +40,6 @@ void metrics_observe(struct histogram *h, double secs)
 	h->sum += secs;
 }
 
-void metrics_sched_pass(struct server *s)
-{
-	double t0 = metrics_clock();
-
-	if (jobs_schedule_pass(s))	/* skipped ones are not passes */
-		metrics_observe(&s->metrics.sched, metrics_clock() - t0);
-}
-
 /* ---- per-(user, project) counts ----------------------------------------- */
 
 enum { C_SUBMITTED, C_FINISHED, C_FAILED, C_CANCELLED, C_TIMEOUT, C_QUEUED, C_HOLD, C_RUNNING, C_N };

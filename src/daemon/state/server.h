@@ -456,6 +456,12 @@ bool jobs_schedule_pass(struct server *s);
  * commit launches them. */
 void jobs_start_at_once(struct server *s);
 void jobs_launch_recorded(struct server *s);
+/* submit.c: store a submission's n jobs (taken: jobs[i] set to NULL) with
+ * their environment in one transaction, ids[i] their ids; what can start
+ * at once is recorded as started. *launch_after: launch it with
+ * jobs_launch_recorded once the answer is on its way. -1: nothing stored. */
+int jobs_submit(struct server *s, struct job **jobs, size_t n, const char *env, size_t envlen, int64_t *ids,
+		bool *launch_after, struct gf_err *e);
 /* How a job's priority counts across users (jobs.c; sched.h). */
 int jobs_cross_priority(const struct server *s, const struct job *j);
 /* Why a queued job may not start now (NULL: eligible). */
@@ -814,7 +820,6 @@ bool api_share_path(const char *path);
 void metrics_get(struct server *s, struct evhttp_request *req);
 double metrics_clock(void);	/* monotonic seconds */
 void metrics_observe(struct histogram *h, double secs);
-void metrics_sched_pass(struct server *s);	/* jobs_schedule_pass, timed */
 
 /* joblog.c — GET /jobs/<id>/log (rest: "<id>/log"), for the job's owner or an admin */
 void joblog_get(struct server *s, struct evhttp_request *req, uid_t uid, bool admin, const char *rest);

@@ -2,7 +2,7 @@
  * reservations (/reservations) and decayed usage (/usage). Anyone may read;
  * changes are for admins. Decoding and checks here, state in quota.c,
  * reserve.c and usage.c. */
-#include "server.h"
+#include "api.h"
 
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>

@@ -4,7 +4,7 @@
 #ifndef GF_APIINT_H
 #define GF_APIINT_H
 
-#include "server.h"
+#include "api.h"
 
 #include <event2/http.h>
 

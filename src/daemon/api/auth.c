@@ -8,7 +8,7 @@
  * command, directory, environment, log) or change it. Tokens live in the
  * store's settings (`token.<uid>`), which only root (system mode) or the
  * daemon's user can read. */
-#include "server.h"
+#include "api.h"
 
 #include <errno.h>
 #include <grp.h>

@@ -7,7 +7,7 @@
  * that belongs to the job's owner: a link a user planted cannot make the
  * daemon read a file of someone else. Logs in the daemon's own logs/
  * directory are opened through its directory fd. */
-#include "server.h"
+#include "api.h"
 
 #include <errno.h>
 #include <event2/buffer.h>

@@ -1,7 +1,7 @@
 /* web.c — the dashboard: GET / and GET /ui/<file> answer the files of web/
  * compiled into the daemon (web.h). The page uses only the public JSON API
  * (docs/api.md); nothing here reads the disk. */
-#include "server.h"
+#include "api.h"
 
 #include <event2/buffer.h>
 #include <event2/http.h>

@@ -6,7 +6,7 @@
  * a cancel is answered when its part is through. A crash between slices
  * loses nothing: the pass cancels queued jobs whose dependencies can no
  * longer be met. */
-#include "server.h"
+#include "engine.h"
 
 #include "deps.h"
 

@@ -6,7 +6,7 @@
  * Each transition runs in a transaction (txn.c) and is written to the
  * store before it is acted on. A job that ends badly hands the jobs that
  * depend on it to the cascade queue (cascade.c). */
-#include "server.h"
+#include "engine.h"
 
 #include "grow.h"
 #include "parse.h"

@@ -3,7 +3,7 @@
  * at once, and commits; a single job that starts on the standby runner is
  * held there until that commit is synced (jobs_txn_sync, standby_release).
  * The API decodes and checks the submission before (api_jobs.c). */
-#include "server.h"
+#include "engine.h"
 
 #include "trace.h"
 

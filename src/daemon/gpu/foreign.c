@@ -4,7 +4,10 @@
  * that lets small or listed ones not block their GPU ([gpu]
  * unmanaged_min_memory_mb, unmanaged_ignore_commands). The default policy
  * is the seed's: every foreign process blocks its GPU. */
-#include "server.h"
+#include "foreign.h"
+
+#include "job.h"
+#include "runfile.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,8 @@
-/* gpu.h — NVML, loaded at run time: snapshots of the GPUs, and the poller
+/* gpu.h — the gpu layer (src/daemon/gpu/): the machine's GPUs, knowing no
+ * jobs. gpu.c (this: NVML) and foreign.c (foreign.h: processes that are no
+ * job of ours). May call: core (a uid's name), common and libc only.
+ *
+ * NVML, loaded at run time: snapshots of the GPUs, and the poller
  * thread that takes them so a hung driver call never blocks the event loop.
  *
  * Two layers:

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "paths.h"
-#include "server.h"
+#include "main.h"
 
 struct lc {
 	struct daemon_opts opts;

@@ -27,7 +27,7 @@
 #include "parse.h"
 #include "paths.h"
 #include "runfile.h"
-#include "server.h"
+#include "main.h"
 #include "verbose.h"
 
 extern char **environ;

@@ -2,7 +2,7 @@
  * locks, opening the store, loading jobs, starting the GPU poller and the
  * API, the one event loop, reload, and a clean shutdown. Running jobs are
  * never stopped by any of this. */
-#include "server.h"
+#include "main.h"
 
 #include "grow.h"
 #include "trace.h"

@@ -1,7 +1,7 @@
 /* wire.c — who hears which event (state/hooks.h): the one table of
  * subscribers, registered when the daemon starts. Each entry names the
  * layer above that acts on what a layer below saw. */
-#include "server.h"
+#include "main.h"
 
 #include <stdio.h>
 

@@ -3,7 +3,7 @@
  * last 24 hours, kept in the store so it survives restarts and bounded in
  * memory; and GET /history, which adds each user's GPU-hours per day over
  * the last 7 days, counted from the job table. */
-#include "server.h"
+#include "observe.h"
 
 #include <event2/buffer.h>
 #include <event2/http.h>

@@ -7,7 +7,7 @@
  * The counters are counted from the job table at each scrape: every job
  * ever submitted stays in it (and in the store), so they survive restarts
  * and never go down. */
-#include "server.h"
+#include "observe.h"
 
 #include <event2/buffer.h>
 #include <event2/http.h>

@@ -7,7 +7,7 @@
  * bytes. Shared between them, under n->mu: the queue, the counters and
  * the results of test requests. A finished test request is handed back
  * to the loop through a pipe. */
-#include "server.h"
+#include "observe.h"
 
 #include <errno.h>
 #include <event2/buffer.h>

@@ -8,7 +8,7 @@
  * whatever path the node is opened by. A GPU's minor comes from
  * nvmlDeviceGetMinorNumber (the GPU's index when NVML cannot tell).
  * Also the CUDA_VISIBLE_DEVICES a job is given (devices_cuda_visible). */
-#include "server.h"
+#include "run.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
  * tmux (root's server would be out of its owner's reach): its runner
  * offers the job's terminal on an attach socket, <runtime dir>/attach/
  * <id>.sock, instead. */
-#include "server.h"
+#include "run.h"
 
 #include <errno.h>
 #include <fcntl.h>

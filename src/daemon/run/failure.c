@@ -3,7 +3,7 @@
  * (the table is src/common/oom.c), Signal:<name> when a signal ended it.
  * (OutOfMemory:Host comes from the runner, which reads the memory cgroup's
  * OOM events: jobs.c.) */
-#include "server.h"
+#include "run.h"
 
 #include <fcntl.h>
 #include <signal.h>

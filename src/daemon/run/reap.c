@@ -9,7 +9,7 @@
  * its job. When a runner is gone, whatever is left of its job (track.c
  * knows) is killed, and the job's GPUs and memory go back only once no
  * process of it is left. An end the store could not record is tried again. */
-#include "server.h"
+#include "run.h"
 #include "verbose.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
  * everything in them is made with openat(O_EXCL | O_NOFOLLOW), mkdirat or
  * a rename that does not replace, so a link planted there fails the job
  * and touches nothing outside. */
-#include "server.h"
+#include "run.h"
 
 #include <dirent.h>
 #include <errno.h>

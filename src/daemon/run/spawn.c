@@ -1,7 +1,7 @@
 /* spawn.c — the daemon's forks: runners (as our children, or born in a
  * cgroup), detached or waited-for commands, a child with pipes, a tmux
  * client that makes a session, and the checks run as a job's owner. */
-#include "server.h"
+#include "run.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,7 +17,7 @@
  * runner (exec_reap collects it). EOF on its pipe before a whole request —
  * we stop, crash or exec ourselves again (the pipe is close-on-exec) —
  * ends it with nothing done. */
-#include "server.h"
+#include "run.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* tmux.c — the tmux executor's server: where tmux and its socket are,
  * commands through the control client (tmuxctl.c), a job's new-session
  * words, and the tmux standby's session. */
-#include "server.h"
+#include "run.h"
 
 #include <errno.h>
 #include <fcntl.h>

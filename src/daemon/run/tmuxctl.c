@@ -19,7 +19,7 @@
  * their answer are made that way too (a session made already is found
  * there); the next start starts a new client, unless this one died before
  * its first answer (then tmux clients for RESTART_SECS). */
-#include "server.h"
+#include "run.h"
 
 #include <errno.h>
 #include <event2/buffer.h>

@@ -19,7 +19,7 @@
  * inside the groups made here (--cgroup): the runner is started in the v2
  * group or has the job born there, and joins v1 groups before the job
  * exists (see runner.c's join_cgroups). */
-#include "server.h"
+#include "run.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
  * Also the GPU runs that ended in the last 24 h (max_gpu_hours_per_day):
  * found in the job table at start, added as jobs end, dropped as they age,
  * so the quota check never walks the whole job history. */
-#include "server.h"
+#include "share.h"
 
 #include <math.h>
 #include <stdio.h>

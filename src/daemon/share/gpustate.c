@@ -5,7 +5,7 @@
  * which job a process belongs to) is foreign, and makes its GPU
  * unavailable (foreign.c names it and holds the [gpu] policy); so does one
  * whose pid this pid namespace cannot see. */
-#include "server.h"
+#include "share.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * of a submission over max_queued_jobs, and the note that says why a
  * queued job waits (which limit or reservation, and when it is expected to
  * start). */
-#include "server.h"
+#include "share.h"
 
 #include <math.h>
 #include <stdio.h>

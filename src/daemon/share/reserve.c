@@ -8,7 +8,7 @@
  * the one already there. A window that began already (and has not ended)
  * is taken from now on. The scheduler (sched.c) keeps other users' jobs
  * off reserved GPUs; the pass's timer wakes at every start and end. */
-#include "server.h"
+#include "share.h"
 
 #include <errno.h>
 #include <math.h>

@@ -13,7 +13,7 @@
  *    "util_sum":S, "util_samples":N, "mean_gpu_util":S/N or null,
  *    "memory_exceeded":bool, "exceeded_mb":M (the use that overran),
  *    "devices_constrained":bool ([gpu] constrain_devices in force)} */
-#include "server.h"
+#include "share.h"
 #include "notify.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * inside a transaction, and gets its snapshot back when the store refuses
  * the change; jobs the transaction added go away, and the job table, the
  * open list and the cascade queue are as they were when it began. */
-#include "server.h"
+#include "txn.h"
 
 #include <assert.h>
 #include <stdlib.h>

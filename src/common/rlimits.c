@@ -6,15 +6,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 static const struct {
 	const char *name;
 	int resource;
+	const char *proc;	/* its line's name in /proc/PID/limits */
 } table[GF_NRLIMITS] = {
-	{ "as", RLIMIT_AS },	     { "core", RLIMIT_CORE },	  { "cpu", RLIMIT_CPU },
-	{ "data", RLIMIT_DATA },     { "fsize", RLIMIT_FSIZE },	  { "memlock", RLIMIT_MEMLOCK },
-	{ "nofile", RLIMIT_NOFILE }, { "nproc", RLIMIT_NPROC },	  { "rss", RLIMIT_RSS },
-	{ "stack", RLIMIT_STACK },
+	{ "as", RLIMIT_AS, "Max address space" },
+	{ "core", RLIMIT_CORE, "Max core file size" },
+	{ "cpu", RLIMIT_CPU, "Max cpu time" },
+	{ "data", RLIMIT_DATA, "Max data size" },
+	{ "fsize", RLIMIT_FSIZE, "Max file size" },
+	{ "memlock", RLIMIT_MEMLOCK, "Max locked memory" },
+	{ "nofile", RLIMIT_NOFILE, "Max open files" },
+	{ "nproc", RLIMIT_NPROC, "Max processes" },
+	{ "rss", RLIMIT_RSS, "Max resident set" },
+	{ "stack", RLIMIT_STACK, "Max stack size" },
 };
 
 const char *gf_rlimit_name(int i)
@@ -149,4 +159,76 @@ int gf_rlimits_apply(const struct gf_rlimits *r, int *which)
 			return -1;
 		}
 	return 0;
+}
+
+/* One value of /proc/PID/limits at *p (a number or "unlimited"), *p moved
+ * past it and the blanks after it. */
+static int proc_value(const char **p, rlim_t *v)
+{
+	const char *q = *p, *end;
+
+	end = q;
+	while (*end && *end != ' ' && *end != '\n')
+		end++;
+	if (parse_value(q, end, v))
+		return -1;
+	while (*end == ' ')
+		end++;
+	*p = end;
+	return 0;
+}
+
+int gf_rlimits_parse_proc(const char *text, struct gf_rlimits *r)
+{
+	int found = 0;
+
+	memset(r, 0, sizeof *r);
+	for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		for (int i = 0; i < GF_NRLIMITS; i++) {
+			size_t n = strlen(table[i].proc);
+			const char *p = line + n;
+			struct rlimit v;
+
+			/* The name is followed by blanks: "Max cpu time" is
+			 * not "Max cpu time2". */
+			if (strncmp(line, table[i].proc, n) || *p != ' ')
+				continue;
+			while (*p == ' ')
+				p++;
+			if (proc_value(&p, &v.rlim_cur) || proc_value(&p, &v.rlim_max) || v.rlim_cur > v.rlim_max)
+				break;
+			r->set[i] = true;
+			r->v[i] = v;
+			found++;
+			break;
+		}
+	}
+	return found ? 0 : -1;
+}
+
+int gf_rlimits_of_pid(long pid, unsigned uid, struct gf_rlimits *r)
+{
+	char path[64], text[4096];
+	struct stat before, after;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%ld", pid);
+	if (stat(path, &before) || before.st_uid != uid)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%ld/limits", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, text, sizeof text - 1);
+	close(fd);
+	snprintf(path, sizeof path, "/proc/%ld", pid);
+	/* The same process still: a pid taken over meanwhile has another
+	 * /proc entry (its inode is new). */
+	if (n <= 0 || stat(path, &after) || after.st_ino != before.st_ino || after.st_uid != uid)
+		return -1;
+	text[n] = '\0';
+	return gf_rlimits_parse_proc(text, r);
 }

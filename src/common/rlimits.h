@@ -50,6 +50,15 @@ size_t gf_rlimits_format(const struct gf_rlimits *r, char *buf, size_t size);
  * a process with cap's limits may set without privilege. */
 void gf_rlimits_clamp(struct gf_rlimits *r, const struct gf_rlimits *cap);
 
+/* The limits in the text of /proc/PID/limits ("Max open files  1024
+ * 4096  files" lines), those of the table it names; -1 when none is
+ * there. Pure: the daemon reads the file (gf_rlimits_of_pid). */
+int gf_rlimits_parse_proc(const char *text, struct gf_rlimits *r);
+
+/* The limits of process pid, if it belongs to uid (its /proc entry, as
+ * seen before and after the read); -1 when it cannot be told. */
+int gf_rlimits_of_pid(long pid, unsigned uid, struct gf_rlimits *r);
+
 /* The stack limit (soft) r gives a process whose own is `own`. */
 rlim_t gf_rlimits_stack(const struct gf_rlimits *r, rlim_t own);
 

@@ -1,12 +1,23 @@
 /* runner.h — what the files of gflow-runner share: its options, the state
- * of the one job it supervises, and the functions one file offers another
- * (runner.c: the supervision; pane.c: the job's terminal; opts.c: the
- * command line and the job's environment and command). */
+ * of the one job it supervises (struct runner), and the functions one file
+ * offers another. Each file calls only the files below it here, so none
+ * calls one that calls back into it:
+ *   main.c       the order of a run, the announcement, a standby's handshake
+ *   supervise.c  the poll() loop until the job and its descendants are gone
+ *   result.c     RUNDIR/result
+ *   child.c      the start of the job's process
+ *   pane.c       the job's terminal
+ *   attach.c     its viewers (attach.h)
+ *   runner.c     say(), the clocks
+ *   outbuf.c     struct outbuf
+ * and the leaves opts.c, owner.c, standby.c and vmclone.c. Upward only
+ * through the hooks given at setup (attach.h's attach_hooks). */
 #ifndef GF_RUNNER_H
 #define GF_RUNNER_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <termios.h>
 
@@ -18,6 +29,7 @@
 #define QUIET_SECS 0.05		/* draining: how long the pty must stay quiet before we stop */
 
 struct attach;
+struct job_result;
 
 struct opts {
 	const char *job, *dir, *log, *cwd;	/* log, cwd: RUNDIR/spec's (read_spec), or given */
@@ -67,6 +79,13 @@ struct runner {
 	int holdfd;		/* --hold: the daemon's pipe, to wait on before the exec; -1: go */
 	int ahead;		/* a standby's announcement made ahead (announce_ahead), -1: none */
 	bool output_due;	/* a standby without runner.out yet (say()) */
+	/* The signals ignored here, bit sig - 1: of what a process is given,
+	 * only an ignored disposition outlives exec (handlers are reset), so
+	 * these are what the job's child sets back to the default. Those we
+	 * were started with are read ahead of any job (a standby reads them as
+	 * it waits), by the system call: glibc hides the signals it reserves
+	 * (32, 33), whose ignored disposition is inherited all the same. */
+	uint64_t ignored_signals;
 
 	pid_t pid;		/* the job's main process (and its process group) */
 	bool reaped, gone;	/* main process waited for; no children left */
@@ -97,11 +116,21 @@ struct runner {
 	struct attach *attach;	/* viewers of the pty (--attach), NULL: none */
 };
 
-/* runner.c */
+/* runner.c: the leaf every file may call */
 double now_mono(void);
+double now_real(void);
 /* A line for whoever looks into why the job ended (our stderr; a standby's
  * runner.out, made when first needed). */
 __attribute__((format(printf, 2, 3))) void say(struct runner *r, const char *fmt, ...);
+/* Make RUNDIR/runner.out our stdout and stderr (a standby on the daemon's
+ * pipe): at once under --pty, else by say() when first needed. */
+int own_output(struct runner *r, struct gf_err *e);
+
+/* outbuf.c: the leaf ring of bytes */
+void outbuf_add(struct outbuf *b, const char *data, size_t n);
+/* -1 on a real error (the reader is gone); 0 when all or what fits now is written. */
+int outbuf_flush(struct outbuf *b, int fd);
+void outbuf_free(struct outbuf *b);
 
 /* opts.c */
 int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e);
@@ -110,13 +139,34 @@ int read_argv(struct runner *r, struct gf_err *e);
 int read_limits(struct runner *r, struct gf_err *e);
 int read_spec(struct runner *r, struct gf_err *e);
 
+/* supervise.c */
+/* Cancel, child exits, pane resizes through r->sigfd; hangups, broken
+ * pipes and terminal stops ignored (and told to r->ignored_signals). */
+int setup_signals(struct runner *r, struct gf_err *e);
+int become_subreaper(struct gf_err *e);
+/* Until the job and every descendant are gone and the pty is drained. */
+void supervise(struct runner *r);
+
+/* child.c */
+void read_ignored_signals(struct runner *r);
+/* Open the job's log (as its owner); what fails is kept for start_job. */
+void open_log(struct runner *r);
+/* Start the job's process. -1 (e set) when it could not be started at all. */
+int start_job(struct runner *r, struct gf_err *e);
+/* Like a shell's: 127, 126, or 1 (its directory, its owner, its limits). */
+int child_exit_code(const struct child_err *ce);
+
+/* result.c */
+void fill_result(struct runner *r, struct job_result *res);
+void result_not_started(struct runner *r, const char *msg, struct job_result *res);
+/* Write RUNDIR/result, again and again until it can be. */
+void write_result(struct runner *r, const struct job_result *res);
+
 /* pane.c */
 bool copy_winsize(const struct runner *r);
 int open_pty(struct runner *r, int *slave, struct gf_err *e);
 void pane_setup(struct runner *r);
 void pane_restore(struct runner *r);
-int outbuf_flush(struct outbuf *b, int fd);
-void outbuf_free(struct outbuf *b);
 void pane_write(struct runner *r, const char *data, size_t n);
 void close_master(struct runner *r);
 void from_master(struct runner *r);

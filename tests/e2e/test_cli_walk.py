@@ -27,7 +27,7 @@ HELPS = [
 # words of help prose that look like flags but are examples of other things
 PROSE = {"--flag", "--i", "-FIELD"}
 # per program: words of its help's prose that are another program's flags
-PROSE_OF = {("gcancel",): {"--no-auto-cancel"}, ("gjob", "attach"): {"--follow"}}
+PROSE_OF = {("gcancel",): {"--no-auto-cancel"}, ("gbatch",): {"-c"}, ("gjob", "attach"): {"--follow"}}
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*[a-z0-9]|-[a-zA-Z]{1,4})(?![\w-])")
 # flags a help names for a deeper subcommand: probed there
 WHERE = {("gctl", "--gpu"): ["gctl", "gpu-process", "ignore"], ("gctl", "--pid"): ["gctl", "gpu-process", "ignore"]}

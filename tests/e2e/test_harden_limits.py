@@ -2,6 +2,7 @@
 (captured by gbatch, capped at the daemon's hard limits, kept by redo), and
 the client and the daemon allow an execve what the kernel allows under the
 stack limit the job will have (not musl's constant 131072 for ARG_MAX)."""
+import json
 import subprocess
 
 from conftest import SLOW  # noqa: F401  (the timeouts stretch for sanitizers)
@@ -96,6 +97,38 @@ def test_nproc_caps_the_owners_processes_in_system_mode(system_gflow):
     jid = g.submit_as(b, "--", "sh", "-c", script)
     assert g.wait_state(jid, {"Finished", "Failed"})["state"] == "Finished"
     assert "fork" not in g.as_user(b, "gjob", "log", jid, check=True).stdout.lower()
+
+
+def test_a_hand_made_request_gets_no_more_than_its_sender_may_set(system_gflow):
+    """A user under prlimit who leaves "rlimits" out of a request of their
+    own, or sends higher ones, still gets their own limits: the daemon caps
+    them at the hard limits of the process that connected (SO_PEERCRED)."""
+    g = system_gflow
+    g.start()
+    b = g.add_user("b")
+    post = r"""
+import json, socket, sys
+body = {"jobs": [{"command": ["sh", "-c", sys.argv[2]]}], "cwd": sys.argv[3]}
+if sys.argv[4]:
+    body["rlimits"] = sys.argv[4]
+data = json.dumps(body).encode()
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+          b"Connection: close\r\n\r\n" % len(data) + data)
+out = b""
+while chunk := s.recv(65536):
+    out += chunk
+print(out.decode())
+"""
+    home = str(g.home_of(b))
+    for sent in ("", "nproc=unlimited,nofile=65536"):
+        r = g.as_user(b, "prlimit", "--nproc=6:6", "--nofile=99:99", "--", "/usr/bin/python3", "-c", post,
+                      str(g.socket), 'echo "u=$(ulimit -p) n=$(ulimit -n)"', home, sent, check=True)
+        assert " 201 " in r.stdout.splitlines()[0], r.stdout
+        jid = json.loads(r.stdout[r.stdout.index("{"):])["jobs"][0]["id"]
+        g.wait_state(jid, {"Finished", "Failed"})
+        assert "u=6 n=99" in g.as_user(b, "gjob", "log", jid, check=True).stdout, sent
 
 
 def big_words(n, size=100_000):

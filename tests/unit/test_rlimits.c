@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include "rlimits.h"
@@ -119,6 +120,51 @@ static void applied_to_this_process(void **state)
 	assert_int_equal(setrlimit(RLIMIT_CORE, &old), 0);
 }
 
+/* /proc/PID/limits as the kernel writes it: each line's name, soft and
+ * hard values, and units; lines we do not carry are passed over. */
+static void read_from_proc_text(void **state)
+{
+	static const char text[] = "Limit                     Soft Limit           Hard Limit           Units     \n"
+				   "Max cpu time              unlimited            unlimited            seconds   \n"
+				   "Max file size             unlimited            unlimited            bytes     \n"
+				   "Max stack size            8388608              unlimited            bytes     \n"
+				   "Max core file size        0                    unlimited            bytes     \n"
+				   "Max processes             40                   40                   processes \n"
+				   "Max open files            1024                 4096                 files     \n"
+				   "Max pending signals       96368                96368                signals   \n"
+				   "Max realtime timeout      unlimited            unlimited            us        \n";
+	struct gf_rlimits r;
+	int np = index_of("nproc"), nf = index_of("nofile"), st = index_of("stack"), as = index_of("as");
+
+	(void)state;
+	assert_int_equal(gf_rlimits_parse_proc(text, &r), 0);
+	assert_true(r.set[np] && r.v[np].rlim_cur == 40 && r.v[np].rlim_max == 40);
+	assert_true(r.set[nf] && r.v[nf].rlim_cur == 1024 && r.v[nf].rlim_max == 4096);
+	assert_true(r.set[st] && r.v[st].rlim_cur == 8388608 && r.v[st].rlim_max == RLIM_INFINITY);
+	assert_false(r.set[as]);	/* not in the text */
+	/* nothing of ours, or a value that is not one: nothing read */
+	assert_int_equal(gf_rlimits_parse_proc("Max pending signals 1 1 signals\n", &r), -1);
+	assert_int_equal(gf_rlimits_parse_proc("Max processes  4x  4  processes\n", &r), -1);
+	assert_int_equal(gf_rlimits_parse_proc("Max processes  8  4  processes\n", &r), -1);
+}
+
+/* This process's own limits, read back through /proc as the daemon reads
+ * a submitter's; refused for another uid. */
+static void read_from_a_live_process(void **state)
+{
+	struct gf_rlimits proc, own;
+	int nf = index_of("nofile");
+
+	(void)state;
+	gf_rlimits_capture(&own);
+	assert_int_equal(gf_rlimits_of_pid((long)getpid(), (unsigned)getuid(), &proc), 0);
+	assert_true(proc.set[nf]);
+	assert_int_equal(proc.v[nf].rlim_cur, own.v[nf].rlim_cur);
+	assert_int_equal(proc.v[nf].rlim_max, own.v[nf].rlim_max);
+	assert_int_equal(gf_rlimits_of_pid((long)getpid(), (unsigned)getuid() + 1, &proc), -1);
+	assert_int_equal(gf_rlimits_of_pid(0, (unsigned)getuid(), &proc), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +172,8 @@ int main(void)
 		cmocka_unit_test(bad_forms_are_refused_naming_them),
 		cmocka_unit_test(capped_at_the_hard_limits_of_another),
 		cmocka_unit_test(applied_to_this_process),
+		cmocka_unit_test(read_from_proc_text),
+		cmocka_unit_test(read_from_a_live_process),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

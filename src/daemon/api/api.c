@@ -50,6 +50,7 @@ static struct caller identify(struct server *s, struct evhttp_request *req, bool
 
 		if (bev && getsockopt(bufferevent_getfd(bev), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
 			c.uid = cred.uid;
+			c.pid = cred.pid;
 			c.may_write = true;
 		}
 	} else if (token_ok(s, req)) {

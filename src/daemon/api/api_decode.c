@@ -522,8 +522,38 @@ static int owned_submission(uid_t uid, struct submission *sub, const char *cwd, 
 	return exec_check_owner(uid, cwd, script, e);
 }
 
+/* The limits a local submission's jobs get (out): what the submitter sent
+ * (sent; NULL: nothing), each capped at the hard limits of the process
+ * that connected (pid, from SO_PEERCRED), or that process's own limits
+ * when it sent none. A hand-made request gets no more than its sender may
+ * set: a user under `prlimit --nproc=40` cannot reach the daemon's limits
+ * by leaving `rlimits` out. Root's are not read (it may raise its own);
+ * over TCP (pid 0) the sent ones stand, capped later at the daemon's. */
+static int caller_limits(uid_t uid, pid_t pid, const struct gf_rlimits *sent, struct gf_rlimits *out,
+			 struct gf_err *e)
+{
+	struct gf_rlimits own;
+
+	if (pid <= 0 || uid == 0) {
+		if (!sent)
+			memset(out, 0, sizeof *out);
+		return 0;
+	}
+	if (gf_rlimits_of_pid((long)pid, (unsigned)uid, &own))
+		return gf_err_set(e, "cannot read the resource limits of the submitting process (pid %ld), "
+				  "which a job's are capped at: is it still running?", (long)pid);
+	if (!sent) {
+		*out = own;
+		return 0;
+	}
+	if (out != sent)
+		*out = *sent;
+	gf_rlimits_clamp(out, &own);
+	return 0;
+}
+
 /* All or nothing: on failure nothing is left in sub. */
-int api_decode_submission(struct server *s, uid_t uid, json_t *body, struct submission *sub,
+int api_decode_submission(struct server *s, uid_t uid, pid_t pid, json_t *body, struct submission *sub,
 			  struct gf_err *e)
 {
 	static const char *const fields[] = { "jobs", "env", "cwd", "rlimits", "dry_run", NULL };
@@ -543,7 +573,9 @@ int api_decode_submission(struct server *s, uid_t uid, json_t *body, struct subm
 		gf_err_prefix(e, "'rlimits'");
 		goto bad;
 	}
-	if (rlimits)
+	if (caller_limits(uid, pid, rlimits ? &rl : NULL, &rl, e))
+		goto bad;
+	if (rlimits || pid > 0)
 		gf_rlimits_format(&rl, canon, sizeof canon);
 	if (!cwd || cwd[0] != '/') {
 		gf_err_set(e, "'cwd' must be an absolute directory path");
@@ -564,7 +596,7 @@ int api_decode_submission(struct server *s, uid_t uid, json_t *body, struct subm
 	if (!sub->jobs)
 		abort();
 	json_array_foreach(specs, i, item) {
-		sub->jobs[i] = api_spec_to_job(s, uid, item, cwd, &envsize, rlimits && canon[0] ? canon : NULL, e);
+		sub->jobs[i] = api_spec_to_job(s, uid, item, cwd, &envsize, (rlimits || pid > 0) && canon[0] ? canon : NULL, e);
 		if (!sub->jobs[i]) {
 			if (n > 1)
 				gf_err_prefix(e, "job %zu of %zu", i + 1, n);
@@ -592,7 +624,7 @@ int api_check_request(struct server *s, uid_t uid, const char *data, size_t len,
 
 	if (!body)
 		return -1;
-	rc = api_decode_submission(s, uid, body, &sub, e);
+	rc = api_decode_submission(s, uid, 0, body, &sub, e);
 	api_submission_free(&sub);
 	json_decref(body);
 	return rc;

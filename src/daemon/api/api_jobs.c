@@ -36,7 +36,7 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	size_t i;
 
 	gf_trace("accept", 0);	/* the start-latency trace (trace.h) */
-	if (api_decode_submission(s, c->uid, body, &sub, &e)) {
+	if (api_decode_submission(s, c->uid, c->pid, body, &sub, &e)) {
 		api_reply_err(req, 400, "%s", e.msg);
 		return;
 	}

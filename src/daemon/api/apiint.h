@@ -13,6 +13,7 @@
 /* Who sent a request, and what that lets them do (identify in api.c). */
 struct caller {
 	uid_t uid;		/* (uid_t)-1: anonymous (TCP without a token) */
+	pid_t pid;		/* the connecting process (Unix socket); 0: not known */
 	bool may_write;		/* Unix socket, or TCP with a token */
 	bool admin;		/* root, [daemon] admin_group, a personal daemon's user */
 	bool local;		/* over the Unix socket */
@@ -40,7 +41,7 @@ void api_on_unix(struct evhttp_request *req, void *arg);
 bool api_owns(const struct caller *c, const struct job *j);
 
 /* request decoding (api_decode.c) */
-int api_decode_submission(struct server *s, uid_t uid, json_t *body, struct submission *sub,
+int api_decode_submission(struct server *s, uid_t uid, pid_t pid, json_t *body, struct submission *sub,
 			  struct gf_err *e);
 int api_check_params(json_t *params, struct gf_err *e);
 int api_check_project(struct server *s, struct job *j, struct gf_err *e);

@@ -1,0 +1,249 @@
+/* main.c — gflow-runner, the supervisor of one job: the order of a run.
+ *
+ * It announces itself in RUNDIR/runner, sees that the job is born in its
+ * cgroups (--cgroup, made by the daemon, which tracks the job's processes
+ * through them), starts the job (its own process group, the command of
+ * RUNDIR/argv or after `--`, the environment of RUNDIR/env, output to the
+ * log, under --pty through a pseudo-terminal it also copies to its own
+ * stdout), enforces the time limit, obeys SIGTERM/SIGINT as "cancel",
+ * cleans up whatever the job left behind, and writes RUNDIR/result once the
+ * job and every descendant are gone (retrying until it can: the exit status
+ * is never given up). Under --attach it offers the pty to viewers through a
+ * socket (attach.c). It needs nothing from the daemon after it starts, so it
+ * outlives daemon restarts.
+ * Started with --standby [--ahead RUNROOT] (standby.c) it waits for these
+ * options on stdin (with --env-bytes/--argv-bytes the environment and
+ * command follow them there), writes its announcement ahead in RUNROOT's
+ * file system, makes RUNDIR/runner.out itself when it has something to say,
+ * and under --hold lets the job exec only on the daemon's word (the commit
+ * that started it is on disk). Nothing in RUNDIR or the log is reached
+ * through a symbolic link.
+ * This file owns the order (options, the run directory, the announcement,
+ * start, supervise, result) and the standby's handshake; the start of the
+ * child is child.c's, the poll() loop until all are gone supervise.c's,
+ * RUNDIR/result result.c's, the job's terminal (the pty, the pane, the
+ * viewers) pane.c's, the command line and the job's environment, command
+ * and spec opts.c's. It calls down into them all; none calls back up. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "err.h"
+#include "runfile.h"
+#include "standby.h"
+#include "trace.h"
+#include "runner.h"
+
+static int open_run_dir(struct runner *r, struct gf_err *e)
+{
+	r->dirfd = runfile_open_dir(r->o.dir, 1);
+	if (r->dirfd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		return gf_err_set(e, "%s is not a directory (a symbolic link?): not following it", r->o.dir);
+	if (r->dirfd < 0)
+		return gf_err_set(e, "cannot open %s: %s", r->o.dir, strerror(errno));
+	return 0;
+}
+
+/* Fds 0-2 must be open, or the first file we open would land there. */
+static void ensure_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
+			return;
+}
+
+/* --- the runner file --------------------------------------------------- */
+
+/* A standby's announcement, made while it waits (`--ahead RUNROOT`): an
+ * unnamed file in the run directories' file system, linked into place at
+ * the start (one link instead of a new inode on the start path). */
+static int announce_ahead(const char *root)
+{
+	struct runner_info ri = { .pid = getpid(), .started_at = now_real() };
+	int rootfd, fd;
+
+	if (proc_start_ticks(ri.pid, &ri.start_ticks) || (rootfd = runfile_open_dir(root, 1)) < 0)
+		return -1;
+	fd = runfile_runner_ahead(rootfd, &ri);
+	close(rootfd);
+	return fd;
+}
+
+static int announce(struct runner *r, struct gf_err *e)
+{
+	struct runner_info ri = { .pid = getpid(), .started_at = now_real() };
+	int rc;
+
+	if (r->ahead >= 0) {
+		rc = runfile_link_runner_at(r->dirfd, r->o.dir, r->ahead, e);
+		r->ahead = -1;	/* closed */
+		if (rc == 0 || errno == EEXIST)
+			goto done;
+	}
+	if (proc_start_ticks(ri.pid, &ri.start_ticks))
+		return gf_err_set(e, "cannot read /proc/self/stat: %s", strerror(errno));
+	rc = runfile_write_runner_at(r->dirfd, r->o.dir, &ri, 0, e);
+done:
+	if (rc && errno == EEXIST)
+		return gf_err_set(e, "%s/runner exists: the daemon gave up on this start", r->o.dir);
+	return rc;
+}
+
+static void runner_free(struct runner *r)
+{
+	close_master(r);
+	outbuf_free(&r->to_pane);
+	if (r->logfd >= 0)
+		close(r->logfd);
+	if (r->sigfd >= 0)
+		close(r->sigfd);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	free(r->envp);
+	free(r->env_blob);
+	if (r->argv_blob)
+		free(r->argv);
+	free(r->argv_blob);
+	free(r->spec);
+	free(r->spec_blob);
+	for (size_t i = 0; r->argv_owned && i < r->nargv; i++)
+		free(r->argv_owned[i]);
+	free(r->argv_owned);
+}
+
+/* A held start the daemon gave up (it stopped before the commit that
+ * started the job was on disk): the job never ran. Our announcement goes,
+ * so a daemon that finds the job recorded as started queues it again. */
+static void give_up(struct runner *r)
+{
+	unlinkat(r->dirfd, "runner", 0);
+	say(r, "job %s: the daemon stopped before this start was on disk; not started", r->o.job);
+}
+
+/* A standby's: what follows the request on the pipe (the job's
+ * environment and command, as the options say) and, held, the pipe to
+ * wait on before the exec. Nonzero: the pipe ended first (the daemon
+ * stopped): nothing is to be done. */
+static int take_the_rest(struct runner *r, struct standby_pipe *p)
+{
+	int go;
+
+	if ((r->o.env_bytes >= 0 && standby_take(p, (size_t)r->o.env_bytes, &r->env_blob)) ||
+	    (r->o.argv_bytes >= 0 && standby_take(p, (size_t)r->o.argv_bytes, &r->argv_blob)) ||
+	    (r->o.spec_bytes >= 0 && standby_take(p, (size_t)r->o.spec_bytes, &r->spec_blob)))
+		return -1;
+	if (!r->o.hold)
+		return 0;
+	go = standby_let_go(p);
+	if (go == 0)
+		return -1;
+	if (go < 0) {
+		r->holdfd = p->fd;	/* the child waits on it */
+		p->fd = -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1, .dirfd = -1,
+			    .holdfd = -1, .ahead = -1, .pane_flags = { -1, -1 },
+			    .ended_by = "exit" };
+	struct job_result res = { 0 };
+	struct gf_err e;
+	uint64_t started = gf_trace_now();	/* the start-latency trace (trace.h) */
+	char **request = NULL;
+	struct standby_pipe pipe = { .fd = -1 };
+	bool piped = false;	/* a standby of the daemon's pipe: our output is not a pane's */
+	int bad;
+
+	ensure_std_fds();
+	read_ignored_signals(&r);
+	if (argc >= 2 && !strcmp(argv[1], "--standby")) {
+		/* Started ahead: the options come when there is a job. */
+		char **own = argv;
+		const char *fifo = NULL;
+		pid_t daemon = 0;
+		int in = 0;
+
+		for (int i = 2; i + 1 < argc; i++)
+			if (!strcmp(argv[i], "--ahead"))
+				r.ahead = announce_ahead(argv[++i]);
+			else if (!strcmp(argv[i], "--request"))
+				fifo = argv[++i];
+			else if (!strcmp(argv[i], "--daemon"))
+				daemon = (pid_t)atoi(argv[++i]);
+		piped = !fifo;
+		if (fifo && (in = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+			fprintf(stderr, "gflow-runner: --standby: cannot open %s: %s\n", fifo, strerror(errno));
+			return 2;
+		}
+		bad = standby_wait(in, daemon, argv[0], &argc, &request, &pipe);
+		if (bad < 0)
+			fprintf(stderr, "gflow-runner: --standby: cannot read the job's options on %s: %s\n",
+				fifo ? fifo : "stdin", strerror(errno));
+		if (bad)
+			return bad > 0 ? 0 : 2;
+		argv = request;
+		started = gf_trace_now();
+		bad = parse_opts(argc, argv, &r.o, &e);
+		if (!bad && take_the_rest(&r, &pipe)) {
+			standby_pipe_close(&pipe);	/* given up before we began */
+			runner_free(&r);
+			free(request);
+			return 0;
+		}
+		standby_pipe_close(&pipe);
+		if (!bad)
+			standby_retitle(own, r.o.job);
+	} else if (!(bad = parse_opts(argc, argv, &r.o, &e)) &&
+		   (r.o.hold || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0 || r.o.spec_bytes >= 0))
+		bad = gf_err_set(&e, "%s: only for a standby runner (--standby), which reads it from its stdin",
+				 r.o.hold		? "--hold"
+				 : r.o.env_bytes >= 0	? "--env-bytes"
+				 : r.o.argv_bytes >= 0 ? "--argv-bytes"
+							: "--spec-bytes");
+	/* Traced only for a personal daemon (the system one never passes it). */
+	if (!bad && r.o.uid < 0 && gf_trace_open())
+		gf_trace_at(started, "runner_start", strtoll(r.o.job, NULL, 10));
+	r.output_due = piped;
+	if (bad || open_run_dir(&r, &e) || (piped && r.o.pty && own_output(&r, &e)) || read_env(&r, &e) ||
+	    read_spec(&r, &e) || setup_signals(&r, &e) || become_subreaper(&e) || (open_log(&r), announce(&r, &e))) {
+		say(&r, "%s", e.msg);
+		runner_free(&r);
+		free(request);
+		return 2;
+	}
+	/* From here on, every way out writes a result. */
+	if (!r.o.pty || !isatty(0))
+		setsid();	/* no pane: a session of our own (fails harmlessly when we lead one) */
+	if (start_job(&r, &e) == 0) {
+		if (r.o.pty)
+			pane_setup(&r);
+		if (r.o.attach)
+			offer_attach(&r);
+		supervise(&r);
+		if (r.have_cerr && r.cerr.stage == STAGE_HOLD) {
+			give_up(&r);
+			runner_free(&r);
+			free(request);
+			return 0;
+		}
+		fill_result(&r, &res);
+		pane_flush_final(&r);
+		pane_restore(&r);
+		attach_close(r.attach, 0.5);	/* viewers see the end, then EOF */
+		r.attach = NULL;
+	} else
+		result_not_started(&r, e.msg, &res);
+	write_result(&r, &res);
+	runner_free(&r);
+	free(request);
+	return 0;
+}

@@ -38,7 +38,7 @@ LAYERS = [
 
 # Where a file-level cycle fails the test (a prefix of the source path).
 # Add "src/client", "src/common", "src/runner" to widen it.
-CYCLE_SCOPES = ["src/daemon"]
+CYCLE_SCOPES = ["src/daemon", "src/runner"]
 
 # The programs: the object folders linked together (meson's target dirs).
 PROGRAMS = {

@@ -37,7 +37,7 @@ LAYERS = [
 ]
 
 # Where a file-level cycle fails the test (a prefix of the source path).
-# Add "src/client", "src/common", "src/runner" to widen it.
+# Add "src/client", "src/common" once their circles are gone (issue 27, l2).
 CYCLE_SCOPES = ["src/daemon", "src/runner"]
 
 # The programs: the object folders linked together (meson's target dirs).

@@ -4,7 +4,6 @@
  * (--report: its pid, then "ready" or why not), waited on so that what
  * went wrong is shown at once. Liveness is the flock on the lock file,
  * never a bare pid. */
-#include "lifecycle.h"
 #include "lcint.h"
 
 #include <errno.h>
@@ -24,13 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "notify.h"
-#include "parse.h"
-#include "paths.h"
-#include "runfile.h"
-#include "main.h"
-#include "verbose.h"
 
 extern char **environ;
 /* The caller's environment, for a daemon started by tmux or systemd (whose

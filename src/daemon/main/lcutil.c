@@ -1,6 +1,5 @@
 /* lcutil.c — what gflowd's management commands share: a failure line,
  * this executable's path, the live daemon's pid, a short sleep. */
-#include "lifecycle.h"
 #include "lcint.h"
 
 #include <errno.h>
@@ -20,13 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "notify.h"
-#include "parse.h"
-#include "paths.h"
-#include "runfile.h"
-#include "main.h"
-#include "verbose.h"
 
 extern char **environ;
 int lc_fail(const char *fmt, ...)

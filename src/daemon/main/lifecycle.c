@@ -22,12 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "notify.h"
-#include "parse.h"
-#include "paths.h"
-#include "runfile.h"
-#include "main.h"
 #include "verbose.h"
 
 extern char **environ;

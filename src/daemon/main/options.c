@@ -1,6 +1,5 @@
 /* options.c — gflowd's command line: options, the arguments file of a
  * systemd-hosted daemon (gflowd.args), and the subcommand found first. */
-#include "lifecycle.h"
 #include "lcint.h"
 
 #include <errno.h>
@@ -20,13 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "notify.h"
-#include "parse.h"
-#include "paths.h"
-#include "runfile.h"
-#include "main.h"
-#include "verbose.h"
 
 extern char **environ;
 /* Options from argv[first..argc). Returns 0, or an exit status after

@@ -1,6 +1,5 @@
 /* talk.c — talking to a running daemon: its API over its socket, and the
  * commands that only ask it (status, token) or stop it (stop). */
-#include "lifecycle.h"
 #include "lcint.h"
 
 #include <errno.h>
@@ -20,13 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "notify.h"
-#include "parse.h"
-#include "paths.h"
-#include "runfile.h"
-#include "main.h"
-#include "verbose.h"
 
 extern char **environ;
 /* One blocking GET over the Unix socket. Returns the HTTP status or -1. */

@@ -11,7 +11,8 @@ static int on_job_changed(struct server *s, void *arg)
 {
 	const struct gf_ev_job_changed *ev = arg;
 
-	notify_job_change(s, ev->job, ev->before_state, ev->updated);
+	if (s->notify)	/* else every commit would work out an event for nobody */
+		notify_job_change(s, ev->job, ev->before_state, ev->updated);
 	return 0;
 }
 

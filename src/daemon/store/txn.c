@@ -230,13 +230,18 @@ int jobs_txn_commit(struct server *s, struct gf_err *e)
 		s->commits++;	/* quotas, reservations, GPUs: what a pass reads too */
 	for (size_t i = 0; i < s->txn.nundo; i++)
 		jobs_committed(s, s->jobs[s->txn.undo[i].id], s->txn.undo[i].before);
+	/* What changed, told up (notifications: after the commit, so a change
+	 * the store refused is never announced). */
 	for (size_t i = 0; i < s->txn.nundo; i++) {
 		struct undo *u = &s->txn.undo[i];
-		struct gf_ev_job_changed ev = { s->jobs[u->id], u->before ? (int)u->before->state : -1, u->replaced };
+		struct job *j = s->jobs[u->id];
+		struct gf_ev_job_changed ev = { j, u->before ? (int)u->before->state : -1, u->replaced };
 
+		if (!j)
+			continue;
 		hooks_fire(s, GF_EV_JOB_CHANGED, &ev);
-		if (!u->before && s->jobs[u->id]->state == JS_RUNNING) {	/* submitted and started at once */
-			ev = (struct gf_ev_job_changed){ s->jobs[u->id], JS_QUEUED, false };
+		if (!u->before && j->state == JS_RUNNING) {	/* submitted and started at once */
+			ev = (struct gf_ev_job_changed){ j, JS_QUEUED, false };
 			hooks_fire(s, GF_EV_JOB_CHANGED, &ev);
 		}
 	}

@@ -1,5 +1,5 @@
 /* sched_bench.c — times one scheduler pass (sched_pass() of
- * src/daemon/sched.c, linked in) over a synthetic queue, in-process.
+ * src/daemon/core/sched.c, linked in) over a synthetic queue, in-process.
  *
  *   sched_bench NJOBS PASSES SCENARIO
  *
@@ -10,8 +10,8 @@
  * the jobs that fit. The queue mixes priorities, GPU counts (1-4), time
  * limits and host memory. Prints one line:
  *   njobs=N scenario=S passes=P started=K median_us=.. min_us=.. max_us=..
- * Build: cc -std=c11 -D_GNU_SOURCE -O2 -iquote src/daemon
- *        bench/sched_bench.c src/daemon/sched.c -lm */
+ * Build: cc -std=c11 -D_GNU_SOURCE -O2 -iquote src/daemon/core
+ *        bench/sched_bench.c src/daemon/core/sched.c -lm */
 #include "sched.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """embed-web.py OUT.c FILE... — the dashboard's files (web/) as C arrays for
-src/daemon/web.c: each served at /ui/<its name>, with its content type and an
+src/daemon/api/web.c: each served at /ui/<its name>, with its content type and an
 ETag from its content. Run by meson at build time; reads nothing else."""
 import hashlib
 import os

@@ -10,14 +10,14 @@ OUT=build-fuzz
 mkdir -p "$OUT"
 CFLAGS="-std=c11 -D_GNU_SOURCE -DGFLOW_VERSION=\"fuzz\" -DGFLOW_LIBEXECDIR=\"/nonexistent\" -g -O1 -Wall -Wextra -Werror
  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
- -Isrc/common -Isrc/client -iquote src/daemon"
+ -Isrc/common -Isrc/client -iquote src/daemon/core -iquote src/daemon/gpu -iquote src/daemon/state -iquote src/daemon/store -iquote src/daemon/run -iquote src/daemon/share -iquote src/daemon/engine -iquote src/daemon/observe -iquote src/daemon/api -iquote src/daemon/main"
 
 # The daemon's and the clients' sources, found rather than listed (a list
 # by hand goes stale as files are added): every .c but the program's main.
 # The daemon also needs the dashboard's files as C (meson makes the same).
 python3 scripts/embed-web.py "$OUT/web_assets.c" web/*.html web/*.css web/*.js
 COMMON=$(ls src/common/*.c | tr '\n' ' ')
-DAEMON="$(ls src/daemon/*.c | grep -v '/main\.c$' | tr '\n' ' ') $OUT/web_assets.c $COMMON"
+DAEMON="$(ls src/daemon/*/*.c | grep -v '/main/main\.c$' | tr '\n' ' ') $OUT/web_assets.c $COMMON"
 CLIENT="$(ls src/client/*.c | grep -v '/main\.c$' | grep -v '/musl\.c$' | tr '\n' ' ') $COMMON"
 
 # target: extra flags: sources (besides the target itself). The client is

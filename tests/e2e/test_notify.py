@@ -432,6 +432,30 @@ def test_gpu_available(gflow, sink):
                    what="gpu_available")
 
 
+def test_reservation_created_and_cancelled(gflow, sink):
+    gflow.gpus(2)
+    configure(gflow, f"""
+[notifications]
+enabled = true
+[[notifications.webhooks]]
+url = "{sink.url}"
+events = ["reservation_created", "reservation_cancelled"]
+""")
+    gflow.start()
+    user = gflow.env["USER"]
+    start = time.strftime("%Y-%m-%dT%H:00:00Z", time.gmtime(time.time() + 7200))
+    gflow.cli("gctl", "reserve", "create", "--user", user, "--gpu-spec", "1", "--start", start,
+              "--duration", "1h", check=True)
+    gflow.wait_for(lambda: sink.of("reservation_created"), what="reservation_created")
+    made = sink.of("reservation_created")[0]["reservation"]
+    assert made["user"] == user and made["id"] == 1, made
+    gflow.cli("gctl", "reserve", "cancel", "1", check=True)
+    gflow.wait_for(lambda: sink.of("reservation_cancelled"), what="reservation_cancelled")
+    gone = sink.of("reservation_cancelled")[0]["reservation"]
+    assert gone["id"] == 1 and gone["status"] == "cancelled", gone
+    assert sink.events() == ["reservation_created", "reservation_cancelled"]
+
+
 def test_config_mistakes_are_refused(gflow):
     configure(gflow, """
 [notifications]

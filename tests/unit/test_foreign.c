@@ -1,5 +1,5 @@
 /* test_foreign.c — foreign GPU processes: the [gpu] policy on which of them
- * block their GPU, and how each is named (src/daemon/foreign.c). */
+ * block their GPU, and how each is named (src/daemon/gpu/foreign.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* test_gpu.c — the NVML layer (src/daemon/gpu.c) against the fake
+/* test_gpu.c — the NVML layer (src/daemon/gpu/gpu.c) against the fake
  * libnvidia-ml.so.1 (tests/fake-nvml/), through the real dlopen path.
  *
  * How the fake is found: the runner puts its directory on LD_LIBRARY_PATH

@@ -1,0 +1,9 @@
+/* clock.h — the two clocks: wall time (what is stored and shown) and
+ * monotonic time (what durations and timers are measured with). */
+#ifndef GF_CLOCK_H
+#define GF_CLOCK_H
+
+double now_real(void);	/* CLOCK_REALTIME, seconds since the epoch */
+double now_mono(void);	/* CLOCK_MONOTONIC, seconds */
+
+#endif

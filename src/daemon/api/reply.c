@@ -1,0 +1,65 @@
+/* reply.c — the API's answers: a JSON document (from jansson or from a
+ * jsonw buffer, sent without a copy), an error in words, a store error
+ * (507 when the disk is full); and who owns a job, for every route file. */
+#include "apiint.h"
+#include "jsonw.h"
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void free_jw(const void *data, size_t len, void *arg)
+{
+	(void)data;
+	(void)len;
+	free(arg);
+}
+
+void api_reply_jw(struct evhttp_request *req, int code, struct jsonw *w)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	jw_lit(w, "\n");
+	/* The body goes to the connection as it is, without a copy. */
+	if (evbuffer_add_reference(b, w->p, w->len, free_jw, w->p))
+		abort();
+	*w = (struct jsonw){ 0 };
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+	evhttp_send_reply(req, code, code < 300 ? "OK" : code == 404 ? "Not Found" : "Error", b);
+	evbuffer_free(b);
+}
+
+void api_reply(struct evhttp_request *req, int code, json_t *body)
+{
+	struct jsonw w = { 0 };
+
+	jw_json(&w, body, JSON_COMPACT);
+	json_decref(body);
+	api_reply_jw(req, code, &w);
+}
+
+__attribute__((format(printf, 3, 4))) void api_reply_err(struct evhttp_request *req, int code,
+							 const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	api_reply(req, code, json_pack("{s:s}", "error", msg));
+}
+
+/* A change the store refused, in its own words: 507 when the disk is full. */
+void api_reply_store_err(struct server *s, struct evhttp_request *req, const struct gf_err *e)
+{
+	api_reply_err(req, store_full(s->store) ? 507 : 500, "%s", e->msg);
+}
+
+/* May the caller change job j (or see all of it)? Its owner or an admin. */
+bool api_owns(const struct caller *c, const struct job *j)
+{
+	return c->admin || (c->uid != (uid_t)-1 && c->uid == j->uid);
+}

@@ -1,0 +1,789 @@
+/* jobs.c — the job table and the state machine: loading, every transition
+ * of a job (submit-time checks, cancel, hold, release, end, retry), its
+ * dependencies, and the scheduler pass that turns decisions into started
+ * jobs.
+ *
+ * Each transition runs in a transaction (txn.c) and is written to the
+ * store before it is acted on. A job that ends badly hands the jobs that
+ * depend on it to the cascade queue (cascade.c). */
+#include "engine.h"
+
+#include "grow.h"
+#include "parse.h"
+#include "verbose.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <malloc.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runfile.h"
+#include "trace.h"
+
+#define UNREADABLE_REASON "SystemError: unreadable record"
+/* A submission runs the pass in its own transaction only below this many
+ * live jobs: the pass walks them all. */
+#define START_AT_ONCE_MAX_OPEN 1000
+
+/* ---- loading ----------------------------------------------------------- */
+
+/* The stand-in for a store row that could not be read: an ended job that
+ * every client can show, keeping the id taken. It is never written back,
+ * so the row stays as it was found, for inspection. What the row still
+ * tells (owner, name, command) is kept, so that its owner sees it. */
+static struct job *stand_in(struct server *s, int64_t id, json_t *row)
+{
+	struct job *j = job_new();
+	char user[256];
+	struct gf_err e;
+	json_t *v;
+
+	j->id = id;
+	j->unreadable = true;
+	j->state = JS_FAILED;
+	job_set_reason(j, UNREADABLE_REASON);
+	v = json_object_get(row, "uid");
+	j->uid = json_is_integer(v) ? (uid_t)json_integer_value(v) : s->uid;
+	v = json_object_get(row, "user");
+	job_set_str(&j->user, json_is_string(v) ? json_string_value(v) : job_user_name(j->uid, user, sizeof user));
+	v = json_object_get(row, "name");
+	job_set_str(&j->name, json_is_string(v) ? json_string_value(v) : "(unreadable)");
+	v = json_object_get(row, "cwd");
+	job_set_str(&j->cwd, json_is_string(v) ? json_string_value(v) : "/");
+	v = json_object_get(row, "submit_time");
+	j->submit_time = json_is_number(v) ? json_number_value(v) : 0;
+	j->argv = json_is_array(json_object_get(row, "command"))
+			  ? strv_from_json(json_object_get(row, "command"), &e, "command")
+			  : NULL;
+	if (!j->argv && !(j->argv = calloc(1, sizeof *j->argv)))
+		abort();
+	return j;
+}
+
+static int load_one(void *arg, int64_t id, const char *text, size_t len)
+{
+	struct server *s = arg;
+	struct gf_err e;
+	struct job *j = job_from_row(text, len);
+	json_error_t jerr;
+	json_t *row;
+
+	if (j) {
+		j->id = id;
+		return jobs_add(s, j);
+	}
+	/* A row the quick reader does not take: the long way, with its words. */
+	row = json_loads(text, 0, &jerr);
+	j = row ? job_from_json(row, &e) : NULL;
+	if (!j) {
+		/* One bad row must not keep every other job down. */
+		if (!row)
+			gf_err_set(&e, "not JSON (%s)", jerr.text);
+		fprintf(stderr, "gflowd: job %lld: unreadable record in %s (%s): left as it is, shown as Failed "
+				"(%s)\n", (long long)id, s->paths.db, e.msg, UNREADABLE_REASON);
+		j = stand_in(s, id, row);
+	}
+	json_decref(row);
+	j->id = id;
+	return jobs_add(s, j);
+}
+
+/* The largest job id that a file in dir is named for ("<id>.log",
+ * "<id>.<run>"); 0 when none. */
+static int64_t largest_id_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int64_t max = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char *end;
+		long long id;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		errno = 0;
+		id = strtoll(de->d_name, &end, 10);
+		if (!errno && *end == '.' && id > max)
+			max = id;
+	}
+	closedir(d);
+	return max;
+}
+
+int jobs_load(struct server *s, struct gf_err *e)
+{
+	int64_t seq, on_disk;
+
+	if (store_load_jobs(s->store, load_one, s, e))
+		return -1;
+	for (int64_t i = 1; i <= s->max_id; i++) {
+		struct job *j = s->jobs[i], *prev;
+
+		if (!j)
+			continue;
+		if (jm(j)->retry_of && (prev = jobs_get(s, jm(j)->retry_of)))
+			jr_w(prev)->retried_by = j->id;
+		cascade_index_deps(s, j);
+		jobs_live_note(s, j);
+	}
+	s->deps_dirty = true;
+	/* A store that was emptied or replaced must not hand out ids whose
+	 * logs or run directories are still there. */
+	seq = store_max_job_id(s->store);
+	on_disk = largest_id_in(s->paths.log_dir);
+	if (largest_id_in(s->paths.run_dir) > on_disk)
+		on_disk = largest_id_in(s->paths.run_dir);
+	if (on_disk > seq && on_disk > s->max_id) {
+		if (store_raise_job_id(s->store, on_disk, e))
+			return gf_err_prefix(e, "numbering new jobs past %lld (found in %s)", (long long)on_disk,
+					     s->paths.data_dir);
+		fprintf(stderr, "gflowd: the store knows jobs up to %lld, but %s has files of jobs up to %lld: "
+				"new jobs are numbered from %lld\n", (long long)seq, s->paths.data_dir,
+			(long long)on_disk, (long long)on_disk + 1);
+		seq = on_disk;
+	}
+	if (seq > s->max_id) {
+		jobs_reserve_ids(s, seq);
+		s->max_id = seq;
+	}
+	malloc_trim(0);	/* what reading the rows took and gave back */
+	return 0;
+}
+
+/* ---- user transitions -------------------------------------------------- */
+
+int jobs_cancel_many(struct server *s, const int64_t *ids, size_t n, const char *reason, jobs_done_cb done,
+		     void *arg, struct gf_err *e)
+{
+	struct cascade_wait *w = NULL;
+	struct idvec mine = { 0 };
+
+	if (jobs_txn_begin(s, e))
+		return -1;
+	if (done)
+		w = cascade_wait_new(s, done, arg);
+	for (size_t i = 0; i < n && !s->txn.failed; i++) {
+		struct job *j = jobs_get(s, ids[i]);
+
+		if (!j || job_state_ended(j->state))
+			continue;	/* ended already, or named twice */
+		jobs_touch(s, j);
+		j->state = JS_CANCELLED;
+		job_set_reason(j, reason);
+		if (!j->active)
+			j->end_time = now_real();
+		idvec_add(&mine, j->id);
+		if (jobs_save(s, j, e) == 0)
+			cascade_push_dependents(s, j, w);
+	}
+	/* A small cascade is recorded with them; a big one goes on in later
+	 * loop turns. One commit for the request, however many jobs it touched. */
+	cascade_work(s);
+	if (jobs_txn_commit(s, e)) {
+		free(mine.v);
+		return -1;
+	}
+	/* Their resources stay booked until each runner reports that every
+	 * process is gone. */
+	for (size_t i = 0; i < mine.n; i++) {
+		struct job *j = jobs_get(s, mine.v[i]);
+
+		if (j->active)
+			reap_signal(s, j, SIGTERM);
+	}
+	free(mine.v);
+	cascade_after(s);
+	server_schedule(s);
+	return 0;
+}
+
+int jobs_hold(struct server *s, struct job *j, struct gf_err *e)
+{
+	if (j->state == JS_HOLD)
+		return 0;
+	if (j->state != JS_QUEUED)
+		return gf_err_set(e, "job %lld is %s: only queued jobs can be held", (long long)j->id,
+				  job_state_name(j->state));
+	jobs_touch(s, j);
+	j->state = JS_HOLD;
+	job_set_reason(j, "JobHeldUser");
+	if (jobs_save(s, j, e))
+		return -1;
+	server_schedule(s);
+	return 0;
+}
+
+int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e)
+{
+	if (j->state != JS_HOLD && !(j->state == JS_QUEUED && at > 0))
+		return gf_err_set(e, "job %lld is %s: only held jobs can be released", (long long)j->id,
+				  job_state_name(j->state));
+	jobs_touch(s, j);
+	j->state = JS_QUEUED;
+	if (at > 0)
+		jm_w(j)->begin_at = at;
+	job_set_reason(j, NULL);
+	if (jobs_save(s, j, e))
+		return -1;
+	server_schedule(s);
+	return 0;
+}
+
+int jobs_check_feasible(struct server *s, const struct job *j, struct gf_err *e)
+{
+	size_t ngpus = gpustate_count(s);
+
+	if (j->gpus > 0 && ngpus == 0) {
+		const char *why = s->have_snap && !s->snap.nvml_ok ? s->snap.status : "NVML reports no GPUs";
+
+		return gf_err_set(e, "this machine has no usable GPUs (%s): a job asking for --gpus %d "
+				     "could never run", why, j->gpus);
+	}
+	if ((size_t)j->gpus > ngpus)
+		return gf_err_set(e, "--gpus %d: this machine has only %zu GPU%s", j->gpus, ngpus,
+				  ngpus == 1 ? "" : "s");
+	if (s->mem_total_mb && j->memory_mb > s->mem_total_mb)
+		return gf_err_set(e, "--memory %lldM: this machine has only %lldM of RAM",
+				  (long long)j->memory_mb, (long long)s->mem_total_mb);
+	if (j->shared && j->gpus > 0) {
+		uint64_t biggest = 0;
+
+		for (size_t i = 0; i < s->snap.ndev; i++)
+			if (s->snap.devs[i].total_mb > biggest)
+				biggest = s->snap.devs[i].total_mb;
+		if ((uint64_t)j->gpu_memory_mb > biggest)
+			return gf_err_set(e, "--gpu-memory %lldM: the largest GPU has %lluM",
+					  (long long)j->gpu_memory_mb, (unsigned long long)biggest);
+	}
+	return 0;
+}
+
+/* ---- ends and retries -------------------------------------------------- */
+
+static struct job *make_retry(struct server *s, struct job *old, struct gf_err *e)
+{
+	json_t *o = job_to_json(old, NULL);
+	struct job *n = job_from_json(o, e);
+
+	json_decref(o);
+	if (!n)
+		return NULL;
+	n->state = JS_QUEUED;
+	job_set_reason(n, NULL);
+	n->attempt = old->attempt + 1;
+	jm_w(n)->retry_of = old->id;
+	jm_w(n)->log_seq = 0;	/* a job of its own: its log is named when it starts */
+	n->submit_time = now_real();
+	n->start_time = n->end_time = 0;
+	n->has_exit = false;
+	n->exit_code = n->exit_signal = 0;
+	n->gpu_mask = 0;
+	usage_clear(n);
+	n->memory_enforced = -1;
+	n->active = false;
+	n->runner_pid = 0;
+	n->runner_ticks = 0;
+	n->run_seq = 0;
+	job_set_str(&n->tmux_session, NULL);
+	job_set_str(&n->tmux_socket, NULL);
+	return jobs_insert(s, n, e) ? NULL : n;
+}
+
+/* Queued dependents of `old` now wait for `neu` instead. */
+static int move_dependents(struct server *s, struct job *old, struct job *neu, struct gf_err *e)
+{
+	for (size_t i = 0; i < job_ndependents(old); i++) {
+		struct job *c = jobs_get(s, old->dependents->id[i]);
+
+		if (!c || (c->state != JS_QUEUED && c->state != JS_HOLD) || !cascade_lists(c, old->id))
+			continue;
+		jobs_touch(s, c);
+		for (size_t k = 0; k < c->ndeps; k++)
+			if (c->deps[k] == old->id)
+				c->deps[k] = neu->id;
+		cascade_add_dependent(neu, c->id);
+		if (jobs_save(s, c, e))
+			return -1;
+	}
+	return 0;
+}
+
+static void apply_result(struct job *j, const struct job_result *r, const char *why)
+{
+	bool cancelled = j->state == JS_CANCELLED;
+	char reason[300];
+
+	j->end_time = r && r->end > 0 ? r->end : now_real();
+	if (!r) {
+		snprintf(reason, sizeof reason, "SystemError:%s", why);
+		jobs_end_now(j, cancelled ? JS_CANCELLED : JS_FAILED, cancelled ? j->reason : reason);
+		return;
+	}
+	if (r->start > 0)
+		j->start_time = r->start;
+	j->has_exit = true;
+	j->exit_code = r->exited ? r->exit_code : 0;
+	j->exit_signal = r->exited ? 0 : r->signal;
+	j->memory_enforced = j->memory_mb ? r->memory_enforced : -1;
+	if (cancelled)
+		return;	/* state and reason were recorded when it was cancelled */
+	if (!strcmp(r->ended_by, "timeout")) {
+		/* The daemon's backstop says why it had to enforce the limit. */
+		snprintf(reason, sizeof reason, "SystemError:%s", r->error);
+		j->state = JS_TIMEOUT;
+		job_set_reason(j, r->error[0] ? reason : NULL);
+	} else if (!strcmp(r->ended_by, "cancel")) {
+		j->state = JS_CANCELLED;
+		job_set_reason(j, "CancelledByUser");
+	} else if (r->oom) {
+		j->state = JS_FAILED;
+		job_set_reason(j, "OutOfMemory:Host");
+	} else if (!strcmp(r->ended_by, "error")) {
+		snprintf(reason, sizeof reason, "SystemError:%s", r->error[0] ? r->error : "job did not start");
+		j->state = JS_FAILED;
+		job_set_reason(j, reason);
+	} else if (r->exited && r->exit_code == 0) {
+		j->state = JS_FINISHED;
+		job_set_reason(j, NULL);
+	} else {
+		j->state = JS_FAILED;
+		job_set_reason(j, NULL);
+	}
+}
+
+int jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why)
+{
+	struct gf_err e;
+	struct job *retry = NULL;
+
+	/* One transaction: if the store refuses it, j is as it was. */
+	if (jobs_txn_begin(s, &e))
+		goto fail;
+	jobs_touch(s, j);
+	/* A job whose processes are still being killed keeps what it holds. */
+	j->active = jr(j)->draining;
+	apply_result(j, r, why);
+	failure_classify(s, j, r);
+	if (j->state == JS_FAILED && j->attempt < j->max_retries) {
+		retry = make_retry(s, j, &e);
+		if (!retry || move_dependents(s, j, retry, &e))
+			goto fail;
+		jr_w(j)->retried_by = retry->id;
+	} else if (j->state != JS_FINISHED)
+		cascade_push_dependents(s, j, NULL);
+	if (jobs_save(s, j, &e) || usage_stage(s, j, &e))
+		goto fail;
+	cascade_work(s);
+	if (jobs_txn_commit(s, &e))
+		goto fail;
+	usage_commit(s);	/* fair share: its run counts from now on */
+	cascade_after(s);
+	vlog(1, "job %lld ended: %s%s%s", (long long)j->id, job_state_name(j->state), j->reason ? ", " : "",
+	     j->reason ? j->reason : "");
+	if (!jr(j)->draining)
+		reap_forget(s, j);
+	server_schedule(s);
+	return 0;
+fail:
+	/* The runner's result file stays; the caller tries again later. */
+	fprintf(stderr, "gflowd: recording the end of job %lld: %s\n", (long long)j->id, e.msg);
+	jobs_txn_rollback(s);
+	usage_drop(s);
+	server_schedule(s);
+	return -1;
+}
+
+int jobs_freed(struct server *s, struct job *j)
+{
+	struct gf_err e;
+
+	if (jobs_txn_begin(s, &e))
+		goto fail;
+	jobs_touch(s, j);
+	j->active = false;
+	jobs_save(s, j, &e);
+	if (jobs_txn_commit(s, &e))
+		goto fail;
+	if (j->rt)
+		j->rt->draining = false;
+	reap_forget(s, j);
+	server_schedule(s);
+	return 0;
+fail:
+	fprintf(stderr, "gflowd: job %lld: %s (trying again)\n", (long long)j->id, e.msg);
+	return -1;
+}
+
+/* ---- the pass ---------------------------------------------------------- */
+
+static void arm_begin_timer(struct server *s, double next, double now)
+{
+	struct timeval tv;
+	double d;
+
+	if (!isfinite(next)) {
+		event_del(s->begin_ev);
+		return;
+	}
+	d = next - now;
+	if (d < 0)
+		d = 0;
+	tv.tv_sec = (time_t)d;
+	tv.tv_usec = (suseconds_t)((d - (double)tv.tv_sec) * 1e6) + 1000;
+	event_add(s->begin_ev, &tv);
+}
+
+/* A job the pass starts, as the store records it (in the open transaction). */
+static void record_start(struct server *s, struct job *j, uint64_t gpu_mask, struct gf_err *e)
+{
+	jobs_touch(s, j);
+	j->state = JS_RUNNING;
+	job_set_reason(j, NULL);
+	j->start_time = now_real();
+	j->gpu_mask = gpu_mask;
+	usage_start(s, j);
+	j->active = true;
+	j->runner_pid = 0;
+	j->runner_ticks = 0;
+	j->run_seq++;
+	jobs_save(s, j, e);
+}
+
+/* Queued or held jobs whose dependencies can no longer be met (a parent had
+ * ended badly before they were submitted or moved onto it, or the daemon
+ * stopped in the middle of a cascade) go through the cascade queue, so that
+ * no order of events leaves them waiting forever. While a cascade is under
+ * way its queue gets to them; this runs again when it is through. */
+static void cancel_impossible(struct server *s)
+{
+	size_t before = s->cq_len;
+
+	if (!s->deps_dirty || s->cq_head < s->cq_len)
+		return;
+	s->deps_dirty = false;
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct job *j = jobs_open_at(s, i);
+		int64_t culprit = 0;
+
+		if (j && cascade_may_cancel(j) && jobs_deps_state(s, j, &culprit) == -1)
+			cascade_push(s, j->id, 0, NULL);
+	}
+	if (s->cq_len > before)
+		cascade_slice(s);
+}
+
+/* A pass whose inputs are those of the last one would decide the same:
+ * no commit since (every change of jobs, quotas, reservations and usage
+ * commits), the same GPUs as the pass sees them and the same host memory,
+ * its timer (begin times, reservation edges, a retry) not yet due, nothing
+ * started or refused then, and at most PASS_MAX_AGE ago (what only time
+ * changes: decayed fair share, a day's GPU-hours). */
+#define PASS_MAX_AGE 30.0
+
+static bool gpus_equal(const struct sched_gpu *a, const struct sched_gpu *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].index != b[i].index || a[i].usable != b[i].usable || a[i].exclusive != b[i].exclusive ||
+		    a[i].nshared != b[i].nshared || a[i].total_mb != b[i].total_mb ||
+		    a[i].booked_mb != b[i].booked_mb || a[i].foreign_mb != b[i].foreign_mb)
+			return false;
+	return true;
+}
+
+static bool pass_unchanged(struct server *s, const struct sched_gpu *gpus, size_t ng, double now)
+{
+	struct last_pass *l = &s->last_pass;
+
+	return l->valid && l->commits == s->commits && l->ngpus == ng && gpus_equal(l->gpus, gpus, ng) &&
+	       l->mem_total_mb == s->mem_total_mb &&
+	       now < l->due && now >= l->at && now - l->at < PASS_MAX_AGE;
+}
+
+static void pass_remember(struct server *s, const struct sched_gpu *gpus, size_t ng, double now,
+			  double due, bool again)
+{
+	struct last_pass *l = &s->last_pass;
+
+	l->valid = !again && ng <= GFLOW_MAX_GPUS;
+	l->commits = s->commits;
+	l->ngpus = ng;
+	memcpy(l->gpus, gpus, ng * sizeof *gpus);
+	l->mem_total_mb = s->mem_total_mb;
+	l->at = now;
+	l->due = due;
+}
+
+/* Launch the runner of a job recorded as started. */
+static void launch(struct server *s, struct job *j)
+{
+	char ids[256];
+	struct gf_err e;
+	int started = exec_start_job(s, j, &e);
+
+	if (started < 0 && (fd_short(errno) || !fd_room())) {
+		/* Nothing ran: it waits for descriptors (the pass asks for room
+		 * before it starts anything). */
+		fd_note("job %lld: %s: it queues again until gflowd has descriptors", (long long)j->id, e.msg);
+		reap_start_undo(s, j);
+		fd_retry_pass(s);
+		return;
+	}
+	if (started < 0) {
+		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		if (jobs_ended(s, j, NULL, e.msg)) {
+			jr_w(j)->backstop = "the job could not be started";
+			jr_w(j)->end_pending = true;	/* reap.c tries again */
+		}
+		return;
+	}
+	reap_watch_start(s, j, started == 1);
+	vlog(1, "job %lld (%s, user %s) started, GPUs [%s]", (long long)j->id, j->name ? j->name : "",
+	     j->user ? j->user : "?", (gf_format_gpu_mask(j->gpu_mask, ids, sizeof ids), ids));
+}
+
+/* Launch what a submission's transaction recorded as started (and that
+ * still is: a refused commit took it back). */
+void jobs_launch_recorded(struct server *s)
+{
+	size_t n = s->nlaunch;
+
+	s->nlaunch = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = jobs_get(s, s->launch[i].id);
+
+		if (!j || j->state != JS_RUNNING || !j->active || j->run_seq != s->launch[i].run_seq || j->runner_pid ||
+		    jr(j)->pidfd >= 0)
+			continue;
+		launch(s, j);
+	}
+}
+
+static bool pass(struct server *s, bool joined);
+
+bool jobs_schedule_pass(struct server *s)
+{
+	jobs_launch_recorded(s);	/* none are left, but for a refused commit's */
+	return pass(s, false);
+}
+
+/* A submission's transaction is open: its jobs are in the table. When the
+ * open list is short (the pass is cheap), the pass runs inside it and what
+ * can start is recorded in the same commit as the submission: one sync of
+ * the store instead of two before a job starts. Their runners are launched
+ * as soon as the answer is written (api_jobs.c), else by the next pass (a
+ * crash in between is the recovered case "recorded as started, no runner
+ * yet": it queues again). */
+void jobs_start_at_once(struct server *s)
+{
+	if (s->txn.open && !s->txn.failed && s->nlive <= START_AT_ONCE_MAX_OPEN)
+		pass(s, true);
+}
+
+/* The jobs a pass looks at: the live list and, inside a submission's
+ * transaction (joined), the jobs it adds (they join the list at commit). */
+static size_t pass_njobs(struct server *s, bool joined)
+{
+	return s->nlive + (joined ? s->txn.nundo : 0);
+}
+
+static struct job *pass_job_at(struct server *s, size_t i, bool joined)
+{
+	struct job *j;
+
+	if (i < s->nlive)
+		return jobs_live_at(s, i);
+	j = joined ? jobs_txn_added_at(s, i - s->nlive) : NULL;
+	return jobs_is_live(j) ? j : NULL;
+}
+
+/* One scheduler pass. joined: inside the caller's transaction (see
+ * jobs_start_at_once), which commits the starts; they are launched later. */
+static bool pass(struct server *s, bool joined)
+{
+	size_t nq = 0, nr = 0, ng, started;
+	struct sched_job *q;
+	struct job **qj;
+	struct sched_running *r;
+	struct sched_decision *d;
+	struct sched_resv *resvs;
+	struct quota_subjects *qs;
+	size_t nresvs, nsubjects, nusers = 0;
+	struct user_usage *usage = NULL;
+	const struct sched_quota *subjects;
+	struct sched_gpu gpus[GFLOW_MAX_GPUS];
+	struct sched_input in;
+	double now = now_real(), next_begin = INFINITY;
+	bool recorded = false;
+	struct gf_err e;
+	uint64_t traced = gf_trace_on() ? gf_trace_now() : 0;	/* trace.h */
+
+	if (!joined) {	/* these change what a transaction restores */
+		jobs_compact(s);
+		cancel_impossible(s);
+	}
+	gpustate_refresh(s);
+	ng = gpustate_sched_gpus(s, gpus);
+	if (!joined && pass_unchanged(s, gpus, ng, now)) {
+		/* The timer may have fired a moment before its time (the loop's
+		 * clock is not the wall clock): it is armed again for it. */
+		arm_begin_timer(s, s->last_pass.due, now);
+		return false;
+	}
+	for (size_t i = 0; i < pass_njobs(s, joined); i++) {
+		struct job *j = pass_job_at(s, i, joined);
+
+		if (j && j->state == JS_QUEUED && !jm(j)->cluster)	/* Slurm's, not ours */
+			nq++;
+		if (j && j->active)
+			nr++;
+	}
+	if (s->cfg.fair_share_enabled)
+		usage = usage_snapshot(s, now, &nusers);
+	q = calloc(nq + 1, sizeof *q);
+	qj = calloc(nq + 1, sizeof *qj);
+	r = calloc(nr + 1, sizeof *r);
+	d = calloc(nq + 1, sizeof *d);
+	if (!q || !qj || !r || !d)
+		abort();
+	nq = nr = 0;
+	for (size_t i = 0; i < pass_njobs(s, joined); i++) {
+		struct job *j = pass_job_at(s, i, joined);
+
+		if (!j)
+			continue;
+		if (j->active)
+			r[nr++] = (struct sched_running){
+				.gpu_mask = j->gpu_mask,
+				.memory_mb = j->memory_mb,
+				.end_by = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs : 0,
+				.group_id = j->group_id,
+			};
+		if (j->state != JS_QUEUED || jm(j)->cluster)
+			continue;
+		q[nq] = (struct sched_job){
+			.id = j->id,
+			.priority = jobs_cross_priority(s, j),
+			.own_priority = j->priority,
+			.gpus = j->gpus,
+			.shared = j->shared,
+			.gpu_memory_mb = j->gpu_memory_mb,
+			.memory_mb = j->memory_mb,
+			.time_limit_secs = j->time_limit_secs,
+			.group_id = j->group_id,
+			.group_cap = j->max_concurrent,
+			.blocked = jobs_blocked_reason(s, j, now),
+			.uid = (uint32_t)j->uid,
+			.usage = usage_in(usage, nusers, j->user),
+		};
+		qj[nq] = j;
+		if (jm(j)->begin_at > now && jm(j)->begin_at < next_begin)
+			next_begin = jm(j)->begin_at;
+		nq++;
+	}
+	/* Fair use: quotas, reservations (whose edges wake the next pass). */
+	qs = quota_subjects_build(s, q, qj, nq, now);
+	subjects = quota_subjects_array(qs, &nsubjects);
+	resvs = reserve_sched(s, now, &nresvs);
+	if (reserve_next_edge(s, now) < next_begin)
+		next_begin = reserve_next_edge(s, now);
+	in = (struct sched_input){
+		.jobs = q, .njobs = nq, .running = r, .nrunning = nr, .gpus = gpus, .ngpus = ng,
+		.mem_total_mb = s->mem_total_mb, .now = now, .strategy = s->strategy,
+		.seed = s->sched_seed = s->sched_seed * 6364136223846793005ULL + 1442695040888963407ULL,
+		.topo = s->snap.ndev == ng ? s->snap.topo : NULL,
+		.quotas = subjects, .nquotas = nsubjects, .resvs = resvs, .nresvs = nresvs,
+		.no_limit_horizon = NO_LIMIT_HORIZON_SECS,
+	};
+	started = sched_pass(&in, d);
+	quota_notes(s, qs, d, nq);
+	quota_subjects_free(qs);
+	free(resvs);
+	usage_snapshot_free(usage, nusers);
+
+	for (size_t i = 0; i < nq; i++) {
+		struct job *j = jobs_get(s, d[i].id);
+		const char *reason = d[i].reason;
+
+		if (reason && (!j->reason || strcmp(j->reason, reason)))
+			job_set_reason(j, reason);	/* waiting reasons live in memory */
+	}
+	/* A start needs descriptors (run directory, spawn, pidfd): while other
+	 * users' connections leave too few, starts wait (and nothing fails). */
+	if (started && !fd_room()) {
+		fd_note("gflowd is out of file descriptors: %zu job start%s wait%s (trying again in 1 s)", started,
+			started == 1 ? "" : "s", started == 1 ? "s" : "");
+		started = 0;
+		if (now + 1 < next_begin)
+			next_begin = now + 1;
+	}
+	/* Every start is recorded, in one transaction, before any runner is
+	 * launched; when the store refuses, none starts and nothing is booked. */
+	if (joined) {
+		for (size_t i = 0; i < nq && started && !s->txn.failed; i++) {
+			struct job *j = jobs_get(s, d[i].id);
+
+			if (d[i].reason)
+				continue;
+			record_start(s, j, d[i].gpu_mask, &e);
+			s->launch = gf_grow(s->launch, &s->launch_cap, s->nlaunch + 1, sizeof *s->launch, 16);
+			s->launch[s->nlaunch].id = j->id;
+			s->launch[s->nlaunch++].run_seq = j->run_seq;
+			gf_trace_at(traced, "pass", j->id);
+		}
+		started = 0;	/* launched after the commit (jobs_launch_recorded) */
+	} else if (started && jobs_txn_begin(s, &e) == 0) {
+		for (size_t i = 0; i < nq && !s->txn.failed; i++) {
+			struct job *j = jobs_get(s, d[i].id);
+
+			if (d[i].reason)
+				continue;
+			record_start(s, j, d[i].gpu_mask, &e);
+		}
+		if (jobs_txn_commit(s, &e) == 0)
+			recorded = true;
+		for (size_t i = 0; i < nq && recorded && traced; i++)
+			if (!d[i].reason) {
+				gf_trace_at(traced, "pass", d[i].id);
+				gf_trace("running_commit", d[i].id);
+			}
+	}
+	if (started && !recorded && !joined) {
+		if (!s->starts_refused)
+			fprintf(stderr, "gflowd: starting %zu job%s: %s (trying again)\n", started,
+				started == 1 ? "" : "s", e.msg);
+		if (now + 1 < next_begin)
+			next_begin = now + 1;	/* try again in a second */
+	}
+	if (!joined)
+		s->starts_refused = started && !recorded;
+	if (!recorded)
+		started = 0;
+	for (size_t i = 0; i < nq && started; i++) {
+		struct job *j = jobs_get(s, d[i].id);
+
+		if (d[i].reason)
+			continue;
+		launch(s, j);
+	}
+	vlog(3, "scheduler pass: %zu waiting, %zu running, %zu started", nq, nr, started);
+	arm_begin_timer(s, next_begin, now);
+	/* After the starts' commits: a pass that started or was refused
+	 * something is followed by a full one. */
+	if (joined)
+		s->last_pass.valid = false;	/* its transaction may yet be rolled back */
+	else
+		pass_remember(s, gpus, ng, now, next_begin, started || s->starts_refused);
+	free(q);
+	free(qj);
+	free(r);
+	free(d);
+	return true;
+}

@@ -1,0 +1,773 @@
+/* reap.c — watching runners, and being their backstop.
+ *
+ * A started runner announces itself (its `runner` file appears; inotify);
+ * the daemon then watches it through a pidfd and collects its result when
+ * it exits, and re-attaches to runners after a restart. Independently of
+ * any runner it checks, every second, that each running job is still
+ * supervised: a runner that is stopped, or that lets its job run past
+ * limit + 2 × grace + a margin, is ended by the daemon with everything of
+ * its job. When a runner is gone, whatever is left of its job (track.c
+ * knows) is killed, and the job's GPUs and memory go back only once no
+ * process of it is left. An end the store could not record is tried again. */
+#include "run.h"
+#include "verbose.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runfile.h"
+
+#define START_TIMEOUT_SECS 30
+/* A standby runner was handed the start: it announces itself within
+ * milliseconds unless it died first (its tmux server killed, say). */
+#define STANDBY_TIMEOUT_SECS 5
+#define BOOT_ID_KEY "boot_id"	/* the settings key: the boot the last daemon ran in */
+#define WATCH_SECS 1.0		/* how often every running job is checked */
+#define DRAIN_SECS 0.1		/* ... and while leftovers are being killed */
+#define STOPPED_CHECKS 2	/* a runner seen stopped this many times in a row is ended */
+#define LIMIT_MARGIN_SECS 5	/* past limit + 2 × grace, the daemon enforces the limit */
+#define DISK_NOTE "WaitingForDisk: "	/* a running job's reason while its end cannot be recorded */
+
+/* A job whose runner has been launched but has not written `runner` yet. */
+struct pending {
+	struct server *s;
+	int64_t id;
+	bool standby;		/* the start was handed to a standby runner */
+	int wd;
+	double deadline;	/* now_mono(): no runner file by then, it did not start */
+	struct event *timeout;
+	struct pending *next;
+};
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int pidfd_send_signal_(int fd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+}
+
+/* Stop watching the runner's pidfd (it exited, or we forget the job). */
+static void unwatch(struct job *j)
+{
+	if (jr(j)->pidfd_ev) {
+		/* on_runner_exit's argument is freed by the callback only when
+		 * it fires; free it here when it will not. */
+		void *arg = event_get_callback_arg(jr(j)->pidfd_ev);
+
+		if (event_pending(jr(j)->pidfd_ev, EV_READ, NULL))
+			free(arg);
+		event_free(jr(j)->pidfd_ev);
+		jr_w(j)->pidfd_ev = NULL;
+	}
+	if (jr(j)->pidfd >= 0) {
+		close(jr(j)->pidfd);
+		jr_w(j)->pidfd = -1;
+	}
+}
+
+/* Why a runner left no result, in the words the job's reason will use.
+ * `left`: processes of the job outlived it (a runner never leaves them
+ * unless it was killed). */
+static void why_no_result(struct server *s, struct job *j, bool left, char *why, size_t size)
+{
+	char dir[GF_PATH_MAX], path[GF_PATH_MAX + 16], out[320] = "";
+	struct stat st;
+	FILE *f;
+
+	rundir_path(s, j, dir, sizeof dir);
+	if (jr(j)->backstop) {
+		snprintf(why, size, "%s", jr(j)->backstop);
+		return;
+	}
+	if (left) {
+		snprintf(why, size, "supervisor killed");
+		return;
+	}
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, size, "result lost: the run directory %s was removed", dir);
+		return;
+	}
+	/* What the runner said about it, if anything (process executor). */
+	if (!gf_pathf(path, sizeof path, "%s/runner.out", dir) && (f = fopen(path, "re"))) {
+		char line[320];
+
+		while (fgets(line, sizeof line, f))
+			if (line[0] != '\n')
+				snprintf(out, sizeof out, "%s", line);
+		fclose(f);
+		out[strcspn(out, "\n")] = '\0';
+	}
+	if (out[0])
+		snprintf(why, size, "supervisor failed: %s", out);
+	else
+		snprintf(why, size, "supervisor killed");
+}
+
+/* A start in which nothing ran: the job queues again (or, cancelled
+ * meanwhile, ends so), and its run directory goes. */
+static void start_again(struct server *s, struct job *j)
+{
+	struct gf_err e;
+
+	if (jobs_txn_begin(s, &e) == 0) {
+		jobs_touch(s, j);
+		j->state = j->state == JS_CANCELLED ? JS_CANCELLED : JS_QUEUED;
+		j->active = false;
+		j->gpu_mask = 0;
+		j->start_time = 0;
+		if (j->state == JS_CANCELLED)
+			j->end_time = now_real();
+		jobs_save(s, j, &e);
+		jobs_txn_commit(s, &e);
+	}
+	if (j->active) {
+		/* Left as it is: the next start looks at it again. */
+		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		return;
+	}
+	rundir_remove(s, j);
+	track_release(s, j);
+}
+
+/* Did the runner take its announcement back? Only a held start given up
+ * (the daemon stopped before its commit was on disk) does: the job never
+ * ran. Its run directory is there; its runner file, read before, is not. */
+static bool withdrawn(const char *dir)
+{
+	struct runner_info ri;
+	struct stat st;
+
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || runfile_read_runner(dir, &ri, NULL) == 0)
+		return false;
+	return errno == ENOENT;
+}
+
+/* The name the job's log got, where it is not the one recorded (that was
+ * taken: RUNDIR/logseq, written by whoever made the log before the runner
+ * announced itself). A fact about the machine, like the runner's pid: kept
+ * in memory and stored with the job's next save. */
+static void note_log_seq(struct job *j, const char *dir)
+{
+	long long seq;
+
+	if (runfile_read_logseq(dir, &seq) == 0 && seq != jm(j)->log_seq)
+		jm_w(j)->log_seq = seq;
+}
+
+/* Its end could not be recorded (the store refused it; a full disk, most
+ * likely): it is shown Running until it is, and its reason says why. The
+ * reason lives in memory, as a waiting job's does. */
+static void note_unrecorded(struct server *s, struct job *j, const struct job_result *r)
+{
+	char what[64], note[GF_PATH_MAX + 200];
+
+	if (j->state != JS_RUNNING)
+		return;
+	if (!r)
+		snprintf(what, sizeof what, "it ended");
+	else if (r->exited)
+		snprintf(what, sizeof what, "it ended (exit %d)", r->exit_code);
+	else
+		snprintf(what, sizeof what, "it ended (signal %d)", r->signal);
+	if (store_no_room(s->store))
+		snprintf(note, sizeof note, "%s%s; the disk of %s is full: its end is recorded once there is room",
+			 DISK_NOTE, what, s->paths.db);
+	else
+		snprintf(note, sizeof note, "WaitingForStore: %s; the store refused to record it (see the daemon's "
+			 "log): trying again", what);
+	job_set_reason(j, note);
+}
+
+/* The runner is gone: record how the job ended (its result, or why there
+ * is none), and kill what is left of the job. */
+static void runner_gone(struct server *s, struct job *j)
+{
+	char dir[GF_PATH_MAX], why[GF_PATH_MAX + 400];
+	struct job_result r, *rp = &r;
+	struct gf_err e;
+	bool left;
+
+	unwatch(j);
+	if (!fd_room()) {
+		/* Its result waits on disk; the backstop's next round reads it. */
+		fd_note("job %lld ended, and gflowd is out of file descriptors: its result is read when there "
+			"is room", (long long)j->id);
+		jr_w(j)->end_pending = true;
+		return;
+	}
+	if (job_state_ended(j->state) && j->state != JS_CANCELLED) {
+		/* Its end was recorded before (a restart found it draining):
+		 * only what is left of it remains to go. */
+		if (track_empty(s, j))
+			hooks_fire(s, GF_EV_JOB_FREED, j);
+		else {
+			track_kill(s, j);
+			jr_w(j)->draining = true;
+		}
+		return;
+	}
+	left = !jr(j)->draining && !track_empty(s, j);
+	rundir_path(s, j, dir, sizeof dir);
+	note_log_seq(j, dir);
+	if (runfile_read_result(dir, &r, &e)) {
+		if (!left && !jr(j)->backstop && withdrawn(dir)) {
+			start_again(s, j);
+			server_schedule(s);
+			return;
+		}
+		why_no_result(s, j, left, why, sizeof why);
+		rp = NULL;
+		if (jr(j)->backstop && !strcmp(jr(j)->backstop, "timeout")) {
+			/* The daemon enforced the time limit itself. */
+			memset(&r, 0, sizeof r);
+			r.signal = SIGKILL;
+			r.start = j->start_time;
+			r.end = now_real();
+			snprintf(r.ended_by, sizeof r.ended_by, "timeout");
+			snprintf(r.error, sizeof r.error, "supervisor did not enforce the time limit; gflowd did");
+			rp = &r;
+		}
+	}
+	if (left) {
+		fprintf(stderr, "gflowd: job %lld: its supervisor is gone and processes of it are left: "
+				"killing them\n", (long long)j->id);
+		track_kill(s, j);
+		jr_w(j)->draining = true;
+	}
+	jr_w(j)->end_pending = hooks_fire(s, GF_EV_RUNNER_ENDED, &(struct gf_ev_runner_ended){ j, rp, why }) != 0;
+	if (jr(j)->end_pending) {
+		note_unrecorded(s, j, rp);
+		event_active(s->watch_ev, 0, 0);
+	}
+}
+
+static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
+{
+	struct pending *p = arg;	/* reused as a plain (server, id) pair */
+	struct job *j = jobs_get(p->s, p->id);
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	(void)what;
+	exec_reap();
+	/* Only believe the pidfd itself. epoll can report an event for a file
+	 * that had this fd number before: libevent closes a finished HTTP
+	 * connection before removing it from epoll, and a child forked at that
+	 * moment keeps the old file, and so its epoll entry, alive. */
+	if (j && j->active && jr(j)->pidfd == fd && poll(&pfd, 1, 0) == 0) {
+		event_add(jr(j)->pidfd_ev, NULL);
+		return;
+	}
+	if (j && jr(j)->pidfd == fd) {
+		event_free(jr(j)->pidfd_ev);	/* its argument, p, is ours to free */
+		jr_w(j)->pidfd_ev = NULL;
+		if (j->active && !jr(j)->draining)
+			runner_gone(p->s, j);
+	}
+	free(p);
+}
+
+static struct pending *pending_take(struct server *s, int64_t id)
+{
+	for (struct pending **pp = &s->pending; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == id) {
+			struct pending *p = *pp;
+
+			*pp = p->next;
+			return p;
+		}
+	return NULL;
+}
+
+static void pending_drop(struct server *s, int64_t id)
+{
+	struct pending *p = pending_take(s, id);
+
+	if (!p)
+		return;
+	if (p->wd >= 0)
+		inotify_rm_watch(s->inotify_fd, p->wd);
+	if (p->timeout)
+		event_free(p->timeout);
+	free(p);
+}
+
+/* Watch a live runner through a pidfd. -1 when it is gone already (or the
+ * pid is someone else's now), -2 when there is no descriptor for it now. */
+static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long long start_ticks)
+{
+	unsigned long long ticks = 0;
+	struct pending *p;
+	struct gf_err e;
+	int fd = pidfd_open_(pid);
+
+	if (fd < 0 && fd_short(errno))
+		return -2;
+	if (fd < 0 || proc_start_ticks(pid, &ticks) || ticks != start_ticks ||
+	    (j->runner_ticks && j->runner_ticks != start_ticks)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (j->runner_pid != pid || j->runner_ticks != start_ticks) {
+		/* A fact about the machine, not a change anyone asked for: kept
+		 * in memory even when the store refuses it (then it is stored
+		 * with the job's next change, and a restart finds the runner
+		 * through its run directory). */
+		j->runner_pid = pid;
+		j->runner_ticks = start_ticks;
+		if (jobs_save(s, j, &e))
+			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+	}
+	p = calloc(1, sizeof *p);
+	if (!p)
+		abort();
+	p->s = s;
+	p->id = j->id;
+	jr_w(j)->pidfd = fd;
+	jr_w(j)->pidfd_ev = event_new(s->base, fd, EV_READ, on_runner_exit, p);
+	event_add(jr(j)->pidfd_ev, NULL);
+	if (j->state == JS_CANCELLED && !jr(j)->cancel_sent)
+		reap_signal(s, j, SIGTERM);
+	return 0;
+}
+
+/* The runner's file is there: watch its pid. Returns 0 when attached (or
+ * the job was collected), -1 when there is no runner file yet. */
+static void attach_later(struct server *s, struct job *j);
+
+static int attach(struct server *s, struct job *j)
+{
+	char dir[GF_PATH_MAX];
+	struct runner_info ri;
+	struct gf_err e;
+	int rc;
+
+	if (!fd_room()) {
+		attach_later(s, j);
+		return 0;
+	}
+	rundir_path(s, j, dir, sizeof dir);
+	if (runfile_read_runner(dir, &ri, &e))
+		return -1;
+	note_log_seq(j, dir);
+	pending_drop(s, j->id);
+	if (ri.pid <= 0) {
+		/* Claimed by an earlier daemon that gave up on this start. */
+		jr_w(j)->backstop = "the job's supervisor did not start";
+		runner_gone(s, j);
+		return 0;
+	}
+	if ((rc = watch_pid(s, j, ri.pid, ri.start_ticks)) == -2)
+		attach_later(s, j);
+	else if (rc)
+		runner_gone(s, j);
+	return 0;
+}
+
+/* Mark a run directory as abandoned, unless its runner got there first.
+ * Returns 1 when we claimed it (the runner will refuse to run). */
+static int claim(struct server *s, const struct job *j)
+{
+	char dir[GF_PATH_MAX];
+	struct runner_info none = { 0 };
+	struct gf_err e;
+
+	rundir_path(s, j, dir, sizeof dir);
+	if (runfile_write_runner(dir, &none, &e) == 0)
+		return 1;
+	return errno == EEXIST ? 0 : 1;	/* no directory: nothing can start in it */
+}
+
+static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct pending *p = arg;
+	struct server *s = p->s;
+	struct job *j = jobs_get(s, p->id);
+
+	(void)fd;
+	(void)what;
+	if (!j || !j->active) {
+		pending_drop(s, p->id);
+		return;
+	}
+	if (attach(s, j) == 0)
+		return;
+	if (now_mono() < p->deadline) {
+		/* Woken early to attach when there was no room: its time runs on. */
+		double left = p->deadline - now_mono();
+		struct timeval tv = { (time_t)left, (suseconds_t)((left - (double)(time_t)left) * 1e6) };
+
+		event_add(p->timeout, &tv);
+		return;
+	}
+	if (claim(s, j)) {
+		bool standby = p->standby;
+
+		pending_drop(s, j->id);
+		if (standby) {
+			/* No runner file: it never started the job, and the
+			 * claim keeps it from starting it late. */
+			fprintf(stderr, "gflowd: job %lld: the standby runner did not take the start within %d s: "
+					"starting it again\n", (long long)j->id, STANDBY_TIMEOUT_SECS);
+			start_again(s, j);
+			server_schedule(s);
+			return;
+		}
+		jr_w(j)->backstop = "the job's supervisor did not start within 30 s";
+		runner_gone(s, j);
+	} else
+		attach(s, j);
+}
+
+static void on_inotify(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	(void)what;
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+
+			p += sizeof *ev + ev->len;
+			if (!ev->len || strcmp(ev->name, "runner"))
+				continue;
+			for (struct pending *q = s->pending; q; q = q->next)
+				if (q->wd == ev->wd) {
+					struct job *j = jobs_get(s, q->id);
+
+					if (j && j->active)
+						attach(s, j);
+					else
+						pending_drop(s, q->id);
+					break;
+				}
+		}
+	}
+}
+
+/* ---- the backstop -------------------------------------------------------- */
+
+/* Does the job have a process besides its runner? */
+static bool job_has_work(struct server *s, const struct job *j)
+{
+	pid_t *v;
+	size_t n = track_pids(s, j, &v), others = 0;
+
+	for (size_t i = 0; i < n; i++)
+		others += v[i] != j->runner_pid;
+	free(v);
+	return others > 0;
+}
+
+/* End a runner that no longer supervises, and everything of its job. Its
+ * pidfd then reports the exit and runner_gone records `why`. */
+static void backstop(struct server *s, struct job *j, const char *why, const char *what)
+{
+	fprintf(stderr, "gflowd: job %lld: its supervisor (pid %d) %s: ending the job\n", (long long)j->id,
+		(int)j->runner_pid, what);
+	jr_w(j)->backstop = why;
+	pidfd_send_signal_(jr(j)->pidfd, SIGKILL);
+	track_kill(s, j);
+}
+
+static void check_runner(struct server *s, struct job *j, double now)
+{
+	double limit_end = j->start_time + (double)j->time_limit_secs + 2.0 * s->grace_secs + LIMIT_MARGIN_SECS;
+
+	if (jr(j)->backstop)
+		return;	/* ended already; its exit is on the way */
+	vlog(4, "job %lld: runner pid %d is '%c'", (long long)j->id, (int)j->runner_pid, proc_state(j->runner_pid));
+	if (proc_state(j->runner_pid) == 'T') {
+		if (++jr_w(j)->stopped_ticks >= STOPPED_CHECKS)
+			backstop(s, j,
+				 j->time_limit_secs && now > j->start_time + (double)j->time_limit_secs ? "timeout"
+													  : "supervisor stopped",
+				 "is stopped");
+		return;
+	}
+	jr_w(j)->stopped_ticks = 0;
+	if (j->time_limit_secs && now > limit_end && job_has_work(s, j))
+		backstop(s, j, "timeout", "let the job run past its time limit");
+}
+
+/* A job whose processes are gone while its runner lives on, with the disk
+ * full: the runner waits to write the result (it tries every second). It
+ * is shown Running, and its reason says why; the note goes when there is
+ * room again. */
+static void disk_note(struct server *s, struct job *j, bool no_room)
+{
+	char note[GF_PATH_MAX + 200];
+	bool noted = j->reason && !strncmp(j->reason, DISK_NOTE, strlen(DISK_NOTE));
+
+	if (j->state != JS_RUNNING || jr(j)->end_pending)
+		return;
+	if (!no_room) {
+		if (noted)
+			job_set_reason(j, NULL);
+		return;
+	}
+	if (noted || jr(j)->pidfd < 0 || job_has_work(s, j))
+		return;
+	snprintf(note, sizeof note, "%sits processes have ended; the disk of %s is full: its end is recorded once "
+		 "there is room", DISK_NOTE, s->paths.db);
+	job_set_reason(j, note);
+}
+
+static void arm_watch(struct server *s, double secs)
+{
+	struct timeval tv = { (time_t)secs, (suseconds_t)((secs - (double)(time_t)secs) * 1e6) };
+
+	event_add(s->watch_ev, &tv);
+}
+
+static void on_watch(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	double now = now_real(), next = WATCH_SECS;
+	bool no_room;
+
+	(void)fd;
+	(void)what;
+	exec_reap();
+	if (!fd_room()) {
+		/* What the checks read (cgroup.procs, /proc) would look empty. */
+		fd_note("%s", "gflowd is out of file descriptors: its check of running jobs waits");
+		arm_watch(s, WATCH_SECS);
+		return;
+	}
+	track_observe(s);
+	no_room = store_no_room(s->store);
+	for (size_t i = 0; i < s->nlive; i++) {
+		struct job *j = jobs_live_at(s, i);
+
+		if (!j || !j->active)
+			continue;
+		disk_note(s, j, no_room);
+		if (jr(j)->end_pending) {
+			runner_gone(s, j);
+			next = DRAIN_SECS * 10;
+		} else if (jr(j)->draining) {
+			if (track_empty(s, j))
+				hooks_fire(s, GF_EV_JOB_FREED, j);
+			else {
+				track_kill(s, j);
+				next = DRAIN_SECS;
+			}
+		} else if (jr(j)->pidfd >= 0)
+			check_runner(s, j, now);
+	}
+	arm_watch(s, next);
+}
+
+int reap_init(struct server *s, struct gf_err *e)
+{
+	s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (s->inotify_fd < 0)
+		return gf_err_set(e, "inotify: %s", strerror(errno));
+	s->inotify_ev = event_new(s->base, s->inotify_fd, EV_READ | EV_PERSIST, on_inotify, s);
+	event_add(s->inotify_ev, NULL);
+	s->watch_ev = evtimer_new(s->base, on_watch, s);
+	arm_watch(s, WATCH_SECS);
+	return 0;
+}
+
+void reap_watch_start(struct server *s, struct job *j, bool standby)
+{
+	struct pending *p = calloc(1, sizeof *p);
+	struct timeval tv = { standby ? STANDBY_TIMEOUT_SECS : START_TIMEOUT_SECS, 0 };
+	char dir[GF_PATH_MAX];
+
+	if (!p)
+		abort();
+	rundir_path(s, j, dir, sizeof dir);
+	p->s = s;
+	p->id = j->id;
+	p->standby = standby;
+	p->deadline = now_mono() + (double)tv.tv_sec;
+	p->wd = inotify_add_watch(s->inotify_fd, dir, IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW);
+	p->timeout = event_new(s->base, -1, 0, on_start_timeout, p);
+	event_add(p->timeout, &tv);
+	p->next = s->pending;
+	s->pending = p;
+	/* The runner may have been quicker than the watch. */
+	attach(s, j);
+}
+
+/* The runner is (or may be) there, and there is no descriptor to watch it
+ * with: try again in a second, keeping the start's own deadline. */
+static void attach_later(struct server *s, struct job *j)
+{
+	struct timeval tv = { 1, 0 };
+	struct pending *p;
+
+	for (p = s->pending; p && p->id != j->id; p = p->next)
+		;
+	if (!p) {
+		if (!(p = calloc(1, sizeof *p)))
+			abort();
+		p->s = s;
+		p->id = j->id;
+		p->wd = -1;
+		p->deadline = now_mono() + START_TIMEOUT_SECS;
+		p->timeout = event_new(s->base, -1, 0, on_start_timeout, p);
+		p->next = s->pending;
+		s->pending = p;
+	}
+	fd_note("job %lld: gflowd is out of file descriptors: it watches the job's runner when there is room",
+		(long long)j->id);
+	event_add(p->timeout, &tv);
+}
+
+/* A start undone before anything ran: out of descriptors (jobs.c). */
+void reap_start_undo(struct server *s, struct job *j)
+{
+	start_again(s, j);
+}
+
+void reap_start_failed(struct server *s, struct job *j, const char *why)
+{
+	if (jr(j)->pidfd >= 0 || attach(s, j) == 0)
+		return;		/* its runner came after all */
+	if (!claim(s, j)) {
+		attach(s, j);	/* …just now */
+		return;
+	}
+	pending_drop(s, j->id);
+	if (hooks_fire(s, GF_EV_RUNNER_ENDED, &(struct gf_ev_runner_ended){ j, NULL, why })) {
+		jr_w(j)->backstop = "the job could not be started";
+		jr_w(j)->end_pending = true;	/* tried again by the backstop */
+	}
+}
+
+int reap_signal(struct server *s, struct job *j, int sig)
+{
+	(void)s;
+	if (jr(j)->pidfd < 0)
+		return -1;	/* not attached yet: attach() sends it */
+	jr_w(j)->cancel_sent = true;
+	return pidfd_send_signal_(jr(j)->pidfd, sig);
+}
+
+void reap_forget(struct server *s, struct job *j)
+{
+	pending_drop(s, j->id);
+	unwatch(j);
+	rundir_remove(s, j);
+	track_release(s, j);
+	if (j->rt) {
+		j->rt->backstop = NULL;
+		j->rt->draining = j->rt->end_pending = false;
+		j->rt->stopped_ticks = 0;
+		j->rt->cancel_sent = false;	/* a later run is signalled afresh */
+	}
+	job_rt_trim(j);	/* the runner's block goes with it */
+}
+
+void reap_close(struct server *s)
+{
+	while (s->pending)
+		pending_drop(s, s->pending->id);
+	if (s->watch_ev)
+		event_free(s->watch_ev);
+	s->watch_ev = NULL;
+}
+
+/* A job the store says was started, found at daemon start. It is started
+ * again only when no process of it can be alive: it never ran (no runner
+ * was ever seen), its run directory is claimed against a late runner, and
+ * the daemon finds none of its processes. After a machine restart "no
+ * runner was ever seen" is not known (`rebooted`): the runner's file is not
+ * synced, so one that started the job may have left none; the job ends. */
+static void recover(struct server *s, struct job *j, bool rebooted)
+{
+	char dir[GF_PATH_MAX];
+	struct job_result r;
+	struct gf_err e;
+	int rc;
+
+	rundir_path(s, j, dir, sizeof dir);
+	if (runfile_read_result(dir, &r, &e) == 0) {
+		runner_gone(s, j);
+		return;
+	}
+	if (attach(s, j) == 0)
+		return;
+	/* No runner file: the directory may have been removed under a job
+	 * whose runner still runs. */
+	if (j->runner_pid > 0 && (rc = watch_pid(s, j, j->runner_pid, j->runner_ticks)) != -1) {
+		if (rc == -2)
+			attach_later(s, j);
+		return;
+	}
+	if (job_state_ended(j->state) && j->state != JS_CANCELLED) {
+		runner_gone(s, j);	/* recorded already: what is left goes */
+		return;
+	}
+	if (!track_empty(s, j)) {
+		jr_w(j)->backstop = "supervisor lost: processes of the job ran on without it";
+		runner_gone(s, j);
+		return;
+	}
+	if (j->runner_pid > 0) {
+		runner_gone(s, j);	/* it ran, and its result is gone */
+		return;
+	}
+	if (!claim(s, j)) {
+		attach(s, j);	/* its runner got there first */
+		return;
+	}
+	if (rebooted && j->state != JS_CANCELLED) {
+		jr_w(j)->backstop = "the machine restarted as the job was starting: it may have run in part, "
+				    "so it is not started again";
+		runner_gone(s, j);
+		return;
+	}
+	/* The runner never started: nothing ran, so it queues again. */
+	start_again(s, j);
+}
+
+/* This boot's id, or "" when /proc does not say. */
+static void boot_id(char *buf, size_t size)
+{
+	if (runfile_read_text("/proc/sys/kernel/random", "boot_id", buf, size))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+int reap_recover(struct server *s, struct gf_err *e)
+{
+	char boot[64], *last = store_get_setting(s->store, BOOT_ID_KEY);
+	bool rebooted;
+
+	boot_id(boot, sizeof boot);
+	/* No boot recorded: a new store, or one of a daemon that synced
+	 * every runner file; either way an absent one means none started. */
+	rebooted = boot[0] && last && strcmp(last, boot);
+	for (int64_t i = 1; i <= s->max_id; i++) {
+		struct job *j = s->jobs[i];
+
+		if (j && j->active)
+			recover(s, j, rebooted);
+	}
+	/* Recorded before any job of this boot starts. */
+	if (boot[0] && (!last || strcmp(last, boot)) && store_set_setting(s->store, BOOT_ID_KEY, boot, e)) {
+		free(last);
+		return gf_err_prefix(e, "recording the boot id");
+	}
+	free(last);
+	return 0;
+}

@@ -1,0 +1,163 @@
+/* run.h — the run layer (src/daemon/run/): starting and watching runners.
+ * spawn.c (the forks), exec.c (a job's start), rundir.c (its files),
+ * standby.c (runners started ahead), tmux.c and tmuxctl.c (the tmux
+ * executor), reap.c (runners that end or die), track.c (a job's
+ * processes), devices.c (which GPUs it may open), failure.c (why it
+ * failed). May call: store, state, gpu, core, common. A runner's end goes
+ * up as GF_EV_RUNNER_ENDED and GF_EV_JOB_FREED; a spare taken as
+ * GF_EV_SPARE_TAKEN. */
+#ifndef GF_RUN_H
+#define GF_RUN_H
+
+#include "txn.h"
+
+/* failure.c — a Failed job with no reason yet: OutOfMemory:GPU (its log's
+ * tail), Signal:<name> */
+void failure_classify(struct server *s, struct job *j, const struct job_result *r);
+
+/* devices.c — [gpu] constrain_devices: what a job may open */
+#define NVIDIA_MAJOR 195
+/* Write the job's rules into its v1 devices group dir: every /dev/nvidiaN
+ * but its own GPUs' is denied (nvidiactl, nvidia-modeset and nvidia-uvm
+ * stay allowed). */
+int devices_restrict(struct server *s, const struct job *j, const char *dir, struct gf_err *e);
+/* CUDA_VISIBLE_DEVICES for the units in mask: NVML indices, and MIG-<uuid>
+ * for MIG devices (from the last snapshot). */
+void devices_cuda_visible(struct server *s, uint64_t mask, char *buf, size_t size);
+
+/* exec.c — a job's start; spawn.c — the forks (the only files that fork) */
+int exec_init(struct server *s, struct gf_err *e);	/* opens the run and log directories */
+void exec_close(struct server *s);
+/* System mode: a user's home (passwd); whether they may enter cwd and read
+ * script (checked as them, in a child), else e says what they cannot. */
+int exec_owner_home(uid_t uid, char *home, size_t size, struct gf_err *e);
+int exec_check_owner(uid_t uid, const char *cwd, const char *script, struct gf_err *e);
+/* 0 its runner is started, 1 the start was handed to a standby runner
+ * (which announces itself within moments), -1 e says why not. */
+int exec_start_job(struct server *s, struct job *j, struct gf_err *e);
+/* Would j's start go to the standby, and may it be held (jobs_txn_sync)? */
+bool exec_holds_start(const struct server *s, const struct job *j);
+void exec_reap(void);	/* collects runners that exited (they are our children) */
+/* tmux.c: tmux and its server's socket; the words of a job's new-session
+ * up to the `--` (trace: room for the trace's variable). */
+struct argv;
+int tmux_sock(const struct server *s, char *sock, size_t size, struct gf_err *e);
+int tmux_server(struct server *s, char *tmux, size_t size, char *sock, size_t ssize, struct gf_err *e);
+void tmux_new_session_words(struct argv *w, const char *session, char *trace, size_t size);
+/* argv as our child, its stdin and stdout+stderr pipes to us (our ends
+ * non-blocking, close-on-exec); from_child NULL: its output goes to ours. */
+int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *pid, struct gf_err *e);
+
+/* argv started, its stdout and stderr appended to log_path (NULL: ours);
+ * waited for when wait_for_exit, its status then in *status. */
+int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
+	       struct gf_err *e);
+/* A command for the daemon's tmux server, through the control client
+ * only: 0 sent, 1 not. */
+int exec_tmux_command(struct server *s, char *const words[], size_t nwords);
+int exec_tmux_standby(struct server *s, const char *session, const char *fifo);
+/* Makes a job's tmux session with a tmux client of its own: `tmux -S sock`
+ * with words (from "new-session" on), tried again while the session does
+ * not exist. */
+int exec_tmux_client(const char *tmux, const char *sock, const char *session, char *const words[],
+		     size_t nwords, struct gf_err *e);
+
+/* rundir.c — a start's files: run directory, lists, log, spares, attach
+ * socket. A list is NUL-separated words in a growing buffer. */
+struct gf_bytes {
+	char *p;
+	size_t len, cap;
+};
+void rundir_path(struct server *s, const struct job *j, char *buf, size_t size);
+/* The run directory, new (nothing there is reused or followed): its
+ * descriptor, its path in dir; -1 e says why not. */
+int rundir_make(struct server *s, const struct job *j, char *dir, size_t size, struct gf_err *e);
+/* The log, new (a name that is taken is passed over: ID.1.log, …, told in
+ * RUNDIR/logseq, dfd); only a job whose earlier start never ran finds its
+ * own. Its path in path. */
+int rundir_make_log(struct server *s, const struct job *j, int dfd, char *path, size_t size, struct gf_err *e);
+/* The job's environment (what it was submitted with, less gflow's own
+ * variables, and gflow's) and command (conda's activation first). */
+int rundir_env(struct server *s, const struct job *j, struct gf_bytes *out, struct gf_err *e);
+struct gf_bytes rundir_argv(const struct job *j);
+/* What the runner needs of the job that its command line must not show
+ * (cwd, log): NAME=value entries. */
+struct gf_bytes rundir_spec(const struct job *j, const char *log, bool log_new);
+/* RUNDIR/env, RUNDIR/argv and RUNDIR/spec, for a runner that reads them
+ * from files. */
+int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, const struct gf_bytes *argv,
+		       const struct gf_bytes *spec, struct gf_err *e);
+/* RUNDIR/limits: the submitter's resource limits, which the runner sets on
+ * the job (every runner reads it; none when the job has none). */
+int rundir_write_limits(int dfd, const char *dir, const struct job *j, struct gf_err *e);
+void rundir_remove(struct server *s, const struct job *j);
+/* A start's run directory and log, made ahead (see rundir.c). */
+void rundir_make_spares(struct server *s);
+/* System mode, tmux executor: the job's attach socket (false: it has none). */
+bool rundir_attach_socket(struct server *s, const struct job *j, char *buf, size_t size);
+/* Its directory made (root's, 0711) and a stale socket removed. */
+int rundir_attach_prepare(struct server *s, const struct job *j, char *sock, size_t size, struct gf_err *e);
+
+/* tmuxctl.c: the tmux executor's control client. Sends the same words for
+ * j: 0 sent, 1 when the client cannot be used (exec_tmux_client then). */
+int tmuxctl_new_session(struct server *s, const struct job *j, const char *tmux, const char *sock,
+			const char *session, char *const words[], size_t nwords);
+/* Any other command through the client: 0 sent (an error answer is
+ * logged), 1 the client cannot be used. */
+int tmuxctl_command(struct server *s, const char *tmux, const char *sock, char *const words[], size_t nwords);
+void tmuxctl_close(struct server *s);
+/* standby.c: the standby runner. standby_hand gives it a runner's argv
+ * (argv[0] the runner) and after it the bytes of more (what the options
+ * say follows): 0 handed, 1 there is none or it could not take it
+ * (start a runner then). hold: the job waits before its exec until
+ * standby_release (after the commit that started it is synced); EOF instead
+ * — we stopped — and the runner gives the start up. standby_want makes one
+ * in a moment unless there is one. */
+struct iovec;
+int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold);
+bool standby_ready(const struct server *s);
+void standby_release(struct server *s);
+/* The run directory and log spares (rundir.c) are made again in a moment. */
+void standby_want_spares(struct server *s);
+/* The tmux executor's standby: a session whose runner waits for its
+ * request on a FIFO. standby_hand_tmux hands it j's start as standby_hand
+ * does and renames its session to j's; 1 when there is none (yet). */
+void standby_want_tmux(struct server *s);
+int standby_hand_tmux(struct server *s, const struct job *j, char *const argv[], const struct iovec *more, int nmore,
+		      bool hold);
+bool standby_tmux_ready(const struct server *s);
+void standby_want(struct server *s);
+void standby_close(struct server *s);
+
+/* reap.c — watching runners, and the backstop when one dies or stops */
+int reap_init(struct server *s, struct gf_err *e);
+void reap_watch_start(struct server *s, struct job *j, bool standby);	/* after exec */
+/* The runner of a job launched will not come (tmuxctl.c): the run
+ * directory claimed, the end recorded with why. */
+void reap_start_failed(struct server *s, struct job *j, const char *why);
+/* A start undone before anything ran (no descriptors for it): the job
+ * queues again. */
+void reap_start_undo(struct server *s, struct job *j);
+int reap_recover(struct server *s, struct gf_err *e);	/* at daemon start */
+int reap_signal(struct server *s, struct job *j, int sig);
+void reap_forget(struct server *s, struct job *j);
+void reap_close(struct server *s);			/* at shutdown */
+
+/* track.c — each job's processes, known to the daemon itself */
+int track_setup(struct server *s, struct gf_err *e);	/* before any thread starts */
+void track_close(struct server *s);
+const char *track_method_name(const struct server *s);
+json_t *track_json(struct server *s);
+/* "GFLOW_JOB_MARK=…" for this start: put in the job's environment. */
+void track_marker(struct server *s, const struct job *j, char *buf, size_t size);
+/* Make this start's groups; fills paths (the runner joins them). Returns
+ * their count, or (size_t)-1 with e set. */
+size_t track_prepare(struct server *s, const struct job *j, char paths[][GF_PATH_MAX], struct gf_err *e);
+size_t track_pids(struct server *s, const struct job *j, pid_t **out);	/* malloc'd */
+bool track_empty(struct server *s, const struct job *j);
+void track_kill(struct server *s, const struct job *j);	/* SIGKILL all that is left */
+void track_release(struct server *s, const struct job *j);	/* remove its groups */
+struct job *track_owner(struct server *s, pid_t pid);	/* the active job of a process */
+void track_observe(struct server *s);	/* session way: remember what is seen */
+
+#endif

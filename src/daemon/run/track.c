@@ -18,7 +18,7 @@
  * --memory whatever the way of tracking. Each process of the job is born
  * inside the groups made here (--cgroup): the runner is started in the v2
  * group or has the job born there, and joins v1 groups before the job
- * exists (see runner.c's join_cgroups). */
+ * exists (see the runner's child.c, join_cgroups). */
 #include "run.h"
 
 #include <dirent.h>

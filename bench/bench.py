@@ -506,7 +506,7 @@ def queue_slurm(b):
 # ---- case 4: one scheduler pass ---------------------------------------------
 
 def case_sched(b):
-    exe = b.cc("sched_bench", ["bench/sched_bench.c", "src/daemon/core/sched.c"],
+    exe = b.cc("sched_bench", ["bench/sched_bench.c", "src/daemon/core/sched.c", "src/daemon/core/estimate.c"],
                extra=["-iquote", str(REPO / "src/daemon/core")])
     for n, passes in ((1000, b.n(1000, 100)), (10000, b.n(200, 20)), (100000, b.n(30, 5))):
         for scen, what in (("busy", "8 GPUs all busy"), ("free", "8 GPUs idle")):
@@ -521,6 +521,19 @@ def case_sched(b):
             b.row("sched", f"`sched_pass()`, {n:,} queued jobs, {what}", "µs", samples,
                   key=f"sched-{n}-{scen}", note=f"each sample: median of {passes} passes; "
                                                f"{kv['started']} start")
+    # the expected starts (estimate.c: sched_pass() driven forward) beside it
+    for n, passes in ((1000, b.n(20, 5)), (10000, b.n(10, 3))):
+        for scen, what in (("busy", "8 GPUs all busy"), ("free", "8 GPUs idle")):
+            samples = []
+            out = ""
+            for _ in range(b.runs):
+                out = subprocess.run([str(exe), str(n), str(passes), scen, "estimate"], capture_output=True,
+                                     text=True, check=True, timeout=300).stdout
+                kv = dict(w.split("=", 1) for w in out.split())
+                samples.append(float(kv["median_us"]))
+            b.row("sched", f"`sched_estimate()`, {n:,} queued jobs, {what}", "µs", samples,
+                  key=f"estimate-{n}-{scen}", note=f"each sample: median of {passes} estimates; "
+                                                  f"{kv['started']} jobs placed (the rest: N/A)")
 
 
 # ---- case 5: a big array ------------------------------------------------------

@@ -1,7 +1,7 @@
 /* sched_bench.c — times one scheduler pass (sched_pass() of
  * src/daemon/core/sched.c, linked in) over a synthetic queue, in-process.
  *
- *   sched_bench NJOBS PASSES SCENARIO
+ *   sched_bench NJOBS PASSES SCENARIO [estimate]
  *
  * SCENARIO "busy": 8 GPUs all held by running jobs with time limits, so
  * every queued job waits and the first one gets a backfill reservation
@@ -10,8 +10,12 @@
  * the jobs that fit. The queue mixes priorities, GPU counts (1-4), time
  * limits and host memory. Prints one line:
  *   njobs=N scenario=S passes=P started=K median_us=.. min_us=.. max_us=..
+ * With "estimate", times sched_estimate() (estimate.c, linked in) over the
+ * same input instead: the expected start of every job; started=K is then
+ * how many got one.
  * Build: cc -std=c11 -D_GNU_SOURCE -O2 -iquote src/daemon/core
- *        bench/sched_bench.c src/daemon/core/sched.c -lm */
+ *        bench/sched_bench.c src/daemon/core/sched.c src/daemon/core/estimate.c -lm */
+#include "estimate.h"
 #include "sched.h"
 
 #include <stdio.h>
@@ -61,7 +65,7 @@ static struct sched_job *make_jobs(size_t n)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: sched_bench NJOBS PASSES busy|free\n");
+	fprintf(stderr, "usage: sched_bench NJOBS PASSES busy|free [estimate]\n");
 	return 2;
 }
 
@@ -74,15 +78,17 @@ int main(int argc, char **argv)
 	struct sched_job *jobs;
 	double *t;
 	size_t n, passes, started = 0, nrunning = 0;
-	bool busy;
+	struct sched_estimate *est;
+	bool busy, estimate;
 
-	if (argc != 4)
+	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "estimate")))
 		return usage();
 	n = strtoul(argv[1], NULL, 10);
 	passes = strtoul(argv[2], NULL, 10);
 	if (!n || !passes || (strcmp(argv[3], "busy") && strcmp(argv[3], "free")))
 		return usage();
 	busy = !strcmp(argv[3], "busy");
+	estimate = argc == 5;
 	for (int i = 0; i < NGPUS; i++) {
 		gpus[i] = (struct sched_gpu){ .index = i, .usable = true, .exclusive = busy,
 					      .total_mb = 81920 };
@@ -96,7 +102,8 @@ int main(int argc, char **argv)
 	jobs = make_jobs(n);
 	out = calloc(n, sizeof *out);
 	t = calloc(passes, sizeof *t);
-	if (!jobs || !out || !t) {
+	est = calloc(n, sizeof *est);
+	if (!jobs || !out || !t || !est) {
 		fprintf(stderr, "sched_bench: out of memory\n");
 		return 1;
 	}
@@ -105,17 +112,20 @@ int main(int argc, char **argv)
 		.gpus = gpus, .ngpus = NGPUS, .mem_total_mb = 512 * 1024, .now = 1e9,
 		.strategy = SCHED_SEQUENTIAL,
 	};
+	struct sched_est_input ein = { .in = &in };
+
 	sched_pass(&in, out);	/* warm the caches and the allocator */
 	for (size_t p = 0; p < passes; p++) {
 		double t0 = now_us();
 
-		started = sched_pass(&in, out);
+		started = estimate ? sched_estimate(&ein, est) : sched_pass(&in, out);
 		t[p] = now_us() - t0;
 	}
 	qsort(t, passes, sizeof *t, cmp_double);
-	printf("njobs=%zu scenario=%s passes=%zu started=%zu median_us=%.1f min_us=%.1f max_us=%.1f\n",
-	       n, argv[3], passes, started, t[passes / 2], t[0], t[passes - 1]);
+	printf("njobs=%zu scenario=%s%s passes=%zu started=%zu median_us=%.1f min_us=%.1f max_us=%.1f\n",
+	       n, argv[3], estimate ? "-estimate" : "", passes, started, t[passes / 2], t[0], t[passes - 1]);
 	free(t);
+	free(est);
 	free(out);
 	free(jobs);
 	return 0;

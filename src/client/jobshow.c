@@ -157,8 +157,25 @@ char *job_show_text(const json_t *j)
 	/* Why it waits: the limit or reservation, and when it should start. */
 	if (jhas(j, "reason_detail"))
 		kv(&b, "ReasonDetail", jstr(j, "reason_detail"));
-	if (jhas(j, "expected_start"))
+	if (jhas(j, "expected_start")) {
+		json_t *g = json_object_get(j, "expected_gpus");
+		struct sbuf ids = { 0 };
+
 		kv_time(&b, "ExpectedStart", j, "expected_start");
+		for (size_t i = 0; json_is_array(g) && i < json_array_size(g); i++)
+			sbuf_addf(&ids, "%s%lld", i ? "," : "", (long long)json_integer_value(json_array_get(g, i)));
+		if (ids.len)
+			kv(&b, "ExpectedGPUs", ids.p);
+		free(ids.p);
+	} else if (json_object_get(j, "expected_start")) {
+		/* null: not known, and why */
+		char *why = NULL;
+
+		if (asprintf(&why, "N/A (%s)", jstr(j, "expected_start_note") ? jstr(j, "expected_start_note") : "not known") < 0)
+			abort();
+		kv(&b, "ExpectedStart", why);
+		free(why);
+	}
 	kv_hint(&b, j);
 	fmt_exit(j, 0, buf, sizeof buf);
 	kv(&b, "ExitCode", buf);
@@ -311,6 +328,7 @@ static int job_show(int argc, char **argv)
 	}
 	url_add_param(&q, "ids", ids);
 	url_add_param(&q, "users", "all");
+	url_add_param(&q, "start", "1");	/* queued jobs' expected starts */
 	sbuf_adds(&path, "/jobs");
 	sbuf_adds(&path, q.p);
 	sbuf_free(&q);

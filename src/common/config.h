@@ -87,6 +87,8 @@ struct gf_config {
 	int max_user_priority;		/* [daemon] how far a user's own priority counts across
 					 * users (system mode), default 10, 0..255 */
 	int max_connections_per_user;	/* [daemon] default 64: open API connections of one uid */
+	int64_t default_runtime_estimate; /* [daemon] seconds a job without a time limit is assumed
+					   * to run, for expected starts; 0 (default): unknown */
 	int64_t gpu_unmanaged_min_memory_mb;	/* [gpu] default 0: every foreign process blocks */
 	char **gpu_unmanaged_ignore_commands;	/* [gpu] command names that never block */
 	size_t n_gpu_unmanaged_ignore_commands;

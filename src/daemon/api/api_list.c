@@ -29,6 +29,7 @@ struct filter {
 	char *project;
 	double since;
 	char **fields;		/* only these job fields in the answer */
+	bool start;		/* start=1: queued jobs' expected starts */
 };
 
 static char **split_csv(const char *s)
@@ -115,6 +116,11 @@ static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q,
 			if (!job_field_known(*p))
 				return gf_err_set(e, "unknown job field '%s' in 'fields'", *p);
 	}
+	if ((v = evhttp_find_header(q, "start"))) {
+		if (strcmp(v, "0") && strcmp(v, "1"))
+			return gf_err_set(e, "'start' must be 0 or 1, got '%.64s'", v);
+		f->start = !strcmp(v, "1");
+	}
 	if ((v = evhttp_find_header(q, "project")))
 		f->project = strdup(v);
 	if ((v = evhttp_find_header(q, "since"))) {
@@ -188,6 +194,31 @@ static void add_attach_socket(struct server *s, const struct job *j, char *const
 		json_object_set_new(o, "attach_socket", json_string(sock));
 }
 
+/* A queued job's expected start (engine: jobs_expected): when, on which
+ * GPUs, or null and why not. */
+static void add_expected(struct server *s, const struct job *j, json_t *o)
+{
+	const struct sched_estimate *x = j->state == JS_QUEUED ? jobs_expected(s, j->id) : NULL;
+	json_t *g;
+
+	if (!x)
+		return;
+	if (x->why != EST_KNOWN) {
+		json_object_set_new(o, "expected_start", json_null());
+		json_object_set_new(o, "expected_start_note",
+				    json_string(x->why == EST_CAP ? "beyond what the estimate looks at"
+								  : "it waits for jobs whose end is not known "
+								    "(no time limit, or held)"));
+		return;
+	}
+	g = json_array();
+	for (int i = 0; i < 64; i++)
+		if ((x->gpu_mask >> i) & 1)
+			json_array_append_new(g, json_integer(i));
+	json_object_set_new(o, "expected_start", json_real(x->start));
+	json_object_set_new(o, "expected_gpus", g);
+}
+
 static json_t *job_json_only(struct server *s, const struct caller *c, const struct job *j, char *const *only)
 {
 	char log[GF_PATH_MAX], *shown[sizeof public_fields / sizeof public_fields[0]];
@@ -204,8 +235,10 @@ static json_t *job_json_only(struct server *s, const struct caller *c, const str
 		shown[n] = NULL;
 		o = job_to_json_only(j, NULL, shown);
 	}
-	if (!only)
+	if (!only) {
 		quota_annotate(s, j, o);	/* why it waits (quota.c) */
+		add_expected(s, j, o);
+	}
 	add_attach_socket(s, j, only, o);
 	if (!only || in_strv(only, "priority_across_users"))
 		json_object_set_new(o, "priority_across_users", json_integer(jobs_cross_priority(s, j)));
@@ -278,10 +311,14 @@ static void write_job(struct lister *l, const struct job *j)
 		json_t *o = json_object(), *v;
 
 		quota_annotate(l->s, j, o);
+		if (l->f.start)
+			add_expected(l->s, j, o);
 		if ((v = json_object_get(o, "reason_detail")))
 			jobw_key(w, "reason_detail", &first), jw_json(w, v, JSON_COMPACT);
-		if ((v = json_object_get(o, "expected_start")))
-			jobw_key(w, "expected_start", &first), jw_json(w, v, JSON_COMPACT);
+		for (const char *const *k = (const char *const[]){ "expected_start", "expected_gpus",
+								   "expected_start_note", NULL }; *k; k++)
+			if ((v = json_object_get(o, *k)))
+				jobw_key(w, *k, &first), jw_json(w, v, JSON_COMPACT);
 		json_decref(o);
 	}
 	if (l->across)

@@ -34,6 +34,11 @@ bool jobs_schedule_pass(struct server *s);
  * commit launches them. */
 void jobs_start_at_once(struct server *s);
 void jobs_launch_recorded(struct server *s);
+/* The expected start of a queued job (estimate.h), worked out for the whole
+ * queue on demand and kept until the next commit (or 5 s); NULL for a job
+ * that is not queued. */
+const struct sched_estimate *jobs_expected(struct server *s, int64_t id);
+void jobs_expected_close(struct server *s);
 /* submit.c: store a submission's n jobs (taken: jobs[i] set to NULL) with
  * their environment in one transaction, ids[i] their ids; what can start
  * at once is recorded as started. *launch_after: launch it with

@@ -566,7 +566,12 @@ void jobs_launch_recorded(struct server *s)
 	}
 }
 
-static bool pass(struct server *s, bool joined);
+static bool pass_or_estimate(struct server *s, bool joined, bool est);
+
+static bool pass(struct server *s, bool joined)
+{
+	return pass_or_estimate(s, joined, false);
+}
 
 bool jobs_schedule_pass(struct server *s)
 {
@@ -604,9 +609,93 @@ static struct job *pass_job_at(struct server *s, size_t i, bool joined)
 	return jobs_is_live(j) ? j : NULL;
 }
 
+/* ---- expected starts ---------------------------------------------------- */
+
+static int cmp_est(const void *a, const void *b)
+{
+	int64_t x = ((const struct sched_estimate *)a)->id, y = ((const struct sched_estimate *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+/* The scheduler's input as the pass built it, driven forward (estimate.h):
+ * what each blocked job waits for, and what each running job gives back. */
+static void estimate_run(struct server *s, const struct sched_input *in, struct job **qj,
+			 const struct quota_subjects *qs, bool joined)
+{
+	struct sched_est_job *x = calloc(in->njobs + 1, sizeof *x);
+	struct sched_est_running *rx = calloc(in->nrunning + 1, sizeof *rx);
+	struct sched_estimate *out = calloc(in->njobs + 1, sizeof *out);
+	int64_t *deps;
+	size_t ndeps = 0, nr = 0;
+	double dflt = (double)s->cfg.default_runtime_estimate;
+
+	for (size_t i = 0; i < in->njobs; i++)
+		ndeps += qj[i]->ndeps;
+	deps = calloc(ndeps + 1, sizeof *deps);
+	if (!x || !rx || !out || !deps)
+		abort();
+	ndeps = 0;
+	for (size_t i = 0; i < in->njobs; i++) {
+		const struct job *j = qj[i];
+
+		x[i] = (struct sched_est_job){ .begin_at = jm(j)->begin_at, .deps = deps + ndeps,
+					       .dep_any = j->dep_any };
+		for (size_t k = 0; k < j->ndeps && in->jobs[i].blocked; k++) {
+			/* A retried parent counts by its newest attempt; a
+			 * finished one is met (an id 0: never). */
+			struct job *p = jobs_get(s, jobs_latest_attempt(s, j->deps[k]));
+
+			if (p && p->state == JS_FINISHED)
+				continue;
+			deps[ndeps++] = p && !job_state_ended(p->state) ? p->id : 0;
+			x[i].ndeps++;
+		}
+	}
+	for (size_t i = 0; i < pass_njobs(s, joined) && nr < in->nrunning; i++) {
+		struct job *j = pass_job_at(s, i, joined);
+
+		if (!j || !j->active)
+			continue;
+		rx[nr] = (struct sched_est_running){
+			.id = j->id, .gpus = j->gpus, .shared = j->shared, .gpu_memory_mb = j->gpu_memory_mb,
+			.end = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs
+			       : dflt > 0 ? j->start_time + dflt : 0,
+		};
+		quota_subjects_of(qs, j, &rx[nr].user_quota, &rx[nr].project_quota);
+		nr++;
+	}
+	sched_estimate(&(struct sched_est_input){ .in = in, .jobs = x, .running = rx, .default_runtime = dflt },
+		       out);
+	qsort(out, in->njobs, sizeof *out, cmp_est);
+	free(s->est.v);
+	s->est = (struct est_cache){ .valid = true, .commits = s->commits, .at = in->now, .v = out,
+				     .n = in->njobs };
+	free(x);
+	free(rx);
+	free(deps);
+}
+
+const struct sched_estimate *jobs_expected(struct server *s, int64_t id)
+{
+	struct sched_estimate key = { .id = id };
+	double now = now_real();
+
+	if (!s->est.valid || s->est.commits != s->commits || now < s->est.at || now - s->est.at > 5)
+		pass_or_estimate(s, false, true);
+	return s->est.n ? bsearch(&key, s->est.v, s->est.n, sizeof key, cmp_est) : NULL;
+}
+
+void jobs_expected_close(struct server *s)
+{
+	free(s->est.v);
+	s->est = (struct est_cache){ 0 };
+}
+
 /* One scheduler pass. joined: inside the caller's transaction (see
- * jobs_start_at_once), which commits the starts; they are launched later. */
-static bool pass(struct server *s, bool joined)
+ * jobs_start_at_once), which commits the starts; they are launched later.
+ * est: only work out the expected starts (s->est) from the same input. */
+static bool pass_or_estimate(struct server *s, bool joined, bool est)
 {
 	size_t nq = 0, nr = 0, ng, started;
 	struct sched_job *q;
@@ -625,13 +714,13 @@ static bool pass(struct server *s, bool joined)
 	struct gf_err e;
 	uint64_t traced = gf_trace_on() ? gf_trace_now() : 0;	/* trace.h */
 
-	if (!joined) {	/* these change what a transaction restores */
+	if (!joined && !est) {	/* these change what a transaction restores */
 		jobs_compact(s);
 		cancel_impossible(s);
 	}
 	gpustate_refresh(s);
 	ng = gpustate_sched_gpus(s, gpus);
-	if (!joined && pass_unchanged(s, gpus, ng, now)) {
+	if (!joined && !est && pass_unchanged(s, gpus, ng, now)) {
 		/* The timer may have fired a moment before its time (the loop's
 		 * clock is not the wall clock): it is armed again for it. */
 		arm_begin_timer(s, s->last_pass.due, now);
@@ -697,11 +786,22 @@ static bool pass(struct server *s, bool joined)
 	in = (struct sched_input){
 		.jobs = q, .njobs = nq, .running = r, .nrunning = nr, .gpus = gpus, .ngpus = ng,
 		.mem_total_mb = s->mem_total_mb, .now = now, .strategy = s->strategy,
-		.seed = s->sched_seed = s->sched_seed * 6364136223846793005ULL + 1442695040888963407ULL,
+		.seed = est ? s->sched_seed : (s->sched_seed = s->sched_seed * 6364136223846793005ULL + 1442695040888963407ULL),
 		.topo = s->snap.ndev == ng ? s->snap.topo : NULL,
 		.quotas = subjects, .nquotas = nsubjects, .resvs = resvs, .nresvs = nresvs,
 		.no_limit_horizon = NO_LIMIT_HORIZON_SECS,
 	};
+	if (est) {
+		estimate_run(s, &in, qj, qs, joined);
+		quota_subjects_free(qs);
+		free(resvs);
+		usage_snapshot_free(usage, nusers);
+		free(q);
+		free(qj);
+		free(r);
+		free(d);
+		return false;
+	}
 	started = sched_pass(&in, d);
 	quota_notes(s, qs, d, nq);
 	quota_subjects_free(qs);

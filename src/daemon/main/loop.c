@@ -791,6 +791,7 @@ static void teardown(struct server *s)
 	free(s->live);
 	free(s->launch);
 	quota_close(s);
+	jobs_expected_close(s);
 	reserve_close(s);
 	usage_close(s);
 	reload_free(s->reload);

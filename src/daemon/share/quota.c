@@ -281,6 +281,14 @@ const struct sched_quota *quota_subjects_array(const struct quota_subjects *qs, 
 	return qs->q;
 }
 
+void quota_subjects_of(const struct quota_subjects *qs, const struct job *j, int *uq, int *pq)
+{
+	*uq = *pq = 0;
+	for (size_t k = 0; k < qs->n; k++)
+		if (is_subject(j, qs->who[k].project, qs->who[k].name))
+			*(qs->who[k].project ? pq : uq) = (int)k + 1;
+}
+
 void quota_subjects_free(struct quota_subjects *qs)
 {
 	if (!qs)
@@ -468,8 +476,6 @@ void quota_annotate(struct server *s, const struct job *j, json_t *o)
 	if (!note_words(s, j, w, words, sizeof words))
 		return;
 	json_object_set_new(o, "reason_detail", json_string(words));
-	if (w && w->expected_start > 0)
-		json_object_set_new(o, "expected_start", json_real(w->expected_start));
 }
 
 /* ---- submission and listing -------------------------------------------- */

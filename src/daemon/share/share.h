@@ -48,6 +48,9 @@ struct quota_subjects *quota_subjects_build(struct server *s, struct sched_job *
 					    double now);
 const struct sched_quota *quota_subjects_array(const struct quota_subjects *qs, size_t *n);
 void quota_subjects_free(struct quota_subjects *qs);
+/* A running job's subjects in qs (1-based, as sched_job's user_quota and
+ * project_quota; 0 none). */
+void quota_subjects_of(const struct quota_subjects *qs, const struct job *j, int *uq, int *pq);
 /* After the pass: remember why each waiting job waits. */
 void quota_notes(struct server *s, const struct quota_subjects *qs, const struct sched_decision *d, size_t n);
 /* The note of a queued job, or NULL. */

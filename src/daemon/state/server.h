@@ -29,6 +29,7 @@
 #include "job.h"
 #include "paths.h"
 #include "runfile.h"
+#include "estimate.h"
 #include "sched.h"
 #include "store.h"
 
@@ -229,6 +230,13 @@ struct server {
 		int64_t mem_total_mb;
 		double at, due;
 	} last_pass;
+	struct est_cache {		/* expected starts (jobs.c: jobs_expected) */
+		bool valid;
+		uint64_t commits;
+		double at;
+		struct sched_estimate *v;	/* by id */
+		size_t n;
+	} est;
 
 	/* The transaction in progress (txn.c): a snapshot of every job changed
 	 * in place, restored if the store refuses the change. */

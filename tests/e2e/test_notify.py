@@ -3,6 +3,7 @@ documented payloads; per-job mail; an endpoint that never answers does not
 slow the API; a full queue drops the oldest; gctl notify test."""
 import email
 import email.policy
+import getpass
 import json
 import re
 import socket
@@ -165,7 +166,7 @@ max_retries = 3
 
 
 def test_webhook_subscriptions_and_user_filter(gflow, sink):
-    other = Sink()
+    other, mine, every = Sink(), Sink(), Sink()
     try:
         configure(gflow, f"""
 [notifications]
@@ -177,19 +178,30 @@ events = ["job_failed", "job_timeout"]
 url = "{other.url}"
 events = ["*"]
 filter_users = ["someone-else"]
+[[notifications.webhooks]]
+url = "{mine.url}"
+events = ["scheduler_online", "job_failed"]
+filter_users = ["{getpass.getuser()}"]
+[[notifications.webhooks]]
+url = "{every.url}"
+events = ["scheduler_online"]
 """)
         gflow.start()
         gflow.wait_state(gflow.submit("true"), "Finished")
         bad = gflow.submit("false")
         gflow.wait_state(bad, "Failed")
         gflow.wait_for(lambda: sink.of("job_failed", bad), what="job_failed")
-        # scheduler_online has no user: it passes the user filter
-        gflow.wait_for(lambda: other.of("scheduler_online"), what="scheduler_online")
+        gflow.wait_for(lambda: mine.of("job_failed", bad), what="job_failed to the listed user's target")
+        # scheduler_online has no user: only the target without filter_users gets it
+        gflow.wait_for(lambda: every.of("scheduler_online"), what="scheduler_online")
         time.sleep(0.5)
         assert sink.events() == ["job_failed"]
-        assert other.events() == ["scheduler_online"]
+        assert other.events() == []
+        assert mine.events() == ["job_failed"]
     finally:
         other.close()
+        mine.close()
+        every.close()
 
 
 def test_mail_global_and_per_job(gflow):

@@ -432,12 +432,13 @@ static bool listed(char *const *v, size_t n, const char *s)
 	return false;
 }
 
-/* Does a target with these events and filter_users want this? Events
- * without a user (GPUs, start-up) pass every filter. */
+/* Does a target with these events and filter_users want this? A target
+ * with filter_users gets only events of the users listed: events without a
+ * user (GPUs, start-up) do not reach it. */
 static bool wants(char *const *events, size_t nev, char *const *users, size_t nusers, const char *event,
 		  const char *user)
 {
-	return (!nev || listed(events, nev, event)) && (!nusers || !user || listed(users, nusers, user));
+	return (!nev || listed(events, nev, event)) && (!nusers || (user && listed(users, nusers, user)));
 }
 
 static struct delivery *new_delivery(enum kind kind, size_t target, const char *event, char *data)

@@ -4,6 +4,7 @@ and redo's short forms and spellings, -c/-s/--param, --clear-deps,
 close-sessions filters, MaxRetries=, ginfo -v/-vv/-q, gcancel --kill,
 gqueue --job, the --since forms and their errors."""
 import json
+import re
 import os
 import pty
 import subprocess
@@ -240,14 +241,29 @@ def test_ginfo_verbosity(gflow):
     g.wait_state(jid, "Running")
     plain = g.cli("ginfo", check=True).stdout
     assert "PARTITION" in plain and "answered" in plain.splitlines()[-1] or plain.splitlines()[-1].startswith("(")
-    v = g.cli("ginfo", "-v", check=True).stdout
-    assert v == g.cli("ginfo", "-l", check=True).stdout and v != plain
-    vv = g.cli("ginfo", "-vv", check=True).stdout
-    assert vv.startswith(v.rsplit("\n", 2)[0]) and "in_use allocated(job=" in vv and "0 " in vv
+    # the default table is the seed's, whatever the verbosity
+    assert plain.splitlines()[0].split() == ["PARTITION", "GPUS", "NODES", "STATE", "JOB(REASON)"]
+    lng = g.cli("ginfo", "-l", check=True).stdout
+    assert lng != plain and g.cli("ginfo", "--long", check=True).stdout == lng
+    ll = g.cli("ginfo", "-ll", check=True).stdout
+    assert ll.startswith(lng.rsplit("\n", 2)[0]) and "in_use allocated(job=" in ll and "0 " in ll
+    assert g.cli("ginfo", "-l", "-l", check=True).stdout == ll
+    # -v / -vv: verbosity on stderr (the request, its answer, the daemon), the table unchanged
+    v = g.cli("ginfo", "-v", check=True)
+    assert v.stdout == plain
+    assert re.fullmatch(r"ginfo: GET /gpus: 200, \d+ bytes in [\d.]+ ms from personal daemon, \S+\n", v.stderr), v.stderr
+    assert g.cli("ginfo", "--verbose", check=True).stderr.startswith("ginfo: GET /gpus: 200")
+    vv = g.cli("ginfo", "-vv", check=True)
+    assert vv.stdout == plain
+    lines = vv.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("ginfo: connect ") and lines[0].endswith(": connected")
+    assert lines[1].startswith("ginfo: GET /gpus: 200"), vv.stderr
+    assert g.cli("ginfo", "-l", "-v", check=True).stdout == lng
+    assert g.cli("ginfo", check=True).stderr == ""
     q = g.cli("ginfo", "-q", check=True).stdout
     assert q == "\n".join(plain.splitlines()[:-1]) + "\n"
-    qv = g.cli("ginfo", "-q", "-v", check=True).stdout
-    assert qv == "\n".join(v.splitlines()[:-1]) + "\n"
+    ql = g.cli("ginfo", "-q", "-l", check=True).stdout
+    assert ql == "\n".join(lng.splitlines()[:-1]) + "\n"
 
 
 def test_gcancel_kill(gflow):

@@ -730,4 +730,14 @@ void batch_print_submitted(const json_t *resp)
 		    (long long)jint(j, "id", 0), name);
 		free(name);
 	}
+	/* what the daemon accepted but wants said (a job's mail without a
+	 * mail transport): one line each, on stderr */
+	jobs = json_object_get(resp, "warnings");
+	for (i = 0; i < json_array_size(jobs); i++) {
+		char *w = fmt_escaped(json_string_value(json_array_get(jobs, i)));
+
+		fflush(stdout);
+		fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, w);
+		free(w);
+	}
 }

@@ -127,8 +127,39 @@ def test_update_param(gflow):
     assert g.job(ids[1])["command"] == ["echo", "lr=0.2", "bs=16", "new"]
     assert g.job(ids[1])["params"] == {"lr": "0.2", "bs": "16"}
     assert show(g, ids[1])["Params"] in ("lr=0.2,bs=16", "bs=16,lr=0.2")
-    r = g.cli("gjob", "update", str(ids[0]), "--param", "bs=32")
-    assert r.returncode != 0 and "--param" in r.stderr
+    # --param alone refills the command from the template the job keeps
+    assert g.job(ids[0])["command_template"] == ["echo", "lr={lr}", "bs={bs}", "new"]
+    g.cli("gjob", "update", str(ids[0]), "--param", "bs=32", check=True)
+    assert g.job(ids[0])["command"] == ["echo", "lr=0.1", "bs=32", "new"]
+    assert g.job(ids[0])["params"] == {"lr": "0.1", "bs": "32"}
+    # also on a job as gbatch submitted it
+    r = g.cli("gbatch", "--hold", "--param", "lr=0.1", "echo", "lr={lr}", check=True)
+    q = int(r.stdout.split()[3])
+    assert g.job(q)["command"] == ["echo", "lr=0.1"]
+    g.cli("gjob", "update", str(q), "--param", "lr=0.5", check=True)
+    assert g.job(q)["command"] == ["echo", "lr=0.5"] and g.job(q)["params"] == {"lr": "0.5"}
+    # and through the API: only the new parameter, the others kept
+    st, _ = g.api("POST", "/jobs/update", {"ids": [q], "set": {"params": {"lr": "0.7"}}})
+    assert st == 200 and g.job(q)["command"] == ["echo", "lr=0.7"]
+    # a placeholder the parameters do not fill is named; the job is unchanged
+    st, body = g.api("POST", "/jobs/update", {"ids": [q], "set": {"params": {"lr": 1}}})
+    assert st != 200 or body.get("errors"), body
+    assert g.job(q)["command"] == ["echo", "lr=0.7"]
+    # a new command without --param is no longer the template's
+    g.cli("gjob", "update", str(q), "-c", "echo plain {x}", check=True)
+    assert g.job(q)["command_template"] is None
+    # a job without a template (no --param at submit, or stored before they were kept): a clear refusal
+    plain = g.submit("--hold", "echo", "hi")
+    r = g.cli("gjob", "update", str(plain), "--param", "bs=32")
+    assert r.returncode != 0 and f"job {plain} keeps no command template" in r.stderr, r.stderr
+    assert "-c, -s or after --" in r.stderr and g.job(plain)["command"] == ["echo", "hi"]
+    r = g.cli("gjob", "update", str(q), "--param", "bs=32")
+    assert r.returncode != 0 and "keeps no command template" in r.stderr, r.stderr
+    # redo with --param alone refills the same way
+    g.cli("gcancel", str(ids[1]), check=True)
+    g.wait_state(ids[1], "Cancelled")
+    r = g.cli("gjob", "redo", str(ids[1]), "--param", "lr=0.9", check=True)
+    assert g.job(int(r.stdout.split()[3]))["command"] == ["echo", "lr=0.9", "bs=16", "new"]
     r = g.cli("gjob", "update", str(ids[0]), "--param", "nokey")
     assert r.returncode != 0 and "invalid --param 'nokey'" in r.stderr
     r = g.cli("gjob", "update", str(ids[0]), "--param", "bs=1", "-c", "echo {unknown}")

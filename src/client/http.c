@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "paths.h"
@@ -34,6 +35,15 @@ int http_socket_path(char *buf, size_t size, struct gf_err *e)
 	if (n < 0 || (size_t)n >= size)
 		return gf_err_set(e, "socket path is too long");
 	return 0;
+}
+
+/* How much the client says on stderr about its talks with the daemon
+ * (http_set_verbose). */
+static int verbose;
+
+void http_set_verbose(int level)
+{
+	verbose = level;
 }
 
 /* The socket a connection was made on (for "which daemon answered"). */
@@ -147,7 +157,20 @@ static int daemon_fd(struct gf_err *e)
 	return early.fd;
 }
 
+static int connect_socket_quiet(const char *sock, struct gf_err *e);
+
+/* connect_socket_quiet, each try said on stderr at verbosity 2. */
 static int connect_socket(const char *sock, struct gf_err *e)
+{
+	int fd = connect_socket_quiet(sock, e);
+
+	if (verbose >= 2)
+		fprintf(stderr, "%s: connect %s: %s\n", program_invocation_short_name, sock,
+			fd >= 0 ? "connected" : e->msg);
+	return fd;
+}
+
+static int connect_socket_quiet(const char *sock, struct gf_err *e)
 {
 	struct sockaddr_un sa;
 	struct timeval tv = { HTTP_TIMEOUT_SECS, 0 };
@@ -270,9 +293,11 @@ int http_request(const char *sock, const char *method, const char *target,
     struct gf_err *e)
 {
 	struct sbuf req = { 0 }, raw = { 0 };
+	struct timespec t0, t1;
 	int fd, rc;
 
 	memset(out, 0, sizeof *out);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fd = sock ? connect_socket(sock, e) : daemon_fd(e);
 	if (fd < 0)
 		return -1;
@@ -300,6 +325,17 @@ int http_request(const char *sock, const char *method, const char *target,
 	close(fd);
 	if (rc == 0)
 		rc = http_parse_response(sbuf_str(&raw), raw.len, out, e);
+	if (verbose >= 1) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (rc == 0)
+			fprintf(stderr, "%s: %s %s: %d, %zu bytes in %.1f ms from %s\n",
+				program_invocation_short_name, method, target, out->status, out->len,
+				(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+				sock ? sock : daemon_answered());
+		else
+			fprintf(stderr, "%s: %s %s: %s\n", program_invocation_short_name, method, target,
+				e->msg);
+	}
 	sbuf_free(&raw);
 	return rc;
 }

@@ -26,6 +26,10 @@ const char *http_answered(void);
 /* "system daemon, PATH" or "personal daemon, PATH": who answered. */
 const char *daemon_answered(void);
 
+/* Verbosity on stderr: 1 names each request, its status, size, time and
+ * the daemon that answered; 2 also each socket tried. 0 (default): none. */
+void http_set_verbose(int level);
+
 /* Send one request (body may be NULL) and read the answer. sock NULL:
  * the daemon the user means — $GFLOW_SOCKET, else their own daemon when
  * it answers, else the machine's system daemon. When nothing answers, the

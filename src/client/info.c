@@ -454,7 +454,7 @@ static const struct opt_def info_opts[] = {
 };
 
 static const char info_help[] =
-"usage: ginfo [-l | -v | -vv] [-q]\n"
+"usage: ginfo [-l | -ll] [-v | -vv] [-q]\n"
 "       ginfo completion bash|zsh|fish\n"
 "\n"
 "Show the GPUs and what they are doing, one row per group of GPUs in the\n"
@@ -466,9 +466,11 @@ static const char info_help[] =
 "the units before it; -l names each one's GPU and MIG index (GPU 0:1).\n"
 "\n"
 "  -l, --long         one row per GPU: index, name, memory used/total,\n"
-"                     utilisation, state, jobs (also -v, --verbose)\n"
-"  -vv                that, then one line per GPU with its processes\n"
+"                     utilisation, state, jobs\n"
+"  -ll                that, then one line per GPU with its processes\n"
 "                     (gctl show-gpus: unmanaged and escaped pids)\n"
+"  -v, --verbose      on stderr: each request, its status, size, time and\n"
+"                     the daemon that answered; -vv also each socket tried\n"
 "  -q, --quiet        the table only, without the line naming the daemon\n"
 "      --config PATH  config file: checked; its timezone is used\n"
 "  -h, --help         this help\n"
@@ -481,7 +483,7 @@ static int info_exec(int argc, char **argv)
 	const char *val;
 	struct table *t;
 	json_t *answer;
-	int id, lng = 0, quiet = 0;
+	int id, lng = 0, quiet = 0, verbose = 0;
 	char *text;
 
 	if (argc >= 2 && strcmp(argv[1], "completion") == 0)
@@ -495,10 +497,10 @@ static int info_exec(int argc, char **argv)
 		case OPT_POSITIONAL:
 			return cmd_usagef(PROG, "unexpected argument '%s'", val);
 		case I_LONG:
-			lng = lng ? lng : 1;
+			lng++;
 			break;
 		case I_VERBOSE:
-			lng++;
+			http_set_verbose(++verbose);
 			break;
 		case I_QUIET:
 			quiet = 1;
@@ -537,5 +539,5 @@ static int info_exec(int argc, char **argv)
 
 const struct command cmd_info = {
 	"info", "ginfo", "show GPUs and their allocation", info_exec,
-	"completion --long -l --verbose -v -vv --quiet -q --config --help --version",
+	"completion --long -l -ll --verbose -v -vv --quiet -q --config --help --version",
 };

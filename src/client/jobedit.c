@@ -98,7 +98,9 @@ static const char update_help[] =
 "  -s, --script PATH            the new command is this script (its\n"
 "                               '# GFLOW' lines are not read)\n"
 "  --param KEY=VALUE            fill {KEY} in the new command (repeatable;\n"
-"                               the job's other parameters fill the rest)\n"
+"                               the job's other parameters fill the rest);\n"
+"                               without one, in the command template the job\n"
+"                               keeps from gbatch --param\n"
 "Resources and scheduling (as for gbatch):\n"
 "  -g, --gpus N (--gres)        --shared          --gpu-memory M\n"
 "  -m, --memory M (--memory-limit)  -t, --time T (--time-limit)\n"
@@ -263,11 +265,9 @@ static int parse_change(int argc, char **argv, int allow_cascade,
 		json_object_update(c->set, given);
 		json_decref(given);
 	}
-	if (c->params && !command) {
-		*rc = cmd_usagef(PROG, "--param fills {KEY} in a new command: give it with -c, -s or after "
-				       "-- (a job's command was filled in when it was submitted)");
-		goto fail;
-	}
+	/* --param without a new command: the daemon fills the job's kept
+	 * command template again (api_edit.c); with one, filled_set fills it
+	 * and it becomes the job's template */
 	if (command)
 		json_object_set_new(c->set, "command", command);
 	batch_opts_free(&o);
@@ -317,6 +317,7 @@ static json_t *filled_set(const struct change *c, const json_t *job, struct gf_e
 		json_array_append_new(words, gf_cstr_json(filled));
 		free(filled);
 	}
+	json_object_set_new(set, "command_template", json_incref(cmd));
 	json_object_set_new(set, "command", words);
 	json_object_set_new(set, "params", params);
 out:
@@ -361,7 +362,7 @@ static int job_update(int argc, char **argv)
 
 	if (parse_change(argc, argv, 0, &c, &rc) < 0)
 		return rc;
-	if (!c.ids.len || !json_object_size(c.set)) {
+	if (!c.ids.len || (!json_object_size(c.set) && !c.params)) {
 		rc = cmd_usagef(PROG, c.ids.len ? "nothing to change (give "
 		    "options like --gpus 2 or --clear-time)" :
 		    "usage: gjob update IDS [options]");
@@ -372,7 +373,11 @@ static int job_update(int argc, char **argv)
 		rc = cmd_usage_error(PROG, &e);
 		goto out;
 	}
-	if (!c.params) {
+	if (!c.params || !json_object_get(c.set, "command")) {
+		/* no --param, or --param alone: the daemon refills each job's
+		 * command template with its parameters and these */
+		if (c.params)
+			json_object_set(c.set, "params", c.params);
 		rc = post_update(refs, c.set);
 		goto out;
 	}
@@ -416,7 +421,9 @@ static int job_redo(int argc, char **argv)
 		rc = cmd_usage_error(PROG, &e);
 		goto out;
 	}
-	if (c.params) {
+	if (c.params && !json_object_get(c.set, "command"))
+		json_object_set(c.set, "params", c.params);	/* refilled by the daemon */
+	else if (c.params) {
 		json_t *job = fetch_job(c.ids.p, &e);
 
 		if (!job || !(set = filled_set(&c, job, &e))) {

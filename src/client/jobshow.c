@@ -244,6 +244,18 @@ char *job_show_text(const json_t *j)
 		kv(&b, "Params", sbuf_str(&p));
 		sbuf_free(&p);
 	}
+	if (jstr(j, "notify_email")) {
+		/* the job's own mail: to whom, on which events, and whether the
+		 * daemon has a transport to send it with */
+		sbuf_adds(&b, "Notify=");
+		fmt_text(&b, jstr(j, "notify_email"));
+		sbuf_adds(&b, " on ");
+		fmt_text(&b, jstr(j, "notify_on") ? jstr(j, "notify_on")
+		    : "job_completed,job_failed,job_timeout,job_cancelled");
+		if (!jbool(j, "notify_transport", 1))
+			sbuf_adds(&b, " (no mail transport)");
+		sbuf_addc(&b, '\n');
+	}
 	kv_time(&b, "BeginTime", j, "begin_at");
 	kv(&b, "Executor", jstr(j, "executor"));
 	/* The submitter's resource limits as captured; each is capped at the

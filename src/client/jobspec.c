@@ -664,12 +664,20 @@ static int expand_sweep(const struct batch_opts *o,
 	sweep_keys(o->dims, o->ndims, keys);
 	for (i = 0; i < total && rc == 0; i++) {
 		char label[32];
-		json_t *extra = json_object(), *params = json_object();
+		json_t *extra = json_object(), *params = json_object(), *tmpl;
 
 		sweep_point(o->dims, o->ndims, i, vals);
 		for (k = 0; k < nkeys; k++)
 			json_object_set_new(params, keys[k], json_string(vals[k]));
 		json_object_set_new(extra, "params", params);
+		/* the words before the parameters filled them: gjob update
+		 * --param fills them again */
+		if (!(tmpl = command_json(o, ctx, env, NULL, NULL, 0, e))) {
+			json_decref(extra);
+			rc = -1;
+			break;
+		}
+		json_object_set_new(extra, "command_template", tmpl);
 		snprintf(label, sizeof label, "%zu", i);
 		rc = add_job(jobs, common, job_name(o, label, keys, vals, nkeys,
 		    e), command_json(o, ctx, env, keys, vals, nkeys, e), extra);
@@ -729,5 +737,15 @@ void batch_print_submitted(const json_t *resp)
 		printf("Submitted batch job %lld (%s)\n",
 		    (long long)jint(j, "id", 0), name);
 		free(name);
+	}
+	/* what the daemon accepted but wants said (a job's mail without a
+	 * mail transport): one line each, on stderr */
+	jobs = json_object_get(resp, "warnings");
+	for (i = 0; i < json_array_size(jobs); i++) {
+		char *w = fmt_escaped(json_string_value(json_array_get(jobs, i)));
+
+		fflush(stdout);
+		fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, w);
+		free(w);
 	}
 }

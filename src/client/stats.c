@@ -1,7 +1,7 @@
 /* stats.c — gstats: usage statistics of a set of jobs (by default the
  * caller's own), computed here from GET /jobs: jobs by state, success
  * rate, average wait and run time, GPU-hours, peak concurrent GPUs, the
- * longest runs, and per-user rows when several users are counted. */
+ * top jobs by runtime, and per-user rows when several users are counted. */
 #include "stats.h"
 
 #include <stdio.h>
@@ -351,7 +351,7 @@ char *stats_text(const json_t *st, const char *scope, const json_t *jobs, double
 		static const char *const hdr[] = { "JOBID", "NAME", "USER", "ST", "GPUS", "RUNTIME" };
 		char *txt;
 
-		sbuf_adds(&b, "Longest runs\n");
+		sbuf_adds(&b, "Top jobs by runtime (ended jobs, longest first)\n");
 		t = table_new(6, hdr);
 		for (i = 0; i < json_array_size(tops); i++) {
 			const json_t *j = json_array_get(tops, i);
@@ -418,10 +418,10 @@ static const char stats_help[] =
 "average wait (submit to start) and run time (ended jobs), GPU-hours\n"
 "(GPUs x run time, running jobs up to now), peak GPUs in use at once,\n"
 "jobs with GPUs and GPUs per such job, the mean GPU utilisation measured\n"
-"while they ran (weighted by GPU-hours; known for your own jobs), the\n"
-"longest runs, and per-user rows when several users are counted or fair\n"
-"share keeps usage (GPU_UTIL: - when unknown; SHARE_GPU_HOURS: the\n"
-"decayed usage fair share orders by).\n\n"
+"while they ran (weighted by GPU-hours; known for your own jobs), the top\n"
+"jobs by runtime (the five longest ended runs), and per-user rows when\n"
+"several users are counted or fair share keeps usage (GPU_UTIL: - when\n"
+"unknown; SHARE_GPU_HOURS: the decayed usage fair share orders by).\n\n"
 "  -u, --user USER[,USER...]  these users' jobs (also 'all'; --users)\n"
 "  -a, --all-users            every user's jobs\n"
 "  -t, --since WHEN           jobs submitted since: 1h, 7d, 3w, 30 (minutes),\n"

@@ -4,6 +4,7 @@ and redo's short forms and spellings, -c/-s/--param, --clear-deps,
 close-sessions filters, MaxRetries=, ginfo -v/-vv/-q, gcancel --kill,
 gqueue --job, the --since forms and their errors."""
 import json
+import re
 import os
 import pty
 import subprocess
@@ -126,8 +127,39 @@ def test_update_param(gflow):
     assert g.job(ids[1])["command"] == ["echo", "lr=0.2", "bs=16", "new"]
     assert g.job(ids[1])["params"] == {"lr": "0.2", "bs": "16"}
     assert show(g, ids[1])["Params"] in ("lr=0.2,bs=16", "bs=16,lr=0.2")
-    r = g.cli("gjob", "update", str(ids[0]), "--param", "bs=32")
-    assert r.returncode != 0 and "--param" in r.stderr
+    # --param alone refills the command from the template the job keeps
+    assert g.job(ids[0])["command_template"] == ["echo", "lr={lr}", "bs={bs}", "new"]
+    g.cli("gjob", "update", str(ids[0]), "--param", "bs=32", check=True)
+    assert g.job(ids[0])["command"] == ["echo", "lr=0.1", "bs=32", "new"]
+    assert g.job(ids[0])["params"] == {"lr": "0.1", "bs": "32"}
+    # also on a job as gbatch submitted it
+    r = g.cli("gbatch", "--hold", "--param", "lr=0.1", "echo", "lr={lr}", check=True)
+    q = int(r.stdout.split()[3])
+    assert g.job(q)["command"] == ["echo", "lr=0.1"]
+    g.cli("gjob", "update", str(q), "--param", "lr=0.5", check=True)
+    assert g.job(q)["command"] == ["echo", "lr=0.5"] and g.job(q)["params"] == {"lr": "0.5"}
+    # and through the API: only the new parameter, the others kept
+    st, _ = g.api("POST", "/jobs/update", {"ids": [q], "set": {"params": {"lr": "0.7"}}})
+    assert st == 200 and g.job(q)["command"] == ["echo", "lr=0.7"]
+    # a placeholder the parameters do not fill is named; the job is unchanged
+    st, body = g.api("POST", "/jobs/update", {"ids": [q], "set": {"params": {"lr": 1}}})
+    assert st != 200 or body.get("errors"), body
+    assert g.job(q)["command"] == ["echo", "lr=0.7"]
+    # a new command without --param is no longer the template's
+    g.cli("gjob", "update", str(q), "-c", "echo plain {x}", check=True)
+    assert g.job(q)["command_template"] is None
+    # a job without a template (no --param at submit, or stored before they were kept): a clear refusal
+    plain = g.submit("--hold", "echo", "hi")
+    r = g.cli("gjob", "update", str(plain), "--param", "bs=32")
+    assert r.returncode != 0 and f"job {plain} keeps no command template" in r.stderr, r.stderr
+    assert "-c, -s or after --" in r.stderr and g.job(plain)["command"] == ["echo", "hi"]
+    r = g.cli("gjob", "update", str(q), "--param", "bs=32")
+    assert r.returncode != 0 and "keeps no command template" in r.stderr, r.stderr
+    # redo with --param alone refills the same way
+    g.cli("gcancel", str(ids[1]), check=True)
+    g.wait_state(ids[1], "Cancelled")
+    r = g.cli("gjob", "redo", str(ids[1]), "--param", "lr=0.9", check=True)
+    assert g.job(int(r.stdout.split()[3]))["command"] == ["echo", "lr=0.9", "bs=16", "new"]
     r = g.cli("gjob", "update", str(ids[0]), "--param", "nokey")
     assert r.returncode != 0 and "invalid --param 'nokey'" in r.stderr
     r = g.cli("gjob", "update", str(ids[0]), "--param", "bs=1", "-c", "echo {unknown}")
@@ -240,14 +272,29 @@ def test_ginfo_verbosity(gflow):
     g.wait_state(jid, "Running")
     plain = g.cli("ginfo", check=True).stdout
     assert "PARTITION" in plain and "answered" in plain.splitlines()[-1] or plain.splitlines()[-1].startswith("(")
-    v = g.cli("ginfo", "-v", check=True).stdout
-    assert v == g.cli("ginfo", "-l", check=True).stdout and v != plain
-    vv = g.cli("ginfo", "-vv", check=True).stdout
-    assert vv.startswith(v.rsplit("\n", 2)[0]) and "in_use allocated(job=" in vv and "0 " in vv
+    # the default table is the seed's, whatever the verbosity
+    assert plain.splitlines()[0].split() == ["PARTITION", "GPUS", "NODES", "STATE", "JOB(REASON)"]
+    lng = g.cli("ginfo", "-l", check=True).stdout
+    assert lng != plain and g.cli("ginfo", "--long", check=True).stdout == lng
+    ll = g.cli("ginfo", "-ll", check=True).stdout
+    assert ll.startswith(lng.rsplit("\n", 2)[0]) and "in_use allocated(job=" in ll and "0 " in ll
+    assert g.cli("ginfo", "-l", "-l", check=True).stdout == ll
+    # -v / -vv: verbosity on stderr (the request, its answer, the daemon), the table unchanged
+    v = g.cli("ginfo", "-v", check=True)
+    assert v.stdout == plain
+    assert re.fullmatch(r"ginfo: GET /gpus: 200, \d+ bytes in [\d.]+ ms from personal daemon, \S+\n", v.stderr), v.stderr
+    assert g.cli("ginfo", "--verbose", check=True).stderr.startswith("ginfo: GET /gpus: 200")
+    vv = g.cli("ginfo", "-vv", check=True)
+    assert vv.stdout == plain
+    lines = vv.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("ginfo: connect ") and lines[0].endswith(": connected")
+    assert lines[1].startswith("ginfo: GET /gpus: 200"), vv.stderr
+    assert g.cli("ginfo", "-l", "-v", check=True).stdout == lng
+    assert g.cli("ginfo", check=True).stderr == ""
     q = g.cli("ginfo", "-q", check=True).stdout
     assert q == "\n".join(plain.splitlines()[:-1]) + "\n"
-    qv = g.cli("ginfo", "-q", "-v", check=True).stdout
-    assert qv == "\n".join(v.splitlines()[:-1]) + "\n"
+    ql = g.cli("ginfo", "-q", "-l", check=True).stdout
+    assert ql == "\n".join(lng.splitlines()[:-1]) + "\n"
 
 
 def test_gcancel_kill(gflow):

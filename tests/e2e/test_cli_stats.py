@@ -55,7 +55,12 @@ def test_metrics_of_real_jobs(gflow):
     # table: the same numbers in words
     text = g.cli("gstats", check=True).stdout
     assert "total 6: 2 finished, 1 failed, 1 cancelled" in text and "peak 3 GPUs" in text
-    assert "success rate 50.00%" in text and "Longest runs" in text and str(held) not in text.split("Longest")[1]
+    assert "success rate 50.00%" in text and str(held) not in text.split("Top jobs by runtime")[1]
+    # the top jobs by runtime: a table of the ended jobs, longest first, up to 5
+    top = text.split("Top jobs by runtime (ended jobs, longest first)\n")[1].splitlines()
+    assert top[0].split() == ["JOBID", "NAME", "USER", "ST", "GPUS", "RUNTIME"]
+    assert {top[1].split()[0], top[2].split()[0]} == {str(two), str(one)}
+    assert [ln.split()[0] for ln in top[1:4]] == [str(t["id"]) for t in st["top_jobs"]][:3]
 
 
 def test_documented_examples(gflow):

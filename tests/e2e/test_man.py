@@ -98,6 +98,10 @@ def test_config_page_names_every_key():
     keys = re.findall(r'\{ "([a-z_.]*)", "([a-z_]+)"', table[:table.index("};")])
     sections = src[src.index("static const char *const sections[]"):]
     sections = re.findall(r'"([a-z_.]+)"', sections[:sections.index("};")])
+    quota = src[src.index("static const char *const quota_keys[]"):]
+    quota = re.findall(r'"([a-z_]+)"', quota[:quota.index("};")])
+    assert "max_gpu_hours_per_day" in quota
+    keys += [("quota", k) for k in quota]
     assert len(keys) > 10 and "quota" in sections
     text = render(build_dir() / "man" / "gflow.toml.5")
     missing = [f"[{s}] {k}" for s, k in keys if k not in text]

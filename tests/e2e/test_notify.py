@@ -3,6 +3,7 @@ documented payloads; per-job mail; an endpoint that never answers does not
 slow the API; a full queue drops the oldest; gctl notify test."""
 import email
 import email.policy
+import getpass
 import json
 import re
 import socket
@@ -165,7 +166,7 @@ max_retries = 3
 
 
 def test_webhook_subscriptions_and_user_filter(gflow, sink):
-    other = Sink()
+    other, mine, every = Sink(), Sink(), Sink()
     try:
         configure(gflow, f"""
 [notifications]
@@ -177,19 +178,30 @@ events = ["job_failed", "job_timeout"]
 url = "{other.url}"
 events = ["*"]
 filter_users = ["someone-else"]
+[[notifications.webhooks]]
+url = "{mine.url}"
+events = ["scheduler_online", "job_failed"]
+filter_users = ["{getpass.getuser()}"]
+[[notifications.webhooks]]
+url = "{every.url}"
+events = ["scheduler_online"]
 """)
         gflow.start()
         gflow.wait_state(gflow.submit("true"), "Finished")
         bad = gflow.submit("false")
         gflow.wait_state(bad, "Failed")
         gflow.wait_for(lambda: sink.of("job_failed", bad), what="job_failed")
-        # scheduler_online has no user: it passes the user filter
-        gflow.wait_for(lambda: other.of("scheduler_online"), what="scheduler_online")
+        gflow.wait_for(lambda: mine.of("job_failed", bad), what="job_failed to the listed user's target")
+        # scheduler_online has no user: only the target without filter_users gets it
+        gflow.wait_for(lambda: every.of("scheduler_online"), what="scheduler_online")
         time.sleep(0.5)
         assert sink.events() == ["job_failed"]
-        assert other.events() == ["scheduler_online"]
+        assert other.events() == []
+        assert mine.events() == ["job_failed"]
     finally:
         other.close()
+        mine.close()
+        every.close()
 
 
 def test_mail_global_and_per_job(gflow):
@@ -239,6 +251,9 @@ max_retries = 1
         assert ("mailer", "s3cret") in box.logins
         # the ops mailbox only takes job_failed: the finished job sent it nothing
         assert all(f"job {ok}" not in m[2] for m in box.to("ops@example.com"))
+        # gjob show names the job's own mail; a transport is there
+        shown = gflow.cli("gjob", "show", str(viadir), check=True).stdout
+        assert "Notify=dave@example.com on job_failed\n" in shown, shown
     finally:
         box.close()
 
@@ -251,8 +266,30 @@ enabled = true
 url = "{sink.url}"
 """)
     gflow.start()
-    r = gflow.cli("gbatch", "--notify-email", "a@example.com", "true")
-    assert r.returncode != 0 and "[[notifications.emails]]" in r.stderr, r.stderr
+    # no mail transport: the job is submitted all the same, with one line of warning,
+    # and gjob show says its mail has no transport
+    r = gflow.cli("gbatch", "--hold", "--notify-email", "a@example.com", "true")
+    assert r.returncode == 0 and r.stdout.startswith("Submitted batch job"), r.stderr
+    warn = r.stderr.splitlines()
+    assert len(warn) == 1 and warn[0].startswith("gbatch: warning: no mail transport") and \
+        "[[notifications.emails]]" in warn[0], r.stderr
+    jid = int(r.stdout.split()[3])
+    shown = gflow.cli("gjob", "show", str(jid), check=True).stdout
+    assert ("Notify=a@example.com on job_completed,job_failed,job_timeout,job_cancelled "
+            "(no mail transport)\n") in shown, shown
+    script = gflow.tmp / "mail.sh"
+    script.write_text("#!/bin/sh\n# GFLOW --notify-email=dave@example.com\n# GFLOW --notify-on=job_failed\ntrue\n")
+    script.chmod(0o755)
+    r = gflow.cli("gbatch", str(script))
+    assert r.returncode == 0 and r.stderr.count("\n") == 1 and "no mail transport" in r.stderr, r.stderr
+    sid = int(r.stdout.split()[3])
+    gflow.wait_state(sid, "Finished")
+    shown = gflow.cli("gjob", "show", str(sid), check=True).stdout
+    assert "Notify=dave@example.com on job_failed (no mail transport)\n" in shown, shown
+    assert gflow.job(sid)["notify_transport"] is False
+    # a job without mail is not warned
+    r = gflow.cli("gbatch", "true")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
     r = gflow.cli("gbatch", "--notify-email", "a@example.com", "--notify-on", "gpu_available", "true")
     assert r.returncode != 0 and "not about one job" in r.stderr, r.stderr
     r = gflow.cli("gbatch", "--notify-email", "a@example.com", "--notify-on", "job_done", "true")

@@ -248,13 +248,23 @@ def test_reservation_keeps_gpu_and_opens_on_time(share):
     assert "B" in rows["1"] and "B" not in rows["0"] and f"reservation 2: {bob}" in out
     out = g.as_user(alice, "gctl", "reserve", "list", "--status", "active", check=True).stdout
     assert bob in out
+    # --active: only windows running now, not future ones
+    g.cli("gctl", "reserve", "create", "--user", alice, "--gpu-spec", "0", "--start", iso(t + 3600),
+          "--duration", "1m", check=True)
+    st, body = g.api("GET", "/reservations?active=1")
+    assert [(r["id"], r["status"]) for r in body["reservations"]] == [(2, "active")]
+    out = g.as_user(alice, "gctl", "reserve", "list", "--active", check=True).stdout
+    rows = [ln.split()[0] for ln in out.splitlines()[1:] if ln.strip()]
+    assert rows == ["2"], out
+    g.cli("gctl", "reserve", "cancel", "3", check=True)
     # cancel and kill -9: what was recorded stays
     r = g.as_user(bob, "gctl", "reserve", "cancel", "2")
     assert r.returncode != 0
     g.kill9()
     g.start()
     st, body = g.api("GET", "/reservations")
-    assert [(r["id"], r["status"]) for r in body["reservations"]] == [(1, "completed"), (2, "active")]
+    assert [(r["id"], r["status"]) for r in body["reservations"]] == [(1, "completed"), (2, "active"),
+                                                                      (3, "cancelled")]
     g.cli("gctl", "reserve", "cancel", "2", check=True)
     g.wait_state(a2, "Running")     # GPU 1 is no longer kept
     # its runner is up before the daemon goes (a child between fork and exec

@@ -206,7 +206,8 @@ int64_t api_ref_id(struct server *s, uid_t uid, json_t *item, struct gf_err *e)
 static const char *const spec_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "hold",
-	"array_task_id", "max_concurrent", "max_retries", "params", "notify_email", "notify_on", NULL,
+	"array_task_id", "max_concurrent", "max_retries", "params", "command_template", "notify_email",
+	"notify_on", NULL,
 };
 
 /* A job's project, trimmed, against [projects] (a submission's, a cluster
@@ -397,6 +398,19 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 			goto fail;
 		json_decref(jm(j)->params);
 		jm_w(j)->params = json_deep_copy(params);
+	}
+	params = json_object_get(spec, "command_template");	/* as "command": words before params filled them */
+	if (params && !json_is_null(params)) {
+		char **words = strv_from_json(params, e, "command_template");
+
+		if (!words)
+			goto fail;
+		strv_free(words);
+		if (!json_array_size(params) || json_array_size(params) > 4096) {
+			gf_err_set(e, "'command_template' must hold 1 to 4096 words");
+			goto fail;
+		}
+		jm_w(j)->command_template = json_deep_copy(params);
 	}
 	if (j->shared && !j->gpu_memory_mb) {
 		gf_err_set(e, "--shared needs --gpu-memory: shared jobs must say how much GPU memory they use");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "execlimit.h"
+#include "parse.h"
 
 /* ---- update, redo, limits --------------------------------------------- */
 
@@ -19,7 +20,8 @@
 static const char *const respec_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at",
-	"array_task_id", "max_concurrent", "max_retries", "params", "notify_email", "notify_on", NULL,
+	"array_task_id", "max_concurrent", "max_retries", "params", "command_template", "notify_email",
+	"notify_on", NULL,
 };
 
 static json_t *spec_of(const struct job *j)
@@ -30,8 +32,61 @@ static json_t *spec_of(const struct job *j)
 static const char *const update_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "max_concurrent",
-	"max_retries", "params", NULL,
+	"max_retries", "params", "command_template", NULL,
 };
+
+/* set has params and no new command: the job's command is its template
+ * filled again with its parameters, the new ones winning (spec's "params"
+ * and "command" become those). A job without a template (submitted
+ * without parameters, or stored before templates were kept) is refused. */
+static int refill(const struct job *old, json_t *spec, json_t *set, struct gf_err *e)
+{
+	json_t *tmpl = json_object_get(spec, "command_template"), *params, *v;
+	char **words, **filled;
+	const char **keys, **vals, *k;
+	size_t n = 0, nw, i;
+	int rc = 0;
+
+	if (api_check_params(json_object_get(set, "params"), e))
+		return -1;
+	if (!json_is_array(tmpl))
+		return gf_err_set(e, "job %lld keeps no command template (it was submitted without --param, or by an "
+				     "older gflowd): give the new command with -c, -s or after --, and --param fills "
+				     "its {KEY}s", (long long)old->id);
+	params = jm(old)->params ? json_deep_copy(jm(old)->params) : json_object();
+	json_object_update(params, json_object_get(set, "params"));
+	if (!(words = strv_from_json(tmpl, e, "command_template"))) {
+		json_decref(params);
+		return -1;
+	}
+	nw = strv_len(words);
+	keys = calloc(json_object_size(params) + 1, sizeof *keys);
+	vals = calloc(json_object_size(params) + 1, sizeof *vals);
+	filled = calloc(nw + 1, sizeof *filled);
+	if (!keys || !vals || !filled)
+		abort();
+	json_object_foreach(params, k, v) {
+		keys[n] = k;
+		vals[n++] = json_string_value(v);
+	}
+	for (i = 0; i < nw && !rc; i++)
+		if (!(filled[i] = gf_fill_template(words[i], keys, vals, n, e))) {
+			gf_err_prefix(e, "job %lld: command word %zu", (long long)old->id, i + 1);
+			rc = -1;
+		}
+	if (!rc) {
+		json_object_set_new(spec, "command", strv_to_json(filled));
+		json_object_set_new(spec, "params", params);
+	} else
+		json_decref(params);
+	for (i = 0; i < nw; i++)
+		free(filled[i]);
+	free(filled);
+	free(keys);
+	free(vals);
+	strv_free(words);
+	return rc;
+}
 
 /* Apply `set` (null clears a field) over the job's spec and validate the
  * result as a new submission would be. */
@@ -61,6 +116,13 @@ static struct job *edited(struct server *s, uid_t uid, const struct job *old, js
 		else
 			json_object_set(spec, k, v);
 	}
+	if (json_is_object(json_object_get(set, "params")) && !json_object_get(set, "command")) {
+		if (refill(old, spec, set, e)) {
+			json_decref(spec);
+			return NULL;
+		}
+	} else if (json_object_get(set, "command") && !json_object_get(set, "command_template"))
+		json_object_del(spec, "command_template");	/* a new command is no longer the template's */
 	n = api_spec_to_job(s, uid, spec, old->cwd, &envsize, jm(old)->rlimits, e);
 	json_decref(spec);
 	if (!n)

@@ -67,8 +67,17 @@ void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c
 	for (i = 0; i < sub.n; i++)
 		json_array_append_new(out, json_pack("{s:I,s:s}", "id", (json_int_t)ids[i], "name",
 						     jobs_get(s, ids[i])->name));
-	api_submission_free(&sub);
-	api_reply(req, 201, json_pack("{s:o}", "jobs", out));
+	{
+		json_t *reply = json_pack("{s:o}", "jobs", out);
+		bool mail = false;
+
+		for (i = 0; i < sub.n && !mail; i++)
+			mail = jm(jobs_get(s, ids[i]))->notify_email != NULL;
+		if (mail && !notify_mail_transport(s))	/* kept, warned (notify.h) */
+			json_object_set_new(reply, "warnings", json_pack("[s]", notify_no_transport_warning()));
+		api_submission_free(&sub);
+		api_reply(req, 201, reply);
+	}
 	gf_trace("reply", ids[0]);
 	free(ids);
 }

@@ -239,6 +239,8 @@ static json_t *job_json_only(struct server *s, const struct caller *c, const str
 		quota_annotate(s, j, o);	/* why it waits (quota.c) */
 		add_expected(s, j, o);
 	}
+	if (json_is_string(json_object_get(o, "notify_email")))	/* can its mail go out (notify.h) */
+		json_object_set_new(o, "notify_transport", json_boolean(notify_mail_transport(s)));
 	add_attach_socket(s, j, only, o);
 	if (!only || in_strv(only, "priority_across_users"))
 		json_object_set_new(o, "priority_across_users", json_integer(jobs_cross_priority(s, j)));
@@ -323,6 +325,8 @@ static void write_job(struct lister *l, const struct job *j)
 	}
 	if (l->across)
 		jobw_key(w, "priority_across_users", &first), jw_int(w, jobs_cross_priority(l->s, j));
+	if (jm(j)->notify_email && jobw_has(mask, "notify_email"))	/* can its mail go out (notify.h) */
+		jobw_key(w, "notify_transport", &first), jw_lit(w, notify_mail_transport(l->s) ? "true" : "false");
 	if (l->attach && j->state == JS_RUNNING && rundir_attach_socket(l->s, j, sock, sizeof sock) &&
 	    gf_utf8_valid(sock, strlen(sock)))
 		jobw_key(w, "attach_socket", &first), jw_cstr(w, sock);

@@ -263,7 +263,7 @@ static void resv_list(struct server *s, struct evhttp_request *req)
 		const char *st = reserve_status(r, now);
 
 		if ((user && strcmp(user, r->user)) || (status && strcmp(status, st)) ||
-		    (active && strcmp(active, "0") && strcmp(st, "active") && strcmp(st, "pending")))
+		    (active && strcmp(active, "0") && strcmp(st, "active")))
 			continue;
 		json_array_append_new(out, reserve_json(r, now));
 	}

@@ -341,6 +341,7 @@ static void more_free(struct job_more *m)
 	job_str_free(m->remote_log);
 	job_str_free(m->rlimits);
 	json_decref(m->params);
+	json_decref(m->command_template);
 	json_decref(m->gpu_usage);
 	free(m);
 }
@@ -406,6 +407,7 @@ struct job *job_clone(const struct job *j)
 		m->remote_log = copy_str(m->remote_log);
 		m->rlimits = copy_str(m->rlimits);
 		m->params = m->params ? json_deep_copy(m->params) : NULL;
+		m->command_template = m->command_template ? json_deep_copy(m->command_template) : NULL;
 		m->gpu_usage = m->gpu_usage ? json_deep_copy(m->gpu_usage) : NULL;
 	}
 	c->argv = NULL;
@@ -530,7 +532,7 @@ static const char *const job_fields[] = {
 	"id", "name", "user", "uid", "project", "state", "st", "reason", "command", "script", "cwd", "log_dir",
 	"env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs", "priority",
 	"priority_by_admin", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
-	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "submit_time",
+	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "command_template", "submit_time",
 	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
 	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "gpu_usage", "log_path",
 	"notify_email", "notify_on",
@@ -644,6 +646,9 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "redo_of", pos_or_null(m->redo_of));
 	if (want(only, "params"))
 		json_object_set_new(o, "params", m->params ? json_incref(m->params) : json_object());
+	if (want(only, "command_template"))
+		json_object_set_new(o, "command_template",
+				    m->command_template ? json_incref(m->command_template) : json_null());
 	if (want(only, "submit_time"))
 		json_object_set_new(o, "submit_time", time_or_null(j->submit_time));
 	if (want(only, "start_time"))
@@ -785,6 +790,9 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	if (json_is_object(v) && json_object_size(v)) {
 		m.params = json_incref(v);
 	}
+	v = json_object_get(o, "command_template");
+	if (json_is_array(v))
+		m.command_template = json_incref(v);
 	j->submit_time = get_num(o, "submit_time");
 	j->start_time = get_num(o, "start_time");
 	j->end_time = get_num(o, "end_time");

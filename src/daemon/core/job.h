@@ -46,6 +46,10 @@ struct job_more {
 	char *remote_log;	/* its output file on the cluster */
 	char *rlimits;		/* the submitter's resource limits (rlimits.h's text), NULL: none */
 	json_t *params;		/* object, owned; NULL when empty */
+	/* the command before params filled its {KEY}s (gbatch --param,
+	 * sweeps): an array as "command" is written, owned; NULL: none (also
+	 * jobs stored before it was kept). gjob update --param refills it. */
+	json_t *command_template;
 	json_t *gpu_usage;	/* what it used on its GPUs (usage.c), or NULL */
 	int64_t retry_of, redo_of;
 	int64_t log_seq;	/* its log is ID.N.log, not ID.log (runfile.h); 0: ID.log */

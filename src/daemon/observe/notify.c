@@ -432,12 +432,13 @@ static bool listed(char *const *v, size_t n, const char *s)
 	return false;
 }
 
-/* Does a target with these events and filter_users want this? Events
- * without a user (GPUs, start-up) pass every filter. */
+/* Does a target with these events and filter_users want this? A target
+ * with filter_users gets only events of the users listed: events without a
+ * user (GPUs, start-up) do not reach it. */
 static bool wants(char *const *events, size_t nev, char *const *users, size_t nusers, const char *event,
 		  const char *user)
 {
-	return (!nev || listed(events, nev, event)) && (!nusers || !user || listed(users, nusers, user));
+	return (!nev || listed(events, nev, event)) && (!nusers || (user && listed(users, nusers, user)));
 }
 
 static struct delivery *new_delivery(enum kind kind, size_t target, const char *event, char *data)
@@ -511,12 +512,21 @@ int notify_check_job(struct server *s, const struct job *j, struct gf_err *e)
 		return gf_err_set(e, "'notify_on' needs 'notify_email': per-job notifications are mail");
 	if (!jm(j)->notify_email)
 		return 0;
+	(void)s;
 	if (gf_mail_check_list(jm(j)->notify_email, e) || (jm(j)->notify_on && gf_events_check_list(jm(j)->notify_on, e)))
 		return -1;
-	if (!s->cfg.notifications_enabled || !s->cfg.n_emails)
-		return gf_err_set(e, "per-job mail (--notify-email) needs [notifications] enabled = true and a "
-				     "[[notifications.emails]] transport in gflowd's config");
 	return 0;
+}
+
+bool notify_mail_transport(const struct server *s)
+{
+	return s->cfg.notifications_enabled && s->cfg.n_emails;
+}
+
+const char *notify_no_transport_warning(void)
+{
+	return "no mail transport: gflowd's config has no [[notifications.emails]] with [notifications] "
+	       "enabled = true, so this job's --notify-email is kept but no mail is sent until an admin adds one";
 }
 
 static const char *job_event(int before, const struct job *j, bool updated)

@@ -28,8 +28,14 @@ int notify_init(struct server *s, struct gf_err *e);
 void notify_close(struct server *s);
 
 /* A submission's notify_email / notify_on: well-formed, job events only,
- * and a mail transport to send them with. */
+ * (a missing mail transport is not checked here: notify_mail_transport). */
 int notify_check_job(struct server *s, const struct job *j, struct gf_err *e);
+/* Can per-job mail go out: notifications on and an email transport? A job
+ * with notify_email is accepted without one (the submission is warned,
+ * gjob show says so). */
+bool notify_mail_transport(const struct server *s);
+/* The one line a submission of such a job is warned with. */
+const char *notify_no_transport_warning(void);
 
 /* After a commit: job j was added (before_state -1) or changed from
  * before_state; updated when its fields were edited (gjob update). */

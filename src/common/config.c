@@ -63,6 +63,8 @@ static const struct setting settings[] = {
 	{ "daemon", "admin_group", K_STRING, F(admin_group), 0, 0, 0 },
 	{ "daemon", "max_user_priority", K_INT, F(max_user_priority), 0, 255, 0 },
 	{ "daemon", "max_connections_per_user", K_INT, F(max_connections_per_user), 1, INT_MAX, 0 },
+	{ "daemon", "cpus", K_INT, F(cpus), 1, 65536, 0 },
+	{ "daemon", "constrain_cpus", K_BOOL, F(constrain_cpus), 0, 0, 0 },
 	{ "gpu", "unmanaged_min_memory_mb", K_INT64, F(gpu_unmanaged_min_memory_mb), 0, INT64_MAX, 0 },
 	{ "gpu", "unmanaged_ignore_commands", K_STRLIST, F(gpu_unmanaged_ignore_commands), 0, 0,
 	  F(n_gpu_unmanaged_ignore_commands) },

@@ -730,7 +730,7 @@ static const char queue_help[] =
 "                          Fields: JOBID NAME ST STATE TIME NODES\n"
 "                          NODELIST(REASON) TIMELIMIT MEMORY USER PROJECT\n"
 "                          EXIT PRIORITY SUBMIT START END GPUMEM REASON\n"
-"                          GPUIDS CLUSTER\n"
+"                          GPUIDS CLUSTER CPUS\n"
 "      --config PATH       config file: checked; times are shown in its\n"
 "                          timezone\n"
 "  -h, --help              this help\n"

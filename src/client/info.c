@@ -531,8 +531,12 @@ static int info_exec(int argc, char **argv)
 	if (!quiet && jhas(answer, "cpus_total")) {
 		char used[32], total[32];
 
-		printf("CPUs: %lld/%lld booked", (long long)jint(answer, "cpus_booked", 0),
-		    (long long)jint(answer, "cpus_total", 0));
+		if (jint(answer, "cpus_total", 0) > 0)
+			printf("CPUs: %lld/%lld booked", (long long)jint(answer, "cpus_booked", 0),
+			    (long long)jint(answer, "cpus_total", 0));
+		else
+			printf("CPUs: %lld booked (not counted: [daemon] cpus = 0)",
+			    (long long)jint(answer, "cpus_booked", 0));
 		if (jint(answer, "memory_total_mb", 0) > 0) {
 			fmt_mb_human(jint(answer, "memory_booked_mb", 0), used, sizeof used);
 			fmt_mb_human(jint(answer, "memory_total_mb", 0), total, sizeof total);

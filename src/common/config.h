@@ -87,8 +87,8 @@ struct gf_config {
 	int max_user_priority;		/* [daemon] how far a user's own priority counts across
 					 * users (system mode), default 10, 0..255 */
 	int max_connections_per_user;	/* [daemon] default 64: open API connections of one uid */
-	int cpus;			/* [daemon] CPUs jobs may book; 0 (unset): those the
-					 * daemon may use (sched_getaffinity) */
+	int cpus;			/* [daemon] CPUs jobs may book; -1 (unset): those the
+					 * daemon may use (sched_getaffinity); 0: not counted */
 	int constrain_cpus;		/* [daemon] pin each job to cpus of its own, default 0 */
 	int64_t gpu_unmanaged_min_memory_mb;	/* [gpu] default 0: every foreign process blocks */
 	char **gpu_unmanaged_ignore_commands;	/* [gpu] command names that never block */

@@ -76,6 +76,7 @@ def test_constrain_cpus_pins_the_job(gflow):
     if n < 2:
         pytest.skip("needs 2 CPUs to tell a pinned job from one that is not")
     g.env["GFLOW_DAEMON__CONSTRAIN_CPUS"] = "true"
+    del g.env["GFLOW_DAEMON__CPUS"]     # the default: the daemon's affinity
     g.start()
     a = g.submit("--cpus", "1", "sh", "-c", "nproc; sleep 300")
     b = g.submit("--cpus", "1", "sh", "-c", "nproc; sleep 300")
@@ -98,6 +99,27 @@ def test_constrain_cpus_pins_the_job(gflow):
     g.wait_for(lambda: g.log_of(c).strip(), what="job c to print nproc")
     assert g.log_of(c).split()[0] == "1"
     g.cli("gcancel", str(b), str(c), check=True)
+
+
+def test_default_is_the_affinity_and_zero_counts_none(gflow):
+    g = gflow
+    n = len(os.sched_getaffinity(0))
+    del g.env["GFLOW_DAEMON__CPUS"]
+    g.start()
+    assert f"CPUs: 0/{n} booked" in g.cli("ginfo", check=True).stdout
+    r = g.cli("gbatch", "--cpus", str(n + 1), "true")
+    assert r.returncode != 0 and f"--cpus {n + 1}" in r.stderr
+    g.stop()
+    g.env["GFLOW_DAEMON__CPUS"] = "0"
+    g.start()
+    assert "not counted" in g.cli("ginfo", check=True).stdout
+    jid = g.submit("--cpus", str(n + 1), "true")    # not counted: accepted, and runs
+    g.wait_state(jid, "Finished")
+    g.stop()
+    g.env["GFLOW_DAEMON__CONSTRAIN_CPUS"] = "true"
+    g.start(wait=False)
+    assert g.proc.wait(timeout=15) != 0
+    assert "constrain_cpus" in g.log.read_text()
 
 
 def test_no_constrain_job_sees_all_cpus(gflow):

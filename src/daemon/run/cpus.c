@@ -1,5 +1,5 @@
 /* cpus.c — CPUs as a resource: how many jobs may book ([daemon] cpus, by
- * default the CPUs this daemon may run on), and with [daemon]
+ * default the CPUs this daemon may run on; 0: not counted), and with [daemon]
  * constrain_cpus which ones a job gets. The pass counts them
  * (core/sched.c); a job started with constrain_cpus on is given the first
  * CPUs of the daemon's list that no other active job holds, stored with it
@@ -38,7 +38,10 @@ int cpus_setup(struct server *s, struct gf_err *e)
 	if (s->cfg.cpus > n)
 		return gf_err_set(e, "[daemon] cpus = %d: this daemon may run on only %d CPU%s (its affinity)",
 				  s->cfg.cpus, n, n == 1 ? "" : "s");
-	s->cpus_total = s->cfg.cpus ? s->cfg.cpus : n;
+	if (s->cfg.cpus == 0 && s->cfg.constrain_cpus)
+		return gf_err_set(e, "[daemon] constrain_cpus = true needs CPUs counted; [daemon] cpus = 0 turns "
+				     "that off");
+	s->cpus_total = s->cfg.cpus >= 0 ? s->cfg.cpus : n;
 	return 0;
 }
 

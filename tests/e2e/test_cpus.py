@@ -29,8 +29,18 @@ def test_cpus_counted_third_job_waits_naming_cpus(gflow):
     r = g.cli("gbatch", "--cpus", "3", "true")
     assert r.returncode != 0
     assert "--cpus 3" in r.stderr and "only 2 CPUs" in r.stderr, r.stderr
-    # one ends: the third starts
+    # an update of a waiting job's CPUs is seen by the next pass: asking 2
+    # of 2 it still waits; back to 1 it starts when one ends
+    st, body = g.api("POST", "/jobs/update", {"ids": [c], "set": {"cpus": 3}})
+    assert st == 200 and body["errors"] and "--cpus 3" in json.dumps(body["errors"]), body
+    st, body = g.api("POST", "/jobs/update", {"ids": [c], "set": {"cpus": 2}})
+    assert st == 200 and body["done"] == [c], body
+    assert g.job(c)["cpus"] == 2
+    # one ends: 1 of 2 busy is not room for 2
     g.cli("gcancel", str(a), check=True)
+    g.wait_for(lambda: "cpus 1 of 2 busy" in (g.job(c).get("reason_detail") or ""),
+               what="the detail to say 1 of 2")
+    g.api("POST", "/jobs/update", {"ids": [c], "set": {"cpus": 1}})
     g.wait_state(c, "Running")
 
 

@@ -52,6 +52,8 @@ static const char batch_help[] =
 "  --gpu-memory M               GPU memory per GPU (--max-gpu-mem,\n"
 "                               --max-gpu-memory): 100 (MB), 1024M, 20G\n"
 "  --memory M                   host RAM limit (--max-mem, --max-memory)\n"
+"  --cpus N                     CPUs the job books (--cpus-per-task;\n"
+"                               default 1)\n"
 "  --time T                     time limit (--time-limit, --timelimit):\n"
 "                               HH:MM:SS, MM:SS, D-HH:MM:SS or N minutes\n"
 "Scheduling:\n"
@@ -424,6 +426,8 @@ static void dry_run_details(struct sbuf *b, const json_t *j)
 		fmt_mb(jint(j, "memory_mb", 0), buf, sizeof buf);
 		sbuf_addf(b, ", memory: %s", buf);
 	}
+	if (jint(j, "cpus", 1) > 1)
+		sbuf_addf(b, ", CPUs: %lld", (long long)jint(j, "cpus", 1));
 	if (jhas(j, "time_limit_secs")) {
 		fmt_duration(jint(j, "time_limit_secs", 0), buf, sizeof buf);
 		sbuf_addf(b, ", time: %s", buf);
@@ -616,7 +620,8 @@ static int batch_exec(int argc, char **argv)
 const struct command cmd_batch = {
 	"batch", "gbatch", "submit a command or script as a job", batch_exec,
 	"new completion --gpus --gres --shared --gpu-memory --max-gpu-mem "
-	"--max-gpu-memory --memory --max-mem --max-memory --time --time-limit "
+	"--max-gpu-memory --memory --max-mem --max-memory --cpus --cpus-per-task "
+	"--time --time-limit "
 	"--timelimit --priority --nice --name --job-name -J --project -P "
 	"--conda-env --depends-on --dependency --depends-on-all "
 	"--depends-on-any --no-auto-cancel --array --param --param-file "

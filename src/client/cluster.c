@@ -291,6 +291,8 @@ static int add_resources(struct sbuf *b, const struct gf_cluster *k,
 		lossy(p, "--shared/--gpu-memory: Slurm gives the job whole GPUs");
 	if (o->memory_mb > 0)
 		sbuf_addf(b, "#SBATCH --mem=%lldM\n", (long long)o->memory_mb);
+	if (o->cpus > 1)
+		sbuf_addf(b, "#SBATCH --cpus-per-task=%lld\n", (long long)o->cpus);
 	if (o->time_limit_secs > 0) {
 		cluster_slurm_time(o->time_limit_secs, buf, sizeof buf, &rounded);
 		sbuf_addf(b, "#SBATCH --time=%s\n", buf);

@@ -471,7 +471,8 @@ static const char info_help[] =
 "                     (gctl show-gpus: unmanaged and escaped pids)\n"
 "  -v, --verbose      on stderr: each request, its status, size, time and\n"
 "                     the daemon that answered; -vv also each socket tried\n"
-"  -q, --quiet        the table only, without the line naming the daemon\n"
+"  -q, --quiet        the table only, without the lines naming the CPUs and\n"
+"                     host memory booked/total and the daemon\n"
 "      --config PATH  config file: checked; its timezone is used\n"
 "  -h, --help         this help\n"
 "  -V, --version      print the version\n";
@@ -528,6 +529,22 @@ static int info_exec(int argc, char **argv)
 		free(text);
 		text = info_show_gpus_text(answer);
 		fputs(text, stdout);
+	}
+	if (!quiet && jhas(answer, "cpus_total")) {
+		char used[32], total[32];
+
+		if (jint(answer, "cpus_total", 0) > 0)
+			printf("CPUs: %lld/%lld booked", (long long)jint(answer, "cpus_booked", 0),
+			    (long long)jint(answer, "cpus_total", 0));
+		else
+			printf("CPUs: %lld booked (not counted: [daemon] cpus = 0)",
+			    (long long)jint(answer, "cpus_booked", 0));
+		if (jint(answer, "memory_total_mb", 0) > 0) {
+			fmt_mb_human(jint(answer, "memory_booked_mb", 0), used, sizeof used);
+			fmt_mb_human(jint(answer, "memory_total_mb", 0), total, sizeof total);
+			printf("; host memory: %s/%s booked", used, total);
+		}
+		putchar('\n');
 	}
 	if (!quiet)
 		printf("(%s)\n", daemon_answered());

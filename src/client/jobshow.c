@@ -203,6 +203,9 @@ char *job_show_text(const json_t *j)
 	kv(&b, "Shared", yes_no(j, "shared", 0));
 	kv_mb(&b, "GPUMemory", j, "gpu_memory_mb");
 	kv_mb(&b, "Memory", j, "memory_mb");
+	kv_int(&b, "CPUs", jint(j, "cpus", 1));
+	if (jhas(j, "cpu_ids"))
+		kv(&b, "CPUIDs", jstr(j, "cpu_ids"));
 	kv(&b, "MemoryEnforced", yes_no(j, "memory_enforced", -1));
 	kv_int(&b, "Priority", jint(j, "priority", 10));
 	/* which applies across users (system mode: a user's priority orders

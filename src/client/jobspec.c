@@ -34,6 +34,8 @@ const struct opt_def batch_opt_defs[] = {
 	{ BO_MEMORY, "memory", 0, 1 },
 	{ BO_MEMORY, "max-mem", 0, 1 },
 	{ BO_MEMORY, "max-memory", 0, 1 },
+	{ BO_CPUS, "cpus", 0, 1 },
+	{ BO_CPUS, "cpus-per-task", 0, 1 },
 	{ BO_TIME, "time", 0, 1 },
 	{ BO_TIME, "time-limit", 0, 1 },
 	{ BO_TIME, "timelimit", 0, 1 },
@@ -75,6 +77,7 @@ void batch_opts_init(struct batch_opts *o)
 	o->shared = o->auto_cancel = -1;
 	o->gpus = o->gpu_memory_mb = o->memory_mb = o->time_limit_secs = -1;
 	o->priority = o->max_concurrent = o->max_retries = o->begin_at = -1;
+	o->cpus = -1;
 }
 
 void batch_opts_free(struct batch_opts *o)
@@ -104,7 +107,7 @@ int batch_is_directive(int id)
 {
 	switch (id) {
 	case BO_GPUS: case BO_GRES: case BO_SHARED: case BO_TIME:
-	case BO_MEMORY: case BO_GPU_MEMORY: case BO_PRIORITY:
+	case BO_MEMORY: case BO_GPU_MEMORY: case BO_PRIORITY: case BO_CPUS:
 	case BO_CONDA_ENV: case BO_DEPENDS_ON: case BO_PROJECT:
 	case BO_NOTIFY_EMAIL: case BO_NOTIFY_ON: case BO_BEGIN:
 	case BO_CLUSTER:
@@ -177,6 +180,10 @@ int batch_apply(struct batch_opts *o, int id, const char *val,
 		return 0;
 	case BO_MEMORY:
 		if (gf_parse_memory_mb(val, &o->memory_mb, e) < 0)
+			return gf_err_prefix(e, "%s", flag);
+		return 0;
+	case BO_CPUS:
+		if (apply_number(val, 1, 65536, "CPU count", &o->cpus, e) < 0)
 			return gf_err_prefix(e, "%s", flag);
 		return 0;
 	case BO_TIME:
@@ -462,6 +469,8 @@ json_t *batch_set_fields(const struct batch_opts *o)
 		    json_integer(o->gpu_memory_mb));
 	if (o->memory_mb >= 0)
 		json_object_set_new(s, "memory_mb", json_integer(o->memory_mb));
+	if (o->cpus >= 1)
+		json_object_set_new(s, "cpus", json_integer(o->cpus));
 	if (o->time_limit_secs >= 0)
 		json_object_set_new(s, "time_limit_secs",
 		    json_integer(o->time_limit_secs));

@@ -27,6 +27,7 @@ enum batch_opt {
 	BO_MAX_RETRIES, BO_BEGIN, BO_HOLD, BO_NOTIFY_EMAIL, BO_NOTIFY_ON,
 	BO_DRY_RUN, BO_CONFIG, BO_HELP, BO_VERSION,
 	BO_CLUSTER, BO_EXPORT_ENV, /* gbatch --cluster (cluster.c, slurm.c) */
+	BO_CPUS,
 	BO_COUNT
 };
 
@@ -55,6 +56,7 @@ struct batch_opts {
 	int shared, auto_cancel;
 	int64_t gpus, gpu_memory_mb, memory_mb, time_limit_secs, priority;
 	int64_t max_concurrent, max_retries, begin_at;
+	int64_t cpus;        /* --cpus (--cpus-per-task); -1: not given (1) */
 	char *name, *project, *conda_env, *name_template, *notify_email;
 	char *config;
 	char *notify_on;     /* comma list of events */

@@ -499,7 +499,7 @@ static json_t *t_submit(json_t *a, struct gf_err *e)
 static const char *const spec_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id",
-	"max_concurrent", "max_retries", "params", NULL,
+	"max_concurrent", "max_retries", "params", "cpus", NULL,
 };
 
 static json_t *t_preview_update(json_t *a, struct gf_err *e)
@@ -620,15 +620,16 @@ static json_t *t_redo(json_t *a, struct gf_err *e)
 	"\"depends_on\":{\"type\":\"array\",\"items\":" JOB_ID "},\"dep_mode\":{\"enum\":[\"all\",\"any\"]}," \
 	"\"auto_cancel\":{\"type\":\"boolean\"},\"begin_at\":{\"type\":[\"number\",\"null\"]}," \
 	"\"max_concurrent\":{\"type\":\"integer\",\"minimum\":0},\"max_retries\":{\"type\":\"integer\",\"minimum\":0}," \
-	"\"params\":{\"type\":\"object\"}},\"additionalProperties\":false}"
+	"\"params\":{\"type\":\"object\"},\"cpus\":{\"type\":\"integer\",\"minimum\":1}},\"additionalProperties\":false}"
 #define SUBMIT \
 	"{\"type\":\"object\",\"properties\":{\"jobs\":{\"type\":\"array\",\"minItems\":1,\"description\":" \
 	"\"submission specs as in gflow's API (docs/api.md): command (argv array, required), name, gpus, shared, " \
-	"gpu_memory_mb, memory_mb, time_limit_secs, priority, project, conda_env, depends_on, dep_mode, auto_cancel, " \
+	"gpu_memory_mb, memory_mb, cpus (default 1), time_limit_secs, priority, project, conda_env, depends_on, dep_mode, auto_cancel, " \
 	"begin_at (epoch seconds), hold, max_retries, params, notify_email, notify_on\",\"items\":{\"type\":\"object\"," \
 	"\"properties\":{\"command\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1}," \
 	"\"name\":{\"type\":\"string\"},\"gpus\":{\"type\":\"integer\",\"minimum\":0},\"time_limit_secs\":{\"type\":\"integer\",\"minimum\":1}," \
 	"\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},\"gpu_memory_mb\":{\"type\":\"integer\",\"minimum\":1}," \
+	"\"cpus\":{\"type\":\"integer\",\"minimum\":1}," \
 	"\"priority\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":255},\"depends_on\":{\"type\":\"array\",\"items\":" JOB_ID "}," \
 	"\"hold\":{\"type\":\"boolean\"}},\"required\":[\"command\"]}}," \
 	"\"cwd\":{\"type\":\"string\",\"minLength\":1,\"description\":\"absolute working directory (default: the server's)\"}}," \

@@ -412,13 +412,16 @@ static double as_num(const struct val *v, double dflt)
 /* The job fields a column reads. */
 enum { K_OTHER, K_ID, K_GPUS, K_UID, K_PRIORITY, K_TIME_LIMIT, K_MEMORY, K_GPU_MEMORY, K_EXIT_CODE,
        K_EXIT_SIGNAL, K_START, K_END, K_SUBMIT, K_NAME, K_STATE, K_ST, K_REASON, K_USER, K_PROJECT,
-       K_CLUSTER, K_GPU_IDS, K_GPU_USAGE };
+       K_CLUSTER, K_GPU_IDS, K_GPU_USAGE, K_CPUS };
 
 static int key_of(const char *k, size_t n)
 {
 #define IS(word, id) if (n == sizeof word - 1 && !memcmp(k, word, n)) return id
 	switch (n ? k[0] : 0) {
-	case 'c': IS("cluster", K_CLUSTER); break;
+	case 'c':
+		IS("cluster", K_CLUSTER);
+		IS("cpus", K_CPUS);
+		break;
 	case 'e':
 		IS("end_time", K_END);
 		IS("exit_code", K_EXIT_CODE);
@@ -491,6 +494,7 @@ static int job(struct rd *r, struct qjob *q)
 	memset(q, 0, sizeof *q);
 	q->uid = -1;
 	q->priority = 10;
+	q->cpus = 1;
 	s->str.len = 0;
 	s->ids.len = 0;
 	if ((rc = expect(r, '{')) != OK)
@@ -518,6 +522,7 @@ static int job(struct rd *r, struct qjob *q)
 			switch (kid) {
 			case K_ID: q->id = as_int(&v, 0); break;
 			case K_GPUS: q->gpus = as_int(&v, 0); break;
+			case K_CPUS: q->cpus = as_int(&v, 1); break;
 			case K_UID: q->uid = as_int(&v, -1); break;
 			case K_PRIORITY: q->priority = as_int(&v, 10); break;
 			case K_TIME_LIMIT: q->time_limit_secs = as_int(&v, 0), q->has_time_limit = has; break;

@@ -34,7 +34,7 @@ static const struct {
 	{ QF_EXIT, "EXIT" }, { QF_PRIORITY, "PRIORITY" },
 	{ QF_SUBMIT, "SUBMIT" }, { QF_START, "START" }, { QF_END, "END" },
 	{ QF_GPUMEM, "GPUMEM" }, { QF_REASON, "REASON" },
-	{ QF_GPUIDS, "GPUIDS" }, { QF_CLUSTER, "CLUSTER" },
+	{ QF_GPUIDS, "GPUIDS" }, { QF_CLUSTER, "CLUSTER" }, { QF_CPUS, "CPUS" },
 	/* other spellings */
 	{ QF_NODELIST, "NODELIST" }, { QF_NODES, "GPUS" },
 	{ QF_EXIT, "EXITCODE" }, { QF_JOBID, "ID" },
@@ -120,6 +120,7 @@ void qjob_from_json(const json_t *job, struct qjob *q, struct sbuf *scratch)
 	    &q->has_time_limit);
 	q->memory_mb = num_or(job, "memory_mb", 0, &q->has_memory);
 	q->gpu_memory_mb = num_or(job, "gpu_memory_mb", 0, &q->has_gpu_memory);
+	q->cpus = jint(job, "cpus", 1);
 	q->exit_code = num_or(job, "exit_code", 0, &q->has_exit_code);
 	q->exit_signal = num_or(job, "exit_signal", 0, &q->has_exit_signal);
 	q->memory_exceeded = jbool(u, "memory_exceeded", 0);
@@ -202,6 +203,9 @@ void qjob_cell(const struct qjob *q, enum qfield f, double now, struct sbuf *b)
 		return;
 	case QF_NODES:
 		add_int(b, q->gpus);
+		return;
+	case QF_CPUS:
+		add_int(b, q->cpus);
 		return;
 	case QF_NODELIST:
 		if (q->state && strcmp(q->state, "Running") == 0)
@@ -726,7 +730,7 @@ static const char queue_help[] =
 "                          Fields: JOBID NAME ST STATE TIME NODES\n"
 "                          NODELIST(REASON) TIMELIMIT MEMORY USER PROJECT\n"
 "                          EXIT PRIORITY SUBMIT START END GPUMEM REASON\n"
-"                          GPUIDS CLUSTER\n"
+"                          GPUIDS CLUSTER CPUS\n"
 "      --config PATH       config file: checked; times are shown in its\n"
 "                          timezone\n"
 "  -h, --help              this help\n"
@@ -758,6 +762,7 @@ static const char *const field_keys[QF_COUNT] = {
 	[QF_END] = "end_time", [QF_REASON] = "reason,gpu_usage,gpu_memory_mb",
 	[QF_GPUIDS] = "gpu_ids",
 	[QF_CLUSTER] = "cluster",
+	[QF_CPUS] = "cpus",
 };
 
 /* Ask the daemon for only the fields this listing shows (and sorts by):

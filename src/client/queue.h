@@ -18,6 +18,7 @@ enum qfield {
 	QF_TIMELIMIT, QF_MEMORY, QF_USER, QF_PROJECT, QF_EXIT, QF_PRIORITY,
 	QF_SUBMIT, QF_START, QF_END, QF_GPUMEM, QF_REASON, QF_GPUIDS,
 	QF_CLUSTER, /* the Slurm cluster of a gbatch --cluster job */
+	QF_CPUS,
 	QF_COUNT
 };
 
@@ -30,6 +31,7 @@ enum qfield {
 struct qjob {
 	int64_t id, gpus, uid, priority, time_limit_secs, memory_mb,
 	    gpu_memory_mb, exit_code, exit_signal, exceeded_mb;
+	int64_t cpus; /* 1 when absent */
 	double start_time, end_time, submit_time;
 	int has_time_limit, has_memory, has_gpu_memory, has_exit_code,
 	    has_exit_signal, memory_exceeded;

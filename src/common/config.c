@@ -64,6 +64,8 @@ static const struct setting settings[] = {
 	{ "daemon", "max_user_priority", K_INT, F(max_user_priority), 0, 255, 0 },
 	{ "daemon", "max_connections_per_user", K_INT, F(max_connections_per_user), 1, INT_MAX, 0 },
 	{ "daemon", "default_runtime_estimate", K_INT64, F(default_runtime_estimate), 0, 366LL * 86400, 0 },
+	{ "daemon", "cpus", K_INT, F(cpus), 0, 65536, 0 },
+	{ "daemon", "constrain_cpus", K_BOOL, F(constrain_cpus), 0, 0, 0 },
 	{ "gpu", "unmanaged_min_memory_mb", K_INT64, F(gpu_unmanaged_min_memory_mb), 0, INT64_MAX, 0 },
 	{ "gpu", "unmanaged_ignore_commands", K_STRLIST, F(gpu_unmanaged_ignore_commands), 0, 0,
 	  F(n_gpu_unmanaged_ignore_commands) },
@@ -763,6 +765,7 @@ void gf_config_defaults(struct gf_config *c)
 	c->gpu_poll_interval_secs = 10;
 	c->max_user_priority = 10;
 	c->max_connections_per_user = 64;
+	c->cpus = -1;
 	c->fair_share_enabled = 1;
 	c->fair_share_half_life_secs = 604800;
 	c->executor = GF_EXEC_TMUX;

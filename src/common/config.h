@@ -89,6 +89,9 @@ struct gf_config {
 	int max_connections_per_user;	/* [daemon] default 64: open API connections of one uid */
 	int64_t default_runtime_estimate; /* [daemon] seconds a job without a time limit is assumed
 					   * to run, for expected starts; 0 (default): unknown */
+	int cpus;			/* [daemon] CPUs jobs may book; -1 (unset): those the
+					 * daemon may use (sched_getaffinity); 0: not counted */
+	int constrain_cpus;		/* [daemon] pin each job to cpus of its own, default 0 */
 	int64_t gpu_unmanaged_min_memory_mb;	/* [gpu] default 0: every foreign process blocks */
 	char **gpu_unmanaged_ignore_commands;	/* [gpu] command names that never block */
 	size_t n_gpu_unmanaged_ignore_commands;

@@ -162,7 +162,7 @@ static void cloexec_from(int lowfd)
  * 1 when the directory is bad. */
 int child_exit_code(const struct child_err *ce)
 {
-	if (ce->stage == STAGE_CWD || ce->stage == STAGE_USER || ce->stage == STAGE_LIMIT)
+	if (ce->stage == STAGE_CWD || ce->stage == STAGE_USER || ce->stage == STAGE_LIMIT || ce->stage == STAGE_CPUS)
 		return 1;
 	return ce->err == ENOENT ? 127 : 126;
 }
@@ -224,6 +224,9 @@ static void child_run(const struct runner *r, int slave, int errw)
 	 * starts under them (its stack's, its argument room). */
 	if (gf_rlimits_apply(&r->limits, &which))
 		child_fail(errw, STAGE_LIMIT, errno, which);
+	/* [daemon] constrain_cpus: the CPUs the daemon gave it. */
+	if (r->cpus && sched_setaffinity(0, sizeof r->cpuset, &r->cpuset))
+		child_fail(errw, STAGE_CPUS, errno, 0);
 	environ = r->envp;	/* execvp searches the job's own PATH */
 	gf_trace("exec", strtoll(r->o.job, NULL, 10));
 	execvp(r->argv[0], r->argv);

@@ -297,6 +297,35 @@ int read_argv(struct runner *r, struct gf_err *e)
 	return 0;
 }
 
+/* A CPU list "0-1,4" into *set; -1 when it is not one. */
+static int parse_cpus(const char *p, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	if (!*p)
+		return -1;
+	while (*p) {
+		char *end;
+		long a, b;
+
+		if (*p < '0' || *p > '9')
+			return -1;
+		a = b = strtol(p, &end, 10);
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				return -1;
+			b = strtol(end + 1, &end, 10);
+		}
+		if (a > b || b >= CPU_SETSIZE || (*end && *end != ','))
+			return -1;
+		for (long i = a; i <= b; i++)
+			CPU_SET((int)i, set);
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			return -1;
+	}
+	return 0;
+}
+
 /* RUNDIR/spec (a standby: what followed the request, --spec-bytes): what of
  * the job the daemon does not put on our command line, NUL-separated
  * NAME=value entries: cwd=DIR, log=PATH, log-new=1. A runner started by
@@ -322,7 +351,11 @@ int read_spec(struct runner *r, struct gf_err *e)
 			r->o.log = v;
 		else if (!strcmp(kv, "log-new=1"))
 			r->o.log_new = true;
-		else if (strncmp(kv, "cwd=", 4) && strncmp(kv, "log=", 4))
+		else if (!strncmp(kv, "cpus=", 5)) {
+			if (parse_cpus(v, &r->cpuset))
+				return gf_err_set(e, "the job's spec: cpus= '%.64s' is not a CPU list", v);
+			r->cpus = v;
+		} else if (strncmp(kv, "cwd=", 4) && strncmp(kv, "log=", 4))
 			return gf_err_set(e, "the job's spec: unknown entry '%.64s'", kv);
 	}
 	if (!r->o.log)

@@ -54,6 +54,9 @@ static void child_error_text(const struct runner *r, char *buf, size_t size)
 		snprintf(buf, size, "cannot set the job's %s limit: %s",
 			 gf_rlimit_name(r->cerr.which >= 0 && r->cerr.which < GF_NRLIMITS ? r->cerr.which : 0),
 			 strerror(r->cerr.err));
+	else if (r->cerr.stage == STAGE_CPUS)
+		snprintf(buf, size, "cannot pin the job to CPUs %.64s: %s", r->cpus ? r->cpus : "?",
+			 strerror(r->cerr.err));
 	else
 		snprintf(buf, size, "cannot run '%s': %s", r->argv[0], strerror(r->cerr.err));
 }

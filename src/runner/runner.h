@@ -15,6 +15,7 @@
 #ifndef GF_RUNNER_H
 #define GF_RUNNER_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,7 +56,7 @@ struct outbuf {
 
 /* What the child reports through its close-on-exec pipe when it cannot
  * become the job. */
-enum { STAGE_CWD = 1, STAGE_EXEC = 2, STAGE_USER = 3, STAGE_HOLD = 4, STAGE_LIMIT = 5 };
+enum { STAGE_CWD = 1, STAGE_EXEC = 2, STAGE_USER = 3, STAGE_HOLD = 4, STAGE_LIMIT = 5, STAGE_CPUS = 6 };
 struct child_err {
 	int stage, err;
 	int which;	/* STAGE_LIMIT: the limit's index (rlimits.h) */
@@ -68,6 +69,8 @@ struct runner {
 	char *argv_blob;	/* the argv file, when the command was not given */
 	char *spec_blob;	/* the spec file (cwd, log), NUL-separated */
 	char **spec;		/* points into spec_blob */
+	const char *cpus;	/* spec's cpus= ([daemon] constrain_cpus): "0-1,4", or NULL */
+	cpu_set_t cpuset;	/* what cpus says; the child pins the job to it */
 	char log_path[4096];	/* the log opened: o.log, or the free name after it */
 	bool log_failed;	/* open_log failed: log_err says why (start_job reports it) */
 	struct gf_err log_err;

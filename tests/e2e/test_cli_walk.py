@@ -104,6 +104,7 @@ GBATCH = {
     "--max-gpu-memory": (["--max-gpu-memory", "1G"], "--gpu-memory"),
     "--memory": (["--memory", "1G"], None), "--max-mem": (["--max-mem", "1G"], "--memory"),
     "--max-memory": (["--max-memory", "1G"], "--memory"),
+    "--cpus": (["--cpus", "2"], None), "--cpus-per-task": (["--cpus-per-task", "2"], "--cpus"),
     "--time": (["--time", "5"], None), "--time-limit": (["--time-limit", "5"], "--time"),
     "--timelimit": (["--timelimit", "5"], "--time"),
     "--priority": (["--priority", "50"], None), "--nice": (["--nice", "50"], "--priority"),

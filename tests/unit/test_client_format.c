@@ -569,7 +569,7 @@ static void test_job_show(void **state)
 	    "Command=python t.py 'a b'\nWorkDir=/w\n", 119) == 0);
 	assert_non_null(strstr(s, "\nTimeLimit=1:00:00\n"));
 	assert_non_null(strstr(s, "\nGPUs=2\nGPUIDs=0,1\nShared=no\n"
-	    "GPUMemory=-\nMemory=2G\nMemoryEnforced=yes\nPriority=10\n"
+	    "GPUMemory=-\nMemory=2G\nCPUs=1\nMemoryEnforced=yes\nPriority=10\n"
 	    "Dependencies=3,4 (any)\nAutoCancel=yes\nMaxRetries=2\nAttempt=1\n"));
 	assert_non_null(strstr(s, "\nParams=lr=0.1\n"));
 	assert_non_null(strstr(s, "\nSubmitTime=-\n"));

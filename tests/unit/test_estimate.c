@@ -53,6 +53,31 @@ static void test_waits_for_running_limit(void **state)
 	assert_true(est_of(o, 2, 3)->end == 0);	/* no limit: no end */
 }
 
+/* CPUs are given back as the simulation runs: on 2 CPUs, a 2-CPU job
+ * waits for the 1-CPU job before it, started in the simulation, to end. */
+static void test_cpus_of_simulated_starts(void **state)
+{
+	struct sched_gpu g[1];
+	struct sched_running r = { .cpus = 1, .end_by = NOW + 60 };
+	struct sched_est_running rx = { .id = 1, .end = NOW + 60 };
+	struct sched_job jobs[] = { { .id = 2, .priority = 10, .cpus = 1, .time_limit_secs = 600 },
+				    { .id = 3, .priority = 10, .cpus = 2, .time_limit_secs = 60 } };
+	struct sched_estimate o[2];
+	struct sched_input in;
+	struct sched_est_input e;
+
+	(void)state;
+	idle(g, 1);
+	in = (struct sched_input){ .jobs = jobs, .njobs = 2, .running = &r, .nrunning = 1, .gpus = g,
+				   .ngpus = 1, .cpus_total = 2, .now = NOW };
+	e = (struct sched_est_input){ .in = &in, .running = &rx };
+	assert_int_equal(sched_estimate(&e, o), 2);
+	assert_true(est_of(o, 2, 2)->start == NOW);
+	/* both CPUs are free only once job 1 (at 60) and job 2, started
+	 * in the simulation, (at 600) have ended */
+	assert_true(est_of(o, 2, 3)->start == NOW + 600);
+}
+
 /* A running job without a limit: unknown, unless a default runtime. */
 static void test_no_limit_unknown_unless_default(void **state)
 {
@@ -261,6 +286,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_waits_for_running_limit),
+		cmocka_unit_test(test_cpus_of_simulated_starts),
 		cmocka_unit_test(test_no_limit_unknown_unless_default),
 		cmocka_unit_test(test_dependency_and_begin),
 		cmocka_unit_test(test_reservation_and_quota),

@@ -88,6 +88,8 @@ static struct job *full_job(void)
 	jm_w(j)->notify_email = strdup("a@example.org,b@example.org");
 	jm_w(j)->notify_on = strdup("fail,timeout");
 	jm_w(j)->rlimits = strdup("core=0,nofile=1024:4096,nproc=40");
+	jm_w(j)->cpus = 6;
+	jm_w(j)->cpu_ids = strdup("0-3,8,10");
 	j->ndeps = 3;
 	j->deps = calloc(3, sizeof *j->deps);
 	j->deps[0] = 4;
@@ -187,11 +189,27 @@ static void odd_but_plain_rows(void **state)
 		" \t\r\n{ \"state\" : \"Queued\" , \"command\" : [ \"a\" , \"b\" ] , \"depends_on\" : [ 1 , 2 ] } \n",
 		"{\"state\":\"Queued\",\"command\":[\"a\"],\"runner_ticks\":9223372036854775807,"
 		"\"runner_pid\":-9223372036854775808}",
+		/* cpus: old rows have none (1); 0, 1 and less read as 1 */
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"cpus\":0,\"cpu_ids\":null}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"cpus\":-4}",
+		"{\"state\":\"Running\",\"command\":[\"a\"],\"cpus\":3,\"cpu_ids\":\"1-2,5\"}",
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
 		same_as_jansson(rows[i]);
+	/* a row from before --cpus books 1; one with cpus books those */
+	struct job *j = job_from_row(rows[0], strlen(rows[0]));
+
+	assert_non_null(j);
+	assert_int_equal(job_cpus(j), 1);
+	assert_null(j->more);	/* the default makes no block */
+	job_free(j);
+	j = job_from_row(rows[10], strlen(rows[10]));
+	assert_non_null(j);
+	assert_int_equal(job_cpus(j), 3);
+	assert_string_equal(jm(j)->cpu_ids, "1-2,5");
+	job_free(j);
 }
 
 /* What the quick reader leaves to jansson: it must never guess. */

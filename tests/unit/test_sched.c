@@ -162,6 +162,76 @@ static void test_host_memory_admission(void **state)
 	assert_string_equal(find(d, 3, 3)->reason, "Priority");
 }
 
+/* A 4-CPU machine: 2 + 2 run, the third waits naming CPUs; a 5-CPU job
+ * never starts, not even on an empty machine. */
+static void test_cpus_counted(void **state)
+{
+	struct sched_job jobs[] = {
+		{ .id = 1, .cpus = 2 },
+		{ .id = 2, .cpus = 2 },
+		{ .id = 3, .cpus = 1 },
+	};
+	struct sched_job big[] = { { .id = 9, .cpus = 5 } };
+	struct sched_running run[] = { { .cpus = 3 } };
+	struct sched_decision d[3];
+	struct sched_input in;
+
+	(void)state;
+	in = input(jobs, 3, NULL, 0);
+	in.cpus_total = 4;
+	assert_int_equal(sched_pass(&in, d), 2);
+	assert_null(find(d, 3, 1)->reason);
+	assert_null(find(d, 3, 2)->reason);
+	assert_string_equal(find(d, 3, 3)->reason, "Resources");
+	assert_int_equal(find(d, 3, 3)->limit, LIM_CPUS);
+	assert_int_equal(find(d, 3, 3)->cpus_busy, 4);
+	/* running jobs count: 3 of 4 busy leaves room for job 3 only */
+	in.running = run;
+	in.nrunning = 1;
+	assert_int_equal(sched_pass(&in, d), 0);
+	assert_string_equal(find(d, 3, 1)->reason, "Resources");
+	assert_int_equal(find(d, 3, 1)->limit, LIM_CPUS);
+	assert_int_equal(find(d, 3, 1)->cpus_busy, 3);
+	/* job 1 blocks and reserves; 2 and 3 cannot backfill into CPUs it waits for */
+	assert_string_equal(find(d, 3, 3)->reason, "Priority");
+	in = input(big, 1, NULL, 0);
+	in.cpus_total = 4;
+	assert_int_equal(sched_pass(&in, d), 0);
+	assert_string_equal(d[0].reason, "Resources");
+	assert_int_equal(d[0].limit, LIM_CPUS);
+	assert_int_equal(d[0].cpus_busy, 0);
+	assert_true(d[0].expected_start == 0);	/* never, by what runs */
+	/* cpus_total 0: not counted */
+	in.cpus_total = 0;
+	assert_int_equal(sched_pass(&in, d), 1);
+}
+
+/* Backfill counts CPUs: with the first blocked job's CPUs promised at the
+ * running job's end, a later job runs now only if it ends before then or
+ * fits in what is left over. */
+static void test_cpus_backfill(void **state)
+{
+	struct sched_job jobs[] = {
+		{ .id = 1, .cpus = 4 },
+		{ .id = 2, .cpus = 1, .time_limit_secs = 100 },	/* ends before: runs */
+		{ .id = 3, .cpus = 1 },				/* no limit: would delay 1 */
+	};
+	struct sched_running run[] = { { .cpus = 2, .end_by = 1500 } };
+	struct sched_decision d[3];
+	struct sched_input in;
+
+	(void)state;
+	in = input(jobs, 3, NULL, 0);
+	in.cpus_total = 4;
+	in.running = run;
+	in.nrunning = 1;
+	assert_int_equal(sched_pass(&in, d), 1);
+	assert_string_equal(find(d, 3, 1)->reason, "Resources");
+	assert_true(find(d, 3, 1)->expected_start == 1500);
+	assert_null(find(d, 3, 2)->reason);
+	assert_string_equal(find(d, 3, 3)->reason, "Priority");
+}
+
 static void test_shared_packing(void **state)
 {
 	struct sched_job jobs[] = {
@@ -521,6 +591,8 @@ int main(void)
 		cmocka_unit_test(test_zero_gpu_jobs_need_no_gpus),
 		cmocka_unit_test(test_blocked_reason_is_kept),
 		cmocka_unit_test(test_host_memory_admission),
+		cmocka_unit_test(test_cpus_counted),
+		cmocka_unit_test(test_cpus_backfill),
 		cmocka_unit_test(test_shared_packing),
 		cmocka_unit_test(test_shared_counts_foreign_memory_and_prefers_packed),
 		cmocka_unit_test(test_random_strategy_varies_sequential_does_not),

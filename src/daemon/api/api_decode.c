@@ -207,7 +207,7 @@ static const char *const spec_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "hold",
 	"array_task_id", "max_concurrent", "max_retries", "params", "command_template", "notify_email",
-	"notify_on", NULL,
+	"notify_on", "cpus", NULL,
 };
 
 /* A job's project, trimmed, against [projects] (a submission's, a cluster
@@ -378,6 +378,11 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	    api_get_int(spec, "time_limit_secs", 1, 366LL * 86400, &j->time_limit_secs, e) ||
 	    api_get_int(spec, "array_task_id", 0, INT64_C(1) << 40, &j->array_task_id, e))
 		goto fail;
+	v = 1;
+	if (api_get_int(spec, "cpus", 1, 65536, &v, e))
+		goto fail;
+	if (v > 1)
+		jm_w(j)->cpus = v;
 	v = 10;
 	if (api_get_int(spec, "priority", 0, 255, &v, e))
 		goto fail;

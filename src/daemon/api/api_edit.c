@@ -21,7 +21,7 @@ static const char *const respec_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "max_concurrent", "max_retries", "params", "command_template", "notify_email",
-	"notify_on", NULL,
+	"notify_on", "cpus", NULL,
 };
 
 static json_t *spec_of(const struct job *j)
@@ -32,7 +32,7 @@ static json_t *spec_of(const struct job *j)
 static const char *const update_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "max_concurrent",
-	"max_retries", "params", "command_template", NULL,
+	"max_retries", "params", "command_template", "cpus", NULL,
 };
 
 /* set has params and no new command: the job's command is its template

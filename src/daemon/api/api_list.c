@@ -168,7 +168,7 @@ static bool matches(const struct filter *f, const struct job *j)
  * its owner's and the admins'. */
 static char *const public_fields[] = {
 	"id", "name", "user", "uid", "project", "state", "st", "reason", "gpus", "shared", "gpu_memory_mb",
-	"memory_mb", "time_limit_secs", "priority", "priority_by_admin",
+	"memory_mb", "cpus", "cpu_ids", "time_limit_secs", "priority", "priority_by_admin",
 	"priority_across_users", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced",

@@ -225,7 +225,7 @@ size_t sched_estimate(const struct sched_est_input *e, struct sched_estimate *ou
 				*o = (struct sched_estimate){ .id = j->id, .start = t, .end = end,
 							      .gpu_mask = d[i].gpu_mask, .why = EST_KNOWN };
 				m.run[m.nrun] = (struct sched_running){
-					.gpu_mask = d[i].gpu_mask, .memory_mb = j->memory_mb,
+					.gpu_mask = d[i].gpu_mask, .memory_mb = j->memory_mb, .cpus = j->cpus,
 					.end_by = j->time_limit_secs ? t + (double)j->time_limit_secs : 0,
 					.group_id = j->group_id,
 				};

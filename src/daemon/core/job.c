@@ -305,6 +305,7 @@ void job_share_strings(struct job *j)
 		share(&j->more->log_dir);
 		share(&j->more->conda_env);
 		share(&j->more->rlimits);
+		share(&j->more->cpu_ids);
 	}
 	job_share_argv(j);
 }
@@ -340,6 +341,7 @@ static void more_free(struct job_more *m)
 	job_str_free(m->slurm_id);
 	job_str_free(m->remote_log);
 	job_str_free(m->rlimits);
+	job_str_free(m->cpu_ids);
 	json_decref(m->params);
 	json_decref(m->command_template);
 	json_decref(m->gpu_usage);
@@ -406,6 +408,7 @@ struct job *job_clone(const struct job *j)
 		m->slurm_id = copy_str(m->slurm_id);
 		m->remote_log = copy_str(m->remote_log);
 		m->rlimits = copy_str(m->rlimits);
+		m->cpu_ids = copy_str(m->cpu_ids);
 		m->params = m->params ? json_deep_copy(m->params) : NULL;
 		m->command_template = m->command_template ? json_deep_copy(m->command_template) : NULL;
 		m->gpu_usage = m->gpu_usage ? json_deep_copy(m->gpu_usage) : NULL;
@@ -530,7 +533,7 @@ static bool want(char *const *only, const char *key)
 
 static const char *const job_fields[] = {
 	"id", "name", "user", "uid", "project", "state", "st", "reason", "command", "script", "cwd", "log_dir",
-	"env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs", "priority",
+	"env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "cpus", "cpu_ids", "time_limit_secs", "priority",
 	"priority_by_admin", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
 	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "command_template", "submit_time",
 	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
@@ -610,6 +613,10 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "gpu_memory_mb", pos_or_null(j->gpu_memory_mb));
 	if (want(only, "memory_mb"))
 		json_object_set_new(o, "memory_mb", pos_or_null(j->memory_mb));
+	if (want(only, "cpus"))
+		json_object_set_new(o, "cpus", json_integer(job_cpus(j)));
+	if (m->cpu_ids && want(only, "cpu_ids"))	/* [daemon] constrain_cpus */
+		json_object_set_new(o, "cpu_ids", json_string(m->cpu_ids));
 	if (want(only, "time_limit_secs"))
 		json_object_set_new(o, "time_limit_secs", pos_or_null(j->time_limit_secs));
 	if (want(only, "priority"))
@@ -763,6 +770,8 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->shared = json_is_true(json_object_get(o, "shared"));
 	j->gpu_memory_mb = get_int(o, "gpu_memory_mb");
 	j->memory_mb = get_int(o, "memory_mb");
+	m.cpus = get_int(o, "cpus") > 1 ? get_int(o, "cpus") : 0;	/* old rows: 1 */
+	m.cpu_ids = get_str(o, "cpu_ids");
 	j->time_limit_secs = get_int(o, "time_limit_secs");
 	j->priority = (int)get_int(o, "priority");
 	j->priority_by_admin = json_is_true(json_object_get(o, "priority_by_admin"));

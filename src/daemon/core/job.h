@@ -45,6 +45,7 @@ struct job_more {
 	char *slurm_id;		/* "123", or "123_4" for an array task */
 	char *remote_log;	/* its output file on the cluster */
 	char *rlimits;		/* the submitter's resource limits (rlimits.h's text), NULL: none */
+	char *cpu_ids;		/* [daemon] constrain_cpus: the CPUs given ("0-1,4"), NULL: none */
 	json_t *params;		/* object, owned; NULL when empty */
 	/* the command before params filled its {KEY}s (gbatch --param,
 	 * sweeps): an array as "command" is written, owned; NULL: none (also
@@ -54,6 +55,7 @@ struct job_more {
 	int64_t retry_of, redo_of;
 	int64_t log_seq;	/* its log is ID.N.log, not ID.log (runfile.h); 0: ID.log */
 	double begin_at;	/* 0 = none */
+	int64_t cpus;		/* CPUs booked; 0: 1, the default (job_cpus) */
 };
 
 /* Ids of the jobs that listed a job in depends_on (cascade.c's dependents
@@ -172,6 +174,12 @@ extern const struct job_more job_more_none;
 static inline const struct job_more *jm(const struct job *j)
 {
 	return j->more ? j->more : &job_more_none;
+}
+
+/* The CPUs j books (--cpus; 1 unless set). */
+static inline int job_cpus(const struct job *j)
+{
+	return jm(j)->cpus > 1 ? (int)jm(j)->cpus : 1;
 }
 
 /* j's rarely set fields, for writing: the block is made when missing. */

@@ -12,7 +12,8 @@
 /* In the order job_to_json_only sets them: the bit of a field is its index. */
 static const char *const order[] = {
 	"id", "name", "user", "uid", "project", "state", "st", "reason", "command", "script", "cwd",
-	"log_dir", "log_seq", "env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs", "priority",
+	"log_dir", "log_seq", "env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "cpus", "cpu_ids",
+	"time_limit_secs", "priority",
 	"priority_by_admin", "conda_env", "notify_email", "notify_on", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"params", "command_template", "submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids",
@@ -26,7 +27,8 @@ _Static_assert(NORDER <= 64, "a job's fields fit a 64-bit mask");
 
 enum {
 	F_ID, F_NAME, F_USER, F_UID, F_PROJECT, F_STATE, F_ST, F_REASON, F_COMMAND, F_SCRIPT, F_CWD,
-	F_LOG_DIR, F_LOG_SEQ, F_ENV_ID, F_GPUS, F_SHARED, F_GPU_MEMORY_MB, F_MEMORY_MB, F_TIME_LIMIT_SECS, F_PRIORITY,
+	F_LOG_DIR, F_LOG_SEQ, F_ENV_ID, F_GPUS, F_SHARED, F_GPU_MEMORY_MB, F_MEMORY_MB, F_CPUS, F_CPU_IDS,
+	F_TIME_LIMIT_SECS, F_PRIORITY,
 	F_PRIORITY_BY_ADMIN, F_CONDA_ENV, F_NOTIFY_EMAIL, F_NOTIFY_ON, F_DEPENDS_ON, F_DEP_MODE, F_AUTO_CANCEL, F_BEGIN_AT,
 	F_ARRAY_TASK_ID, F_GROUP_ID, F_MAX_CONCURRENT, F_MAX_RETRIES, F_ATTEMPT, F_RETRY_OF, F_REDO_OF,
 	F_PARAMS, F_COMMAND_TEMPLATE, F_SUBMIT_TIME, F_START_TIME, F_END_TIME, F_EXIT_CODE, F_EXIT_SIGNAL, F_GPU_IDS,
@@ -236,6 +238,10 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 		KEY(F_GPU_MEMORY_MB), pos_or_null(w, j->gpu_memory_mb);
 	if (WANT(F_MEMORY_MB))
 		KEY(F_MEMORY_MB), pos_or_null(w, j->memory_mb);
+	if (WANT(F_CPUS))
+		KEY(F_CPUS), jw_int(w, job_cpus(j));
+	if (m->cpu_ids && WANT(F_CPU_IDS))
+		KEY(F_CPU_IDS), plain(w, m->cpu_ids);
 	if (WANT(F_TIME_LIMIT_SECS))
 		KEY(F_TIME_LIMIT_SECS), pos_or_null(w, j->time_limit_secs);
 	if (WANT(F_PRIORITY))

@@ -79,6 +79,7 @@ struct state {
 	size_t ngpus;
 	int order[MAX_GPUS];	/* candidate order for this pass (strategy) */
 	int64_t mem_used;
+	int64_t cpus_used;
 	/* The running set including jobs started in this pass, for reservations. */
 	struct sched_running *run;
 	size_t nrun;
@@ -405,6 +406,11 @@ static bool mem_fits(const struct state *st, const struct sched_job *j)
 	       st->mem_used + j->memory_mb <= st->in->mem_total_mb;
 }
 
+static bool cpus_fit(const struct state *st, const struct sched_job *j)
+{
+	return !st->in->cpus_total || st->cpus_used + j->cpus <= st->in->cpus_total;
+}
+
 static uint64_t slots_to_physical(const struct state *st, uint64_t slots)
 {
 	uint64_t phys = 0;
@@ -513,10 +519,12 @@ static void take(struct state *st, const struct sched_job *j, uint64_t slots)
 			st->gpus[i].exclusive = true;
 	}
 	st->mem_used += j->memory_mb;
+	st->cpus_used += j->cpus;
 	count_whole_free(st);
 	st->run[st->nrun++] = (struct sched_running){
 		.gpu_mask = slots_to_physical(st, slots),
 		.memory_mb = j->memory_mb,
+		.cpus = j->cpus,
 		.end_by = j->time_limit_secs ? st->in->now + (double)j->time_limit_secs : 0,
 		.group_id = j->group_id,
 	};
@@ -536,14 +544,16 @@ struct reservation {
 	double at;
 	int extra_gpus;
 	int64_t extra_mem;
+	int64_t extra_cpus;
 };
 
 static struct reservation reserve(const struct state *st, const struct sched_job *j)
 {
-	struct reservation r = { INFINITY, 0, 0 };
+	struct reservation r = { INFINITY, 0, 0, 0 };
 	struct sched_running *ends = malloc((st->nrun + 1) * sizeof *ends);
 	int free_now = 0;
 	int64_t mem_free = st->in->mem_total_mb ? st->in->mem_total_mb - st->mem_used : INT64_MAX / 4;
+	int64_t cpus = st->in->cpus_total ? st->in->cpus_total - st->cpus_used : INT64_MAX / 4;
 	uint64_t held = 0;
 	size_t n = 0;
 
@@ -565,10 +575,11 @@ static struct reservation reserve(const struct state *st, const struct sched_job
 	uint64_t freed = 0;
 
 	for (size_t i = 0; i <= n; i++) {
-		if (free_gpus >= j->gpus && (!j->memory_mb || mem >= j->memory_mb)) {
+		if (free_gpus >= j->gpus && (!j->memory_mb || mem >= j->memory_mb) && cpus >= j->cpus) {
 			r.at = i == 0 ? st->in->now : ends[i - 1].end_by;
 			r.extra_gpus = free_gpus - j->gpus;
 			r.extra_mem = mem - j->memory_mb;
+			r.extra_cpus = cpus - j->cpus;
 			break;
 		}
 		if (i == n)
@@ -578,6 +589,7 @@ static struct reservation reserve(const struct state *st, const struct sched_job
 		uint64_t slots = physical_to_slots(st, ends[i].gpu_mask);
 
 		mem += ends[i].memory_mb;
+		cpus += ends[i].cpus;
 		for (size_t s = 0; s < st->ngpus; s++) {
 			bool still = false;
 
@@ -601,7 +613,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	struct state st = { .in = in };
 	uint32_t *next, at = LIST_END;
 	struct groups groups;
-	struct reservation resv = { 0, 0, 0 };
+	struct reservation resv = { 0, 0, 0, 0 };
 	bool reserved = false;
 	size_t started = 0;
 
@@ -623,6 +635,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	groups_init(&groups, in->nrunning + 16);
 	for (size_t i = 0; i < in->nrunning; i++) {
 		st.mem_used += in->running[i].memory_mb;
+		st.cpus_used += in->running[i].cpus;
 		if (in->running[i].group_id)
 			groups_add(&groups, in->running[i].group_id);
 	}
@@ -635,8 +648,8 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 		const struct sched_job *j = &in->jobs[at];
 		struct sched_decision *d = &out[i];
 		uint64_t slots = 0, barred, prefer = 0;
-		int64_t resv_id;
-		double until;
+		int64_t resv_id = 0;
+		double until = 0;
 		bool fits;
 
 		*d = (struct sched_decision){ .id = j->id };
@@ -660,9 +673,9 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 			fits = false;
 		} else {
 			barred = j->gpus ? barred_slots(&st, j, &resv_id, &until, &prefer) : 0;
-			fits = mem_fits(&st, j) && (j->gpus == 0 || (slots = pick_gpus(&st, j, barred, prefer)));
+			fits = mem_fits(&st, j) && cpus_fit(&st, j) && (j->gpus == 0 || (slots = pick_gpus(&st, j, barred, prefer)));
 		}
-		if (!fits && barred && mem_fits(&st, j) && pick_gpus(&st, j, 0, 0)) {
+		if (!fits && barred && mem_fits(&st, j) && cpus_fit(&st, j) && pick_gpus(&st, j, 0, 0)) {
 			/* Only another user's reservation keeps it off. */
 			d->reason = "Reservation";
 			d->resv_id = resv_id;
@@ -671,6 +684,10 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 		}
 		if (!fits) {
 			d->reason = "Resources";
+			if (!cpus_fit(&st, j)) {
+				d->limit = LIM_CPUS;
+				d->cpus_busy = (int)st.cpus_used;
+			}
 			if (!reserved && !j->shared) {
 				resv = reserve(&st, j);
 				reserved = true;
@@ -680,7 +697,8 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 		}
 		if (reserved) {
 			bool ends_before = j->time_limit_secs && in->now + (double)j->time_limit_secs <= resv.at;
-			bool leftover = j->gpus <= resv.extra_gpus && j->memory_mb <= resv.extra_mem;
+			bool leftover = j->gpus <= resv.extra_gpus && j->memory_mb <= resv.extra_mem &&
+					j->cpus <= resv.extra_cpus;
 
 			if (!ends_before && !leftover) {
 				d->reason = "Priority";
@@ -689,6 +707,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 			if (!ends_before) {
 				resv.extra_gpus -= j->gpus;
 				resv.extra_mem -= j->memory_mb;
+				resv.extra_cpus -= j->cpus;
 			}
 		}
 		take(&st, j, slots);

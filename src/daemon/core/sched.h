@@ -27,7 +27,11 @@
  *   that would still run when the reservation begins, judged by the job's
  *   time limit, or for a job without one by `no_limit_horizon` seconds;
  *   a job kept off only by that waits with `Reservation`. A job prefers
- *   GPUs reserved for its own user now. */
+ *   GPUs reserved for its own user now.
+ * CPUs (cpus_total > 0) are counted like host memory: a job starts only
+ * when its cpus fit beside those of the running jobs and of the jobs
+ * started in the pass; one kept off by CPUs waits with `Resources` and
+ * limit LIM_CPUS (cpus_busy says how many were booked). */
 #ifndef GF_SCHED_H
 #define GF_SCHED_H
 
@@ -57,6 +61,7 @@ struct sched_job {
 	int64_t memory_mb;
 	int64_t time_limit_secs;	/* 0 = none */
 	int64_t group_id;		/* 0 = none */
+	int cpus;			/* CPUs it books (counted when cpus_total > 0) */
 	int group_cap;			/* 0 = none */
 	const char *blocked;		/* not eligible now: this reason is kept */
 	uint32_t uid;			/* owner, for reservations */
@@ -82,6 +87,7 @@ struct sched_resv {
 struct sched_running {
 	uint64_t gpu_mask;
 	int64_t memory_mb;
+	int cpus;
 	double end_by;			/* start + time limit; 0 = unknown */
 	int64_t group_id;
 };
@@ -94,6 +100,7 @@ struct sched_input {
 	const struct sched_gpu *gpus;
 	size_t ngpus;
 	int64_t mem_total_mb;		/* 0 = unknown: memory is not admitted */
+	int cpus_total;			/* [daemon] cpus; 0: CPUs are not counted */
 	double now;
 	enum sched_strategy strategy;
 	uint64_t seed;			/* for SCHED_RANDOM */
@@ -106,7 +113,10 @@ struct sched_input {
 };
 
 /* What held a job back, for `gjob show`. */
-enum sched_limit { LIM_NONE, LIM_JOBS, LIM_GPUS, LIM_GPU_HOURS, LIM_GROUP /* its batch's cap (Resources) */ };
+enum sched_limit {
+	LIM_NONE, LIM_JOBS, LIM_GPUS, LIM_GPU_HOURS, LIM_GROUP /* its batch's cap (Resources) */,
+	LIM_CPUS	/* Resources: its CPUs are not free (cpus_busy of cpus_total) */
+};
 
 struct sched_decision {
 	int64_t id;
@@ -117,6 +127,7 @@ struct sched_decision {
 	int64_t resv_id;		/* Reservation: the one that keeps it off */
 	double expected_start;		/* when it can start by the running jobs'
 					 * time limits; 0 = not known */
+	int cpus_busy;			/* LIM_CPUS: CPUs booked when it was looked at */
 };
 
 /* Fills out[0..njobs) in scheduling order (one decision per job) and

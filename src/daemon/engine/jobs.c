@@ -253,6 +253,9 @@ int jobs_check_feasible(struct server *s, const struct job *j, struct gf_err *e)
 	if (s->mem_total_mb && j->memory_mb > s->mem_total_mb)
 		return gf_err_set(e, "--memory %lldM: this machine has only %lldM of RAM",
 				  (long long)j->memory_mb, (long long)s->mem_total_mb);
+	if (s->cpus_total && job_cpus(j) > s->cpus_total)
+		return gf_err_set(e, "--cpus %d: this machine has only %d CPU%s for jobs ([daemon] cpus)", job_cpus(j),
+				  s->cpus_total, s->cpus_total == 1 ? "" : "s");
 	if (j->shared && j->gpus > 0) {
 		uint64_t biggest = 0;
 
@@ -286,6 +289,8 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	n->has_exit = false;
 	n->exit_code = n->exit_signal = 0;
 	n->gpu_mask = 0;
+	if (jm(n)->cpu_ids)
+		job_set_str(&jm_w(n)->cpu_ids, NULL);
 	usage_clear(n);
 	n->memory_enforced = -1;
 	n->active = false;
@@ -450,6 +455,7 @@ static void record_start(struct server *s, struct job *j, uint64_t gpu_mask, str
 	j->start_time = now_real();
 	j->gpu_mask = gpu_mask;
 	usage_start(s, j);
+	cpus_assign(s, j);	/* before it is active: its own old ids do not count */
 	j->active = true;
 	j->runner_pid = 0;
 	j->runner_ticks = 0;
@@ -503,7 +509,7 @@ static bool pass_unchanged(struct server *s, const struct sched_gpu *gpus, size_
 	struct last_pass *l = &s->last_pass;
 
 	return l->valid && l->commits == s->commits && l->ngpus == ng && gpus_equal(l->gpus, gpus, ng) &&
-	       l->mem_total_mb == s->mem_total_mb &&
+	       l->mem_total_mb == s->mem_total_mb && l->cpus_total == s->cpus_total &&
 	       now < l->due && now >= l->at && now - l->at < PASS_MAX_AGE;
 }
 
@@ -517,6 +523,7 @@ static void pass_remember(struct server *s, const struct sched_gpu *gpus, size_t
 	l->ngpus = ng;
 	memcpy(l->gpus, gpus, ng * sizeof *gpus);
 	l->mem_total_mb = s->mem_total_mb;
+	l->cpus_total = s->cpus_total;
 	l->at = now;
 	l->due = due;
 }
@@ -752,6 +759,7 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 			r[nr++] = (struct sched_running){
 				.gpu_mask = j->gpu_mask,
 				.memory_mb = j->memory_mb,
+				.cpus = job_cpus(j),
 				.end_by = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs : 0,
 				.group_id = j->group_id,
 			};
@@ -765,6 +773,7 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 			.shared = j->shared,
 			.gpu_memory_mb = j->gpu_memory_mb,
 			.memory_mb = j->memory_mb,
+			.cpus = job_cpus(j),
 			.time_limit_secs = j->time_limit_secs,
 			.group_id = j->group_id,
 			.group_cap = j->max_concurrent,
@@ -785,7 +794,7 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 		next_begin = reserve_next_edge(s, now);
 	in = (struct sched_input){
 		.jobs = q, .njobs = nq, .running = r, .nrunning = nr, .gpus = gpus, .ngpus = ng,
-		.mem_total_mb = s->mem_total_mb, .now = now, .strategy = s->strategy,
+		.mem_total_mb = s->mem_total_mb, .cpus_total = s->cpus_total, .now = now, .strategy = s->strategy,
 		.seed = est ? s->sched_seed : (s->sched_seed = s->sched_seed * 6364136223846793005ULL + 1442695040888963407ULL),
 		.topo = s->snap.ndev == ng ? s->snap.topo : NULL,
 		.quotas = subjects, .nquotas = nsubjects, .resvs = resvs, .nresvs = nresvs,

@@ -733,6 +733,8 @@ static int setup(struct server *s, struct gf_err *e)
 	if (s->opts.strategy)
 		s->strategy = !strcmp(s->opts.strategy, "random") ? SCHED_RANDOM : SCHED_SEQUENTIAL;
 	s->mem_total_mb = meminfo_total_mb();
+	if (cpus_setup(s, e))
+		return -1;
 	s->sched_seed = (uint64_t)now_real() ^ ((uint64_t)getpid() << 32);
 	s->started_at = now_real();
 	if (!(s->store = store_open(s->paths.db, e)) || jobs_load(s, e) || auth_setup(s, e) || quota_load(s, e) ||
@@ -789,6 +791,7 @@ static void teardown(struct server *s)
 	free(s->jobs);
 	free(s->open);
 	free(s->live);
+	free(s->cpu_list);
 	free(s->launch);
 	quota_close(s);
 	jobs_expected_close(s);

@@ -25,6 +25,13 @@ int devices_restrict(struct server *s, const struct job *j, const char *dir, str
  * for MIG devices (from the last snapshot). */
 void devices_cuda_visible(struct server *s, uint64_t mask, char *buf, size_t size);
 
+/* cpus.c — CPUs as a resource: s->cpus_total and s->cpu_list from the
+ * daemon's affinity and [daemon] cpus (an error names the key when it asks
+ * more than the daemon may use); with [daemon] constrain_cpus, a starting
+ * job's cpu_ids (the first CPUs no other active job holds), else none. */
+int cpus_setup(struct server *s, struct gf_err *e);
+void cpus_assign(struct server *s, struct job *j);
+
 /* exec.c — a job's start; spawn.c — the forks (the only files that fork) */
 int exec_init(struct server *s, struct gf_err *e);	/* opens the run and log directories */
 void exec_close(struct server *s);

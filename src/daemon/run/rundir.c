@@ -142,6 +142,8 @@ struct gf_bytes rundir_spec(const struct job *j, const char *log, bool log_new)
 	buf_var(&b, "log", log);
 	if (log_new)
 		buf_var(&b, "log-new", "1");
+	if (jm(j)->cpu_ids)	/* [daemon] constrain_cpus: the runner pins the job */
+		buf_var(&b, "cpus", jm(j)->cpu_ids);
 	return b;
 }
 

@@ -278,6 +278,23 @@ json_t *gpustate_json(struct server *s)
 	}
 	json_object_set_new(o, "allowed", allowed);
 	json_object_set_new(o, "allowed_source", json_string(s->allowed_source));
+	{
+		/* The host's other resources the pass counts: booked / total. */
+		int64_t cpus = 0, mem = 0;
+
+		for (size_t i = 0; i < s->nlive; i++) {
+			struct job *j = jobs_active_at(s, i);
+
+			if (j) {
+				cpus += job_cpus(j);
+				mem += j->memory_mb;
+			}
+		}
+		json_object_set_new(o, "cpus_total", json_integer(s->cpus_total));
+		json_object_set_new(o, "cpus_booked", json_integer(cpus));
+		json_object_set_new(o, "memory_total_mb", json_integer(s->mem_total_mb));
+		json_object_set_new(o, "memory_booked_mb", json_integer(mem));
+	}
 	for (size_t g = 0; g < s->nviews; g++) {
 		const struct gpu_view *v = &s->views[g];
 		const struct gpu_dev *d = &s->snap.devs[g];

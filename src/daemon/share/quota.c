@@ -414,6 +414,9 @@ void quota_notes(struct server *s, const struct quota_subjects *qs, const struct
 			w.kind = NOTE_GROUP;
 			w.ref = j->group_id;
 			w.value = j->max_concurrent;
+		} else if (!strcmp(d[i].reason, "Resources") && d[i].limit == LIM_CPUS) {
+			w.kind = NOTE_CPUS;
+			w.value = d[i].cpus_busy;
 		} else if (!strcmp(d[i].reason, "Resources") && d[i].expected_start > 0)
 			w.kind = NOTE_RESOURCES;
 		else
@@ -455,6 +458,9 @@ static bool note_words(struct server *s, const struct job *j, const struct wait_
 	else if (w && w->kind == NOTE_GROUP && !strcmp(why, "Resources"))
 		snprintf(buf, size, "Resources: batch %lld runs its max_concurrent=%lld jobs", (long long)w->ref,
 			 (long long)w->value);
+	else if (w && w->kind == NOTE_CPUS && !strcmp(why, "Resources"))
+		snprintf(buf, size, "Resources: cpus %lld of %d busy (it asks %d)%s", (long long)w->value, s->cpus_total,
+			 job_cpus(j), w->expected_start > 0 ? " (start expected by the running jobs' time limits)" : "");
 	else if (!strcmp(why, "Resources"))
 		snprintf(buf, size, "Resources: waiting for GPUs or memory%s",
 			 w && w->expected_start > 0 ? " (start expected by the running jobs' time limits)" : "");

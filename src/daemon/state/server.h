@@ -170,7 +170,7 @@ struct recent_run {
 /* What holds a queued job back, for `gjob show` (quota.c; rebuilt by each
  * pass, in id order, only for jobs with more to say than their reason).
  * Compact: the words are made when a job is shown. */
-enum note_kind { NOTE_QUOTA, NOTE_RESERVATION, NOTE_GROUP, NOTE_RESOURCES };
+enum note_kind { NOTE_QUOTA, NOTE_RESERVATION, NOTE_GROUP, NOTE_RESOURCES, NOTE_CPUS /* value: CPUs busy */ };
 struct wait_note {
 	int64_t id;
 	double expected_start;		/* 0 = not known */
@@ -199,6 +199,8 @@ struct server {
 	uid_t uid;
 	enum job_executor executor;
 	int64_t mem_total_mb;
+	int cpus_total;			/* [daemon] cpus, or the daemon's affinity (cpus.c) */
+	int *cpu_list;			/* the CPUs jobs are pinned to (constrain_cpus), cpus_total of them */
 
 	/* Jobs, indexed by id (ids are dense from 1). */
 	struct job **jobs;
@@ -228,6 +230,7 @@ struct server {
 		size_t ngpus;
 		struct sched_gpu gpus[GFLOW_MAX_GPUS];
 		int64_t mem_total_mb;
+		int cpus_total;
 		double at, due;
 	} last_pass;
 	struct est_cache {		/* expected starts (jobs.c: jobs_expected) */

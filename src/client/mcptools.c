@@ -696,8 +696,15 @@ static int nap(int ms)
 {
 	struct pollfd p = { .fd = STDIN_FILENO, .events = 0 };
 
-	if (poll(&p, 1, ms) > 0 && (p.revents & (POLLHUP | POLLERR)))
-		return -1;
+	if (poll(&p, 1, ms) > 0) {
+		if (p.revents & (POLLHUP | POLLERR))
+			return -1;
+		if (p.revents & POLLNVAL) {	/* no stdin to watch: sleep all the same */
+			struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
+	}
 	return 0;
 }
 

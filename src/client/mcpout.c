@@ -21,10 +21,11 @@
 #define STRS "{'type':'array','items':" STR "}"
 #define IDS "{'type':'array','items':" INT "}"
 #define STATE "{'enum':['Queued','Hold','Running','Finished','Failed','Cancelled','Timeout']}"
-/* A job as the daemon shows it: these fields at least. */
+/* A job as the daemon shows it: these fields at least (a waiting one's
+ * expected start: null with a note when it is not known). */
 #define JOB "{'type':'object','required':['id','state'],'properties':{'id':{'type':'integer','minimum':1}," \
 	"'state':" STATE ",'name':" OR_NULL("string") ",'user':" OR_NULL("string") ",'reason':" OR_NULL("string") \
-	",'gpus':" INT "}}"
+	",'gpus':" INT ",'expected_start':" OR_NULL("number") ",'expected_gpus':" IDS ",'expected_start_note':" STR "}}"
 #define COUNTS "{'type':'object','additionalProperties':" INT "}"
 #define ERRORS "{'type':'array','items':{'type':'object','required':['error'],'properties':{'id':" INT \
 	",'error':" STR "}}}"

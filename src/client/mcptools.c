@@ -178,10 +178,30 @@ static void add_csv_param(struct sbuf *q, const char *key, json_t *v)
 	sbuf_free(&s);
 }
 
+/* A listed job as agents see it: LIST_FIELDS, and a waiting job's
+ * expected start. start=1 gives whole job objects (not with fields=), so
+ * the rest is left out here. */
+static json_t *list_view(const json_t *job)
+{
+	static const char fields[] = LIST_FIELDS ",expected_start,expected_gpus,expected_start_note";
+	json_t *out = json_object(), *v;
+	char key[64];
+
+	for (const char *p = fields; *p;) {
+		size_t n = strcspn(p, ",");
+
+		snprintf(key, sizeof key, "%.*s", (int)n, p);
+		if ((v = json_object_get(job, key)))
+			json_object_set(out, key, v);
+		p += n + (p[n] == ',');
+	}
+	return out;
+}
+
 static json_t *t_list(json_t *a, struct gf_err *e)
 {
 	struct sbuf q = { 0 };
-	json_t *resp, *jobs, *out;
+	json_t *resp, *jobs, *out, *shown;
 	int64_t limit = json_is_integer(json_object_get(a, "limit")) ? json_integer_value(json_object_get(a, "limit")) : 50;
 	size_t n;
 
@@ -194,7 +214,7 @@ static json_t *t_list(json_t *a, struct gf_err *e)
 		url_add_param(&q, "project", jstr(a, "project"));
 	if (jbool(a, "active", 0))
 		url_add_param(&q, "active", "1");
-	url_add_param(&q, "fields", LIST_FIELDS);
+	url_add_param(&q, "start", "1");	/* waiting jobs' expected starts */
 	resp = api_get(q.p, e);
 	sbuf_free(&q);
 	if (!resp)
@@ -202,9 +222,10 @@ static json_t *t_list(json_t *a, struct gf_err *e)
 	jobs = json_object_get(resp, "jobs");
 	n = json_array_size(jobs);
 	out = json_pack("{s:I,s:I}", "total", (json_int_t)n, "shown", (json_int_t)(n < (size_t)limit ? n : (size_t)limit));
-	while (json_array_size(jobs) > (size_t)limit)	/* the newest `limit` */
-		json_array_remove(jobs, 0);
-	json_object_set(out, "jobs", jobs);
+	shown = json_array();
+	for (size_t i = n > (size_t)limit ? n - (size_t)limit : 0; i < n; i++)	/* the newest `limit` */
+		json_array_append_new(shown, list_view(json_array_get(jobs, i)));
+	json_object_set_new(out, "jobs", shown);
 	json_decref(resp);
 	return out;
 }
@@ -877,14 +898,18 @@ const struct mcp_tool mcp_tools[] = {
 	{ "get_info", "The daemon's settings and state: executor, strategy, GPUs, data directory, how job "
 	  "processes are tracked, notification counts.", NO_ARGS, true, false, t_info },
 	{ "list_jobs", "Jobs, newest last (your own by default). Filters: states, users (\"all\" for everyone), "
-	  "ids (\"1-5,9\"), names, project, active (only queued/held/running); limit keeps the newest N (default 50).",
+	  "ids (\"1-5,9\"), names, project, active (only queued/held/running); limit keeps the newest N (default 50). "
+	  "A queued job carries expected_start (epoch seconds, or null with expected_start_note saying why it is "
+	  "not known) and expected_gpus (the GPU indices it would get).",
 	  "{\"type\":\"object\",\"properties\":{\"states\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"
 	  "\"description\":\"Queued,Hold,Running,Finished,Failed,Cancelled,Timeout (or PD,H,R,CD,F,CA,TO)\"},"
 	  "\"users\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"}},\"ids\":{\"type\":\"string\"},"
 	  "\"names\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"}},\"project\":{\"type\":\"string\"},"
 	  "\"active\":{\"type\":\"boolean\"},\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10000}},"
 	  "\"additionalProperties\":false}", true, false, t_list },
-	{ "get_job", "Everything gflow knows about one job.", ONE_JOB, true, false, t_job },
+	{ "get_job", "Everything gflow knows about one job; a queued one also when it is expected to start "
+	  "(expected_start: epoch seconds, or null and expected_start_note) and on which GPUs (expected_gpus).",
+	  ONE_JOB, true, false, t_job },
 	{ "get_job_log", "The last lines of a job's output log (default 100), or with offset the log from "
 	  "that byte on (at most bytes, default 65536): each answer's next_offset is where to read on, "
 	  "more says whether more may follow.",

@@ -412,7 +412,7 @@ static double as_num(const struct val *v, double dflt)
 /* The job fields a column reads. */
 enum { K_OTHER, K_ID, K_GPUS, K_UID, K_PRIORITY, K_TIME_LIMIT, K_MEMORY, K_GPU_MEMORY, K_EXIT_CODE,
        K_EXIT_SIGNAL, K_START, K_END, K_SUBMIT, K_NAME, K_STATE, K_ST, K_REASON, K_USER, K_PROJECT,
-       K_CLUSTER, K_GPU_IDS, K_GPU_USAGE, K_CPUS };
+       K_CLUSTER, K_GPU_IDS, K_GPU_USAGE, K_CPUS, K_EXPECTED_START, K_EXPECTED_GPUS };
 
 static int key_of(const char *k, size_t n)
 {
@@ -424,6 +424,8 @@ static int key_of(const char *k, size_t n)
 		break;
 	case 'e':
 		IS("end_time", K_END);
+		IS("expected_start", K_EXPECTED_START);
+		IS("expected_gpus", K_EXPECTED_GPUS);
 		IS("exit_code", K_EXIT_CODE);
 		IS("exit_signal", K_EXIT_SIGNAL);
 		break;
@@ -489,7 +491,7 @@ static int job(struct rd *r, struct qjob *q)
 {
 	struct qstream *s = r->s;
 	struct strs at = { 0 };
-	int rc, c, ids_array = 0;
+	int rc, c, ids_array = 0, eids_array = 0;
 
 	memset(q, 0, sizeof *q);
 	q->uid = -1;
@@ -497,6 +499,7 @@ static int job(struct rd *r, struct qjob *q)
 	q->cpus = 1;
 	s->str.len = 0;
 	s->ids.len = 0;
+	s->eids.len = 0;
 	if ((rc = expect(r, '{')) != OK)
 		return rc;
 	if ((c = peek(r)) < 0)
@@ -511,6 +514,9 @@ static int job(struct rd *r, struct qjob *q)
 			if (kid == K_GPU_IDS) {
 				s->ids.len = 0;
 				rc = id_list(r, &s->ids, &ids_array);
+			} else if (kid == K_EXPECTED_GPUS) {
+				s->eids.len = 0;
+				rc = id_list(r, &s->eids, &eids_array);
 			} else if (kid == K_GPU_USAGE) {
 				q->memory_exceeded = 0, q->exceeded_mb = 0;
 				rc = usage(r, q);
@@ -533,6 +539,10 @@ static int job(struct rd *r, struct qjob *q)
 			case K_START: q->start_time = as_num(&v, 0); break;
 			case K_END: q->end_time = as_num(&v, 0); break;
 			case K_SUBMIT: q->submit_time = as_num(&v, 0); break;
+			case K_EXPECTED_START:
+				q->expected_start = as_num(&v, 0);
+				q->has_expected = v.t == V_INT || v.t == V_REAL;
+				break;
 			case K_NAME: at.name = str_at(&v); break;
 			case K_STATE: at.state = str_at(&v); break;
 			case K_ST: at.st = str_at(&v); break;
@@ -558,6 +568,9 @@ static int job(struct rd *r, struct qjob *q)
 	if (s->ids.p)
 		s->ids.p[s->ids.len] = '\0';	/* emptied: no bytes of the last job */
 	q->gpu_ids = ids_array ? sbuf_str(&s->ids) : "";
+	if (s->eids.p)
+		s->eids.p[s->eids.len] = '\0';
+	q->expected_gpus = eids_array ? sbuf_str(&s->eids) : NULL;
 	return OK;
 }
 
@@ -718,6 +731,7 @@ void qstream_free(struct qstream *s)
 	sbuf_free(&s->in);
 	sbuf_free(&s->str);
 	sbuf_free(&s->ids);
+	sbuf_free(&s->eids);
 }
 
 const char *qstream_error(const struct qstream *s)

@@ -24,6 +24,7 @@ struct qstream {
 	size_t taken;		/* bytes dropped from the front of `in` */
 	int stage, seen_jobs;
 	struct sbuf str, ids;	/* a job's strings, its gpu_ids */
+	struct sbuf eids;	/* its expected_gpus */
 	char err[256];
 };
 

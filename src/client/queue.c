@@ -35,6 +35,7 @@ static const struct {
 	{ QF_SUBMIT, "SUBMIT" }, { QF_START, "START" }, { QF_END, "END" },
 	{ QF_GPUMEM, "GPUMEM" }, { QF_REASON, "REASON" },
 	{ QF_GPUIDS, "GPUIDS" }, { QF_CLUSTER, "CLUSTER" }, { QF_CPUS, "CPUS" },
+	{ QF_START_TIME, "START_TIME" }, { QF_SCHEDNODES, "SCHEDNODES" },
 	/* other spellings */
 	{ QF_NODELIST, "NODELIST" }, { QF_NODES, "GPUS" },
 	{ QF_EXIT, "EXITCODE" }, { QF_JOBID, "ID" },
@@ -108,7 +109,9 @@ static int64_t num_or(const json_t *o, const char *key, int64_t dflt,
 void qjob_from_json(const json_t *job, struct qjob *q, struct sbuf *scratch)
 {
 	const json_t *u = json_object_get(job, "gpu_usage");
+	const json_t *eg = json_object_get(job, "expected_gpus");
 	char *ids = fmt_int_list(json_object_get(job, "gpu_ids"));
+	char *sched = json_is_array(eg) ? fmt_int_list(eg) : NULL;
 	int has;
 
 	memset(q, 0, sizeof *q);
@@ -135,10 +138,17 @@ void qjob_from_json(const json_t *job, struct qjob *q, struct sbuf *scratch)
 	q->user = jstr(job, "user");
 	q->project = jstr(job, "project");
 	q->cluster = jstr(job, "cluster");
+	q->has_expected = json_is_number(json_object_get(job, "expected_start"));
+	q->expected_start = jnum(job, "expected_start", 0);
 	sbuf_free(scratch);
 	sbuf_adds(scratch, ids);
+	sbuf_addc(scratch, '\0');
+	if (sched)
+		sbuf_adds(scratch, sched);
 	q->gpu_ids = sbuf_str(scratch);
+	q->expected_gpus = sched ? q->gpu_ids + strlen(ids) + 1 : NULL;
 	free(ids);
+	free(sched);
 }
 
 static void add_int(struct sbuf *b, int64_t v)
@@ -277,6 +287,23 @@ void qjob_cell(const struct qjob *q, enum qfield f, double now, struct sbuf *b)
 	case QF_CLUSTER:
 		add_or_dash(b, q->cluster);
 		return;
+	case QF_START_TIME:	/* Slurm's: expected if waiting, else actual */
+		if (q->state && (!strcmp(q->state, "Queued") ||
+		    !strcmp(q->state, "Hold"))) {
+			if (q->has_expected && q->expected_start > 0)
+				fmt_local_time(q->expected_start, buf,
+				    sizeof buf);
+			else
+				snprintf(buf, sizeof buf, "N/A");
+		} else if (q->start_time > 0)
+			fmt_local_time(q->start_time, buf, sizeof buf);
+		else
+			snprintf(buf, sizeof buf, "N/A");
+		sbuf_adds(b, buf);
+		return;
+	case QF_SCHEDNODES:
+		add_or_dash(b, q->has_expected ? q->expected_gpus : NULL);
+		return;
 	case QF_COUNT:
 		break;
 	}
@@ -337,7 +364,7 @@ static int sort_key_parse(const char *spec, double now, struct sort_key *k,
 {
 	static const char *const known[] = { "id", "name", "state", "user",
 		"priority", "submit", "start", "end", "time", "gpus",
-		"project" };
+		"project", "expected" };
 	const char *field = spec;
 	char lower[32];
 	size_t i;
@@ -359,7 +386,7 @@ static int sort_key_parse(const char *spec, double now, struct sort_key *k,
 	if (i == sizeof known / sizeof known[0])
 		return gf_err_set(e, "cannot sort by '%s' (fields: id, name, "
 		    "state, user, project, priority, gpus, submit, start, end, "
-		    "time; '-' in front reverses)", field);
+		    "time, expected; '-' in front reverses)", field);
 	k->field = known[i];
 	return 0;
 }
@@ -378,6 +405,8 @@ static double num_key(const struct qjob *q, const char *field, double now)
 		return q->start_time;
 	if (strcmp(field, "end") == 0)
 		return q->end_time;
+	if (strcmp(field, "expected") == 0)	/* unknown: after the known */
+		return q->has_expected ? q->expected_start : 1e300;
 	if (strcmp(field, "time") == 0)
 		return q->start_time <= 0 ? 0 : (q->end_time > 0 ? q->end_time :
 		    now) - q->start_time;
@@ -675,7 +704,7 @@ enum {
 	Q_ALL, Q_COMPLETED, Q_STATES, Q_JOBS, Q_USER, Q_NAME, Q_PROJECT,
 	Q_LIMIT, Q_SINCE, Q_SORT, Q_TREE, Q_GROUP, Q_TMUX, Q_WATCH,
 	Q_INTERVAL, Q_OUTPUT, Q_FORMAT, Q_CONFIG, Q_HELP, Q_VERSION,
-	Q_CLUSTER
+	Q_CLUSTER, Q_START
 };
 
 static const struct opt_def queue_opts[] = {
@@ -692,6 +721,7 @@ static const struct opt_def queue_opts[] = {
 	{ Q_OUTPUT, "output", 'o', 1 }, { Q_FORMAT, "format", 'f', 1 },
 	{ Q_CONFIG, "config", 0, 1 }, { Q_HELP, "help", 'h', 0 },
 	{ Q_VERSION, "version", 'V', 0 }, { Q_CLUSTER, "cluster", 0, 1 },
+	{ Q_START, "start", 0, 0 },
 };
 
 static const char queue_help[] =
@@ -717,11 +747,14 @@ static const char queue_help[] =
 "                          N minutes, today, yesterday,\n"
 "                          HH:MM (today), YYYY-MM-DD[THH:MM]\n"
 "  -r, --sort FIELD        id (default), name, state, user, project,\n"
-"                          priority, gpus, submit, start, end, time;\n"
-"                          -FIELD sorts in reverse\n"
+"                          priority, gpus, submit, start, end, time,\n"
+"                          expected (expected start); -FIELD: reversed\n"
 "  -t, --tree              dependency tree (dotted lines: redo/retry)\n"
 "  -g, --group             group by state\n"
 "  -T, --tmux              only jobs with a live tmux session\n"
+"      --start             when waiting jobs are expected to start (Queued,\n"
+"                          Hold; earliest first): JOBID NAME USER ST\n"
+"                          START_TIME NODES SCHEDNODES\n"
 "  -w, --watch             redraw until Ctrl-C\n"
 "      --interval N        seconds between redraws (default 2)\n"
 "  -o, --output FORMAT     table (default), csv, or json (the job objects;\n"
@@ -730,17 +763,19 @@ static const char queue_help[] =
 "                          Fields: JOBID NAME ST STATE TIME NODES\n"
 "                          NODELIST(REASON) TIMELIMIT MEMORY USER PROJECT\n"
 "                          EXIT PRIORITY SUBMIT START END GPUMEM REASON\n"
-"                          GPUIDS CLUSTER CPUS\n"
+"                          GPUIDS CLUSTER CPUS START_TIME SCHEDNODES\n"
 "      --config PATH       config file: checked; times are shown in its\n"
 "                          timezone\n"
 "  -h, --help              this help\n"
 "  -V, --version           print the version\n"
 "\n"
 "TIME is the run time (H:MM:SS or D-HH:MM:SS), NODES the GPUs asked for,\n"
-"NODELIST(REASON) the GPU indices of a running job, else (why it waits).\n";
+"NODELIST(REASON) the GPU indices of a running job, else (why it waits).\n"
+"START_TIME is a waiting job's expected start (N/A: not known), else when it\n"
+"started; SCHEDNODES the GPUs a waiting job is expected to get.\n";
 
 struct queue_opts {
-	int all, completed, tree, group, tmux, watch, fields_given;
+	int all, completed, tree, group, tmux, watch, fields_given, start;
 	const char *states, *jobs, *users, *names, *project, *since, *sort;
 	const char *cluster;
 	long long limit;
@@ -765,6 +800,21 @@ static const char *const field_keys[QF_COUNT] = {
 	[QF_CPUS] = "cpus",
 };
 
+/* Does the listing show expected starts? They come only with start=1 in
+ * whole job objects (not with fields=). */
+static int needs_start(const struct queue_opts *q)
+{
+	size_t i;
+
+	if (q->start || (q->sort && strcasecmp(q->sort + (*q->sort == '-'),
+	    "expected") == 0))
+		return 1;
+	for (i = 0; i < q->nf; i++)
+		if (q->f[i] == QF_START_TIME || q->f[i] == QF_SCHEDNODES)
+			return 1;
+	return 0;
+}
+
 /* Ask the daemon for only the fields this listing shows (and sorts by):
  * building and parsing the rest is most of the cost of a long list. JSON
  * output of whole jobs gets everything. */
@@ -773,7 +823,7 @@ static void add_fields_param(const struct queue_opts *q, struct sbuf *qs)
 	struct sbuf f = { 0 };
 	size_t i;
 
-	if (q->fmt == TABLE_JSON && !q->fields_given)
+	if ((q->fmt == TABLE_JSON && !q->fields_given) || needs_start(q))
 		return;
 	sbuf_adds(&f, "id,state,st");
 	for (i = 0; i < q->nf; i++)
@@ -799,7 +849,9 @@ static int build_query(const struct queue_opts *q, struct sbuf *path,
 	char *states = NULL;
 	time_t since;
 
-	if (q->states) {
+	if (q->start && !q->states) {
+		url_add_param(&qs, "states", "Queued,Hold");
+	} else if (q->states) {
 		states = queue_states_param(q->states, e);
 		if (!states)
 			return -1;
@@ -830,6 +882,8 @@ static int build_query(const struct queue_opts *q, struct sbuf *path,
 		snprintf(buf, sizeof buf, "%lld", (long long)since);
 		url_add_param(&qs, "since", buf);
 	}
+	if (needs_start(q))
+		url_add_param(&qs, "start", "1");
 	add_fields_param(q, &qs);
 	sbuf_adds(path, "/jobs");
 	sbuf_adds(path, sbuf_str(&qs));
@@ -898,7 +952,8 @@ static char *render(const struct queue_opts *q, struct gf_err *e)
 		else
 			json_array_remove(jobs, i);
 	}
-	if (q->sort && queue_sort(jobs, q->sort, now, e) < 0) {
+	if ((q->sort || q->start) && queue_sort(jobs, q->sort ? q->sort :
+	    "expected", now, e) < 0) {
 		json_decref(resp);
 		return NULL;
 	}
@@ -953,7 +1008,7 @@ static int streamable(const struct queue_opts *q)
 	int whole_json = q->fmt == TABLE_JSON && !q->fields_given;
 
 	return !q->tmux && !q->cluster && !q->tree && !q->group &&
-	    !((q->sort || q->limit < 0) && whole_json);
+	    !needs_start(q) && !((q->sort || q->limit < 0) && whole_json);
 }
 
 /* --sort or -n -N: the rows are kept (their cells and the sort key) until
@@ -1175,6 +1230,41 @@ static int watch(const struct queue_opts *q)
 	return EXIT_OK;
 }
 
+/* --start: the waiting jobs (Slurm's squeue --start lists pending ones),
+ * in Slurm's columns unless -f chose others; what makes no sense with it
+ * is refused. */
+static int start_opts(struct queue_opts *q, struct gf_err *e)
+{
+	static const char *const waiting[] = { "Queued", "Hold" };
+	const char *bad = q->all ? "-a (all states)" : q->completed ?
+	    "-c (ended jobs)" : q->tree ? "-t (dependency tree)" : q->tmux ?
+	    "-T (live tmux sessions: a waiting job has none)" : q->cluster ?
+	    "--cluster (Slurm's own: squeue --start)" : NULL;
+
+	if (bad)
+		return gf_err_set(e, "--start lists waiting jobs; it does not go "
+		    "with %s", bad);
+	if (q->states) {
+		char *s = queue_states_param(q->states, e), *p, *save = NULL;
+		int rc = 0;
+
+		if (!s)
+			return -1;
+		for (p = strtok_r(s, ",", &save); p && !rc;
+		    p = strtok_r(NULL, ",", &save))
+			if (strcmp(p, waiting[0]) && strcmp(p, waiting[1]))
+				rc = gf_err_set(e, "--start lists waiting jobs "
+				    "(Queued, Hold); -s %s is not one", p);
+		free(s);
+		if (rc < 0)
+			return -1;
+	}
+	if (!q->fields_given)
+		queue_parse_fields("JOBID,NAME,USER,ST,START_TIME,NODES,"
+		    "SCHEDNODES", q->f, &q->nf, NULL);
+	return 0;
+}
+
 static int parse_queue_opts(int argc, char **argv, struct queue_opts *q,
     int *done, struct gf_err *e)
 {
@@ -1248,6 +1338,7 @@ static int parse_queue_opts(int argc, char **argv, struct queue_opts *q,
 		case Q_TREE: q->tree = 1; break;
 		case Q_GROUP: q->group = 1; break;
 		case Q_TMUX: q->tmux = 1; break;
+		case Q_START: q->start = 1; break;
 		case Q_WATCH: q->watch = 1; break;
 		case Q_INTERVAL:
 			if (gf_parse_int_range(val, 1, 86400, "interval",
@@ -1279,7 +1370,7 @@ static int parse_queue_opts(int argc, char **argv, struct queue_opts *q,
 	}
 	if (q->tree && q->group)
 		return gf_err_set(e, "choose -t (tree) or -g (group), not both");
-	return 0;
+	return q->start ? start_opts(q, e) : 0;
 }
 
 static int queue_exec(int argc, char **argv)
@@ -1312,6 +1403,6 @@ const struct command cmd_queue = {
 	"queue", "gqueue", "list jobs", queue_exec,
 	"completion --all -a --completed -c --states -s --state --jobs -j --job --user -u --users "
 	"--cluster --name -N --names --project -P --limit -n --since --sort -r --tree -t "
-	"--group -g --tmux -T --watch -w --interval --output -o --format -f "
+	"--group -g --tmux -T --start --watch -w --interval --output -o --format -f "
 	"--config --help --version",
 };

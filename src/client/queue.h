@@ -19,6 +19,8 @@ enum qfield {
 	QF_SUBMIT, QF_START, QF_END, QF_GPUMEM, QF_REASON, QF_GPUIDS,
 	QF_CLUSTER, /* the Slurm cluster of a gbatch --cluster job */
 	QF_CPUS,
+	QF_START_TIME,	/* a waiting job's expected start, else its start */
+	QF_SCHEDNODES,	/* the GPUs a waiting job is expected to get */
 	QF_COUNT
 };
 
@@ -35,12 +37,17 @@ struct qjob {
 	double start_time, end_time, submit_time;
 	int has_time_limit, has_memory, has_gpu_memory, has_exit_code,
 	    has_exit_signal, memory_exceeded;
+	/* asked with start=1 (GET /jobs): a queued job's expected start
+	 * (has_expected: a number, not null) and GPUs ("0,1"; NULL: absent) */
+	double expected_start;
+	int has_expected;
+	const char *expected_gpus;
 	const char *name, *state, *st, *reason, *user, *project, *cluster;
 	const char *gpu_ids; /* "0,1,3" as fmt_int_list writes it; NULL: absent */
 };
 
-/* The view of a job object (strings point into it; gpu_ids into *scratch,
- * which the caller frees). */
+/* The view of a job object (strings point into it; gpu_ids and
+ * expected_gpus into *scratch, which the caller frees). */
 void qjob_from_json(const json_t *job, struct qjob *q, struct sbuf *scratch);
 /* One cell of a job into b (appended; no NUL added). */
 void qjob_cell(const struct qjob *q, enum qfield f, double now,
@@ -58,8 +65,8 @@ char *queue_states_param(const char *s, struct gf_err *e);
 
 
 /* Sort a JSON array of jobs in place by a field name (id, name, state,
- * user, priority, submit, start, end, time, gpus, project); a leading '-'
- * reverses. */
+ * user, priority, submit, start, end, time, gpus, project, expected (the
+ * expected start; unknown last)); a leading '-' reverses. */
 int queue_sort(json_t *jobs, const char *field, double now, struct gf_err *e);
 /* -n N: keep the first N (N > 0) or the last -N (N < 0); 0 keeps all. */
 void queue_limit(json_t *jobs, long long n);

@@ -277,7 +277,10 @@ def test_ginfo_verbosity(gflow):
     lng = g.cli("ginfo", "-l", check=True).stdout
     assert lng != plain and g.cli("ginfo", "--long", check=True).stdout == lng
     ll = g.cli("ginfo", "-ll", check=True).stdout
-    assert ll.startswith(lng.rsplit("\n", 2)[0]) and "in_use allocated(job=" in ll and "0 " in ll
+    # -ll is -l's table, then the processes (the footer lines, CPUs booked
+    # and the daemon, come after both)
+    table = lng.split("\nCPUs:")[0]
+    assert ll.startswith(table) and "in_use allocated(job=" in ll and "0 " in ll
     assert g.cli("ginfo", "-l", "-l", check=True).stdout == ll
     # -v / -vv: verbosity on stderr (the request, its answer, the daemon), the table unchanged
     v = g.cli("ginfo", "-v", check=True)
@@ -291,10 +294,12 @@ def test_ginfo_verbosity(gflow):
     assert lines[1].startswith("ginfo: GET /gpus: 200"), vv.stderr
     assert g.cli("ginfo", "-l", "-v", check=True).stdout == lng
     assert g.cli("ginfo", check=True).stderr == ""
+    # -q: the table only, without the footer (CPUs booked, the daemon)
+    assert plain.splitlines()[-2].startswith("CPUs: ")
     q = g.cli("ginfo", "-q", check=True).stdout
-    assert q == "\n".join(plain.splitlines()[:-1]) + "\n"
+    assert q == "\n".join(plain.splitlines()[:-2]) + "\n"
     ql = g.cli("ginfo", "-q", "-l", check=True).stdout
-    assert ql == "\n".join(lng.splitlines()[:-1]) + "\n"
+    assert ql == "\n".join(lng.splitlines()[:-2]) + "\n"
 
 
 def test_gcancel_kill(gflow):

@@ -280,6 +280,7 @@ GQUEUE = {
     "--sort": (["--sort", "-id"], [], None), "-r": (["-r", "-id"], [], "--sort"),
     "--tree": (["-a", "--tree"], ["-a"], None), "-t": (["-a", "-t"], ["-a"], "--tree"),
     "--group": (["--group"], [], None), "-g": (["-g"], [], "--group"),
+    "--start": (["--start"], [], None),
     "--output": (["--output", "csv"], [], None), "-o": (["-o", "csv"], [], "--output"),
     "--format": (["--format", "JOBID"], [], None), "-f": (["-f", "JOBID"], [], "--format"),
 }

@@ -453,3 +453,28 @@ def test_help_and_usage(gflow):
                        capture_output=True, timeout=10)
     assert r.returncode == 0 and r.stdout == b""
     assert os.path.exists(gflow.build / "gflow")
+
+
+def test_list_and_get_job_give_the_expected_start(gflow, mcp):
+    """A waiting job's expected start and GPUs (the daemon's estimate)."""
+    gflow.gpus(1)
+    gflow.start()
+    mcp.init()
+    a = gflow.submit("--gpus", "1", "--time", "10", "sleep", "300")
+    ra = gflow.wait_state(a, "Running")
+    b = gflow.submit("--gpus", "1", "sleep", "300")
+    c = gflow.submit("--gpus", "1", "sleep", "300")
+    gflow.wait_for(lambda: gflow.job(b).get("reason") == "Resources", what="B to wait")
+    by = {j["id"]: j for j in mcp.call("list_jobs", {"active": True})["jobs"]}
+    assert abs(by[b]["expected_start"] - (ra["start_time"] + 600)) <= 2 and by[b]["expected_gpus"] == [0]
+    assert by[c]["expected_start"] is None and "no time limit" in by[c]["expected_start_note"]
+    assert "expected_start" not in by[a]            # running: start_time says it
+    # the list's own fields, no more (the whole objects are asked for)
+    assert "command" not in by[b] and "cwd" not in by[b] and by[b]["time_limit_secs"] is None
+    assert set(by[a]) <= set(by[b]) | {"gpu_ids", "start_time"}
+    assert mcp.call("list_jobs", {"limit": 1})["jobs"][0]["id"] == c
+    j = mcp.call("get_job", {"job_id": b})["job"]
+    assert abs(j["expected_start"] - by[b]["expected_start"]) <= 2 and j["expected_gpus"] == [0]
+    tools = {t["name"]: t for t in mcp.request("tools/list")["tools"]}
+    assert "expected_start" in tools["list_jobs"]["description"]
+    assert "expected_start" in tools["get_job"]["description"]

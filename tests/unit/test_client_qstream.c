@@ -41,6 +41,12 @@ static json_t *varied_list(void)
 		json_object_set_new(o, "start_time", k % 2 ? json_real(1733290000.5 + k) : json_null());
 		json_object_set_new(o, "end_time", k % 4 == 2 ? json_real(1733295000.25) : json_null());
 		json_object_set_new(o, "submit_time", json_real(1733280000.0 + k));
+		if (k % 4 == 1 || k % 4 == 2) {	/* as start=1 gives them, and odd ones */
+			json_object_set_new(o, "expected_start", k % 3 == 0 ? json_null() :
+				k % 3 == 1 ? json_real(1733299000.5 + k) : json_integer(1733299000 + k));
+			json_object_set_new(o, "expected_gpus", k % 5 == 0 ? json_string("x") :
+				k % 5 == 1 ? json_array() : json_pack("[i,i]", k % 4, 7));
+		}
 		json_object_set_new(o, "time_limit_secs", k % 3 ? json_integer(3600 * k) : json_null());
 		json_object_set_new(o, "memory_mb", k % 4 ? json_integer(1024 * k) : json_null());
 		json_object_set_new(o, "gpu_memory_mb", k % 5 ? json_integer(1500) : json_null());

@@ -232,6 +232,34 @@ static void test_cpus_backfill(void **state)
 	assert_string_equal(find(d, 3, 3)->reason, "Priority");
 }
 
+/* Behind a blocked job that cannot start at any known time (it asks more
+ * GPUs than there are), a 0-GPU job still starts: CPUs not counted
+ * (cpus_total 0) never hold it back, and counted ones only as far as the
+ * blocked job's own need. */
+static void test_cpus_not_counted_never_block(void **state)
+{
+	struct sched_job jobs[] = {
+		{ .id = 1, .gpus = 8, .cpus = 1 },	/* more GPUs than there are */
+		{ .id = 2, .cpus = 1 },
+	};
+	struct sched_decision d[2];
+	struct sched_input in;
+
+	(void)state;
+	idle_gpus(gpus4, 4, 80 * GB);
+	in = input(jobs, 2, gpus4, 4);
+	assert_int_equal(sched_pass(&in, d), 1);
+	assert_string_equal(find(d, 2, 1)->reason, "Resources");
+	assert_null(find(d, 2, 2)->reason);
+	/* counted: the blocked job keeps the CPU it needs, the rest is free */
+	in.cpus_total = 2;
+	assert_int_equal(sched_pass(&in, d), 1);
+	assert_null(find(d, 2, 2)->reason);
+	in.cpus_total = 1;
+	assert_int_equal(sched_pass(&in, d), 0);
+	assert_string_equal(find(d, 2, 2)->reason, "Priority");
+}
+
 static void test_shared_packing(void **state)
 {
 	struct sched_job jobs[] = {
@@ -593,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_host_memory_admission),
 		cmocka_unit_test(test_cpus_counted),
 		cmocka_unit_test(test_cpus_backfill),
+		cmocka_unit_test(test_cpus_not_counted_never_block),
 		cmocka_unit_test(test_shared_packing),
 		cmocka_unit_test(test_shared_counts_foreign_memory_and_prefers_packed),
 		cmocka_unit_test(test_random_strategy_varies_sequential_does_not),

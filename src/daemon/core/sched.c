@@ -582,8 +582,15 @@ static struct reservation reserve(const struct state *st, const struct sched_job
 			r.extra_cpus = cpus - j->cpus;
 			break;
 		}
-		if (i == n)
+		if (i == n) {
+			/* No known time: nothing is promised to it but the
+			 * CPUs it needs of those free now (CPU-only work goes
+			 * on beside a job that waits for GPUs). */
+			int64_t now_free = st->in->cpus_total ? st->in->cpus_total - st->cpus_used : 0;
+
+			r.extra_cpus = now_free > j->cpus ? now_free - j->cpus : 0;
 			break;
+		}
 		/* A GPU frees when the last job on it ends (shared GPUs may hold
 		 * several), and only if it is usable at all. */
 		uint64_t slots = physical_to_slots(st, ends[i].gpu_mask);
@@ -698,7 +705,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 		if (reserved) {
 			bool ends_before = j->time_limit_secs && in->now + (double)j->time_limit_secs <= resv.at;
 			bool leftover = j->gpus <= resv.extra_gpus && j->memory_mb <= resv.extra_mem &&
-					j->cpus <= resv.extra_cpus;
+					(!in->cpus_total || j->cpus <= resv.extra_cpus);
 
 			if (!ends_before && !leftover) {
 				d->reason = "Priority";

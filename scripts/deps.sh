@@ -23,7 +23,7 @@ libevent-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev
 musl-tools scdoc tmux tzdata"
 DEB="debhelper dpkg-dev fakeroot"
 TEST="clang libclang-rt-14-dev libcmocka-dev
-python3-pytest python3-pytest-xdist python3-aiosmtpd procps
+python3-pytest python3-pytest-xdist python3-aiosmtpd python3-jsonschema procps
 prometheus python3-prometheus-client man-db
 chromium chromium-driver python3-selenium
 slurm-wlm munge openssh-server openssh-client

@@ -2,7 +2,8 @@
  * over stdin/stdout, one message per line; diagnostics go to stderr only.
  *
  * Requests: initialize (the client's protocol version when we speak it,
- * else our newest), ping, tools/list, tools/call. Notifications (no id) are
+ * else our newest), ping, tools/list (with each tool's outputSchema, from
+ * mcpout.c), tools/call. Notifications (no id) are
  * never answered. Errors: -32700 parse error, -32600 invalid request,
  * -32601 unknown method, -32602 invalid params (an unknown tool, arguments
  * the tool's schema refuses), -32002 a tool request before initialize. A
@@ -20,8 +21,10 @@
 
 #define PROG "gflow mcp"
 
-/* Newest first. */
-static const char *const versions[] = { "2025-06-18", "2025-03-26", "2024-11-05" };
+/* Newest first. From 2025-06-18 on, a tool has an outputSchema and its
+ * result a structuredContent; from 2025-11-25 on, arguments its schema
+ * refuses are a tool error (isError, so the model reads why), not -32602. */
+static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05" };
 
 static const char mcp_help[] =
 "usage: gflow mcp serve\n\n"
@@ -34,12 +37,13 @@ static const char mcp_help[] =
 "socket; gflow --socket PATH mcp serve or $GFLOW_SOCKET choose another)\n"
 "and offers these tools:\n"
 "  read-only:  get_health get_info list_jobs get_job get_job_log get_stats\n"
-"              list_reservations get_queue_pressure triage_job\n"
+"              list_reservations get_queue_pressure triage_job get_quotas\n"
+"  waits:      wait_for_job (until a job ends, at most timeout_secs)\n"
 "  previews:   preview_submit_jobs preview_update_job (nothing changes)\n"
 "  changes:    submit_jobs update_job redo_job cancel_job hold_job\n"
 "              release_job\n"
-"Protocol versions: 2025-06-18, 2025-03-26, 2024-11-05. Started by hand\n"
-"it waits for a client on stdin; end it with Ctrl-D.\n";
+"Protocol versions: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05. Started\n"
+"by hand it waits for a client on stdin; end it with Ctrl-D.\n";
 
 /* ---- argument checks: the subset of JSON Schema the tools use ----------- */
 
@@ -126,9 +130,9 @@ int mcp_check(const json_t *schema, const json_t *v, const char *path, struct gf
 		double d = json_number_value(v);
 
 		if ((x = json_object_get(schema, "minimum")) && d < json_number_value(x))
-			return gf_err_set(e, "%s must be at least %g", where, json_number_value(x));
+			return gf_err_set(e, "%s must be at least %.15g", where, json_number_value(x));
 		if ((x = json_object_get(schema, "maximum")) && d > json_number_value(x))
-			return gf_err_set(e, "%s must be at most %g", where, json_number_value(x));
+			return gf_err_set(e, "%s must be at most %.15g", where, json_number_value(x));
 	}
 	if (json_is_string(v) && (x = json_object_get(schema, "minLength")) &&
 	    json_string_length(v) < (size_t)json_integer_value(x))
@@ -176,6 +180,24 @@ int mcp_check(const json_t *schema, const json_t *v, const char *path, struct gf
 static bool initialized;
 static const char *version = NULL;	/* negotiated */
 
+/* Is the negotiated version `v` or newer? (The versions are dates.) */
+static bool since(const char *v)
+{
+	return version && strcmp(version, v) >= 0;
+}
+
+static json_t *schema_of(const char *tool, const char *what, const char *text)
+{
+	json_error_t jerr;
+	json_t *schema = text ? json_loads(text, 0, &jerr) : NULL;
+
+	if (!schema) {	/* a bug in mcptools.c or mcpout.c */
+		fprintf(stderr, "%s: %s of %s: %s\n", PROG, what, tool, text ? jerr.text : "missing");
+		abort();
+	}
+	return schema;
+}
+
 static void send_msg(json_t *m)
 {
 	char *text = json_dumps(m, JSON_COMPACT);
@@ -212,7 +234,9 @@ static json_t *initialize(json_t *params)
 	    "tools", "listChanged", 0, "serverInfo", "name", "gflow", "title", "gflow GPU job scheduler",
 	    "version", GFLOW_VERSION, "instructions",
 	    "Tools for the gflow scheduler of this machine. Read before you change: use get_health, "
-	    "list_jobs, get_job, get_queue_pressure and triage_job first; preview_submit_jobs and "
+	    "list_jobs, get_job, get_queue_pressure, get_quotas and triage_job first; wait_for_job "
+	    "instead of polling; get_job_log with offset to read a log on from where you stopped; "
+	    "preview_submit_jobs and "
 	    "preview_update_job before submit_jobs and update_job. Ask the user before any tool that "
 	    "changes jobs (submit, update, redo, cancel, hold, release) unless they asked for exactly that.");
 }
@@ -223,16 +247,14 @@ static json_t *tools_list(void)
 
 	for (size_t i = 0; i < mcp_ntools; i++) {
 		const struct mcp_tool *t = &mcp_tools[i];
-		json_error_t jerr;
-		json_t *schema = json_loads(t->schema, 0, &jerr);
+		json_t *tool = json_pack("{s:s,s:s,s:o,s:{s:b,s:b,s:b}}", "name", t->name, "description",
+		    t->description, "inputSchema", schema_of(t->name, "inputSchema", t->schema), "annotations",
+		    "readOnlyHint", t->read_only, "destructiveHint", t->destructive, "openWorldHint", 0);
 
-		if (!schema) {	/* a bug in mcptools.c */
-			fprintf(stderr, "%s: schema of %s: %s\n", PROG, t->name, jerr.text);
-			abort();
-		}
-		json_array_append_new(list, json_pack("{s:s,s:s,s:o,s:{s:b,s:b,s:b}}", "name", t->name,
-		    "description", t->description, "inputSchema", schema, "annotations", "readOnlyHint",
-		    t->read_only, "destructiveHint", t->destructive, "openWorldHint", 0));
+		if (since("2025-06-18"))
+			json_object_set_new(tool, "outputSchema", schema_of(t->name, "outputSchema",
+			    mcp_output_schema(t->name)));
+		json_array_append_new(list, tool);
 	}
 	return json_pack("{s:o}", "tools", list);
 }
@@ -266,7 +288,11 @@ static void tools_call(json_t *id, json_t *params)
 		snprintf(msg, sizeof msg, "invalid arguments for %s: %s", name, e.msg);
 		json_decref(schema);
 		json_decref(args);
-		send_error(id, -32602, msg);
+		if (since("2025-11-25"))
+			send_result(id, json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", msg,
+			    "isError", 1));
+		else
+			send_error(id, -32602, msg);
 		return;
 	}
 	json_decref(schema);
@@ -280,7 +306,7 @@ static void tools_call(json_t *id, json_t *params)
 	text = json_dumps(out, JSON_INDENT(2));
 	if (!text)
 		abort();
-	if (!strcmp(version, "2025-06-18"))
+	if (since("2025-06-18"))
 		send_result(id, json_pack("{s:[{s:s,s:s}],s:o,s:b}", "content", "type", "text", "text", text,
 		    "structuredContent", out, "isError", 0));
 	else {

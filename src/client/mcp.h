@@ -28,6 +28,10 @@ struct mcp_tool {
 extern const struct mcp_tool mcp_tools[];
 extern const size_t mcp_ntools;
 
+/* The outputSchema of a tool (JSON text; mcpout.c): what its result, sent
+ * as structuredContent, always matches. NULL for a name it does not know. */
+const char *mcp_output_schema(const char *tool);
+
 /* Is v valid under schema (the subset gflow's schemas use: type (one or a
  * list), properties, required, additionalProperties: false, items, enum,
  * minimum, maximum, minLength, minItems)? -1 with e naming the bad part

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,9 @@
 #include <unistd.h>
 
 #include "bytes.h"
+#include "clock.h"
+#include "format.h"
+#include "home.h"
 #include "http.h"
 #include "job.h"
 #include "mcp.h"
@@ -60,8 +64,25 @@ static json_t *fetch(json_t *v, struct gf_err *e)
 	return fetch_job(json_string_value(v), e);
 }
 
-/* The last n lines of a job's log (an array of strings), or NULL with e. */
-static json_t *log_tail(const json_t *job, long long n, struct gf_err *e)
+/* A log's bytes as a JSON string; bytes that are not UTF-8 are escaped. */
+static json_t *log_text(const char *p, size_t l)
+{
+	json_t *text = json_stringn(p, l);
+
+	if (!text) {
+		size_t need = gf_escape(NULL, 0, p, l, 0);
+		char *esc = xmalloc(need + 1);
+
+		gf_escape(esc, need + 1, p, l, 0);
+		text = json_string(esc);
+		free(esc);
+	}
+	return text;
+}
+
+/* The last n lines of a job's log (an array of strings), or NULL with e;
+ * *end (when not NULL): the byte after the last one read. */
+static json_t *log_tail_at(const json_t *job, long long n, long long *end, struct gf_err *e)
 {
 	const char *path = jstr(job, "log_path");
 	char *buf;
@@ -71,8 +92,10 @@ static json_t *log_tail(const json_t *job, long long n, struct gf_err *e)
 	size_t len = 0, cap = 65536;
 	int fd;
 
-	if (!path)
-		return json_decref(lines), gf_err_set(e, "job %lld has no log", (long long)jint(job, "id", 0)), NULL;
+	if (!path)	/* the daemon shows a log's path to its owner and admins only */
+		return json_decref(lines), gf_err_set(e, "job %lld belongs to %s; only %s or an admin may read its log",
+		    (long long)jint(job, "id", 0), jstr(job, "user") ? jstr(job, "user") : "another user",
+		    jstr(job, "user") ? jstr(job, "user") : "its owner"), NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		const char *st = jstr(job, "state");
@@ -93,23 +116,21 @@ static json_t *log_tail(const json_t *job, long long n, struct gf_err *e)
 	}
 	close(fd);
 	buf[len] = '\0';
+	if (end)
+		*end = off >= 0 ? (long long)off + (long long)len : 0;
 	for (char *p = buf; *p;) {
 		size_t l = strcspn(p, "\n");
-		json_t *text = json_stringn(p, l);
 
-		if (!text) {	/* not UTF-8: shown with escapes */
-			size_t need = gf_escape(NULL, 0, p, l, 0);
-			char *esc = xmalloc(need + 1);
-
-			gf_escape(esc, need + 1, p, l, 0);
-			text = json_string(esc);
-			free(esc);
-		}
-		json_array_append_new(lines, text);
+		json_array_append_new(lines, log_text(p, l));
 		p += l + (p[l] == '\n');
 	}
 	free(buf);
 	return lines;
+}
+
+static json_t *log_tail(const json_t *job, long long n, struct gf_err *e)
+{
+	return log_tail_at(job, n, NULL, e);
 }
 
 /* ---- read-only tools ------------------------------------------------------ */
@@ -216,17 +237,77 @@ static json_t *t_job(json_t *a, struct gf_err *e)
 	return j ? json_pack("{s:o}", "job", j) : NULL;
 }
 
+/* Where an incomplete UTF-8 character at the end of p[0..n) starts, so that
+ * the next read begins with it; n when the end is whole. */
+static size_t utf8_whole(const char *p, size_t n)
+{
+	for (size_t k = 1; k <= 3 && k <= n; k++) {
+		unsigned char c = (unsigned char)p[n - k];
+
+		if ((c & 0xC0) == 0x80)
+			continue;	/* a continuation byte: look further back */
+		if (c >= 0xC0 && n - k + (c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2) > n)
+			return n - k;
+		return n;
+	}
+	return n;
+}
+
+/* The log from byte `offset` on, at most `bytes` of it, as the daemon
+ * serves it (to the job's owner or an admin). */
+static json_t *log_part(json_t *j, long long offset, long long bytes, struct gf_err *e)
+{
+	char target[128];
+	struct http_resp r = { 0 };
+	size_t n;
+	json_t *out;
+
+	snprintf(target, sizeof target, "/jobs/%lld/log?offset=%lld&bytes=%lld", (long long)jint(j, "id", 0), offset,
+	    bytes);
+	if (http_request(NULL, "GET", target, NULL, 0, &r, e) < 0)
+		return NULL;
+	if (r.status != 200) {
+		json_t *err = json_loadb(r.body, r.len, 0, NULL);
+
+		if (jstr(err, "error"))
+			gf_err_set(e, "%s", jstr(err, "error"));
+		else
+			gf_err_set(e, "gflowd answered %d to GET %s", r.status, target);
+		json_decref(err);
+		http_resp_free(&r);
+		return NULL;
+	}
+	n = r.len < (size_t)bytes ? r.len : utf8_whole(r.body, r.len);
+	out = json_pack("{s:I,s:O?,s:I,s:I,s:I,s:b,s:o}", "id", (json_int_t)jint(j, "id", 0), "state",
+	    json_object_get(j, "state"), "offset", (json_int_t)offset, "next_offset", (json_int_t)(offset + (long long)n),
+	    "bytes", (json_int_t)n, "more", r.len >= (size_t)bytes || !state_is_ended(jstr(j, "state")), "text",
+	    log_text(r.body, n));
+	http_resp_free(&r);
+	return out;
+}
+
 static json_t *t_log(json_t *a, struct gf_err *e)
 {
-	json_t *j = fetch(json_object_get(a, "job_id"), e), *lines, *out;
+	json_t *j, *lines, *out;
+	long long end = 0;
 
-	if (!j)
+	if (json_object_get(a, "lines") && json_object_get(a, "offset"))
+		return gf_err_set(e, "lines (the log's end) and offset (the log from a byte on) exclude each other"),
+		    NULL;
+	if (json_object_get(a, "bytes") && !json_object_get(a, "offset"))
+		return gf_err_set(e, "bytes needs offset (the byte to start at; 0 is the log's start)"), NULL;
+	if (!(j = fetch(json_object_get(a, "job_id"), e)))
 		return NULL;
-	lines = log_tail(j, jint(a, "lines", 100), e);
+	if (json_object_get(a, "offset")) {
+		out = log_part(j, jint(a, "offset", 0), jint(a, "bytes", 65536), e);
+		json_decref(j);
+		return out;
+	}
+	lines = log_tail_at(j, jint(a, "lines", 100), &end, e);
 	if (!lines)
 		return json_decref(j), NULL;
-	out = json_pack("{s:I,s:O?,s:O?,s:o}", "id", (json_int_t)jint(j, "id", 0), "state", json_object_get(j, "state"),
-	    "log_path", json_object_get(j, "log_path"), "lines", lines);
+	out = json_pack("{s:I,s:O?,s:O?,s:o,s:I}", "id", (json_int_t)jint(j, "id", 0), "state", json_object_get(j, "state"),
+	    "log_path", json_object_get(j, "log_path"), "lines", lines, "next_offset", (json_int_t)end);
 	json_decref(j);
 	return out;
 }
@@ -627,6 +708,162 @@ static json_t *t_redo(json_t *a, struct gf_err *e)
 	return r;
 }
 
+/* ---- waiting ------------------------------------------------------------ */
+
+/* Sleep ms, or less when the client hangs up (stdin's writer closed): 0, or
+ * -1 when it has gone. Asks for no input events, so pending input does not
+ * wake it: the wait is a sleep, never a busy loop. */
+static int nap(int ms)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = 0 };
+
+	if (poll(&p, 1, ms) > 0) {
+		if (p.revents & (POLLHUP | POLLERR))
+			return -1;
+		if (p.revents & POLLNVAL) {	/* no stdin to watch: sleep all the same */
+			struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	return 0;
+}
+
+/* Until the job ends or timeout_secs pass: polls the daemon, first every
+ * 0.25 s, then less often, at most every 2 s. */
+static json_t *t_wait(json_t *a, struct gf_err *e)
+{
+	json_t *j = fetch(json_object_get(a, "job_id"), e), *out;
+	double timeout = (double)jint(a, "timeout_secs", 60), t0 = now_mono(), left;
+	char num[32];
+	int ms = 250;
+	bool gone = false;
+
+	if (!j)
+		return NULL;
+	/* "@" names the newest job now: follow that one, by its id */
+	snprintf(num, sizeof num, "%lld", (long long)jint(j, "id", 0));
+	while (!state_is_ended(jstr(j, "state")) && (left = timeout - (now_mono() - t0)) > 0) {
+		if (nap(left * 1000 < ms ? (int)(left * 1000) + 1 : ms) < 0) {
+			gone = true;
+			break;
+		}
+		ms = ms * 3 / 2 > 2000 ? 2000 : ms * 3 / 2;
+		json_decref(j);
+		if (!(j = fetch_job(num, e)))
+			return NULL;
+	}
+	if (gone) {
+		json_decref(j);
+		return gf_err_set(e, "the client closed its input while waiting for job %s", num), NULL;
+	}
+	out = json_pack("{s:b,s:b,s:f,s:o}", "ended", state_is_ended(jstr(j, "state")), "timed_out",
+	    !state_is_ended(jstr(j, "state")), "waited_secs", now_mono() - t0, "job", j);
+	return out;
+}
+
+/* ---- quotas ------------------------------------------------------------- */
+
+/* The subject of `kind` named `name` in GET /quotas' answer, else (it holds
+ * nothing yet) the default's limits with no usage. A new object. */
+static json_t *subject(json_t *subs, const char *kind, const char *name)
+{
+	json_t *x, *dflt = NULL, *o;
+	size_t i;
+
+	json_array_foreach(subs, i, x) {
+		if (!jstr(x, "kind") || strcmp(jstr(x, "kind"), kind))
+			continue;
+		if (jstr(x, "name") && !strcmp(jstr(x, "name"), name))
+			return json_deep_copy(x);
+		if (!jhas(x, "name"))
+			dflt = x;
+	}
+	o = json_pack("{s:s,s:s,s:O?,s:n,s:i,s:i,s:i,s:f}", "kind", kind, "name", name, "limits",
+	    dflt ? json_object_get(dflt, "limits") : NULL, "override", "running_jobs", 0, "running_gpus", 0,
+	    "queued_jobs", 0, "gpu_hours_24h", 0.0);
+	if (!strcmp(kind, "user"))
+		json_object_set_new(o, "usage_gpu_secs", json_real(0));
+	return o;
+}
+
+/* What each limit leaves: limit minus use, null when unlimited. */
+static void add_headroom(json_t *sub)
+{
+	static const char *const k[][2] = {
+		{ "max_running_jobs", "running_jobs" }, { "max_running_gpus", "running_gpus" },
+		{ "max_queued_jobs", "queued_jobs" }, { "max_gpu_hours_per_day", "gpu_hours_24h" },
+	};
+	json_t *lim = json_object_get(sub, "limits"), *h = json_object();
+
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+		json_t *l = json_object_get(lim, k[i][0]);
+		double left = jnum(lim, k[i][0], 0) - jnum(sub, k[i][1], 0);
+
+		if (!json_is_number(l))
+			json_object_set_new(h, k[i][0], json_null());
+		else if (i == 3)
+			json_object_set_new(h, k[i][0], json_real(left > 0 ? left : 0));
+		else
+			json_object_set_new(h, k[i][0], json_integer(left > 0 ? (json_int_t)left : 0));
+	}
+	json_object_set_new(sub, "left", h);
+}
+
+static json_t *t_quotas(json_t *a, struct gf_err *e)
+{
+	json_t *q, *subs, *me, *projects = json_array(), *jobs = NULL, *j, *out;
+	char who[256];
+	const char *user = jstr(a, "user");
+	size_t i;
+
+	if (!user) {
+		if (gf_user_name((unsigned)getuid(), who, sizeof who) < 0)
+			return json_decref(projects), gf_err_set(e, "uid %u has no name in the user database: pass user",
+			    (unsigned)getuid()), NULL;
+		user = who;
+	}
+	if (!(q = api_get("/quotas", e)))
+		return json_decref(projects), NULL;
+	subs = json_object_get(q, "subjects");
+	me = subject(subs, "user", user);
+	add_headroom(me);
+	if (jstr(a, "project")) {
+		json_array_append_new(projects, subject(subs, "project", jstr(a, "project")));
+	} else {	/* the projects of the user's active jobs */
+		struct sbuf t = { 0 };
+
+		sbuf_adds(&t, "/jobs");
+		url_add_param(&t, "users", user);
+		url_add_param(&t, "active", "1");
+		url_add_param(&t, "fields", "project");
+		jobs = api_get(t.p, e);
+		sbuf_free(&t);
+		if (!jobs)
+			return json_decref(q), json_decref(me), json_decref(projects), NULL;
+		json_array_foreach(json_object_get(jobs, "jobs"), i, j) {
+			const char *p = jstr(j, "project");
+			bool have = false;
+			size_t k;
+			json_t *x;
+
+			json_array_foreach(projects, k, x)
+				have |= p && !strcmp(jstr(x, "name"), p);
+			if (p && *p && !have)
+				json_array_append_new(projects, subject(subs, "project", p));
+		}
+		json_decref(jobs);
+	}
+	json_array_foreach(projects, i, j)
+		add_headroom(j);
+	out = json_pack("{s:o,s:o,s:O?}", "user", me, "projects", projects, "fair_share",
+	    json_object_get(q, "fair_share"));
+	json_object_set_new(out, "note", json_string("limits: null = unlimited; left: what each limit still "
+	    "allows (null = unlimited); a job whose start would pass a limit waits with reason Quota"));
+	json_decref(q);
+	return out;
+}
+
 /* ---- the table --------------------------------------------------------------- */
 
 #define NO_ARGS "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
@@ -673,9 +910,13 @@ const struct mcp_tool mcp_tools[] = {
 	{ "get_job", "Everything gflow knows about one job; a queued one also when it is expected to start "
 	  "(expected_start: epoch seconds, or null and expected_start_note) and on which GPUs (expected_gpus).",
 	  ONE_JOB, true, false, t_job },
-	{ "get_job_log", "The last lines of a job's output log (default 100).",
+	{ "get_job_log", "The last lines of a job's output log (default 100), or with offset the log from "
+	  "that byte on (at most bytes, default 65536): each answer's next_offset is where to read on, "
+	  "more says whether more may follow.",
 	  "{\"type\":\"object\",\"properties\":{\"job_id\":" JOB_ID ",\"lines\":{\"type\":\"integer\",\"minimum\":1,"
-	  "\"maximum\":5000}},\"required\":[\"job_id\"],\"additionalProperties\":false}", true, false, t_log },
+	  "\"maximum\":5000},\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"a byte offset, "
+	  "e.g. the last answer's next_offset\"},\"bytes\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1048576}},"
+	  "\"required\":[\"job_id\"],\"additionalProperties\":false}", true, false, t_log },
 	{ "get_stats", "Counts by state, success rate, average wait and run time, GPU-hours: your jobs, one "
 	  "user's, or everyone's (all_users).",
 	  "{\"type\":\"object\",\"properties\":{\"all_users\":{\"type\":\"boolean\"},\"user\":{\"type\":\"string\"}},"
@@ -707,6 +948,18 @@ const struct mcp_tool mcp_tools[] = {
 	  ONE_JOB, false, true, t_cancel },
 	{ "hold_job", "Keep a queued job from starting until release_job.", ONE_JOB, false, false, t_hold },
 	{ "release_job", "Let a held job be scheduled again.", ONE_JOB, false, false, t_release },
+	{ "wait_for_job", "Wait until a job ends (Finished, Failed, Cancelled, Timeout) or timeout_secs "
+	  "pass (default 60, at most 600), then return it: use it instead of polling get_job. The server "
+	  "answers nothing else meanwhile.",
+	  "{\"type\":\"object\",\"properties\":{\"job_id\":" JOB_ID ",\"timeout_secs\":{\"type\":\"integer\","
+	  "\"minimum\":1,\"maximum\":600}},\"required\":[\"job_id\"],\"additionalProperties\":false}",
+	  true, false, t_wait },
+	{ "get_quotas", "Your quota limits and what you use of them (running jobs and GPUs, queued jobs, "
+	  "GPU-hours in 24 h), what each still leaves, those of your active jobs' projects (or of project), "
+	  "and fair share. user: someone else's.",
+	  "{\"type\":\"object\",\"properties\":{\"user\":{\"type\":\"string\",\"minLength\":1},"
+	  "\"project\":{\"type\":\"string\",\"minLength\":1}},\"additionalProperties\":false}",
+	  true, false, t_quotas },
 };
 
 const size_t mcp_ntools = sizeof mcp_tools / sizeof mcp_tools[0];

@@ -1,5 +1,5 @@
-"""GET /jobs/<id>/log?tail=BYTES: the end of a job's log for its owner or an
-admin; others are refused with the rule named; in system mode a log that a
+"""GET /jobs/<id>/log?tail=BYTES: the end of a job's log (or ?offset=N&bytes=M:
+a part of it) for its owner or an admin; others are refused with the rule named; in system mode a log that a
 user replaced by a symlink, a FIFO or someone else's file is not read."""
 import http.client
 import json
@@ -44,7 +44,7 @@ def test_log_tail_for_the_owner(gflow):
     st, _, body = get(g.port, f"/jobs/{jid}/log")
     assert st == 403 and "only" in err(body) and "Bearer" in err(body)
     for q, what in (("tail=0", "'tail'"), ("tail=abc", "'tail'"), ("tail=99999999", "'tail'"),
-                    ("offset=3", "unknown query parameter 'offset'")):
+                    ("from=3", "unknown query parameter 'from'")):
         st, _, body = get(g.port, f"/jobs/{jid}/log?{q}", token)
         assert st == 400 and what in err(body), (q, body)
     st, _, body = get(g.port, "/jobs/999/log", token)
@@ -54,6 +54,40 @@ def test_log_tail_for_the_owner(gflow):
     held = g.submit("--hold", "true")
     st, _, body = get(g.port, f"/jobs/{held}/log", token)
     assert st == 404 and "has no log" in err(body)
+
+
+def test_log_from_an_offset(gflow):
+    g = gflow
+    g.start()
+    jid = g.submit("sh", "-c", "for i in $(seq 1 2000); do echo line $i; done")
+    g.wait_state(jid, "Finished")
+    full = g.log_of(jid).encode()
+    token = g.cli("gflowd", "token", check=True).stdout.strip()
+
+    # read on from where the last answer stopped: the parts make the whole
+    got, off = b"", 0
+    while True:
+        st, h, body = get(g.port, f"/jobs/{jid}/log?offset={off}&bytes=5000", token)
+        assert st == 200 and int(h["X-Gflow-Log-Offset"]) == off and int(h["X-Gflow-Log-Size"]) == len(full)
+        assert len(body) <= 5000
+        if not body:
+            break
+        got, off = got + body, off + len(body)
+    assert got == full and off == len(full)
+    st, _, body = get(g.port, f"/jobs/{jid}/log?offset=7", token)   # bytes: 65536 by default
+    assert st == 200 and body == full[7:7 + 65536]
+    st, _, body = get(g.port, f"/jobs/{jid}/log?offset={len(full) + 1}", token)
+    assert st == 416 and err(body) == f"'offset' {len(full) + 1} is past the end of job {jid}'s log ({len(full)} bytes)"
+    for q, what in (("offset=-1", "'offset' must be a byte offset from 0"),
+                    ("offset=1e3", "'offset' must be a byte offset"),
+                    ("offset=99999999999999999999", "'offset' must be a byte offset"),
+                    ("offset=0&bytes=0", "'bytes' must be a number of bytes from 1 to 4194304"),
+                    ("offset=0&bytes=4194305", "'bytes' must be a number of bytes from 1 to 4194304"),
+                    ("bytes=10", "'bytes' needs 'offset'"),
+                    ("tail=10&offset=0", "exclude each other"),
+                    ("offset=1&offset=2", "'offset' is given twice")):
+        st, _, body = get(g.port, f"/jobs/{jid}/log?{q}", token)
+        assert st == 400 and what in err(body), (q, body)
 
 
 def test_personal_log_replaced_by_a_symlink_is_not_read(gflow):
@@ -89,6 +123,10 @@ def test_system_log_refusals(system_gflow):
     assert st == 200 and body == b"from-a\n"
     st, _, body = get(g.port, f"/jobs/{jb}/log", ta)
     assert st == 403 and err(body) == f"job {jb} belongs to {b}; only {b} or an admin may read its log"
+    st, _, body = get(g.port, f"/jobs/{jb}/log?offset=0&bytes=4", ta)
+    assert st == 403 and b"from-b" not in body
+    st, _, body = get(g.port, f"/jobs/{jb}/log?offset=999", ta)     # its size is not told either
+    assert st == 403 and "past the end" not in err(body)
     # root (an admin) reads any
     st, body = g.api("GET", f"/jobs/{jb}/log")
     assert st == 200 and body == b"from-b\n"

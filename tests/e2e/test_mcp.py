@@ -5,27 +5,39 @@ import os
 import queue
 import subprocess
 import threading
+import time
 
+import jsonschema
 import pytest
 
 from conftest import SLOW
 
 TOOLS = {"get_health", "get_info", "list_jobs", "get_job", "get_job_log", "get_stats",
          "list_reservations", "get_queue_pressure", "triage_job", "preview_submit_jobs", "submit_jobs",
-         "preview_update_job", "update_job", "redo_job", "cancel_job", "hold_job", "release_job"}
+         "preview_update_job", "update_job", "redo_job", "cancel_job", "hold_job", "release_job",
+         "wait_for_job", "get_quotas"}
 READ_ONLY = {"get_health", "get_info", "list_jobs", "get_job", "get_job_log", "get_stats",
              "list_reservations", "get_queue_pressure", "triage_job", "preview_submit_jobs",
-             "preview_update_job"}
+             "preview_update_job", "wait_for_job", "get_quotas"}
+VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]   # newest first
 
 
 class Client:
-    def __init__(self, g):
+    def __init__(self, g, user=None):
         self.g = g
-        self.p = subprocess.Popen([str(g.build / "gflow"), "mcp", "serve"], env=g.env, cwd=g.tmp,
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if user:    # a user of a system daemon (SystemGflow), with their own copy of gflow
+            self.p = subprocess.Popen([str(g.bin / "gflow"), "mcp", "serve"], env=g.user_env(user),
+                                      cwd=g.home_of(user), user=user, group=user, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        else:
+            self.p = subprocess.Popen([str(g.build / "gflow"), "mcp", "serve"], env=g.env, cwd=g.tmp,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0
+        self.version = None
+        self.schemas = None
+        self.validated = set()      # the tools whose results were checked against their outputSchema
 
     def _read(self):
         for line in self.p.stdout:
@@ -69,7 +81,22 @@ class Client:
         r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
                                         "clientInfo": {"name": "test", "version": "1"}})
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.version = r["protocolVersion"]
+        self.schemas = None
         return r
+
+    def output_schemas(self):
+        """Each tool's outputSchema (from 2025-06-18 on), each a valid 2020-12 schema."""
+        if self.schemas is None:
+            self.schemas = {}
+            for t in self.request("tools/list")["tools"]:
+                if self.version >= "2025-06-18":
+                    jsonschema.Draft202012Validator.check_schema(t["outputSchema"])
+                    assert t["outputSchema"]["type"] == "object", t
+                    self.schemas[t["name"]] = t["outputSchema"]
+                else:
+                    assert "outputSchema" not in t, t
+        return self.schemas
 
     def call(self, tool, args=None, ok=True):
         r = self.request("tools/call", {"name": tool, "arguments": args or {}})
@@ -77,10 +104,23 @@ class Client:
         assert r["isError"] is (not ok), r
         if ok:
             data = json.loads(r["content"][0]["text"])
-            if "structuredContent" in r:
+            if self.version >= "2025-06-18":
+                # the result as structuredContent too, valid under the tool's outputSchema
                 assert r["structuredContent"] == data
+                jsonschema.Draft202012Validator(self.output_schemas()[tool]).validate(data)
+                self.validated.add(tool)
+            else:
+                assert "structuredContent" not in r
             return data
+        assert "structuredContent" not in r
         return r["content"][0]["text"]
+
+    def refused(self, tool, args):
+        """Arguments the tool's schema refuses: a protocol error before
+        2025-11-25, a tool error (isError, for the model to read) from then on."""
+        if self.version >= "2025-11-25":
+            return self.call(tool, args, ok=False)
+        return self.request("tools/call", {"name": tool, "arguments": args}, expect_error=-32602)["message"]
 
     def close(self):
         self.p.stdin.close()
@@ -105,7 +145,15 @@ def test_initialize_negotiates_and_lists_tools(mcp):
     # the notification got no answer: the next line answers the ping
     assert mcp.request("ping") == {}
     assert mcp.request("initialize", {"protocolVersion": "2024-11-05"})["protocolVersion"] == "2024-11-05"
-    assert mcp.request("initialize", {"protocolVersion": "2099-01-01"})["protocolVersion"] == "2025-06-18"
+    assert mcp.request("initialize", {"protocolVersion": "2099-01-01"})["protocolVersion"] == VERSIONS[0]
+    # each version it speaks is answered as asked (a client asking for
+    # 2025-11-25 gets 2025-11-25, not an older one)
+    for v in VERSIONS:
+        assert mcp.request("initialize", {"protocolVersion": v})["protocolVersion"] == v
+    # the last was 2024-11-05: no outputSchema then
+    assert all("outputSchema" not in t for t in mcp.request("tools/list")["tools"])
+    mcp.init("2025-11-25")
+    assert set(mcp.output_schemas()) == TOOLS     # every tool has one, and it is a valid schema
     tools = mcp.request("tools/list")["tools"]
     assert {t["name"] for t in tools} == TOOLS
     for t in tools:
@@ -221,9 +269,180 @@ def test_tools_that_change_a_job(gflow, mcp):
     assert r["content"][0]["text"]      # a list, or says reservations are not supported
 
 
+def test_every_tool_result_matches_its_output_schema(gflow, mcp):
+    """Each tool, run on real jobs: its structuredContent validates against its
+    outputSchema (Client.call checks; here every tool is made to answer)."""
+    g = gflow
+    g.start()
+    mcp.init("2025-11-25")
+    h = mcp.call("get_health")
+    assert h["mode"] == "personal"
+    mcp.call("get_info")
+    ok = {"command": ["sh", "-c", "echo one; echo two"], "name": "fine"}
+    mcp.call("preview_submit_jobs", {"jobs": [ok]})
+    jid = mcp.call("submit_jobs", {"jobs": [ok]})["jobs"][0]["id"]
+    w = mcp.call("wait_for_job", {"job_id": jid, "timeout_secs": 20})
+    assert w["ended"] is True and w["timed_out"] is False and w["job"]["state"] == "Finished"
+    mcp.call("list_jobs", {"states": "CD"})
+    mcp.call("get_job", {"job_id": jid})
+    mcp.call("get_job_log", {"job_id": jid})
+    mcp.call("get_job_log", {"job_id": jid, "offset": 0})
+    mcp.call("get_stats", {"all_users": True})
+    mcp.call("triage_job", {"job_id": jid})
+    mcp.call("redo_job", {"job_id": jid})
+    held = mcp.call("submit_jobs", {"jobs": [{"command": ["sleep", "30"], "hold": True}]})["jobs"][0]["id"]
+    mcp.call("preview_update_job", {"job_id": held, "set": {"priority": 9}})
+    mcp.call("update_job", {"job_id": held, "set": {"priority": 9}})
+    mcp.call("release_job", {"job_id": held})
+    queued = mcp.call("submit_jobs", {"jobs": [{"command": ["true"], "begin_at": time.time() + 3600}]})
+    mcp.call("hold_job", {"job_id": queued["jobs"][0]["id"]})
+    mcp.call("get_queue_pressure")
+    mcp.call("get_quotas")
+    mcp.call("list_reservations")
+    mcp.call("cancel_job", {"job_id": held})
+    assert mcp.validated == TOOLS, TOOLS - mcp.validated
+
+
+def test_older_versions_get_no_structured_content(gflow, mcp):
+    gflow.start()
+    for v in ("2025-03-26", "2024-11-05"):
+        mcp.init(v)
+        mcp.output_schemas()        # asserts that tools/list has none
+        assert mcp.call("get_health")["status"] == "ok"      # asserts no structuredContent
+
+
+def test_log_from_an_offset(gflow, mcp):
+    g = gflow
+    g.start()
+    mcp.init("2025-11-25")
+    jid = mcp.call("submit_jobs", {"jobs": [{"command": [
+        "python3", "-c", "import sys; sys.stdout.buffer.write('h\u00e9llo\\n'.encode() + b'x' * 200000 + b'\\n')"]}]})["jobs"][0]["id"]
+    assert mcp.call("wait_for_job", {"job_id": jid})["job"]["state"] == "Finished"
+    full = g.log_of(jid)
+    size = len(full.encode())
+    # read on from each answer's next_offset: the parts make the whole
+    got, off, parts = "", 0, 0
+    while True:
+        r = mcp.call("get_job_log", {"job_id": jid, "offset": off, "bytes": 65536})
+        assert r["offset"] == off and r["next_offset"] == off + r["bytes"] and r["bytes"] <= 65536
+        got, off, parts = got + r["text"], r["next_offset"], parts + 1
+        if not r["more"]:
+            break
+    assert got == full and off == size and parts == 4
+    # a part never ends inside a character: the next one starts with it
+    r = mcp.call("get_job_log", {"job_id": jid, "offset": 0, "bytes": 2})
+    assert r["text"] == "h" and r["next_offset"] == 1 and r["more"] is True
+    r = mcp.call("get_job_log", {"job_id": jid, "offset": 1, "bytes": 2})
+    assert r["text"] == "\u00e9" and r["next_offset"] == 3
+    # the end: nothing more; the tail's next_offset is where to read on
+    r = mcp.call("get_job_log", {"job_id": jid, "offset": size})
+    assert r["text"] == "" and r["more"] is False and r["next_offset"] == size
+    assert mcp.call("get_job_log", {"job_id": jid, "lines": 1})["next_offset"] == size
+    # careless and hostile arguments: refused in one line naming the argument
+    text = mcp.call("get_job_log", {"job_id": jid, "offset": size + 1}, ok=False)
+    assert text == f"'offset' {size + 1} is past the end of job {jid}'s log ({size} bytes)", text
+    assert "lines" in mcp.call("get_job_log", {"job_id": jid, "lines": 5, "offset": 0}, ok=False)
+    assert "bytes needs offset" in mcp.call("get_job_log", {"job_id": jid, "bytes": 5}, ok=False)
+    for v in ("2025-11-25", "2025-06-18"):     # a tool error, then a protocol error
+        mcp.init(v)
+        assert "bytes must be at most 1048576" in mcp.refused("get_job_log", {"job_id": jid, "offset": 0,
+                                                                             "bytes": 10 ** 12})
+        assert "offset must be at least 0" in mcp.refused("get_job_log", {"job_id": jid, "offset": -5})
+        assert "offset must be an integer" in mcp.refused("get_job_log", {"job_id": jid, "offset": "0"})
+    held = mcp.call("submit_jobs", {"jobs": [{"command": ["true"], "hold": True}]})["jobs"][0]["id"]
+    assert "no log" in mcp.call("get_job_log", {"job_id": held, "offset": 0}, ok=False)
+
+
+def test_wait_for_job(gflow, mcp):
+    g = gflow
+    g.start()
+    mcp.init("2025-11-25")
+    jid = mcp.call("submit_jobs", {"jobs": [{"command": ["sleep", "30"]}]})["jobs"][0]["id"]
+    g.wait_state(jid, "Running")
+    t0 = time.monotonic()
+    w = mcp.call("wait_for_job", {"job_id": "@", "timeout_secs": 1})
+    assert w["ended"] is False and w["timed_out"] is True and w["job"]["state"] == "Running"
+    assert 1 <= w["waited_secs"] and time.monotonic() - t0 >= 1
+    # it ends while we wait (cancelled by someone else): answered then, not at the timeout
+    threading.Timer(1.0, lambda: g.cli("gcancel", str(jid))).start()
+    t0 = time.monotonic()
+    w = mcp.call("wait_for_job", {"job_id": jid, "timeout_secs": 60})
+    assert w["ended"] is True and w["job"]["state"] == "Cancelled" and time.monotonic() - t0 < 30
+    assert mcp.call("wait_for_job", {"job_id": 999}, ok=False) == "job 999 does not exist"
+    assert mcp.call("wait_for_job", {"job_id": "@~50"}, ok=False) == "'@~50' names no job: you have 1 job"
+    for bad, what in ((0, "timeout_secs must be at least 1"), (601, "timeout_secs must be at most 600"),
+                      (2.5, "timeout_secs must be an integer"), ("60", "timeout_secs must be an integer")):
+        assert what in mcp.refused("wait_for_job", {"job_id": jid, "timeout_secs": bad})
+    assert "job_id is required" in mcp.refused("wait_for_job", {})
+
+
+def test_wait_ends_when_the_client_goes(gflow):
+    """A client that hangs up mid-wait does not leave the server waiting."""
+    g = gflow
+    g.start()
+    jid = g.submit("sleep", "60")
+    c = Client(g)
+    c.init()
+    c.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+            "params": {"name": "wait_for_job", "arguments": {"job_id": jid, "timeout_secs": 600}}})
+    time.sleep(0.5)
+    c.p.stdin.close()
+    assert c.p.wait(timeout=10 * SLOW) == 0
+    c.p.stdout.close()
+    c.p.stderr.close()
+
+
+def test_get_quotas(gflow, mcp):
+    g = gflow
+    g.start()
+    mcp.init("2025-11-25")
+    me = os.environ.get("USER") or __import__("pwd").getpwuid(os.getuid()).pw_name
+    q = mcp.call("get_quotas")
+    assert q["user"]["name"] == me and q["user"]["running_jobs"] == 0 and q["projects"] == []
+    assert q["user"]["limits"]["max_running_jobs"] is None and q["user"]["left"]["max_running_jobs"] is None
+    g.cli("gctl", "quota", "set", "--user", me, "--max-running-jobs", "3", check=True)
+    g.cli("gctl", "quota", "set", "--project", "vision", "--max-running-gpus", "4", check=True)
+    mcp.call("submit_jobs", {"jobs": [{"command": ["sleep", "30"], "project": "vision"}]})
+    g.wait_for(lambda: mcp.call("get_quotas")["user"]["running_jobs"] == 1, what="the job to run")
+    q = mcp.call("get_quotas")
+    assert q["user"]["limits"]["max_running_jobs"] == 3 and q["user"]["left"]["max_running_jobs"] == 2
+    assert [p["name"] for p in q["projects"]] == ["vision"]
+    assert q["projects"][0]["limits"]["max_running_gpus"] == 4
+    q = mcp.call("get_quotas", {"user": "nobody-here", "project": "other"})
+    assert q["user"]["name"] == "nobody-here" and q["user"]["running_jobs"] == 0
+    assert q["projects"][0]["name"] == "other"
+    assert "user must not be empty" in mcp.refused("get_quotas", {"user": ""})
+    assert "unknown argument 'all'" in mcp.refused("get_quotas", {"all": True})
+
+
+def test_system_mode_logs_of_others_are_refused(system_gflow):
+    g = system_gflow
+    g.gpus(1)
+    g.start()
+    a, b = g.add_user("a"), g.add_user("b")
+    jb = g.submit_as(b, "echo", "secret-of-b")
+    g.wait_state(jb, "Finished")
+    c = Client(g, user=a)
+    try:
+        c.init("2025-11-25")
+        text = c.call("get_job_log", {"job_id": jb, "offset": 0}, ok=False)
+        assert text == f"job {jb} belongs to {b}; only {b} or an admin may read its log", text
+        assert c.call("get_job_log", {"job_id": jb}, ok=False) == text
+        t = c.call("triage_job", {"job_id": jb})
+        assert t["log_error"] == text and t["log_tail"] == []
+        # a's own numbers, under a's name
+        q = c.call("get_quotas")
+        assert q["user"]["name"] == a
+        w = c.call("wait_for_job", {"job_id": jb, "timeout_secs": 1})     # states are public
+        assert w["ended"] is True
+    finally:
+        c.close()
+
+
 def test_help_and_usage(gflow):
     r = gflow.cli("gflow", "mcp", "serve", "--help")
     assert r.returncode == 0 and "triage_job" in r.stdout and "claude mcp add" in r.stdout
+    assert "wait_for_job" in r.stdout and "get_quotas" in r.stdout and "2025-11-25" in r.stdout
     r = gflow.cli("gflow", "mcp")
     assert r.returncode == 2 and "gflow mcp serve" in r.stderr
     r = gflow.cli("gflow", "mcp", "serve", "--port", "1")

@@ -62,25 +62,36 @@ static void test_check(void **state)
 	assert_string_equal(msg, "unknown argument 'extra'");
 }
 
-/* Every tool has a schema that parses, is an object schema, and lists
- * what it requires among its properties. */
+/* Is text an object schema that lists what it requires among its
+ * properties? */
+static void object_schema(const char *tool, const char *text)
+{
+	json_error_t err;
+	json_t *s = text ? json_loads(text, 0, &err) : NULL, *r;
+	size_t k;
+
+	if (!s)
+		fail_msg("%s: %s", tool, text ? err.text : "no schema");
+	assert_string_equal(json_string_value(json_object_get(s, "type")), "object");
+	json_array_foreach(json_object_get(s, "required"), k, r)
+		if (!json_object_get(json_object_get(s, "properties"), json_string_value(r)))
+			fail_msg("%s: '%s' is required but not a property", tool, json_string_value(r));
+	json_decref(s);
+}
+
+/* Every tool has an input and an output schema that parse, are object
+ * schemas, and list what they require among their properties; no output
+ * schema is for a tool that does not exist. */
 static void test_tool_schemas(void **state)
 {
 	(void)state;
-	assert_int_equal(mcp_ntools, 17);
+	assert_int_equal(mcp_ntools, 19);
 	for (size_t i = 0; i < mcp_ntools; i++) {
-		json_error_t err;
-		json_t *s = json_loads(mcp_tools[i].schema, 0, &err), *r;
-		size_t k;
-
-		if (!s)
-			fail_msg("%s: %s", mcp_tools[i].name, err.text);
-		assert_string_equal(json_string_value(json_object_get(s, "type")), "object");
-		json_array_foreach(json_object_get(s, "required"), k, r)
-			assert_non_null(json_object_get(json_object_get(s, "properties"), json_string_value(r)));
+		object_schema(mcp_tools[i].name, mcp_tools[i].schema);
+		object_schema(mcp_tools[i].name, mcp_output_schema(mcp_tools[i].name));
 		assert_true(!mcp_tools[i].destructive || !mcp_tools[i].read_only);
-		json_decref(s);
 	}
+	assert_null(mcp_output_schema("no_such_tool"));
 }
 
 int main(void)

@@ -1,5 +1,7 @@
-/* joblog.c — GET /jobs/<id>/log?tail=BYTES: the end of a job's log, for
- * its owner or an admin (the dashboard's log view; docs/api.md).
+/* joblog.c — GET /jobs/<id>/log?tail=BYTES: the end of a job's log, or
+ * ?offset=N[&bytes=M]: the part from byte N on (a reader that resumes where
+ * it stopped: gflow mcp's get_job_log), for its owner or an admin (the
+ * dashboard's log view; docs/api.md).
  *
  * In system mode the log is in the owner's home and the daemon is root, so
  * the file is opened without following a symlink (O_NOFOLLOW), without
@@ -14,6 +16,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,34 +26,62 @@
 #define TAIL_DEFAULT (64 * 1024)
 #define TAIL_MAX (4 * 1024 * 1024)
 
-/* ?tail=BYTES (1 to TAIL_MAX; default TAIL_DEFAULT); anything else is refused. */
-static int parse_query(struct evhttp_request *req, long long *tail, struct gf_err *e)
+/* What a request asks for: the last `tail` bytes (offset < 0), or at most
+ * `bytes` bytes from byte `offset` on. */
+struct logq {
+	long long tail, offset, bytes;
+};
+
+static int number(const struct evkeyval *p, long long lo, long long hi, const char *what, long long *out,
+		  struct gf_err *e)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(p->value, &end, 10);
+	if (errno || *end || end == p->value || *out < lo || *out > hi)
+		return gf_err_set(e, "'%s' must be %s from %lld to %lld, got '%.40s'", p->key, what, lo, hi,
+				  p->value);
+	return 0;
+}
+
+/* ?tail=BYTES (1 to TAIL_MAX; default TAIL_DEFAULT), or ?offset=N (0 or
+ * more) with bytes=M (1 to TAIL_MAX; default TAIL_DEFAULT); anything else,
+ * a key twice or tail with offset is refused. */
+static int parse_query(struct evhttp_request *req, struct logq *lq, struct gf_err *e)
 {
 	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
 	struct evkeyvalq kv = { 0 };
 	struct evkeyval *p;
+	bool seen[3] = { false, false, false };
 	int rc = 0;
 
-	*tail = TAIL_DEFAULT;
+	lq->tail = lq->bytes = TAIL_DEFAULT;
+	lq->offset = -1;
 	if (!q || !*q)
 		return 0;
 	if (evhttp_parse_query_str(q, &kv))
 		return gf_err_set(e, "the query string cannot be decoded");
-	for (p = kv.tqh_first; p; p = p->next.tqe_next) {
-		char *end;
+	for (p = kv.tqh_first; p && !rc; p = p->next.tqe_next) {
+		int k = !strcmp(p->key, "tail") ? 0 : !strcmp(p->key, "offset") ? 1 : !strcmp(p->key, "bytes") ? 2 : -1;
 
-		if (strcmp(p->key, "tail")) {
-			rc = gf_err_set(e, "unknown query parameter '%s' (known: tail)", p->key);
-			break;
-		}
-		errno = 0;
-		*tail = strtoll(p->value, &end, 10);
-		if (errno || *end || end == p->value || *tail < 1 || *tail > TAIL_MAX) {
-			rc = gf_err_set(e, "'tail' must be a number of bytes from 1 to %d, got '%s'", TAIL_MAX,
-					p->value);
-			break;
-		}
+		if (k < 0)
+			rc = gf_err_set(e, "unknown query parameter '%.80s' (known: tail, offset, bytes)", p->key);
+		else if (seen[k])
+			rc = gf_err_set(e, "'%s' is given twice", p->key);
+		else if (k == 0)
+			rc = number(p, 1, TAIL_MAX, "a number of bytes", &lq->tail, e);
+		else if (k == 1)
+			rc = number(p, 0, INT64_MAX / 2, "a byte offset", &lq->offset, e);
+		else
+			rc = number(p, 1, TAIL_MAX, "a number of bytes", &lq->bytes, e);
+		if (k >= 0)
+			seen[k] = true;
 	}
+	if (!rc && seen[0] && (seen[1] || seen[2]))
+		rc = gf_err_set(e, "'tail' (the end) and 'offset'/'bytes' (a part from an offset) exclude each other");
+	if (!rc && seen[2] && !seen[1])
+		rc = gf_err_set(e, "'bytes' needs 'offset' (the byte to start at); 'tail' asks for the end");
 	evhttp_clear_headers(&kv);
 	return rc;
 }
@@ -92,12 +123,13 @@ static int open_log(struct server *s, const struct job *j, struct stat *st, int 
 void joblog_get(struct server *s, struct evhttp_request *req, uid_t uid, bool admin, const char *rest)
 {
 	char *end, msg[600], num[32];
-	long long id = strtoll(rest, &end, 10), tail;
+	long long id = strtoll(rest, &end, 10);
+	struct logq lq;
 	struct job *j = end == rest || strcmp(end, "/log") ? NULL : jobs_get(s, id);
 	struct evbuffer *b;
 	struct stat st;
 	struct gf_err e;
-	off_t from;
+	off_t from, to;
 	char *data;
 	size_t got = 0;
 	int fd, code;
@@ -112,7 +144,7 @@ void joblog_get(struct server *s, struct evhttp_request *req, uid_t uid, bool ad
 		api_reply_err(req, 404, "%s", msg);
 		return;
 	}
-	if (parse_query(req, &tail, &e)) {
+	if (parse_query(req, &lq, &e)) {
 		api_reply_err(req, 400, "%s", e.msg);
 		return;
 	}
@@ -128,13 +160,22 @@ void joblog_get(struct server *s, struct evhttp_request *req, uid_t uid, bool ad
 		api_reply_err(req, code, "%s", e.msg);
 		return;
 	}
-	from = st.st_size > tail ? st.st_size - (off_t)tail : 0;
+	if (lq.offset > (long long)st.st_size) {
+		close(fd);
+		api_reply_err(req, 416, "'offset' %lld is past the end of job %lld's log (%lld bytes)", lq.offset, id,
+			      (long long)st.st_size);
+		return;
+	}
+	if (lq.offset >= 0)
+		from = (off_t)lq.offset, to = st.st_size - from > lq.bytes ? from + (off_t)lq.bytes : st.st_size;
+	else
+		from = st.st_size > lq.tail ? st.st_size - (off_t)lq.tail : 0, to = st.st_size;
 	/* Read now what is there now (at most TAIL_MAX bytes): the file may
 	 * grow or shrink meanwhile. */
-	data = malloc((size_t)(st.st_size - from) + 1);
+	data = malloc((size_t)(to - from) + 1);
 	if (!data)
 		abort();
-	for (size_t want = (size_t)(st.st_size - from); got < want;) {
+	for (size_t want = (size_t)(to - from); got < want;) {
 		ssize_t r = pread(fd, data + got, want - got, from + (off_t)got);
 
 		if (r < 0 && errno == EINTR)

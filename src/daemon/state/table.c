@@ -202,14 +202,17 @@ int64_t jobs_resolve_ref(struct server *s, uid_t uid, const char *ref, struct gf
 			return gf_err_set(e, "invalid job reference '%s': expected @ or @~N", ref);
 	} else if (ref[1])
 		return gf_err_set(e, "invalid job reference '%s': expected @ or @~N", ref);
+	long long mine = 0;
+
 	for (int64_t i = s->max_id; i > 0; i--) {
 		struct job *j = s->jobs[i];
 
-		if (j && j->uid == uid && back-- == 0)
+		if (j && j->uid == uid && mine++ == back)
 			return i;
 	}
-	return gf_err_set(e, "'%s' names no job: you have %s", ref,
-			  back < 0 ? "fewer jobs than that" : "no jobs yet");
+	if (mine)
+		return gf_err_set(e, "'%s' names no job: you have %lld job%s", ref, mine, mine == 1 ? "" : "s");
+	return gf_err_set(e, "'%s' names no job: you have no jobs yet", ref);
 }
 
 /* ---- dependencies ------------------------------------------------------ */

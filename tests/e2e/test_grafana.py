@@ -115,3 +115,59 @@ def test_dashboard_names_only_exported_series(gflow):
                  "gflow_jobs_waiting_gpus", "gflow_jobs_oldest_waiting_seconds", "gflow_jobs_ended_total",
                  "gflow_api_request_seconds_bucket", "gflow_jobs"):
         assert want in used, want
+
+
+def test_dashboard_on_a_real_prometheus(gflow):
+    """A real Prometheus scrapes the daemon; every dashboard query runs
+    without error, and the queue panels have data (a started job's wait, the
+    queued job's reason and GPUs, requests by route)."""
+    import time
+    import urllib.parse
+    import urllib.request
+    from conftest import free_port
+
+    if not shutil.which("prometheus"):
+        pytest.skip("prometheus (Debian package prometheus) is not installed")
+    g = gflow
+    g.set_scenario("".join(f'gpu {i} name="Fake H100" total_mb=81920 util=50\n' for i in range(2)))
+    g.start()
+    g.wait_state(g.submit("-P", "p", "true"), "Finished")
+    g.submit("-P", "q", "--gpus", "2", "--hold", "true")
+    waiting = g.submit("-P", "q", "--gpus", "2", "--begin", "now+1h", "true")
+    g.wait_for(lambda: g.job(waiting)["reason"], what="a reason for the waiting job")
+    port = free_port()
+    (g.tmp / "prom.yml").write_text(
+        "global: {scrape_interval: 1s}\n"
+        f"scrape_configs: [{{job_name: gflow, static_configs: [{{targets: ['127.0.0.1:{g.port}']}}]}}]\n")
+    prom = subprocess.Popen(["prometheus", f"--config.file={g.tmp / 'prom.yml'}",
+                             f"--storage.tsdb.path={g.tmp / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def query(expr):
+        url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        with urllib.request.urlopen(url, timeout=5) as r:
+            out = json.loads(r.read())
+        assert out["status"] == "success", (expr, out)
+        return out["data"]["result"]
+
+    try:
+        def scraped():
+            try:
+                return [r for r in query('up{job="gflow"}') if r["value"][1] == "1"] and \
+                    query("gflow_jobs_waiting_gpus") and query("gflow_api_request_seconds_count") or None
+            except OSError:
+                return None
+        g.wait_for(scraped, timeout=15, what="Prometheus scraping gflowd")
+        d = json.loads(DASH.read_text())
+        for title, e in queries(d):
+            query(concrete(e).replace("[5m]", "[1m]"))
+        reason = g.job(waiting)["reason"]
+        got = {r["metric"]["reason"]: float(r["value"][1]) for r in query("gflow_jobs_waiting_gpus")}
+        assert got[reason] == 2, (reason, got)
+        assert float(query("gflow_jobs_oldest_waiting_seconds")[0]["value"][1]) >= 0
+        assert float(query('sum(gflow_job_queue_wait_seconds_count{project="p"})')[0]["value"][1]) == 1
+        assert query('gflow_api_request_seconds_count{route="/jobs/{id}",status="200"}')
+        assert float(query('sum(gflow_jobs{project="q"})')[0]["value"][1]) == 2
+    finally:
+        prom.terminate()
+        prom.wait(timeout=10)

@@ -95,8 +95,27 @@ def test_metrics_format_and_values(gflow):
                 got = s[("gflow_jobs_ended_total", (("project", proj), ("state", state), ("user", user)))]
                 assert got == sum(j["state"] == name for j in mine), (proj, state)
         for state, name in (("queued", "Queued"), ("hold", "Hold"), ("running", "Running")):
-            assert s[("gflow_jobs", (("state", state), ("user", user)))] == sum(j["state"] == name for j in queue)
-        assert s[("gflow_jobs", (("state", "running"), ("user", user)))] == 2
+            for proj in ("p1", "p2", ""):
+                assert s[("gflow_jobs", (("project", proj), ("state", state), ("user", user)))] == \
+                    sum(j["state"] == name and (j["project"] or "") == proj for j in queue), (state, proj)
+        assert sum(v for (n, lab), v in s.items() if n == "gflow_jobs" and ("state", "running") in lab) == 2
+        # waiting jobs: the queued one waits for resources (4 GPUs), the oldest's age, GPUs asked
+        q = [j for j in queue if j["state"] == "Queued"]
+        assert len(q) == 1
+        assert s[("gflow_jobs_waiting", (("reason", q[0]["reason"]),))] == 1, q[0]["reason"]
+        assert sum(v for (n, _), v in s.items() if n == "gflow_jobs_waiting") == 1
+        assert s[("gflow_jobs_waiting_gpus", (("reason", q[0]["reason"]),))] == 4
+        assert s[("gflow_jobs_oldest_waiting_seconds", ())] > 0
+        # queue wait: every job that started (2 running, finished, failed, timed out); run time: the ended ones
+        started = [j for j in queue if j["state"] in ("Running", "Finished", "Failed", "Timeout")]
+        for proj in ("p1", "p2"):
+            lab = (("project", proj), ("user", user))
+            assert s[("gflow_job_queue_wait_seconds_count", lab)] == \
+                sum((j["project"] or "") == proj for j in started), proj
+            assert s[("gflow_job_run_seconds_count", lab)] == \
+                sum((j["project"] or "") == proj and j["state"] != "Running" for j in started), proj
+        assert s[("gflow_job_run_seconds_bucket", (("le", "+Inf"), ("project", "p2"), ("user", user)))] == 1
+        assert s[("gflow_job_run_seconds_sum", (("project", "p2"), ("user", user)))] >= 1   # the 1 s time limit
 
         # GPUs: what ginfo -l shows (index, memory, utilisation, state)
         rows = [ln.split() for ln in ginfo.splitlines()[1:] if ln[:1].isdigit()]
@@ -117,7 +136,9 @@ def test_metrics_format_and_values(gflow):
         assert sorted(gpu["state"] for gpu in gpus).count("allocated") == 2
         assert s[("gflow_host_memory_total_bytes", ())] > 0
         assert s[("gflow_scheduler_pass_seconds_count", ())] > 0
-        assert s[("gflow_api_request_seconds_count", ())] > 0
+        api = {dict(lab)["route"]: v for (n, lab), v in s.items() if n == "gflow_api_request_seconds_count"
+               and dict(lab)["status"] == "200"}
+        assert api["/jobs/{id}"] > 0 and api["/jobs"] > 0 and api["/gpus"] > 0, api
         go.touch()
     finally:
         foreign.kill()
@@ -172,3 +193,101 @@ max_retries = 0
     finally:
         ok.close()
         failing.close()
+
+
+def post_jobs(g, jobs):
+    st, body = g.api("POST", "/jobs", {"jobs": jobs, "cwd": str(g.tmp), "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 201, body
+    return [j["id"] for j in body["jobs"]]
+
+
+def check_promtool(text):
+    if shutil.which("promtool"):
+        check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_metrics_hostile_label_values(gflow):
+    """Quotes, backslashes, a newline and UTF-8 in a project name come back
+    exactly (escaped per the exposition format) in every series that names
+    it, the histograms included; promtool accepts the page."""
+    pytest.importorskip("prometheus_client")
+    g = gflow
+    g.start()
+    # control characters (a newline) never reach a label: a submission refuses them
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["true"], "project": "a\nb"}], "cwd": str(g.tmp)})
+    assert st == 400 and "'project' contains a control character" in body["error"], body
+    odd = ['we"ird\\proj', 'проект ✓ "😀"', '\\"} 1\\n# HELP x y', 'end\\', '"', '{le="1"}']
+    for jid in post_jobs(g, [{"command": ["true"], "project": p} for p in odd]):
+        user = g.wait_state(jid, "Finished")["user"]
+    text = scrape(g)[2]
+    check_promtool(text)
+    _, s = samples(text)
+    for p in odd:
+        lab = (("project", p), ("user", user))
+        assert s[("gflow_jobs_submitted_total", lab)] == 1, p
+        assert s[("gflow_job_queue_wait_seconds_count", lab)] == 1, p
+        assert s[("gflow_job_run_seconds_count", lab)] == 1, p
+        assert s[("gflow_jobs", (("project", p), ("state", "queued"), ("user", user)))] == 0, p
+
+
+def test_metrics_series_stay_bounded(gflow):
+    """A flood of distinct projects: the first 64 seen keep their own label,
+    the rest share project="(other)" (counted, not lost); the series count
+    does not follow the projects; no route label carries an id."""
+    pytest.importorskip("prometheus_client")
+    g = gflow
+    g.start()
+    names = [f"flood{i:03d}" for i in range(150)]
+    ids = post_jobs(g, [{"command": ["true"], "project": p, "hold": True} for p in names])
+    for jid in ids[:3]:
+        g.api("GET", f"/jobs/{jid}")
+        g.api("GET", f"/jobs/{jid}/log")
+    g.api("GET", "/jobs/999999")
+    g.api("GET", "/no/such/route/123")
+    text = scrape(g)[2]
+    check_promtool(text)
+    _, s = samples(text)
+    sub = {dict(lab)["project"]: v for (n, lab), v in s.items() if n == "gflow_jobs_submitted_total"}
+    assert set(sub) == set(names[:64]) | {"(other)"}, sorted(sub)
+    assert sub["(other)"] == 150 - 64
+    assert sum(v for (n, lab), v in s.items() if n == "gflow_jobs" and ("state", "hold") in lab) == 150
+    routes = {dict(lab)["route"] for (n, lab), v in s.items() if n == "gflow_api_request_seconds_count"}
+    assert {"/jobs/{id}", "/jobs/{id}/log", "none", "/jobs"} <= routes, routes
+    assert not any(ch.isdigit() for r in routes for ch in r), routes
+    statuses = {(dict(lab)["route"], dict(lab)["status"]) for (n, lab), v in s.items()
+                if n == "gflow_api_request_seconds_count"}
+    assert ("/jobs/{id}", "404") in statuses and ("none", "404") in statuses, statuses
+    # a second flood adds no series: the labels are already all taken
+    more = [f"late{i}" for i in range(100)]
+    post_jobs(g, [{"command": ["true"], "project": p, "hold": True} for p in more])
+    _, s2 = samples(scrape(g)[2])
+    job_series = lambda d: {k for k in d if k[0].startswith("gflow_job")}
+    assert job_series(s2) == job_series(s)
+    assert s2[("gflow_jobs_submitted_total", (("project", "(other)"), ("user", dict(next(iter(
+        k for k in s if k[0] == "gflow_jobs_submitted_total"))[1])["user"])))] == 150 - 64 + 100
+
+
+def test_metrics_survive_a_restart(gflow):
+    """The job histograms and ended counters are counted from the job table:
+    a restarted daemon reports the same counts (monotonic across restarts),
+    and the oldest waiting job's age goes on growing."""
+    pytest.importorskip("prometheus_client")
+    g = gflow
+    g.start()
+    ids = [g.submit("-P", "r", "true"), g.submit("-P", "r", "false"), g.submit("-P", "r", "--hold", "true")]
+    g.wait_state(ids[0], "Finished")
+    g.wait_state(ids[1], "Failed")
+    g.cli("gcancel", str(ids[2]), check=True)
+    g.wait_state(ids[2], "Cancelled")
+    _, before = samples(scrape(g)[2])
+    g.stop()
+    g.start()
+    _, after = samples(scrape(g)[2])
+    keys = [k for k in before if k[0].startswith(("gflow_job_queue_wait", "gflow_job_run", "gflow_jobs_ended",
+                                                   "gflow_jobs_submitted"))]
+    assert keys and all(after[k] == before[k] for k in keys), [(k, before[k], after.get(k)) for k in keys
+                                                              if after.get(k) != before[k]]
+    user = g.job(ids[0])["user"]
+    assert after[("gflow_jobs_ended_total", (("project", "r"), ("state", "failed"), ("user", user)))] == 1
+    assert after[("gflow_job_queue_wait_seconds_count", (("project", "r"), ("user", user)))] == 2

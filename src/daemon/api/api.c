@@ -449,6 +449,25 @@ static const struct route routes[] = {
 	{ POST, "/remote/*", NULL, OWNER, NULL, r_remote },	/* a cluster's jobs: the owner's (api_remote.c) */
 };
 
+/* The route label /metrics gives a request to r (NULL: none matched): its
+ * pattern, never the path itself, so ids and file names make no series. */
+static const char *route_label(const struct route *r, const char *path)
+{
+	if (!r)
+		return "none";
+	if (r->fn == r_log)
+		return "/jobs/{id}/log";
+	if (r->fn == r_get)
+		return "/jobs/{id}";
+	if (r->fn == r_web)
+		return "/ui";
+	if (r->fn == r_share)	/* one entry, three families */
+		return !strncmp(path, "/quotas", 7)	  ? "/quotas*"
+		       : !strncmp(path, "/reservations", 13) ? "/reservations*"
+							     : "/usage";
+	return r->path;
+}
+
 /* The route for m and path, and the part of path its handler gets. */
 static const struct route *find_route(enum evhttp_cmd_type m, const char *path, const char **rest)
 {
@@ -469,12 +488,14 @@ static const struct route *find_route(enum evhttp_cmd_type m, const char *path, 
 	return NULL;
 }
 
-static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
+/* Answers req (or starts to); returns the route label for /metrics. */
+static const char *route(struct evhttp_request *req, struct server *s, bool unix_sock)
 {
 	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req)), *rest = NULL;
 	enum evhttp_cmd_type m = evhttp_request_get_command(req);
 	struct caller c = identify(s, req, unix_sock);
 	const struct route *r;
+	const char *label;
 	json_t *body = NULL;
 	struct gf_err e;
 
@@ -488,41 +509,51 @@ static void route(struct evhttp_request *req, struct server *s, bool unix_sock)
 	if (req->major == 1 && req->minor >= 1 &&
 	    !evhttp_find_header(evhttp_request_get_input_headers(req), "Host")) {
 		api_reply_err(req, 400, "an HTTP/1.1 request needs a Host header");
-		return;
+		return route_label(NULL, path);
 	}
 	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_POST) {
 		api_reply_err(req, 405, "method not allowed");
-		return;
+		return route_label(NULL, path);
 	}
 	/* OWNER and ADMIN: a caller who may write. Every POST route needs one,
 	 * so it is checked (and the body read) before the path is looked up. */
 	if (m == EVHTTP_REQ_POST && !c.may_write) {
 		api_reply_err(req, 401, "changes over TCP need 'Authorization: Bearer <token>' (see gflowd token)");
-		return;
+		return route_label(find_route(m, path, &rest), path);
 	}
 	if (m == EVHTTP_REQ_POST && !(body = api_read_body(req, &e))) {
 		api_reply_err(req, 400, "%s", e.msg);
-		return;
+		return route_label(find_route(m, path, &rest), path);
 	}
 	if (!(r = find_route(m, path, &rest)))
 		api_reply_err(req, 404, "no such endpoint: %s %s", m == EVHTTP_REQ_GET ? "GET" : "POST", path);
-	else if (r->role != ADMIN || admin_only(s, req, &c, r->what))
+	label = route_label(r, path);
+	if (r && (r->role != ADMIN || admin_only(s, req, &c, r->what)))
 		r->fn(s, req, &c, body, rest);
 	json_decref(body);
+	return label;
+}
+
+/* Times the request: until its answer, or until it waits (a cascade, a
+ * stream), which /metrics labels status="pending". The request is still
+ * ours when route() returns: libevent frees it only once the answer is
+ * written, from the loop. */
+static void on_request(struct evhttp_request *req, struct server *s, bool unix_sock)
+{
+	double t0 = metrics_clock();
+	enum evhttp_cmd_type m = evhttp_request_get_command(req);
+	const char *method = m == EVHTTP_REQ_GET ? "GET" : m == EVHTTP_REQ_POST ? "POST" : "other";
+	const char *label = route(req, s, unix_sock);
+
+	metrics_observe_api(s, method, label, evhttp_request_get_response_code(req), metrics_clock() - t0);
 }
 
 void api_on_unix(struct evhttp_request *req, void *arg)
 {
-	double t0 = metrics_clock();
-
-	route(req, arg, true);
-	metrics_observe(&((struct server *)arg)->metrics.api, metrics_clock() - t0);
+	on_request(req, arg, true);
 }
 
 void api_on_tcp(struct evhttp_request *req, void *arg)
 {
-	double t0 = metrics_clock();
-
-	route(req, arg, false);
-	metrics_observe(&((struct server *)arg)->metrics.api, metrics_clock() - t0);
+	on_request(req, arg, false);
 }

@@ -776,6 +776,7 @@ static void teardown(struct server *s)
 	api_close(s);
 	gpustate_close(s);
 	history_close(s);
+	metrics_close(s);
 	reap_close(s);
 	exec_close(s);
 	track_close(s);

@@ -42,15 +42,40 @@ void metrics_observe(struct histogram *h, double secs)
 
 /* ---- per-(user, project) counts ----------------------------------------- */
 
+/* Label cardinality: projects are free text, so the series are bounded.
+ * Users and projects keep their own label in the order they first appear
+ * in the job table (by job id) up to MAX_USERS and MAX_PROJECTS; the
+ * (user, project) pairs likewise up to MAX_PAIRS; beyond, the value is
+ * OTHER. The table only grows and keeps its order, so a name never moves
+ * between its own series and OTHER's: the counters stay monotonic. */
+#define OTHER "(other)"
+enum { MAX_USERS = 64, MAX_PROJECTS = 64, MAX_PAIRS = 256 };
+
+/* Buckets (seconds) of the job histograms (queue wait, run time). */
+#define JOB_BUCKETS 16
+static const double job_bounds[JOB_BUCKETS] = { 1,    5,    15,    30,    60,    120,   300,   600,
+						1800, 3600, 7200, 14400, 28800, 86400, 259200, 604800 };
+
+struct job_hist {
+	uint64_t bucket[JOB_BUCKETS], count;
+	double sum;
+};
+
 enum { C_SUBMITTED, C_FINISHED, C_FAILED, C_CANCELLED, C_TIMEOUT, C_QUEUED, C_HOLD, C_RUNNING, C_N };
 
 struct tally {
-	const char *user, *project;	/* borrowed from a job; project "" for none */
+	const char *user, *project;	/* borrowed from a job (or OTHER); project "" for none */
 	uint64_t n[C_N];
+	struct job_hist wait, run;
 };
 
-struct tallies {
-	struct tally *v;
+/* A set of (a, b) string pairs, each with its index in insertion order. */
+struct slot {
+	const char *a, *b;
+	size_t idx;
+};
+struct pairset {
+	struct slot *v;
 	size_t n, cap;		/* cap: a power of two, open addressing */
 };
 
@@ -61,81 +86,149 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	return (h ^ 0xff) * 1099511628211ULL;
 }
 
-static void tallies_grow(struct tallies *t);
-
-static struct tally *tally_of(struct tallies *t, const char *user, const char *project)
+static struct slot *slot_of(struct pairset *t, const char *a, const char *b)
 {
-	size_t i;
+	size_t i = (size_t)hash_str(hash_str(14695981039346656037ULL, a), b) & (t->cap - 1);
 
-	if ((t->n + 1) * 2 > t->cap)
-		tallies_grow(t);
-	i = (size_t)hash_str(hash_str(14695981039346656037ULL, user), project) & (t->cap - 1);
-	for (;; i = (i + 1) & (t->cap - 1)) {
-		struct tally *x = &t->v[i];
-
-		if (!x->user) {
-			x->user = user;
-			x->project = project;
-			t->n++;
-			return x;
-		}
-		if (!strcmp(x->user, user) && !strcmp(x->project, project))
-			return x;
-	}
+	for (;; i = (i + 1) & (t->cap - 1))
+		if (!t->v[i].a || (!strcmp(t->v[i].a, a) && !strcmp(t->v[i].b, b)))
+			return &t->v[i];
 }
 
-static void tallies_grow(struct tallies *t)
+/* The index of (a, b), or SIZE_MAX when absent and !add. */
+static size_t pairset_get(struct pairset *t, const char *a, const char *b, bool add)
 {
-	struct tallies bigger = { .cap = t->cap ? t->cap * 2 : 64 };
+	struct slot *x;
 
-	bigger.v = calloc(bigger.cap, sizeof *bigger.v);
-	if (!bigger.v)
-		abort();
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->v[i].user)
-			memcpy(tally_of(&bigger, t->v[i].user, t->v[i].project)->n, t->v[i].n, sizeof t->v[i].n);
-	free(t->v);
-	*t = bigger;
+	if ((t->n + 1) * 2 > t->cap) {
+		struct pairset bigger = { .cap = t->cap ? t->cap * 2 : 64, .n = t->n };
+
+		bigger.v = calloc(bigger.cap, sizeof *bigger.v);
+		if (!bigger.v)
+			abort();
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->v[i].a)
+				*slot_of(&bigger, t->v[i].a, t->v[i].b) = t->v[i];
+		free(t->v);
+		*t = bigger;
+	}
+	x = slot_of(t, a, b);
+	if (x->a)
+		return x->idx;
+	if (!add)
+		return SIZE_MAX;
+	*x = (struct slot){ a, b, t->n++ };
+	return x->idx;
+}
+
+static void job_hist_add(struct job_hist *h, double secs)
+{
+	if (!(secs >= 0))	/* also NaN: a clock that went back */
+		secs = 0;
+	for (int i = 0; i < JOB_BUCKETS; i++)
+		if (secs <= job_bounds[i])
+			h->bucket[i]++;
+	h->count++;
+	h->sum += secs;
+}
+
+struct counts {
+	struct tally *t;	/* one per labelled pair, in pairs' order */
+	size_t nt, cap;
+	/* waiting (queued) jobs */
+	uint64_t waiting[8], waiting_gpus[8];
+	double oldest_submit;	/* 0: none waits */
+};
+
+/* The reasons a queued job waits for (the scheduler's, state/table.c's). */
+static const char *const wait_reasons[] = { "None",     "Dependency", "BeginTime", "Resources",
+					    "Priority", "Quota",      "Reservation", "other" };
+
+static size_t wait_reason(const char *r)
+{
+	size_t n = sizeof wait_reasons / sizeof wait_reasons[0];
+
+	if (!r)
+		return 0;
+	for (size_t i = 1; i < n - 1; i++)
+		if (!strcmp(r, wait_reasons[i]))
+			return i;
+	return n - 1;
 }
 
 static int by_labels(const void *a, const void *b)
 {
 	const struct tally *x = a, *y = b;
-	int c;
+	int c = strcmp(x->user, y->user);
 
-	if (!x->user || !y->user)
-		return !x->user - !y->user;
-	c = strcmp(x->user, y->user);
 	return c ? c : strcmp(x->project, y->project);
 }
 
-static void count_jobs(struct server *s, struct tallies *t)
+static void count_jobs(struct server *s, struct counts *c)
 {
 	static const int ended[JS_NSTATES] = { [JS_FINISHED] = C_FINISHED, [JS_FAILED] = C_FAILED,
 					      [JS_CANCELLED] = C_CANCELLED, [JS_TIMEOUT] = C_TIMEOUT };
 	static const int live[JS_NSTATES] = { [JS_QUEUED] = C_QUEUED, [JS_HOLD] = C_HOLD,
 					     [JS_RUNNING] = C_RUNNING };
+	struct pairset users = { 0 }, projects = { 0 }, pairs = { 0 };
 
 	for (int64_t id = 1; id <= s->max_id; id++) {
 		struct job *j = s->jobs[id];
+		const char *u, *p;
 		struct tally *x;
+		size_t k;
 
 		if (!j)
 			continue;
-		x = tally_of(t, j->user ? j->user : "", j->project ? j->project : "");
+		u = j->user ? j->user : "";
+		p = j->project ? j->project : "";
+		if (pairset_get(&users, u, "", true) >= MAX_USERS)
+			u = OTHER;
+		if (pairset_get(&projects, p, "", true) >= MAX_PROJECTS)
+			p = OTHER;
+		if (pairs.n >= MAX_PAIRS && pairset_get(&pairs, u, p, false) == SIZE_MAX)
+			p = OTHER;	/* at most MAX_USERS + 1 more pairs */
+		k = pairset_get(&pairs, u, p, true);
+		if (k == c->nt) {
+			if (c->nt == c->cap) {
+				c->cap = c->cap ? c->cap * 2 : 16;
+				if (!(c->t = realloc(c->t, c->cap * sizeof *c->t)))
+					abort();
+			}
+			c->t[c->nt++] = (struct tally){ .user = u, .project = p };
+		}
+		x = &c->t[k];
 		x->n[C_SUBMITTED]++;
 		if (job_state_ended(j->state))
 			x->n[ended[j->state]]++;
 		else
 			x->n[live[j->state]]++;
+		/* Started: from submit to start (time held included). A start
+		 * in which nothing ran queues the job again with no start. */
+		if (j->start_time > 0 && (j->state == JS_RUNNING || job_state_ended(j->state)))
+			job_hist_add(&x->wait, j->start_time - j->submit_time);
+		if (j->start_time > 0 && job_state_ended(j->state) && j->end_time > 0)
+			job_hist_add(&x->run, j->end_time - j->start_time);
+		if (j->state == JS_QUEUED) {
+			size_t r = wait_reason(j->reason);
+
+			c->waiting[r]++;
+			c->waiting_gpus[r] += j->gpus > 0 ? (uint64_t)j->gpus : 0;
+			if (j->submit_time > 0 && (!c->oldest_submit || j->submit_time < c->oldest_submit))
+				c->oldest_submit = j->submit_time;
+		}
 	}
-	if (t->cap)
-		qsort(t->v, t->cap, sizeof *t->v, by_labels);	/* the empty slots go last */
+	free(users.v);
+	free(projects.v);
+	free(pairs.v);
+	if (c->nt)
+		qsort(c->t, c->nt, sizeof *c->t, by_labels);
 }
 
 /* ---- the text format ------------------------------------------------------ */
 
-/* A label value with \, " and newline escaped. */
+/* A label value with \, " and newline escaped (the exposition format's
+ * three); other bytes, UTF-8 included, go as they are. */
 static void add_label(struct evbuffer *b, const char *name, const char *value, bool first)
 {
 	evbuffer_add_printf(b, "%s%s=\"", first ? "" : ",", name);
@@ -155,48 +248,83 @@ static void family(struct evbuffer *b, const char *name, const char *type, const
 	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* `name{user="…",project="…"` (suffix after name: "" or "_bucket"…) */
+static void user_project(struct evbuffer *b, const char *name, const char *suffix, const struct tally *t)
+{
+	evbuffer_add_printf(b, "%s%s{", name, suffix);
+	add_label(b, "user", t->user, true);
+	add_label(b, "project", t->project, false);
+}
+
+static void job_histogram(struct evbuffer *b, const char *name, const struct counts *c, bool run)
+{
+	for (size_t i = 0; i < c->nt; i++) {
+		const struct job_hist *h = run ? &c->t[i].run : &c->t[i].wait;
+
+		if (!h->count)
+			continue;
+		for (int k = 0; k < JOB_BUCKETS; k++) {
+			user_project(b, name, "_bucket", &c->t[i]);
+			evbuffer_add_printf(b, ",le=\"%g\"} %llu\n", job_bounds[k], (unsigned long long)h->bucket[k]);
+		}
+		user_project(b, name, "_bucket", &c->t[i]);
+		evbuffer_add_printf(b, ",le=\"+Inf\"} %llu\n", (unsigned long long)h->count);
+		user_project(b, name, "_sum", &c->t[i]);
+		evbuffer_add_printf(b, "} %.3f\n", h->sum);
+		user_project(b, name, "_count", &c->t[i]);
+		evbuffer_add_printf(b, "} %llu\n", (unsigned long long)h->count);
+	}
+}
+
 static void jobs_section(struct server *s, struct evbuffer *b)
 {
 	static const char *const end_names[] = { "finished", "failed", "cancelled", "timeout" };
 	static const char *const live_names[] = { "queued", "hold", "running" };
-	struct tallies t = { 0 };
+	struct counts c = { 0 };
 
-	count_jobs(s, &t);
+	count_jobs(s, &c);
 	family(b, "gflow_jobs_submitted_total", "counter", "Jobs submitted, by user and project.");
-	for (size_t i = 0; i < t.n; i++) {
-		evbuffer_add_printf(b, "gflow_jobs_submitted_total{");
-		add_label(b, "user", t.v[i].user, true);
-		add_label(b, "project", t.v[i].project, false);
-		evbuffer_add_printf(b, "} %llu\n", (unsigned long long)t.v[i].n[C_SUBMITTED]);
+	for (size_t i = 0; i < c.nt; i++) {
+		user_project(b, "gflow_jobs_submitted_total", "", &c.t[i]);
+		evbuffer_add_printf(b, "} %llu\n", (unsigned long long)c.t[i].n[C_SUBMITTED]);
 	}
 	family(b, "gflow_jobs_ended_total", "counter",
 	       "Jobs that ended, by user, project and final state (finished, failed, cancelled, timeout).");
-	for (size_t i = 0; i < t.n; i++)
+	for (size_t i = 0; i < c.nt; i++)
 		for (int k = 0; k < 4; k++) {
-			evbuffer_add_printf(b, "gflow_jobs_ended_total{");
-			add_label(b, "user", t.v[i].user, true);
-			add_label(b, "project", t.v[i].project, false);
+			user_project(b, "gflow_jobs_ended_total", "", &c.t[i]);
 			add_label(b, "state", end_names[k], false);
-			evbuffer_add_printf(b, "} %llu\n", (unsigned long long)t.v[i].n[C_FINISHED + k]);
+			evbuffer_add_printf(b, "} %llu\n", (unsigned long long)c.t[i].n[C_FINISHED + k]);
 		}
-	/* The gauges are per user: sum the projects of each. */
-	family(b, "gflow_jobs", "gauge", "Jobs now queued, held or running, by user.");
-	for (size_t i = 0; i < t.n;) {
-		uint64_t sum[3] = { 0 };
-		size_t k = i;
-
-		for (; k < t.n && !strcmp(t.v[k].user, t.v[i].user); k++)
-			for (int st = 0; st < 3; st++)
-				sum[st] += t.v[k].n[C_QUEUED + st];
+	family(b, "gflow_jobs", "gauge", "Jobs now queued, held or running, by user and project.");
+	for (size_t i = 0; i < c.nt; i++)
 		for (int st = 0; st < 3; st++) {
-			evbuffer_add_printf(b, "gflow_jobs{");
-			add_label(b, "user", t.v[i].user, true);
+			user_project(b, "gflow_jobs", "", &c.t[i]);
 			add_label(b, "state", live_names[st], false);
-			evbuffer_add_printf(b, "} %llu\n", (unsigned long long)sum[st]);
+			evbuffer_add_printf(b, "} %llu\n", (unsigned long long)c.t[i].n[C_QUEUED + st]);
 		}
-		i = k;
+	family(b, "gflow_job_queue_wait_seconds", "histogram",
+	       "Time from submit to start (time held included) of every job that started, by user and project.");
+	job_histogram(b, "gflow_job_queue_wait_seconds", &c, false);
+	family(b, "gflow_job_run_seconds", "histogram",
+	       "Time from start to end of every job that ran and ended, by user and project.");
+	job_histogram(b, "gflow_job_run_seconds", &c, true);
+	family(b, "gflow_jobs_waiting", "gauge", "Queued jobs, by the reason they wait (None: not yet looked at).");
+	for (size_t r = 0; r < sizeof wait_reasons / sizeof wait_reasons[0]; r++)
+		evbuffer_add_printf(b, "gflow_jobs_waiting{reason=\"%s\"} %llu\n", wait_reasons[r],
+				    (unsigned long long)c.waiting[r]);
+	family(b, "gflow_jobs_waiting_gpus", "gauge", "GPUs requested by queued jobs, by the reason they wait.");
+	for (size_t r = 0; r < sizeof wait_reasons / sizeof wait_reasons[0]; r++)
+		evbuffer_add_printf(b, "gflow_jobs_waiting_gpus{reason=\"%s\"} %llu\n", wait_reasons[r],
+				    (unsigned long long)c.waiting_gpus[r]);
+	family(b, "gflow_jobs_oldest_waiting_seconds", "gauge",
+	       "Age (since submit) of the oldest queued job; 0 when none is queued.");
+	{
+		double age = c.oldest_submit > 0 ? now_real() - c.oldest_submit : 0;
+
+		evbuffer_add_printf(b, "gflow_jobs_oldest_waiting_seconds %.3f\n", age > 0 ? age : 0);
 	}
-	free(t.v);
+	free(c.t);
 }
 
 static void gpu_gauge(struct evbuffer *b, const char *name, json_t *gpus, const char *key, double scale)
@@ -293,13 +421,88 @@ static void notify_section(struct server *s, struct evbuffer *b)
 	json_decref(o);
 }
 
+/* The lines of one histogram; labels: "" or `k="v",` pairs ending in a comma. */
+static void histogram_lines(struct evbuffer *b, const char *name, const char *labels, const struct histogram *h)
+{
+	size_t n = strlen(labels);
+	int nl = n ? (int)n - 1 : 0;	/* without its comma, for _sum and _count */
+
+	for (int i = 0; i < METRICS_BUCKETS; i++)
+		evbuffer_add_printf(b, "%s_bucket{%sle=\"%g\"} %llu\n", name, labels, bounds[i],
+				    (unsigned long long)h->bucket[i]);
+	evbuffer_add_printf(b, "%s_bucket{%sle=\"+Inf\"} %llu\n", name, labels, (unsigned long long)h->count);
+	evbuffer_add_printf(b, "%s_sum%s%.*s%s %.9f\n", name, n ? "{" : "", nl, labels, n ? "}" : "", h->sum);
+	evbuffer_add_printf(b, "%s_count%s%.*s%s %llu\n", name, n ? "{" : "", nl, labels, n ? "}" : "",
+			    (unsigned long long)h->count);
+}
+
 static void histogram(struct evbuffer *b, const char *name, const char *help, const struct histogram *h)
 {
 	family(b, name, "histogram", help);
-	for (int i = 0; i < METRICS_BUCKETS; i++)
-		evbuffer_add_printf(b, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i], (unsigned long long)h->bucket[i]);
-	evbuffer_add_printf(b, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)h->count);
-	evbuffer_add_printf(b, "%s_sum %.9f\n%s_count %llu\n", name, h->sum, name, (unsigned long long)h->count);
+	histogram_lines(b, name, "", h);
+}
+
+void metrics_observe_api(struct server *s, const char *method, const char *route, int status, double secs)
+{
+	struct api_timing *t = NULL;
+
+	for (size_t i = 0; i < s->metrics.napi && !t; i++)
+		if (s->metrics.api[i].status == status && !strcmp(s->metrics.api[i].route, route) &&
+		    !strcmp(s->metrics.api[i].method, method))
+			t = &s->metrics.api[i];
+	if (!t) {	/* methods x routes x the statuses the daemon answers: bounded */
+		if (s->metrics.napi == s->metrics.api_cap) {
+			size_t cap = s->metrics.api_cap ? s->metrics.api_cap * 2 : 32;
+			struct api_timing *v = realloc(s->metrics.api, cap * sizeof *v);
+
+			if (!v)
+				return;
+			s->metrics.api = v;
+			s->metrics.api_cap = cap;
+		}
+		t = &s->metrics.api[s->metrics.napi++];
+		*t = (struct api_timing){ .method = method, .route = route, .status = status };
+	}
+	metrics_observe(&t->h, secs);
+}
+
+void metrics_close(struct server *s)
+{
+	free(s->metrics.api);
+	s->metrics.api = NULL;
+	s->metrics.napi = s->metrics.api_cap = 0;
+}
+
+static int by_route(const void *a, const void *b)
+{
+	const struct api_timing *x = a, *y = b;
+	int c = strcmp(x->route, y->route);
+
+	if (!c)
+		c = strcmp(x->method, y->method);
+	return c ? c : x->status - y->status;
+}
+
+/* Labels are static strings of the route table: nothing to escape. */
+static void api_section(struct server *s, struct evbuffer *b)
+{
+	family(b, "gflow_api_request_seconds", "histogram",
+	       "Time the daemon spent on each API request (until its answer, or until it waits: status pending), "
+	       "by method, route (the route table's pattern) and status.");
+	if (s->metrics.napi)
+		qsort(s->metrics.api, s->metrics.napi, sizeof *s->metrics.api, by_route);
+	for (size_t i = 0; i < s->metrics.napi; i++) {
+		const struct api_timing *t = &s->metrics.api[i];
+		char labels[160], status[16];
+
+		if (t->status > 0)
+			snprintf(status, sizeof status, "%d", t->status);
+		else
+			snprintf(status, sizeof status, "pending");
+		snprintf(labels, sizeof labels, "method=\"%s\",route=\"%s\",status=\"%s\",", t->method, t->route,
+			 status);
+		histogram_lines(b, "gflow_api_request_seconds", labels, &t->h);
+	}
 }
 
 void metrics_get(struct server *s, struct evhttp_request *req)
@@ -316,9 +519,7 @@ void metrics_get(struct server *s, struct evhttp_request *req)
 	host_section(s, b);
 	notify_section(s, b);
 	histogram(b, "gflow_scheduler_pass_seconds", "Time of each scheduler pass.", &s->metrics.sched);
-	histogram(b, "gflow_api_request_seconds",
-		  "Time the daemon spent on each API request (until its answer, or until it waits for a cascade).",
-		  &s->metrics.api);
+	api_section(s, b);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  "text/plain; version=0.0.4; charset=utf-8");
 	evhttp_send_reply(req, 200, "OK", b);

@@ -13,6 +13,10 @@
 void metrics_get(struct server *s, struct evhttp_request *req);
 double metrics_clock(void);	/* monotonic seconds */
 void metrics_observe(struct histogram *h, double secs);
+/* One API request: method and route static strings (route: the route
+ * table's pattern), status its answer's (0: the answer comes later). */
+void metrics_observe_api(struct server *s, const char *method, const char *route, int status, double secs);
+void metrics_close(struct server *s);
 
 /* history.c — the dashboard's history ring and GET /history */
 int history_init(struct server *s, struct gf_err *e);	/* after the store and the loop */

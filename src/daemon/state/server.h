@@ -343,9 +343,17 @@ struct server {
 
 	struct history history;		/* the dashboard's samples (history.c) */
 
-	/* What /metrics reports besides the state (metrics.c). */
+	/* What /metrics reports besides the state (metrics.c): the
+	 * scheduler-pass times, and the API-request times by method, route
+	 * (the route table's pattern: never an id) and status. */
 	struct {
-		struct histogram sched, api;
+		struct histogram sched;
+		struct api_timing {
+			const char *method, *route;	/* static strings */
+			int status;
+			struct histogram h;
+		} *api;
+		size_t napi, api_cap;
 	} metrics;
 
 	struct event *sig_term, *sig_int, *sig_reload;

@@ -305,32 +305,25 @@ void api_h_redo(struct server *s, struct evhttp_request *req, struct caller *c, 
 	}
 	if (jobs_txn_commit(s, &e))
 		goto fail;
-	free(made);
-	free(newid);
-	free(old);
-	json_decref(empty);
 	server_schedule(s);
 	api_reply(req, 201, json_pack("{s:o}", "jobs", out));
-	return;
+	goto done;
 fail:
 	jobs_txn_rollback(s);
 	json_decref(out);
-	for (size_t i = 0; i < nmade; i++)
-		job_free(made[i]);
-	free(made);
-	free(newid);
-	free(old);
-	json_decref(empty);
-	api_reply_store_err(s, req, &e);
-	return;
+	code = 0;	/* the store's error, said as such */
 bad:
 	for (size_t i = 0; i < nmade; i++)
 		job_free(made[i]);
+	if (code)
+		api_reply_err(req, code, "%s", e.msg);
+	else
+		api_reply_store_err(s, req, &e);
+done:
 	free(made);
 	free(newid);
 	free(old);
 	json_decref(empty);
-	api_reply_err(req, code, "%s", e.msg);
 }
 
 /* gctl set-limit: the running cap of the group a job belongs to. */

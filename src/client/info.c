@@ -3,14 +3,18 @@
  * GPU with -l; also the per-GPU lines of gctl show-gpus. */
 #include "info.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "command.h"
 #include "format.h"
 #include "http.h"
 #include "opt.h"
+#include "parse.h"
 #include "util.h"
 
 #define PROG "ginfo"
@@ -34,6 +38,8 @@ enum gpu_situation info_situation(const json_t *gpu)
 		return GPU_UNMANAGED;
 	if (!jbool(gpu, "allowed", 1) || is(state, "restricted"))
 		return GPU_RESTRICTED;
+	if (is(state, "reserved"))
+		return GPU_RESERVED;
 	if (!state || is(state, "idle") || is(state, "shared"))
 		return GPU_IDLE;
 	if (is(state, "allocated"))
@@ -45,6 +51,7 @@ const char *info_situation_name(enum gpu_situation s, const json_t *gpu)
 {
 	switch (s) {
 	case GPU_IDLE: return "idle";
+	case GPU_RESERVED: return "reserved";
 	case GPU_ALLOCATED: return "allocated";
 	case GPU_SHARED: return "shared";
 	case GPU_UNMANAGED: return "unmanaged";
@@ -102,6 +109,18 @@ static void foreign_text(struct sbuf *b, const json_t *gpu, const char *sep, int
 			sbuf_addf(b, "%sforeign(%s: %s)", sep, label,
 			    jstr(f, "exempt") ? jstr(f, "exempt") : "");
 	}
+}
+
+/* "(alice until 2026-01-28T16:00:00)": whose reservation holds the GPU now. */
+static void reserved_text(struct sbuf *b, const json_t *gpu)
+{
+	const json_t *r = json_object_get(gpu, "reservation");
+	char until[64];
+
+	if (!json_is_object(r))
+		return;
+	fmt_local_time(jnum(r, "end", 0), until, sizeof until);
+	sbuf_addf(b, "(%s until %s)", jstr(r, "user") ? jstr(r, "user") : "?", until);
 }
 
 static void job_text(struct sbuf *b, const json_t *job)
@@ -233,6 +252,9 @@ static void add_gpu_units(struct groups *g, const json_t *gpu)
 		if (jstr(gpu, "reason") && *jstr(gpu, "reason"))
 			sbuf_addf(&r, "(%s)", jstr(gpu, "reason"));
 		break;
+	case GPU_RESERVED:
+		reserved_text(&r, gpu);
+		break;
 	case GPU_IDLE:
 	case GPU_RESTRICTED:
 		break;
@@ -313,6 +335,8 @@ static char *jobs_cell(const json_t *gpu, enum gpu_situation sit)
 	}
 	if ((sit == GPU_DOWN || sit == GPU_OTHER) && jstr(gpu, "reason"))
 		sbuf_addf(&b, "%s(%s)", b.len ? " " : "", jstr(gpu, "reason"));
+	if (sit == GPU_RESERVED)
+		reserved_text(&b, gpu);
 	return sbuf_take(&b);
 }
 
@@ -409,7 +433,8 @@ char *info_show_gpus_text(const json_t *answer)
 		json_t *jobs = json_object_get(gpu, "jobs");
 
 		sbuf_addf(&b, "%lld %s", (long long)jint(gpu, "index", 0),
-		    sit == GPU_IDLE || sit == GPU_RESTRICTED ? "available" :
+		    sit == GPU_IDLE || sit == GPU_RESTRICTED || sit == GPU_RESERVED ?
+		    "available" :
 		    "in_use");
 		if (!jbool(gpu, "allowed", 1) || sit == GPU_RESTRICTED)
 			sbuf_adds(&b, " restricted");
@@ -434,6 +459,10 @@ char *info_show_gpus_text(const json_t *answer)
 			sbuf_addf(&b, " %s(%s)", info_situation_name(sit, gpu),
 			    jstr(gpu, "reason") ? jstr(gpu, "reason") : "");
 			break;
+		case GPU_RESERVED:
+			sbuf_adds(&b, " reserved");
+			reserved_text(&b, gpu);
+			break;
 		case GPU_IDLE:
 		case GPU_RESTRICTED:
 			break;
@@ -443,18 +472,223 @@ char *info_show_gpus_text(const json_t *answer)
 	return sbuf_take(&b);
 }
 
+/* ---------- ginfo --timeline ---------- */
+
+#define TL_LABEL 7		/* "GPU 12 " */
+#define TL_WIDTH 160		/* a row at most */
+#define TL_PAST 2		/* columns shown before the one holding now */
+
+/* One thing drawn: a job (running or expected) or a reservation. */
+struct tl_key {
+	char kind;		/* 'R' running, 'E' expected, 'V' reservation */
+	int64_t id;
+	char glyph;
+	const json_t *seg;
+};
+
+struct tl_keys {
+	struct tl_key *v;
+	size_t n;
+	int nrun, nexp, nresv;
+};
+
+static char tl_kind(const json_t *seg)
+{
+	const char *k = jstr(seg, "kind");
+
+	return is(k, "running") ? 'R' : is(k, "expected") ? 'E' : is(k, "reservation") ? 'V' : 0;
+}
+
+/* The glyph of seg's job or reservation, given on first sight: A-Z for
+ * running jobs, a-z for expected starts, 1-9 for reservations, then '*',
+ * '+', '#' for the ones beyond. */
+static char tl_glyph(struct tl_keys *k, const json_t *seg)
+{
+	char kind = tl_kind(seg);
+	int64_t id = jint(seg, "id", 0);
+	struct tl_key *x;
+
+	if (!kind)
+		return 0;
+	for (size_t i = 0; i < k->n; i++)
+		if (k->v[i].kind == kind && k->v[i].id == id)
+			return k->v[i].glyph;
+	k->v = xrealloc(k->v, (k->n + 1) * sizeof *k->v);
+	x = &k->v[k->n++];
+	x->kind = kind;
+	x->id = id;
+	x->seg = seg;
+	if (kind == 'R')
+		x->glyph = k->nrun < 26 ? (char)('A' + k->nrun) : '*';
+	else if (kind == 'E')
+		x->glyph = k->nexp < 26 ? (char)('a' + k->nexp) : '+';
+	else
+		x->glyph = k->nresv < 9 ? (char)('1' + k->nresv) : '#';
+	k->nrun += kind == 'R';
+	k->nexp += kind == 'E';
+	k->nresv += kind == 'V';
+	return x->glyph;
+}
+
+static void tl_when(double t, char *buf, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	localtime_r(&tt, &tm);
+	strftime(buf, size, "%a %H:%M", &tm);
+}
+
+/* Put text at column pos of line (width w) when it fits after the last
+ * label (*last: the first free column). */
+static void tl_label(char *line, int w, int pos, const char *text, int *last)
+{
+	int n = (int)strlen(text);
+
+	if (pos < *last || pos + n > w)
+		return;
+	memcpy(line + pos, text, (size_t)n);
+	*last = pos + n + 1;
+}
+
+char *info_timeline_text(const json_t *tl)
+{
+	static const int sizes[] = { 1800, 3600, 7200, 10800, 21600, 43200, 86400 };
+	const json_t *gpus = json_object_get(tl, "gpus");
+	double now = jnum(tl, "now", 0), to = jnum(tl, "to", now);
+	double range = to > now ? to - now : 1800, t0;
+	struct tl_keys keys = { NULL, 0, 0, 0, 0 };
+	struct sbuf b = { 0 };
+	int col = sizes[0], cols, nowcol, lasth = 0, lastd = 0;
+	char *hours, *days, from[64], until[64], nowt[64];
+	size_t i, k;
+
+	for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		col = sizes[i];
+		if (TL_LABEL + TL_PAST + (int)ceil(range / col) <= TL_WIDTH)
+			break;
+	}
+	t0 = floor(now / col) * col - TL_PAST * col;
+	cols = TL_PAST + (int)ceil((to - floor(now / col) * col) / col);
+	if (cols > TL_WIDTH - TL_LABEL)
+		cols = TL_WIDTH - TL_LABEL;
+	nowcol = (int)floor((now - t0) / col);
+	tl_when(t0, from, sizeof from);
+	tl_when(t0 + (double)cols * col, until, sizeof until);
+	tl_when(now, nowt, sizeof nowt);
+	if (col < 3600)
+		sbuf_addf(&b, "Timeline %s to %s, one column = %d min; now = %s (v)\n", from, until, col / 60, nowt);
+	else
+		sbuf_addf(&b, "Timeline %s to %s, one column = %d h; now = %s (v)\n", from, until, col / 3600, nowt);
+	sbuf_adds(&b, "A-Z running (to its time limit), a-z expected start, 1-9 reservation, . free\n");
+	/* Day names at local midnights, hours every 4 columns' worth. */
+	hours = xmalloc((size_t)cols + 1);
+	days = xmalloc((size_t)cols + 1);
+	memset(hours, ' ', (size_t)cols);
+	memset(days, ' ', (size_t)cols);
+	hours[cols] = days[cols] = '\0';
+	for (int c = 0; c < cols; c++) {
+		time_t tt = (time_t)(t0 + (double)c * col);
+		struct tm tm;
+		char text[32];
+		int since;
+
+		localtime_r(&tt, &tm);
+		since = tm.tm_hour * 3600 + tm.tm_min * 60 + tm.tm_sec;
+		if (since < col) {	/* this column holds a local midnight */
+			strftime(text, sizeof text, "%a %d", &tm);
+			tl_label(days, cols, c, text, &lastd);
+		}
+		if (since % (4 * col) == 0) {
+			snprintf(text, sizeof text, "%02d", tm.tm_hour);
+			tl_label(hours, cols, c, text, &lasth);
+		}
+	}
+	sbuf_addf(&b, "%*s%s\n", TL_LABEL, "", days);
+	sbuf_addf(&b, "%*s%s\n", TL_LABEL, "", hours);
+	sbuf_addf(&b, "%*s%*sv\n", TL_LABEL, "", nowcol, "");
+	free(hours);
+	free(days);
+	for (i = 0; i < json_array_size(gpus); i++) {
+		const json_t *g = json_array_get(gpus, i), *segs = json_object_get(g, "segments"), *seg;
+		char *row = xmalloc((size_t)cols + 1);
+		int rank[TL_WIDTH];	/* what is drawn: 3 running, 2 expected, 1 reservation */
+
+		memset(row, '.', (size_t)cols);
+		row[cols] = '\0';
+		memset(rank, 0, sizeof rank);
+		json_array_foreach(segs, k, seg) {
+			char glyph = tl_glyph(&keys, seg), kind = tl_kind(seg);
+			int r = kind == 'R' ? 3 : kind == 'E' ? 2 : 1;
+			double s = jnum(seg, "start", 0);
+			double e = jhas(seg, "end") && jnum(seg, "end", 0) > 0 ? jnum(seg, "end", 0) : INFINITY;
+
+			if (!glyph)
+				continue;
+			for (int c = 0; c < cols; c++) {
+				double a = t0 + (double)c * col, z = a + col;
+
+				if (s < z && e > a && r > rank[c]) {
+					row[c] = glyph;
+					rank[c] = r;
+				}
+			}
+		}
+		sbuf_addf(&b, "GPU %-2lld %s\n", (long long)jint(g, "index", 0), row);
+		free(row);
+	}
+	for (i = 0; i < keys.n; i++) {
+		const json_t *seg = keys.v[i].seg;
+		char s[64], e[64];
+		bool has_end = jhas(seg, "end") && jnum(seg, "end", 0) > 0;
+
+		tl_when(jnum(seg, "start", 0), s, sizeof s);
+		tl_when(jnum(seg, "end", 0), e, sizeof e);
+		if (keys.v[i].kind == 'V') {
+			sbuf_addf(&b, "%c = reservation %lld for %s: %s to %s\n", keys.v[i].glyph,
+			    (long long)keys.v[i].id, jstr(seg, "user") ? jstr(seg, "user") : "?", s, e);
+			continue;
+		}
+		sbuf_addf(&b, "%c = job %lld (%s) %s: %s %s", keys.v[i].glyph, (long long)keys.v[i].id,
+		    jstr(seg, "user") ? jstr(seg, "user") : "?", jstr(seg, "name") ? jstr(seg, "name") : "",
+		    keys.v[i].kind == 'R' ? "running since" : "expected to start", s);
+		if (has_end)
+			sbuf_addf(&b, ", until %s\n", e);
+		else
+			sbuf_adds(&b, keys.v[i].kind == 'R' ? ", end not known (no time limit)\n"
+			    : ", end not known\n");
+	}
+	{
+		const json_t *un = json_object_get(tl, "unplaced"), *u;
+
+		json_array_foreach(un, k, u)
+			sbuf_addf(&b, "  job %lld (%s) %s: no expected start: %s\n", (long long)jint(u, "id", 0),
+			    jstr(u, "user") ? jstr(u, "user") : "?", jstr(u, "name") ? jstr(u, "name") : "",
+			    jstr(u, "note") ? jstr(u, "note") : "");
+		if (jint(tl, "unplaced_count", 0) > (int64_t)json_array_size(un))
+			sbuf_addf(&b, "  and %lld more without an expected start\n",
+			    (long long)(jint(tl, "unplaced_count", 0) - (int64_t)json_array_size(un)));
+	}
+	if (!keys.n && !json_array_size(json_object_get(tl, "unplaced")))
+		sbuf_adds(&b, "Nothing running, reserved or expected in this range\n");
+	free(keys.v);
+	return sbuf_take(&b);
+}
+
 /* ---------- the program ---------- */
 
-enum { I_LONG, I_VERBOSE, I_QUIET, I_CONFIG, I_HELP, I_VERSION };
+enum { I_LONG, I_VERBOSE, I_QUIET, I_CONFIG, I_HELP, I_VERSION, I_TIMELINE, I_RANGE };
 
 static const struct opt_def info_opts[] = {
 	{ I_LONG, "long", 'l', 0 }, { I_VERBOSE, "verbose", 'v', 0 },
 	{ I_QUIET, "quiet", 'q', 0 }, { I_CONFIG, "config", 0, 1 },
 	{ I_HELP, "help", 'h', 0 }, { I_VERSION, "version", 'V', 0 },
+	{ I_TIMELINE, "timeline", 0, 0 }, { I_RANGE, "range", 0, 1 },
 };
 
 static const char info_help[] =
 "usage: ginfo [-l | -ll] [-v | -vv] [-q]\n"
+"       ginfo --timeline [--range 48h]\n"
 "       ginfo completion bash|zsh|fish\n"
 "\n"
 "Show the GPUs and what they are doing, one row per group of GPUs in the\n"
@@ -471,6 +705,12 @@ static const char info_help[] =
 "                     (gctl show-gpus: unmanaged and escaped pids)\n"
 "  -v, --verbose      on stderr: each request, its status, size, time and\n"
 "                     the daemon that answered; -vv also each socket tried\n"
+"      --timeline     one row per GPU over time (30-minute columns, wider\n"
+"                     for long ranges): running jobs until their time\n"
+"                     limits, reservations and the expected starts of\n"
+"                     waiting jobs, the current time marked, a legend\n"
+"      --range SPAN   how far --timeline looks ahead: 1h to 14d (48h;\n"
+"                     e.g. 12h, 3d, 1d12h)\n"
 "  -q, --quiet        the table only, without the lines naming the CPUs and\n"
 "                     host memory booked/total and the daemon\n"
 "      --config PATH  config file: checked; its timezone is used\n"
@@ -484,7 +724,9 @@ static int info_exec(int argc, char **argv)
 	const char *val;
 	struct table *t;
 	json_t *answer;
-	int id, lng = 0, quiet = 0, verbose = 0;
+	int id, lng = 0, quiet = 0, verbose = 0, tline = 0;
+	int64_t range = 48 * 3600;
+	const char *range_s = NULL;
 	char *text;
 
 	if (argc >= 2 && strcmp(argv[1], "completion") == 0)
@@ -510,12 +752,40 @@ static int info_exec(int argc, char **argv)
 			if (cmd_check_config(val, &e) < 0)
 				return cmd_fail(PROG, &e);
 			break;
+		case I_TIMELINE:
+			tline = 1;
+			break;
+		case I_RANGE:
+			if (gf_parse_duration(val, "--range", &range, &e) < 0)
+				return cmd_usage_error(PROG, &e);
+			if (range < 3600 || range > 14 * 86400)
+				return cmd_usagef(PROG, "--range '%s' must be from 1h to 14d", val);
+			range_s = val;
+			break;
 		case I_HELP:
 			fputs(info_help, stdout);
 			return EXIT_OK;
 		case I_VERSION:
 			return cmd_version();
 		}
+	}
+	if (range_s && !tline)
+		return cmd_usagef(PROG, "--range goes with --timeline");
+	if (tline && lng)
+		return cmd_usagef(PROG, "--timeline draws its own picture: not with -l");
+	if (tline) {
+		char path[64];
+
+		snprintf(path, sizeof path, "/timeline?range=%llds", (long long)range);
+		if (!(answer = api_get(path, &e)))
+			return cmd_fail(PROG, &e);
+		text = info_timeline_text(answer);
+		fputs(text, stdout);
+		if (!quiet)
+			printf("(%s)\n", daemon_answered());
+		free(text);
+		json_decref(answer);
+		return EXIT_OK;
 	}
 	answer = api_get("/gpus", &e);
 	if (!answer)
@@ -556,5 +826,5 @@ static int info_exec(int argc, char **argv)
 
 const struct command cmd_info = {
 	"info", "ginfo", "show GPUs and their allocation", info_exec,
-	"completion --long -l -ll --verbose -v -vv --quiet -q --config --help --version",
+	"completion --long -l -ll --verbose -v -vv --quiet -q --config --timeline --range --help --version",
 };

@@ -9,8 +9,8 @@
 
 /* Situations in the order ginfo lists them. */
 enum gpu_situation {
-	GPU_IDLE, GPU_ALLOCATED, GPU_SHARED, GPU_UNMANAGED, GPU_RESTRICTED,
-	GPU_DOWN, GPU_OTHER
+	GPU_IDLE, GPU_RESERVED, GPU_ALLOCATED, GPU_SHARED, GPU_UNMANAGED,
+	GPU_RESTRICTED, GPU_DOWN, GPU_OTHER
 };
 
 /* Classify one GPU object of GET /gpus. */
@@ -30,5 +30,13 @@ char *info_no_gpus_line(const json_t *gpus_answer);
 /* gctl show-gpus: "<index> available|in_use [restricted] [reason]", one
  * line per GPU, newline-terminated (malloc'd). */
 char *info_show_gpus_text(const json_t *gpus_answer);
+
+/* ginfo --timeline: GET /timeline drawn as text, newline-terminated lines
+ * (malloc'd): a header naming the column size, hour and day labels, the
+ * current time marked, one row per GPU (capital letter = a running job,
+ * small letter = a waiting job's expected start, digit = a reservation,
+ * '.' = free), then the legend. Columns are 30 minutes, wider for long
+ * ranges so a row stays within 160 characters. Local time (TZ). */
+char *info_timeline_text(const json_t *timeline);
 
 #endif

@@ -88,37 +88,7 @@ static int parse_start(const char *s, time_t *out, struct gf_err *e)
 /* "2h", "30m", "1h30m", "1d", "90" (minutes), or HH:MM:SS. */
 static int parse_duration(const char *s, int64_t *secs, struct gf_err *e)
 {
-	const char *p = s;
-	int64_t total = 0;
-
-	if (strchr(s, ':'))
-		return gf_parse_time_limit(s, secs, e);
-	while (*p) {
-		char *end;
-		long long n;
-
-		errno = 0;
-		n = strtoll(p, &end, 10);
-		if (errno || end == p || n < 0 || n > 100000)
-			return gf_err_set(e, "--duration '%s': expected e.g. 2h, 30m, 1h30m, 1d", s);
-		if (!*end && p == s) {
-			total = n * 60;
-			break;
-		}
-		switch (*end) {
-		case 'd': total += n * 86400; break;
-		case 'h': total += n * 3600; break;
-		case 'm': total += n * 60; break;
-		case 's': total += n; break;
-		default:
-			return gf_err_set(e, "--duration '%s': expected e.g. 2h, 30m, 1h30m, 1d", s);
-		}
-		p = end + 1;
-	}
-	if (total <= 0)
-		return gf_err_set(e, "--duration '%s' must be positive", s);
-	*secs = total;
-	return 0;
+	return gf_parse_duration(s, "--duration", secs, e);
 }
 
 static void local_hm(double t, char *buf, size_t size)

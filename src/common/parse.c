@@ -6,6 +6,7 @@
  * overflow detected rather than clamped. */
 #include "parse.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1367,4 +1368,47 @@ oom:
 fail:
 	free(b.s);
 	return NULL;
+}
+
+int gf_parse_duration(const char *s, const char *what, int64_t *secs,
+    struct gf_err *e)
+{
+	const char *p = s;
+	int64_t total = 0;
+
+	if (strchr(s, ':'))
+		return gf_parse_time_limit(s, secs, e);
+	while (*p) {
+		char *end;
+		long long n;
+
+		if (!is_digit(*p))
+			goto bad;
+		errno = 0;
+		n = strtoll(p, &end, 10);
+		if (errno || end == p || n < 0 || n > 1000000000)
+			goto bad;
+		if (!*end && p == s) {
+			total = n * 60;
+			if (total > GF_BEGIN_MAX_OFFSET)
+				return gf_err_set(e, "%s '%s' is too long (at most 100 years)", what, s);
+			break;
+		}
+		switch (*end) {
+		case 'd': total += n * 86400; break;
+		case 'h': total += n * 3600; break;
+		case 'm': total += n * 60; break;
+		case 's': total += n; break;
+		default: goto bad;
+		}
+		if (total > GF_BEGIN_MAX_OFFSET)
+			return gf_err_set(e, "%s '%s' is too long (at most 100 years)", what, s);
+		p = end + 1;
+	}
+	if (total <= 0)
+		return gf_err_set(e, "%s '%s' must be positive", what, s);
+	*secs = total;
+	return 0;
+bad:
+	return gf_err_set(e, "%s '%s': expected e.g. 2h, 30m, 1h30m, 1d", what, s);
 }

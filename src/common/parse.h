@@ -25,6 +25,12 @@
  * days. Non-leading fields must be < 60 (hours < 24 after a day count). */
 int gf_parse_time_limit(const char *s, int64_t *secs, struct gf_err *e);
 
+/* A span of time: "2h", "30m", "1h30m", "1d", "90s", "90" (minutes), or a
+ * time limit's HH:MM:SS forms -> seconds, 1 s to 100 years. `what` names
+ * the value in messages ("--duration", "range"). */
+int gf_parse_duration(const char *s, const char *what, int64_t *secs,
+    struct gf_err *e);
+
 /* "100" (MiB), "1024M", "1024MB", "2G", "1.5G", "1T", "512K" (KiB, MiB,
  * ... spellings too; units case-insensitive) -> MiB, rounded up, > 0. */
 int gf_parse_memory_mb(const char *s, int64_t *mb, struct gf_err *e);

@@ -318,6 +318,8 @@ ELSEWHERE = {
               "-v": "test_cli_names.py::test_ginfo_verbosity", "--verbose": "test_cli_names.py::test_ginfo_verbosity",
               "-vv": "test_cli_names.py::test_ginfo_verbosity", "-ll": "test_cli_names.py::test_ginfo_verbosity", "-q": "test_cli_names.py::test_ginfo_verbosity",
               "--quiet": "test_cli_names.py::test_ginfo_verbosity",
+              "--timeline": "test_timeline.py::test_timeline_running_reservation_expected",
+              "--range": "test_timeline.py::test_timeline_range_refused",
               "--config": "test_bad_input.py::test_broken_config_given_with_the_config_flag"},
     "gcancel": {"--dry-run": "test_workflow.py::test_dry_run_submits_nothing", "-n": "test_cli_walk.py::test_short_forms_of_the_rest",
                 "--kill": "test_cli_names.py::test_gcancel_kill",

@@ -411,6 +411,77 @@ static char *info_text(const char *answer, int lng)
 	return s;
 }
 
+#define DOTS "..................................................................................................................."
+#define BEES "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+#define LETTER_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+/* ginfo --timeline: the picture of a GET /timeline answer (TZ=UTC). Now is
+ * Tue 2023-11-14 10:10; columns from 09:00 (two before now's). */
+static void test_ginfo_timeline(void **state)
+{
+	const char *answer =
+	    "{\"now\":1699956600,\"to\":1700129400,\"range_secs\":172800,\"gpus\":["
+	    "{\"index\":0,\"segments\":["
+	    "{\"kind\":\"running\",\"id\":7,\"user\":\"alice\",\"name\":\"train\",\"state\":\"Running\","
+	    "\"start\":1699948800,\"end\":1699963200},"
+	    "{\"kind\":\"expected\",\"id\":9,\"user\":\"bob\",\"name\":\"eval\",\"state\":\"Queued\","
+	    "\"start\":1699966800,\"end\":1699970400}]},"
+	    "{\"index\":1,\"segments\":["
+	    "{\"kind\":\"reservation\",\"id\":3,\"user\":\"carol\",\"start\":1699959600,\"end\":1699966800,"
+	    "\"status\":\"pending\"},"
+	    "{\"kind\":\"expected\",\"id\":9,\"user\":\"bob\",\"name\":\"eval\",\"state\":\"Queued\","
+	    "\"start\":1699966800,\"end\":1699970400},"
+	    "{\"kind\":\"running\",\"id\":8,\"user\":\"dave\",\"name\":\"x\",\"state\":\"Running\","
+	    "\"start\":1699956000,\"end\":null}]}],"
+	    "\"unplaced\":[{\"id\":12,\"user\":\"erin\",\"name\":\"big\",\"state\":\"Queued\","
+	    "\"note\":\"beyond what the estimate looks at\"}],\"unplaced_count\":3}";
+	json_t *a = J(answer);
+	char *s = info_timeline_text(a), row0[200], row1[200];
+	size_t n = 99 - 10;
+
+	(void)state;
+	snprintf(row0, sizeof row0, "GPU 0  AAAAAA..aa%.*s\n", (int)n, DOTS);
+	/* dave's job (no limit) runs from 10:00 to beyond the range, over
+	 * the reservation and the expected start */
+	snprintf(row1, sizeof row1, "GPU 1  ..%.*s\n", 97, BEES);
+	assert_non_null(strstr(s, "Timeline Tue 09:00 to Thu 10:30, one column = 30 min; now = Tue 10:10 (v)\n"));
+	assert_non_null(strstr(s, "\n         v\n"));
+	assert_non_null(strstr(s, "\n         10  12  14"));
+	assert_non_null(strstr(s, "\n                                     Wed 15"));
+	assert_non_null(strstr(s, row0));
+	assert_non_null(strstr(s, row1));
+	assert_non_null(strstr(s, "A = job 7 (alice) train: running since Tue 08:00, until Tue 12:00\n"));
+	assert_non_null(strstr(s, "a = job 9 (bob) eval: expected to start Tue 13:00, until Tue 14:00\n"));
+	assert_non_null(strstr(s, "1 = reservation 3 for carol: Tue 11:00 to Tue 13:00\n"));
+	assert_non_null(strstr(s, "B = job 8 (dave) x: running since Tue 10:00, end not known (no time limit)\n"));
+	assert_non_null(strstr(s, "  job 12 (erin) big: no expected start: beyond what the estimate looks at\n"
+				  "  and 2 more without an expected start\n"));
+	free(s);
+	json_decref(a);
+
+	/* GPU 1 without dave's job: the reservation, then the expected start */
+	a = J("{\"now\":1699956600,\"to\":1700129400,\"gpus\":[{\"index\":1,\"segments\":["
+	      "{\"kind\":\"reservation\",\"id\":3,\"user\":\"carol\",\"start\":1699959600,\"end\":1699966800},"
+	      "{\"kind\":\"expected\",\"id\":9,\"user\":\"bob\",\"name\":\"eval\",\"start\":1699966800,"
+	      "\"end\":null}]}],\"unplaced\":[]}");
+	s = info_timeline_text(a);
+	snprintf(row1, sizeof row1, "GPU 1  ....1111%.*s\n", 91, LETTER_A);
+	assert_non_null(strstr(s, row1));
+	assert_non_null(strstr(s, "a = job 9 (bob) eval: expected to start Tue 13:00, end not known\n"));
+	free(s);
+	json_decref(a);
+
+	/* 14 days: 3-hour columns, rows within 160 characters; nothing to draw */
+	a = J("{\"now\":1699956600,\"to\":1701166200,\"gpus\":[{\"index\":0,\"segments\":[]}],\"unplaced\":[]}");
+	s = info_timeline_text(a);
+	assert_non_null(strstr(s, "one column = 3 h"));
+	assert_non_null(strstr(s, "Nothing running, reserved or expected in this range\n"));
+	for (const char *p = s, *nl; (nl = strchr(p, '\n')); p = nl + 1)
+		assert_true(nl - p <= 160);
+	free(s);
+	json_decref(a);
+}
+
 static void test_ginfo_spec_example(void **state)
 {
 	char *s = info_text(spec_gpus, 0);
@@ -1110,6 +1181,7 @@ int main(void)
 		cmocka_unit_test(test_ginfo_spec_example),
 		cmocka_unit_test(test_ginfo_other_situations),
 		cmocka_unit_test(test_ginfo_long_and_no_gpus),
+		cmocka_unit_test(test_ginfo_timeline),
 		cmocka_unit_test(test_foreign_named),
 		cmocka_unit_test(test_show_gpus_spec),
 		cmocka_unit_test(test_job_show),

@@ -63,6 +63,34 @@ static void test_time_limit_accepts(void **state)
 	time_ok("007", 420);
 }
 
+static void test_duration(void **state)
+{
+	static const struct { const char *s; int64_t v; } ok[] = {
+		{ "2h", 7200 }, { "30m", 1800 }, { "1h30m", 5400 }, { "1d", 86400 }, { "90s", 90 },
+		{ "90", 5400 }, { "1d12h", 129600 }, { "01:00:00", 3600 }, { "172800s", 172800 },
+	};
+	static const struct { const char *s, *msg; } bad[] = {
+		{ "", "'' must be positive" }, { "0", "'0' must be positive" }, { "2x", "'2x': expected e.g." },
+		{ "-1h", "'-1h': expected" }, { " 2h", "' 2h': expected" }, { "h", "'h': expected" },
+		{ "2h ", "'2h ': expected" }, { "99999999999999", "'99999999999999': expected" },
+		{ "999999999d", "is too long" }, { "999999999", "is too long" },
+	};
+	struct gf_err e;
+	int64_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		assert_int_equal(gf_parse_duration(ok[i].s, "range", &v, &e), 0);
+		assert_int_equal(v, ok[i].v);
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		if (gf_parse_duration(bad[i].s, "range", &v, &e) != -1)
+			fail_msg("'%s' accepted", bad[i].s);
+		assert_msg_has(e.msg, "range '");
+		assert_msg_has(e.msg, bad[i].msg);
+	}
+}
+
 static void test_time_limit_max(void **state)
 {
 	(void)state;
@@ -1088,6 +1116,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time_limit_accepts),
 		cmocka_unit_test(test_time_limit_max),
+		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_time_limit_rejects),
 		cmocka_unit_test(test_time_limit_null_err),
 		cmocka_unit_test(test_memory_accepts),

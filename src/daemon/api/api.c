@@ -285,6 +285,13 @@ static void r_history(struct server *s, struct evhttp_request *req, struct calle
 	api_reply(req, 200, history_json(s));
 }
 
+static void r_timeline(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
+		       const char *rest)
+{
+	(void)c, (void)body, (void)rest;
+	api_h_timeline(s, req);
+}
+
 static void r_web(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
 {
 	(void)c, (void)body;
@@ -426,6 +433,7 @@ static const struct route routes[] = {
 	{ GET, "*", api_share_path, ANYONE, NULL, r_share },	/* /quotas…, /reservations…, /usage */
 	{ GET, "/metrics", NULL, ANYONE, NULL, r_metrics },
 	{ GET, "/history", NULL, ANYONE, NULL, r_history },
+	{ GET, "/timeline", NULL, ANYONE, NULL, r_timeline },	/* public fields only (api_timeline.c) */
 	{ GET, "*", is_ui, ANYONE, NULL, r_web },		/* / and /ui/<file> */
 
 	{ POST, "/jobs", NULL, OWNER, NULL, r_submit },

@@ -71,4 +71,7 @@ void api_h_limit(struct server *s, struct evhttp_request *req, struct caller *c,
 void api_h_redo(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body);
 void api_h_update(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body);
 
+/* GET /timeline (api_timeline.c) */
+void api_h_timeline(struct server *s, struct evhttp_request *req);
+
 #endif

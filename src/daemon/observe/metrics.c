@@ -344,7 +344,8 @@ static void gpu_gauge(struct evbuffer *b, const char *name, json_t *gpus, const 
 
 static void gpus_section(struct server *s, struct evbuffer *b)
 {
-	static const char *const states[] = { "idle", "allocated", "shared", "unmanaged", "restricted", "down" };
+	static const char *const states[] = { "idle", "allocated", "shared", "unmanaged", "restricted", "down",
+					       "reserved" };
 	json_t *o = gpustate_json(s), *gpus = json_object_get(o, "gpus"), *g;
 	size_t i;
 

@@ -257,8 +257,22 @@ static void unmanaged_reason(const struct gpu_view *v, char *buf, size_t size)
 	}
 }
 
+/* The reservation whose window holds now on GPU index, or NULL. */
+static const struct reservation *active_resv(struct server *s, int index, double now)
+{
+	for (size_t i = 0; i < s->nresvs; i++) {
+		const struct reservation *r = &s->resvs[i];
+
+		if (!r->cancelled && r->start <= now && now < r->end && index >= 0 && index < 64 &&
+		    (r->gpu_mask >> index) & 1)
+			return r;
+	}
+	return NULL;
+}
+
 json_t *gpustate_json(struct server *s)
 {
+	double now = now_real();
 	json_t *o = json_object(), *gpus = json_array(), *allowed;
 	char reason[1024];
 
@@ -339,7 +353,16 @@ json_t *gpustate_json(struct server *s)
 		json_object_set_new(gj, "total_mb", json_integer((json_int_t)d->total_mb));
 		json_object_set_new(gj, "used_mb", json_integer((json_int_t)d->used_mb));
 		json_object_set_new(gj, "util_pct", d->util_pct < 0 ? json_null() : json_integer(d->util_pct));
-		json_object_set_new(gj, "state", json_string(view_state(v)));
+		{	/* an idle GPU in a reservation's window is "reserved" */
+			const struct reservation *rv = active_resv(s, v->index, now);
+			const char *st = view_state(v);
+
+			json_object_set_new(gj, "state", json_string(rv && !strcmp(st, "idle") ? "reserved" : st));
+			json_object_set_new(gj, "reservation",
+					    rv ? json_pack("{s:I,s:s,s:f,s:f}", "id", (json_int_t)rv->id, "user",
+							   rv->user, "start", rv->start, "end", rv->end)
+					       : json_null());
+		}
 		json_object_set_new(gj, "allowed", json_boolean(v->allowed));
 		json_object_set_new(gj, "jobs", jobs);
 		json_object_set_new(gj, "booked_mb", json_integer((json_int_t)v->booked_mb));

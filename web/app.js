@@ -5,7 +5,7 @@
 import * as api from './api.js';
 import { Detail } from './detail.js';
 import { renderGpus } from './gpus.js';
-import { renderHistory } from './history.js';
+import { firstPointIn, renderHistory } from './history.js';
 import { JobTable } from './jobs.js';
 import { el } from './util.js';
 
@@ -19,6 +19,7 @@ const LIVE = new Set(['Queued', 'Hold', 'Running']);
 const $ = (id) => document.getElementById(id);
 const jobs = new Map();
 let caller = null;          // {uid, admin} of the token, when one is given
+let startedAt = null;      // the daemon's start, asked once while the history is empty
 let lastHistory = 0, lastFull = 0, maxSubmit = 0, gpuInfo = { gpus: [] }, busy = false;
 
 function say(msg, bad) {
@@ -34,28 +35,85 @@ function owns(j) {
 function actions(j) {
   if (!owns(j)) return [];
   const out = [];
-  if (LIVE.has(j.state)) out.push({ label: 'Cancel', run: () => act('/jobs/cancel', j.id, 'cancelled') });
+  if (LIVE.has(j.state)) out.push({ label: 'Cancel', run: () => cancel([j]) });
   if (j.state === 'Queued') out.push({ label: 'Hold', run: () => act('/jobs/hold', j.id, 'held') });
   if (j.state === 'Hold') out.push({ label: 'Release', run: () => act('/jobs/release', j.id, 'released') });
   return out;
 }
 
-async function act(path, id, what) {
+async function act(path, ids, what) {
+  if (!Array.isArray(ids)) ids = [ids];
+  const who = ids.length === 1 ? `Job ${ids[0]}` : `${ids.length} jobs`;
   try {
-    const r = await api.post(path, { ids: [id] });
+    const r = await api.post(path, { ids });
     const errs = r.errors || [];
-    if (errs.length) say(`Job ${id}: ${errs[0].error}`, true);
-    else say(`Job ${id} ${what}.`);
+    const deps = (r.dependents || []).length;
+    if (errs.length) say(`Job ${errs[0].id ?? ids[0]}: ${errs[0].error}`
+      + (errs.length > 1 ? ` (and ${errs.length - 1} more errors)` : ''), true);
+    else say(`${who} ${what}${deps ? ` (and ${deps} dependent job${deps > 1 ? 's' : ''})` : ''}.`);
   } catch (e) {
-    say(`Job ${id}: ${e.message}`, true);
+    say(`${who}: ${e.message}`, true);
   }
   await poll(true);
+}
+
+// A question in the page (a modal <dialog>): resolves true only when the
+// user presses the named button; Escape, Keep or closing it answer no.
+function ask(title, what, yes) {
+  const d = $('confirm');
+  $('confirm-h').textContent = title;
+  $('confirm-what').textContent = what;
+  $('confirm-yes').textContent = yes;
+  d.returnValue = 'no';
+  return new Promise((resolve) => {
+    d.addEventListener('close', () => resolve(d.returnValue === 'yes'), { once: true });
+    d.showModal();
+    $('confirm-no').focus();
+  });
+}
+
+const NAMED = 10;   // jobs named one by one in the question; the rest counted
+
+function jobName(j) {
+  return `#${j.id}${j.name ? ` ${j.name}` : ''}${j.user && caller && caller.admin ? ` (${j.user})` : ''}`;
+}
+
+async function cancel(list) {
+  if (!list.length) return;
+  let title, what;
+  if (list.length === 1) {
+    const j = jobs.get(list[0].id) || list[0];
+    title = `Cancel job ${j.id}?`;
+    what = `${jobName(j)}${j.state ? `, ${j.state}` : ''}, will be cancelled${j.state === 'Running' ? ' and its processes killed' : ''}.`;
+  } else {
+    const named = list.slice(0, NAMED).map(jobName).join(', ');
+    const running = list.filter((j) => j.state === 'Running').length;
+    title = `Cancel ${list.length} jobs?`;
+    what = `${named}${list.length > NAMED ? ` and ${list.length - NAMED} more` : ''} will be cancelled`
+      + `${running ? ` (${running} running: their processes are killed)` : ''}.`;
+  }
+  if (!(await ask(title, what, list.length === 1 ? 'Cancel job' : `Cancel ${list.length} jobs`))) {
+    say('Nothing cancelled.');
+    return;
+  }
+  await act('/jobs/cancel', list.map((j) => j.id), 'cancelled');
+}
+
+// The jobs the filters show that this token may cancel.
+function cancellableShown() {
+  return table.view.filter((j) => LIVE.has(j.state) && owns(j));
 }
 
 const table = new JobTable($('jobs'), {
   onOpen: (id) => detail.open(id),
   actions,
-  onCount: (shown, all) => { $('job-count').textContent = shown === all ? `${all} jobs` : `${shown} of ${all} jobs`; },
+  onCount: (shown, all) => {
+    $('job-count').textContent = shown === all ? `${all} jobs` : `${shown} of ${all} jobs`;
+    const n = cancellableShown().length, b = $('cancel-shown');
+    b.hidden = n < 2;
+    b.textContent = `Cancel ${n} shown…`;
+    b.setAttribute('aria-label', `Cancel the ${n} live jobs the filters show`);
+  },
 });
 const detail = new Detail($('detail'), { jobs: () => jobs, mayRead: owns, onOpen: (id) => detail.open(id), actions });
 
@@ -113,7 +171,13 @@ async function poll(force) {
     publish();
     if (now - lastHistory > HISTORY_MS) {
       lastHistory = now;
-      renderHistory($('history'), await api.get('/history'));
+      const h = await api.get('/history');
+      if (!h.samples.length) {    // a new daemon: say when, and ask again then
+        if (startedAt == null) startedAt = (await api.get('/info')).started_at ?? null;
+        const wait = firstPointIn(h, startedAt);
+        lastHistory = now - HISTORY_MS + (wait + 1) * 1000;
+      }
+      renderHistory($('history'), h, startedAt);
     }
     $('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
     if ($('status').classList.contains('bad') && $('status').dataset.net) say('');
@@ -177,11 +241,12 @@ function setup() {
     useToken(t);
   });
   $('token-forget').addEventListener('click', () => useToken(''));
+  $('cancel-shown').addEventListener('click', () => cancel(cancellableShown()));
   for (const [id, key] of [['f-user', 'user'], ['f-state', 'state'], ['f-project', 'project'], ['f-name', 'name']]) {
     $(id).addEventListener('input', () => table.setFilter({ [key]: $(id).value }));
   }
   document.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape' && detail.id != null) detail.close();
+    if (e.key === 'Escape' && detail.id != null && !$('confirm').open) detail.close();
   });
   document.addEventListener('visibilitychange', () => poll());
   useToken(sessionStorage.getItem('gflow-token') || '').then(() => poll(true));

@@ -6,7 +6,7 @@ import { el, fmtDuration, fmtTime, runTime } from './util.js';
 const LOG_BYTES = 65536;
 const SHOWN = [
   ['id', 'JobId'], ['name', 'Name'], ['user', 'User'], ['project', 'Project'], ['state', 'State'],
-  ['reason', 'Reason'], ['command', 'Command'], ['cwd', 'WorkDir'], ['gpus', 'GPUs'], ['gpu_ids', 'GPUIDs'],
+  ['reason', 'Reason'], ['reason_detail', 'ReasonDetail'], ['expected_start', 'ExpectedStart'], ['command', 'Command'], ['cwd', 'WorkDir'], ['gpus', 'GPUs'], ['gpu_ids', 'GPUIDs'],
   ['shared', 'Shared'], ['gpu_memory_mb', 'GPUMemoryMB'], ['memory_mb', 'MemoryMB'],
   ['time_limit_secs', 'TimeLimitSecs'], ['priority', 'Priority'], ['submit_time', 'SubmitTime'],
   ['start_time', 'StartTime'], ['end_time', 'EndTime'], ['exit_code', 'ExitCode'], ['exit_signal', 'ExitSignal'],
@@ -14,7 +14,25 @@ const SHOWN = [
   ['log_path', 'Log'],
 ];
 
-function value(k, v) {
+// "in 1h 5m", "in 40 s", "now": how far ahead an epoch is.
+function fromNow(epoch, now) {
+  const s = Math.round(epoch - now);
+  if (s <= 0) return 'now';
+  if (s < 60) return `in ${s} s`;
+  const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
+  return `in ${[d ? `${d}d` : '', h ? `${h}h` : '', !d && m ? `${m}m` : ''].filter((x) => x).join(' ') || '1m'}`;
+}
+
+// ExpectedStart as gjob show says it: when, on which GPUs; "unknown (why)".
+function expected(job) {
+  const note = job.expected_start_note;
+  if (job.expected_start == null) return `unknown (${note || 'no estimate'})`;
+  const gpus = job.expected_gpus && job.expected_gpus.length ? ` on GPU${job.expected_gpus.length > 1 ? 's' : ''} ${job.expected_gpus.join(',')}` : '';
+  return `${fmtTime(job.expected_start)} (${fromNow(job.expected_start, Date.now() / 1000)})${gpus}${note ? ` — ${note}` : ''}`;
+}
+
+function value(k, v, job) {
+  if (k === 'expected_start') return expected(job);
   if (v == null || (Array.isArray(v) && !v.length)) return '—';
   if (k.endsWith('_time')) return fmtTime(v);
   if (k === 'command') return v.map((a) => (typeof a === 'string' ? a : '<bytes>')).join(' ');
@@ -39,6 +57,7 @@ export class Detail {
     this.close();
     this.id = id;
     this.root.hidden = false;
+    this.root.parentElement.classList.add('detail-open');
     await this.refresh();
     const h = this.root.querySelector('h2');
     if (h) h.focus();
@@ -51,6 +70,7 @@ export class Detail {
     this.pre = null;
     this.actLabels = null;
     this.root.hidden = true;
+    this.root.parentElement.classList.remove('detail-open');
     this.root.replaceChildren();
   }
 
@@ -64,7 +84,7 @@ export class Detail {
     this.deps = el('ul', { class: 'deps' });
     this.logHead = el('h3', {}, 'Log');
     this.pre = el('pre', { class: 'log', tabindex: '0', 'aria-label': `Log of job ${id}` });
-    this.root.replaceChildren(el('div', { class: 'detail-head' }, this.title, close), this.acts, this.dl,
+    this.root.replaceChildren(el('div', { class: 'detail-top' }, el('div', { class: 'detail-head' }, this.title, close), this.acts), this.dl,
       this.depsHead, this.deps, this.logHead, this.pre);
   }
 
@@ -85,7 +105,7 @@ export class Detail {
     const wasAtBottom = !this.pre || this.pre.scrollTop + this.pre.clientHeight >= this.pre.scrollHeight - 4;
     const dl = el('dl');
     for (const [k, label] of SHOWN)
-      if (k in job) dl.append(el('dt', {}, label), el('dd', {}, value(k, job[k])));
+      if (k in job) dl.append(el('dt', {}, label), el('dd', { 'data-key': k }, value(k, job[k], job)));
     if (job.start_time) dl.append(el('dt', {}, 'RunTime'), el('dd', {}, fmtDuration(runTime(job, Date.now() / 1000))));
 
     const deps = el('ul');

@@ -1,13 +1,16 @@
 // gpus.js — one card per GPU from GET /gpus: index, name, state, memory and
 // utilisation bars, the jobs on it (with their owners, from the jobs the
 // page knows) and processes gflow did not start.
-import { el, fmtMB, keepFocus } from './util.js';
+import { el, fmtMB, fmtTime, keepFocus } from './util.js';
 
-function bar(label, value, max, text) {
+// A meter; pressure marks a bar nearly full as a warning (memory: a job
+// may run out), never utilisation (a busy GPU is what it is for).
+function bar(label, value, max, text, pressure) {
   const pct = max > 0 ? Math.max(0, Math.min(100, (100 * value) / max)) : 0;
-  const fill = el('div', { class: 'bar-fill' });
+  const fill = el('div', { class: `bar-fill bar-${label.toLowerCase()}` });
   fill.style.width = `${pct}%`;
-  if (pct >= 90) fill.classList.add('hot');
+  if (pressure && pct >= 95) fill.classList.add('hot');
+  else if (pressure && pct >= 85) fill.classList.add('warm');
   return el('div', { class: 'bar-row' },
     el('span', { class: 'bar-label' }, label),
     el('div', {
@@ -35,6 +38,18 @@ function foreignItem(f) {
   const why = f.blocks ? 'not started by gflow' : `allowed: ${f.exempt || (f.ignored ? 'ignored' : 'does not block')}`;
   return el('li', { class: f.blocks ? 'foreign' : 'muted', 'data-pid': String(f.pid) },
     `pid ${f.pid} — ${who}${extra ? ` (${extra})` : ''} — ${why}`);
+}
+
+// "reserved for alice until Tue 16:00 (R3)": whose window holds the GPU.
+function reserved(g) {
+  const r = g.reservation;
+  if (!r) return '';
+  const end = new Date(r.end * 1000);
+  const soon = r.end - Date.now() / 1000 < 86400 * 6;
+  const until = end.toLocaleString([], soon ? { weekday: 'short', hour: '2-digit', minute: '2-digit' }
+    : { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  return el('p', { class: 'gpu-reservation', 'data-testid': 'gpu-reservation', title: `reservation ${r.id}: ${fmtTime(r.start)} to ${fmtTime(r.end)}` },
+    `reserved for ${r.user} until ${until}`);
 }
 
 function card(g, jobs, onOpen) {
@@ -66,8 +81,11 @@ function card(g, jobs, onOpen) {
       el('h3', {}, g.mig_index != null ? `GPU ${g.parent_index}:${g.mig_index} (MIG)` : `GPU ${g.index}`),
       el('span', { class: `badge state-${g.state}`, 'data-testid': 'gpu-state' }, g.state)),
     el('p', { class: 'gpu-name' }, g.name || 'unknown model'),
-    bar('Memory', g.used_mb || 0, g.total_mb || 0, `${fmtMB(g.used_mb)} / ${fmtMB(g.total_mb)}`),
+    bar('Memory', g.used_mb || 0, g.total_mb || 0, `${fmtMB(g.used_mb)} / ${fmtMB(g.total_mb)}`, true),
     bar('Utilisation', util || 0, 100, util == null ? 'unknown' : `${util}%`),
+    g.state === 'shared' ? el('p', { class: 'gpu-booked', 'data-testid': 'gpu-booked' },
+      `${fmtMB(g.booked_mb ?? (g.jobs || []).reduce((a, x) => a + (x.gpu_memory_mb || 0), 0))} / ${fmtMB(g.total_mb)} booked`) : '',
+    reserved(g),
     // the foreign processes are listed below; other reasons (down, …) here
     g.reason && !(g.foreign && g.reason.startsWith('unmanaged(')) ? el('p', { class: 'gpu-reason' }, g.reason) : '',
     list);

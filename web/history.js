@@ -22,7 +22,9 @@ function frame(label, yMax, yTicks, xTicks) {
     s.append(svg('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), class: 'grid' }));
     s.append(svg('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'tick' }, String(v)));
   }
-  for (const [x, text] of xTicks) s.append(svg('text', { x, y: H - 8, 'text-anchor': 'middle', class: 'tick' }, text));
+  // a label at the right edge ends there (not cut in half)
+  for (const [x, text] of xTicks)
+    s.append(svg('text', { x, y: H - 8, 'text-anchor': x > W - R - 30 ? 'end' : 'middle', class: 'tick' }, text));
   return { s, y };
 }
 
@@ -105,7 +107,23 @@ function hoursPlot(h) {
   return [s, legend];
 }
 
-export function renderHistory(root, h) {
+// Seconds until the daemon's first sample: soon after it starts (2 s, or its
+// interval if shorter), then every interval_secs.
+export function firstPointIn(h, startedAt) {
+  const iv = h.interval_secs || 60;
+  let next = (startedAt || h.now) + Math.min(2, iv);
+  if (next < h.now) next += Math.ceil((h.now - next) / iv) * iv;
+  return Math.max(1, Math.ceil(next - h.now));
+}
+
+// startedAt: the daemon's start (GET /info), to say when an empty history
+// gets its first point.
+export function renderHistory(root, h, startedAt) {
+  if (!h.samples.length) {
+    root.replaceChildren(el('p', { class: 'muted collecting', 'data-testid': 'history-collecting' },
+      `collecting — first point in ${firstPointIn(h, startedAt)} s`));
+    return;
+  }
   root.replaceChildren(
     el('figure', { 'data-plot': 'gpus' }, el('figcaption', {}, 'GPUs in use (dashed: GPUs)'),
       timePlot(h, 'gpus_used', 'GPUs in use', 'gpus', 'gpus_total')),

@@ -24,7 +24,7 @@ function nodelist(j) {
 
 function cellText(c, j, now) {
   switch (c.key) {
-    case 'time': return fmtDuration(runTime(j, now)) || '0:00:00';
+    case 'time': return fmtDuration(runTime(j, now)) || '0:00';   // not started: as gqueue
     case 'nodelist': return nodelist(j);
     case 'project': return j.project || '';
     default: return j[c.key] == null ? '' : String(j[c.key]);

@@ -1,12 +1,15 @@
 """The web dashboard in a real headless browser (Debian's chromium and
 chromium-driver with python3-selenium): 4 fake GPUs, a foreign process and
 jobs in every state; the page shows each GPU's state and each job, follows a
-job that starts without a reload, offers cancel only with a token (and it
-works), follows a log, logs no console errors; and with 10,000 jobs the jobs
-view is usable quickly (measured and printed). Screenshots (light and dark)
+job that starts without a reload, offers cancel only with a token (it asks
+first, naming the job or the jobs, and works), follows a log, logs no console errors; and with 10,000 jobs the jobs
+view is usable quickly (measured and printed); a waiting job's panel says
+why in full and when it is expected to start; a reserved GPU's card names
+whose and until when. Screenshots (light and dark)
 go to $GFLOW_SCREENSHOT_DIR when it is set (docs/img/ holds the committed
 ones), else to the test's tmp directory."""
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -169,7 +172,10 @@ def test_dashboard(gflow, browser, tmp_path):
         victim = ids["queued"][0]
         btn = wait(g, lambda: d.find_element(By.CSS_SELECTOR, f'.jt-spacer [data-job="{victim}"] .act-cancel'),
                    "a cancel button")
-        btn.click()
+        btn.click()     # it asks first, naming the job
+        wait(g, lambda: d.find_element(By.ID, "confirm").is_displayed(), "the question")
+        assert f"Cancel job {victim}?" == d.find_element(By.ID, "confirm-h").text
+        d.find_element(By.ID, "confirm-yes").click()
         g.wait_state(victim, "Cancelled")
         wait(g, lambda: row_st(d, victim) == "CA", "the cancelled job shown")
 
@@ -233,3 +239,141 @@ def test_dashboard_with_10000_jobs(gflow, browser):
     assert lowest == 1 and nrows < 100, (lowest, nrows)   # descending: the end is job 1; rows are virtual
     assert shown < 10000 * SLOW and sort_ms < 3000 * SLOW, (shown, sort_ms)
     assert not console_errors(d)
+
+
+def iso(x):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(x))
+
+
+def dd(d, key):
+    """The details panel's value of a key (its data-key), or None."""
+    x = d.find_elements(By.CSS_SELECTOR, f'#detail dd[data-key="{key}"]')
+    return x[0].text if x else None
+
+
+def open_detail(g, d, jid):
+    d.find_element(By.CSS_SELECTOR, f'.jt-spacer [data-job="{jid}"] .c-id button').click()
+    wait(g, lambda: d.find_element(By.CSS_SELECTOR, "#detail h2").text.startswith(f"Job {jid}:"), f"job {jid}'s panel")
+
+
+def test_dashboard_waiting_cancel_reserved(gflow, browser, tmp_path):
+    """A waiting job's panel: the reason in full and the expected start (or
+    "unknown (why)"); cancel asks first (one job or several, named), and
+    answering no cancels nothing; the layout at 1400x900: no empty column
+    without the panel, a busy GPU's bar not drawn as an alarm, a reserved GPU
+    names whose and until when, a queued job's TIME as gqueue's; an empty
+    history says when its first point comes."""
+    g, d = gflow, browser
+    d.set_window_size(1400, 900)
+    g.set_scenario("".join(f'gpu {i} name="Fake H100" total_mb=81920 util={97 if i == 0 else 10}\n' for i in range(3)))
+    g.env["GFLOW_RESERVATION_SLOT_SECS"] = "1"
+    g.start()
+    g.cli("gctl", "reserve", "create", "--user", "nobody", "--gpu-spec", "2", "--start", iso(math.floor(time.time())),
+          "--duration", "1h", check=True)
+    g.cli("gctl", "quota", "set", "--project", "frozen", "--max-running-jobs", "0", check=True)
+    long = g.submit("-J", "long", "--gpus", "1", "--time", "1:00:00", "sleep", "300")
+    g.wait_state(long, "Running")
+    wide = g.submit("-J", "wide", "--gpus", "2", "true")           # waits for the long one's GPU
+    iced = g.submit("-P", "frozen", "-J", "iced", "true")          # waits for its project's quota
+    bulk = [g.submit("-J", f"bulk-{i}", "--hold", "true") for i in range(3)]
+    g.wait_state(wide, "Queued")
+    g.wait_state(iced, "Queued")
+    jw, ji = g.api("GET", f"/jobs/{wide}")[1]["job"], g.api("GET", f"/jobs/{iced}")[1]["job"]
+    assert jw["expected_start"] is not None and ji["reason_detail"] == "Quota: project frozen max_running_jobs=0", (jw, ji)
+
+    d.get(f"http://127.0.0.1:{g.port}/")
+    wait(g, lambda: row_st(d, iced) == "PD", "the waiting job shown")
+    # layout: without the panel the sections take the whole width
+    main_w = d.execute_script("return document.querySelector('main').clientWidth")
+    jobs_w = d.execute_script("return document.getElementById('jobs-section').getBoundingClientRect().width")
+    assert jobs_w > 0.9 * main_w, (jobs_w, main_w)
+    # a 97 % busy GPU is not drawn as an alarm
+    fill = d.find_element(By.CSS_SELECTOR, '[data-gpu="0"] .bar-utilisation')
+    assert "hot" not in fill.get_attribute("class") and "warm" not in fill.get_attribute("class")
+    # the reserved GPU: its state, whose, until when
+    wait(g, lambda: d.find_element(By.CSS_SELECTOR, '[data-gpu="2"] [data-testid=gpu-state]').text == "reserved",
+         "GPU 2 shown reserved")
+    assert "reserved for nobody until" in d.find_element(By.CSS_SELECTOR, '[data-gpu="2"] [data-testid=gpu-reservation]').text
+    # a queued job's TIME, as gqueue shows it
+    assert d.find_element(By.CSS_SELECTOR, f'.jt-spacer [data-job="{iced}"] .c-time').text == "0:00"
+    assert " 0:00 " in g.cli("gqueue", "-j", str(iced), check=True).stdout
+
+    # the panel of a waiting job: why in full, and when
+    open_detail(g, d, iced)
+    wait(g, lambda: dd(d, "reason_detail") == "Quota: project frozen max_running_jobs=0", "the quota in full")
+    want = "unknown (" if ji.get("expected_start") is None else None
+    if want:
+        assert dd(d, "expected_start") == f"unknown ({ji['expected_start_note']})", dd(d, "expected_start")
+    open_detail(g, d, wide)
+    wait(g, lambda: dd(d, "reason") == jw["reason"], "the other job's panel")
+    if jw.get("reason_detail"):
+        assert dd(d, "reason_detail") == jw["reason_detail"]
+    exp = dd(d, "expected_start")
+    gpus = ",".join(map(str, jw["expected_gpus"]))
+    assert f"on GPU{'s' if len(jw['expected_gpus']) > 1 else ''} {gpus}" in exp and "(in " in exp and "unknown" not in exp, exp
+    # the panel open: a second column, no longer than the window
+    assert d.execute_script("return document.getElementById('detail').getBoundingClientRect().height") <= 900
+    shots = shots_dir(tmp_path)
+    for scheme in ("light", "dark"):
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        d.save_screenshot(str(shots / f"dashboard-waiting-{scheme}.png"))
+
+    # cancel asks first, naming the job; no cancels nothing, yes cancels it
+    token = g.cli("gflowd", "token", check=True).stdout.strip()
+    d.find_element(By.ID, "token").send_keys(token)
+    d.find_element(By.CSS_SELECTOR, "#token-form button[type=submit]").click()
+    wait(g, lambda: "acting as uid" in d.find_element(By.ID, "token-state").text, "token taken")
+    confirm = d.find_element(By.ID, "confirm")
+
+    def cancel_row(jid):
+        wait(g, lambda: d.find_element(By.CSS_SELECTOR, f'.jt-spacer [data-job="{jid}"] .act-cancel'),
+             "a cancel button").click()
+        wait(g, lambda: confirm.is_displayed(), "the question")
+    cancel_row(iced)
+    assert d.find_element(By.ID, "confirm-h").text == f"Cancel job {iced}?"
+    assert f"#{iced} iced" in d.find_element(By.ID, "confirm-what").text
+    d.save_screenshot(str(shots / "dashboard-confirm.png"))
+    d.find_element(By.ID, "confirm-no").click()
+    wait(g, lambda: d.find_element(By.ID, "status").text == "Nothing cancelled.", "the answer no")
+    assert not confirm.is_displayed() and g.job(iced)["state"] == "Queued"
+    cancel_row(iced)
+    d.switch_to.active_element.send_keys(Keys.ESCAPE)     # Escape is no, too
+    wait(g, lambda: not confirm.is_displayed(), "the question gone")
+    assert g.job(iced)["state"] == "Queued" and d.find_element(By.ID, "detail").is_displayed()
+    cancel_row(iced)
+    d.find_element(By.ID, "confirm-yes").click()
+    g.wait_state(iced, "Cancelled")
+    wait(g, lambda: row_st(d, iced) == "CA", "the cancelled job shown")
+
+    # several at once: the jobs the filters show, how many and which
+    d.find_element(By.ID, "f-name").send_keys("bulk")
+    b = d.find_element(By.ID, "cancel-shown")
+    wait(g, lambda: b.is_displayed() and b.text == "Cancel 3 shown…", "the cancel-shown button")
+    b.click()
+    wait(g, lambda: confirm.is_displayed(), "the question")
+    what = d.find_element(By.ID, "confirm-what").text
+    assert d.find_element(By.ID, "confirm-h").text == "Cancel 3 jobs?"
+    assert all(f"#{j} bulk-{i}" in what for i, j in enumerate(bulk)), what
+    d.find_element(By.ID, "confirm-no").click()
+    wait(g, lambda: not confirm.is_displayed(), "the question gone")
+    assert all(g.job(j)["state"] == "Hold" for j in bulk)
+    b.click()
+    wait(g, lambda: confirm.is_displayed(), "the question")
+    d.find_element(By.ID, "confirm-yes").click()
+    for j in bulk:
+        g.wait_state(j, "Cancelled")
+    assert g.job(long)["state"] == "Running" and g.job(wide)["state"] == "Queued"
+
+    # an empty history says when its first point comes (rendered in the page)
+    text = d.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import('/ui/history.js').then((m) => {
+          const div = document.createElement('div');
+          m.renderHistory(div, { now: 1000, interval_secs: 60, span_secs: 86400, samples: [],
+                                 columns: [], gpu_hours: { from: 0, days: 7, users: {} } }, 999);
+          done(div.textContent);
+        }, (e) => done(String(e)));
+    """)
+    assert text == "collecting — first point in 1 s", text
+    errors = console_errors(d)
+    assert not errors, errors

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "api.h"
 #include "server.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -554,6 +554,7 @@ static struct reservation reserve(const struct state *st, const struct sched_job
 	int free_now = 0;
 	int64_t mem_free = st->in->mem_total_mb ? st->in->mem_total_mb - st->mem_used : INT64_MAX / 4;
 	int64_t cpus = st->in->cpus_total ? st->in->cpus_total - st->cpus_used : INT64_MAX / 4;
+	const int64_t cpus_now = cpus;
 	uint64_t held = 0;
 	size_t n = 0;
 
@@ -585,10 +586,9 @@ static struct reservation reserve(const struct state *st, const struct sched_job
 		if (i == n) {
 			/* No known time: nothing is promised to it but the
 			 * CPUs it needs of those free now (CPU-only work goes
-			 * on beside a job that waits for GPUs). */
-			int64_t now_free = st->in->cpus_total ? st->in->cpus_total - st->cpus_used : 0;
-
-			r.extra_cpus = now_free > j->cpus ? now_free - j->cpus : 0;
+			 * on beside a job that waits for GPUs; CPUs not
+			 * counted are never short). */
+			r.extra_cpus = cpus_now > j->cpus ? cpus_now - j->cpus : 0;
 			break;
 		}
 		/* A GPU frees when the last job on it ends (shared GPUs may hold
@@ -705,7 +705,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 		if (reserved) {
 			bool ends_before = j->time_limit_secs && in->now + (double)j->time_limit_secs <= resv.at;
 			bool leftover = j->gpus <= resv.extra_gpus && j->memory_mb <= resv.extra_mem &&
-					(!in->cpus_total || j->cpus <= resv.extra_cpus);
+					j->cpus <= resv.extra_cpus;
 
 			if (!ends_before && !leftover) {
 				d->reason = "Priority";

@@ -82,6 +82,15 @@ def test_timeline_range_refused(gflow):
         assert st == 400 and "range" in body["error"], (bad, body)
     st, body = g.api("GET", "/timeline?range=1h%00x")
     assert st == 400 and "NUL" in body["error"]
+    # twice: refused, not the last one taken
+    st, body = g.api("GET", "/timeline?range=1h&range=2h")
+    assert st == 400 and "'range' is given twice" in body["error"], body
+    # bytes that are not UTF-8, or control characters, in what the error
+    # quotes: the answer is still JSON, with them escaped
+    st, body = g.api("GET", "/timeline?range=%ff%fe")
+    assert st == 400 and "\\xff\\xfe" in body["error"], body
+    st, body = g.api("GET", "/timeline?range=%1b%5b2J")
+    assert st == 400 and "\\e[2J" in body["error"] and "\x1b" not in body["error"], body
     st, body = g.api("GET", "/timeline?rang=2h")
     assert st == 400 and "unknown query parameter 'rang'" in body["error"]
     st, body = g.api("GET", "/timeline?range=1d12h")

@@ -67,6 +67,7 @@ static int parse_query(struct evhttp_request *req, int64_t *range, struct gf_err
 	const char *raw = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)) ?: "";
 	struct evkeyvalq q = { 0 };
 	struct evkeyval *kv;
+	bool seen = false;
 	int rc = 0;
 
 	*range = RANGE_DEFAULT;
@@ -79,6 +80,11 @@ static int parse_query(struct evhttp_request *req, int64_t *range, struct gf_err
 			rc = gf_err_set(e, "unknown query parameter '%.100s' (known: range)", kv->key);
 			break;
 		}
+		if (seen) {
+			rc = gf_err_set(e, "'range' is given twice");
+			break;
+		}
+		seen = true;
 		if (strlen(kv->value) > 64) {
 			rc = gf_err_set(e, "'range' is too long (e.g. 48h)");
 			break;

@@ -2,6 +2,7 @@
  * jsonw buffer, sent without a copy), an error in words, a store error
  * (507 when the disk is full); and who owns a job, for every route file. */
 #include "apiint.h"
+#include "bytes.h"
 #include "jsonw.h"
 
 #include <event2/buffer.h>
@@ -9,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void free_jw(const void *data, size_t len, void *arg)
 {
@@ -43,13 +45,21 @@ void api_reply(struct evhttp_request *req, int code, json_t *body)
 __attribute__((format(printf, 3, 4))) void api_reply_err(struct evhttp_request *req, int code,
 							 const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[1024], safe[4 * sizeof msg];
+	const char *text = msg;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	api_reply(req, code, json_pack("{s:s}", "error", msg));
+	/* A message may quote what the caller sent (a query's bytes): JSON
+	 * holds only UTF-8, and a terminal should get no control characters,
+	 * so such bytes are said as escapes rather than lose the answer. */
+	if (gf_needs_escape(msg, strlen(msg))) {
+		gf_escape(safe, sizeof safe, msg, strlen(msg), 0);
+		text = safe;
+	}
+	api_reply(req, code, json_pack("{s:s}", "error", text));
 }
 
 /* A change the store refused, in its own words: 507 when the disk is full. */

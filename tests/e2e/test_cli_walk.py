@@ -196,6 +196,7 @@ GJOB_UPDATE = {
     "--max-memory": (["--max-memory", "2G"], "--memory"),
     "--time": (["--time", "7"], None), "-t": (["-t", "7"], "--time"), "--time-limit": (["--time-limit", "7"], "--time"),
     "--timelimit": (["--timelimit", "7"], "--time"),
+    "--cpus": (["--cpus", "2"], None), "--cpus-per-task": (["--cpus-per-task", "2"], "--cpus"),
     "--priority": (["--priority", "3"], None), "-p": (["-p", "3"], "--priority"), "--nice": (["--nice", "3"], "--priority"),
     "--name": (["--name", "nn"], None), "-J": (["-J", "nn"], "--name"), "--job-name": (["--job-name", "nn"], "--name"),
     "--conda-env": (["--conda-env", "other"], None), "-e": (["-e", "other"], "--conda-env"),

@@ -24,6 +24,7 @@
 #include "err.h"
 #include "runfile.h"
 #include "runner.h"
+#include "trace.h"
 
 #define KILL_RESWEEP 0.1	/* seconds between SIGKILL sweeps at the end */
 #define DRAIN_SECS 2.0		/* how long to wait for the pty once all are gone */
@@ -205,13 +206,16 @@ static void reap(struct runner *r)
 			if (p == r->pid) {
 				r->status = st;
 				r->reaped = true;
+				gf_trace("job_exit", strtoll(r->o.job, NULL, 10));	/* trace.h */
 			}
 			continue;
 		}
 		if (p < 0 && errno == EINTR)
 			continue;
-		if (p < 0 && errno == ECHILD && r->reaped)
+		if (p < 0 && errno == ECHILD && r->reaped && !r->gone) {
 			r->gone = true;
+			gf_trace("job_gone", strtoll(r->o.job, NULL, 10));
+		}
 		return;
 	}
 }

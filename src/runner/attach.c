@@ -55,6 +55,7 @@ struct attach {
 	struct ring replay;
 	struct viewer v[ATTACH_MAX_VIEWERS];
 	struct attach_hooks hooks;
+	bool ever;		/* a viewer was let in once */
 };
 
 /* --- rings ------------------------------------------------------------- */
@@ -246,6 +247,7 @@ static void on_accept(struct attach *a)
 		}
 		v->fd = fd;
 		v->out.max = VIEWER_BUF_MAX;
+		a->ever = true;
 		snprintf(line, sizeof line, ATTACH_HELLO " job %s\n", a->job);
 		ring_in(&v->out, line, strlen(line));
 		/* The replay: the last REPLAY_MAX bytes, oldest first. */
@@ -378,6 +380,16 @@ void attach_output(struct attach *a, const char *data, size_t n)
 			viewer_queue(&a->v[i], data, n);
 			viewer_flush(&a->v[i]);
 		}
+}
+
+int attach_viewers(const struct attach *a, bool *ever)
+{
+	int n = 0;
+
+	for (int i = 0; i < ATTACH_MAX_VIEWERS; i++)
+		n += a->v[i].fd >= 0;
+	*ever = a->ever;
+	return n;
 }
 
 static double mono(void)

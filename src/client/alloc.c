@@ -329,7 +329,7 @@ static int final_status(long long id, int sigfd)
 
 static int run(struct batch_opts *o, int immediate)
 {
-	struct attach_mode m = { .prog = PROG, .keys_as_typed = true, .pipe = true };
+	struct attach_mode m = { .prog = PROG, .keys_as_typed = true, .pipe = true, .connect_wait_ms = 5000 };
 	char sock[4096], hello[160];
 	json_t *job = NULL;
 	long long id;

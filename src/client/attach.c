@@ -53,8 +53,10 @@ static int send_winsize(int sock)
 	return send_frame(sock, ATTACH_FRAME_SIZE, b, sizeof b);
 }
 
-/* Connect; a refusal of the file system is the same rule the runner says. */
-static int connect_to(long long id, const char *path, const char *owner)
+/* Connect; a refusal of the file system is the same rule the runner says.
+ * A socket not there yet, or not yet listening, is tried again for up to
+ * wait_ms (a runner that is starting). */
+static int connect_to(long long id, const char *path, const char *owner, int wait_ms)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd, err;
@@ -64,6 +66,7 @@ static int connect_to(long long id, const char *path, const char *owner)
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
+again:
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		fprintf(stderr, "%s: socket: %s\n", PROG, strerror(errno));
@@ -82,6 +85,11 @@ static int connect_to(long long id, const char *path, const char *owner)
 	}
 	err = errno;
 	close(fd);
+	if ((err == ENOENT || err == ECONNREFUSED) && wait_ms > 0) {
+		usleep(50000);
+		wait_ms -= 50;
+		goto again;
+	}
 	if (err == EACCES || err == EPERM)
 		fprintf(stderr, "%s: job %lld belongs to %s; only %s or an admin may attach\n", PROG, id,
 			owner ? owner : "another user", owner ? owner : "its owner");
@@ -257,7 +265,7 @@ enum attach_how attach_session(long long id, const char *sock_path, const char *
 
 	PROG = m->prog;
 	m->signo = 0;
-	if ((sock = connect_to(id, sock_path, owner)) < 0)
+	if ((sock = connect_to(id, sock_path, owner, m->connect_wait_ms)) < 0)
 		return REFUSED;
 	if (hello(id, sock, buf, sizeof buf, &start, &have)) {
 		close(sock);

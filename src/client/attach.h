@@ -22,6 +22,7 @@ struct attach_mode {
 	bool keys_as_typed;	/* no Ctrl-b d: every key goes to the job (galloc) */
 	bool pipe;		/* without a terminal, relay stdin and stdout (the
 				 * end of stdin is a ^D for the job); else refuse */
+	int connect_wait_ms;	/* a socket not yet there or listening: tried again for so long */
 	bool tty;		/* out: the terminal was there (raw mode) */
 	int signo;		/* out: the signal that made it leave (DETACHED), or 0 */
 };

@@ -322,3 +322,20 @@ def test_system_daemon_runs_it_as_the_caller_and_others_cannot_attach(system_gfl
     t.type(b"exit 3\r")
     assert t.finish() == 3, t.out
     assert g.job(jid)["state"] == "Failed"
+
+
+def test_every_option_reaches_the_job(gflow):
+    g = gflow
+    g.gpus(2)
+    g.start()
+    for args, name in ((["-G", "2", "-t", "5", "-m", "1G", "-c", "2", "-J", "short", "-P", "proj"], "short"),
+                       (["--gpus", "1", "--time", "1:00:00", "--memory", "512M", "--cpus-per-task", "3",
+                         "--name", "long", "--project", "proj2"], "long")):
+        r = g.cli("galloc", *args, "--", "sh", "-c", "echo cvd=$CUDA_VISIBLE_DEVICES")
+        assert r.returncode == 0, r
+        j = only_job(g, name)
+        want = {"short": dict(gpus=2, time_limit_secs=300, memory_mb=1024, cpus=2, project="proj"),
+                "long": dict(gpus=1, time_limit_secs=3600, memory_mb=512, cpus=3, project="proj2")}[name]
+        assert {k: j[k] for k in want} == want, j
+        assert j["interactive"] is True and j["state"] == "Finished"
+        assert ("cvd=0,1" if name == "short" else "cvd=0") in r.stdout, r

@@ -230,9 +230,14 @@ static enum wait_end wait_for_start(long long id, int sigfd, int immediate, json
 		}
 		state = jstr(job, "state");
 		reason = jstr(job, "reason");
-		if (state && !strcmp(state, "Running") && jstr(job, "attach_socket")) {
-			*jobp = job;
-			return W_RUNNING;
+		if (state && !strcmp(state, "Running")) {
+			if (jstr(job, "attach_socket")) {
+				*jobp = job;
+				return W_RUNNING;
+			}
+			fprintf(stderr, "%s: job %lld runs without a terminal to attach to\n", PROG, id);
+			json_decref(job);
+			return W_ERROR;
 		}
 		if (state_is_ended(state)) {
 			*jobp = job;

@@ -162,6 +162,8 @@ def test_waits_behind_a_busy_gpu_then_is_granted(gflow):
     p = galloc_bg(g, "--gpus", "1", "--", "sh", "-c", "echo ran-$GFLOW_JOB_ID")
     j = wait_job(g, states=("Queued",))
     g.wait_for(lambda: g.job(j["id"])["reason"], what="a reason")
+    # an update while it waits keeps it interactive
+    g.cli("gjob", "update", str(j["id"]), "-t", "7", check=True)
     g.cli("gcancel", str(busy), check=True)
     out, err = p.communicate(timeout=30 * SLOW)
     assert p.returncode == 0, (out, err)
@@ -169,7 +171,11 @@ def test_waits_behind_a_busy_gpu_then_is_granted(gflow):
     err = err.decode()
     assert f"galloc: job {j['id']} queued (Resources" in err and "; waiting" in err, err
     assert err.index("queued") < err.index("granted"), err
-    assert g.job(j["id"])["state"] == "Finished"
+    j = g.job(j["id"])
+    assert j["state"] == "Finished" and j["interactive"] is True and j["time_limit_secs"] == 420
+    # a session is not redone as a batch job with nobody at its terminal
+    r = g.cli("gjob", "redo", str(j["id"]))
+    assert r.returncode != 0 and "interactive session (galloc): run galloc again" in r.stderr, r
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])

@@ -30,7 +30,7 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
 	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW,
-	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES, O_INTERACTIVE };
+	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES, O_INTERACTIVE, O_ATTACH_WAIT };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -47,6 +47,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "attach-group", required_argument, NULL, O_ATTACH_GID },
 		{ "hold", no_argument, NULL, O_HOLD },
 		{ "interactive", no_argument, NULL, O_INTERACTIVE },
+		{ "attach-wait", required_argument, NULL, O_ATTACH_WAIT },
 		{ "env-bytes", required_argument, NULL, O_ENV_BYTES },
 		{ "argv-bytes", required_argument, NULL, O_ARGV_BYTES },
 		{ "spec-bytes", required_argument, NULL, O_SPEC_BYTES },
@@ -56,6 +57,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 
 	memset(o, 0, sizeof *o);
 	o->grace = 10;
+	o->attach_wait = 60;
 	o->uid = o->gid = o->attach_gid = o->env_bytes = o->argv_bytes = o->spec_bytes = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
@@ -126,6 +128,10 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 			break;
 		case O_INTERACTIVE:
 			o->interactive = true;
+			break;
+		case O_ATTACH_WAIT:
+			if (parse_secs("--attach-wait", optarg, false, &o->attach_wait, e))
+				return -1;
 			break;
 		case ':':
 			return gf_err_set(e, "option '%s' needs a value", argv[optind - 1]);

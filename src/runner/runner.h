@@ -45,6 +45,7 @@ struct opts {
 	const char *attach;		/* --attach: the socket to offer the pty at */
 	long long attach_gid;		/* --attach-group, -1: none */
 	bool interactive;		/* --interactive (galloc): the job ends when its caller leaves */
+	double attach_wait;		/* --attach-wait: seconds for its caller to attach (default 60) */
 	char **argv;			/* NULL: read RUNDIR/argv */
 };
 

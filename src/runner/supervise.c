@@ -34,8 +34,6 @@ static const int leftover_ladder[] = { SIGTERM, SIGKILL };
  * but leaves on a hang-up, as when its terminal closes. */
 static const int hangup_ladder[] = { SIGHUP, SIGTERM, SIGKILL };
 
-#define INTERACTIVE_WAIT_SECS 60	/* galloc attaches at once; nobody came: it is gone */
-
 /* --- signals ----------------------------------------------------------- */
 
 static void ignore_signal(struct runner *r, int sig)
@@ -260,7 +258,7 @@ static bool caller_gone(const struct runner *r, double now)
 	if (!r->attach)
 		return true;
 	n = attach_viewers(r->attach, &ever);
-	return ever ? n == 0 : now >= r->start_mono + INTERACTIVE_WAIT_SECS;
+	return ever ? n == 0 : now >= r->start_mono + r->o.attach_wait;
 }
 
 /* Milliseconds until the next thing due, -1 when nothing is. */
@@ -272,8 +270,8 @@ static int next_timeout(const struct runner *r, double now)
 	if (r->deadline && !r->ladder && !r->reaped)
 		due = r->deadline;
 	if (r->o.interactive && !r->ladder && !r->reaped && r->attach && !attach_viewers(r->attach, &ever) && !ever &&
-	    r->start_mono + INTERACTIVE_WAIT_SECS < due)
-		due = r->start_mono + INTERACTIVE_WAIT_SECS;
+	    r->start_mono + r->o.attach_wait < due)
+		due = r->start_mono + r->o.attach_wait;
 	if (r->ladder && !r->gone && r->next_step < due)
 		due = r->next_step;
 	if (r->drain_deadline && r->drain_deadline < due)

@@ -345,3 +345,21 @@ def test_every_option_reaches_the_job(gflow):
         assert {k: j[k] for k in want} == want, j
         assert j["interactive"] is True and j["state"] == "Finished"
         assert ("cvd=0,1" if name == "short" else "cvd=0") in r.stdout, r
+
+
+def test_a_session_whose_galloc_died_while_it_waited_ends_when_nobody_attaches(gflow):
+    g = gflow
+    g.env["GFLOW_INTERACTIVE_WAIT_SECS"] = "2"     # the runner's wait for its caller (default 60 s)
+    g.gpus(1)
+    g.start()
+    busy = g.submit("--gpus", "1", "sleep", "60")
+    g.wait_state(busy, "Running")
+    p = galloc_bg(g, "--gpus", "1", "--", "sh", "-c", "trap '' TERM INT HUP; sleep 300")
+    j = wait_job(g, states=("Queued",))
+    p.kill()                    # nothing to withdraw it
+    p.communicate()
+    g.cli("gcancel", str(busy), check=True)
+    g.wait_state(j["id"], "Running")
+    j = g.wait_state(j["id"], {"Cancelled", "Failed", "Finished"}, timeout=20)
+    assert j["state"] == "Cancelled", j
+    g.wait_for(lambda: not g.job_pids(j["id"]), what="the job's processes to be gone")

@@ -234,8 +234,17 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 			arg(&a, "--attach-group");
 			argf(&a, "%lld", (long long)s->admin_gid);
 		}
-		if (jm(j)->interactive)
+		if (jm(j)->interactive) {
+			/* How long the runner waits for galloc to attach
+			 * (tests shorten it, as GFLOW_KILL_GRACE_SECS the grace). */
+			const char *wait = getenv("GFLOW_INTERACTIVE_WAIT_SECS");
+
 			arg(&a, "--interactive");
+			if (wait && atoi(wait) > 0) {
+				arg(&a, "--attach-wait");
+				argf(&a, "%d", atoi(wait));
+			}
+		}
 	}
 	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 	/* The standby makes runner.out itself; then the job is born in the

@@ -400,6 +400,17 @@ static double mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void attach_await_viewer(struct attach *a, double until)
+{
+	while (a && !a->ever && mono() < until) {
+		struct pollfd fds[ATTACH_MAX_FDS];
+		int n = attach_pollfds(a, fds), ms = (int)((until - mono()) * 1000.0) + 1;
+
+		if (poll(fds, (nfds_t)n, ms < 100 ? ms : 100) > 0)
+			attach_events(a, fds, n);
+	}
+}
+
 void attach_close(struct attach *a, double secs)
 {
 	struct stat st;

@@ -151,6 +151,11 @@ def test_without_a_terminal_stdin_and_stdout_are_relayed_and_the_status_comes_ba
     # a command that does not exist: the job fails, galloc says so
     r = g.cli("galloc", "--", "no-such-command-here")
     assert r.returncode != 0 and g.job(3)["state"] == "Failed", r
+    # a command over before galloc attached: its output still comes (the
+    # runner waits for its caller before it closes the terminal)
+    for i in range(5):
+        r = g.cli("galloc", "--", "echo", f"quick-{i}")
+        assert r.returncode == 0 and f"quick-{i}" in r.stdout, r
 
 
 def test_waits_behind_a_busy_gpu_then_is_granted(gflow):

@@ -405,6 +405,12 @@ out:
 	json_decref(job);
 	if (sigfd >= 0)
 		close(sigfd);
+	/* A signal still pending (a hang-up comes more than once) must not
+	 * end galloc with it: the status is ours to give. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }

@@ -314,9 +314,10 @@ def test_bad_values_are_named_and_nothing_is_submitted(gflow):
     assert "usage: galloc" in r.stdout
 
 
-def test_system_daemon_runs_it_as_the_caller_and_others_cannot_attach(system_gflow):
+@pytest.mark.parametrize("executor", ["process", "tmux"])
+def test_system_daemon_runs_it_as_the_caller_and_others_cannot_attach(system_gflow, executor):
     g = system_gflow
-    g.env["GFLOW_EXECUTOR__TYPE"] = "process"
+    g.env["GFLOW_EXECUTOR__TYPE"] = executor
     g.gpus(1)
     g.start()
     a, b = g.add_user("a"), g.add_user("b")
@@ -368,3 +369,19 @@ def test_a_session_whose_galloc_died_while_it_waited_ends_when_nobody_attaches(g
     j = g.wait_state(j["id"], {"Cancelled", "Failed", "Finished"}, timeout=20)
     assert j["state"] == "Cancelled", j
     g.wait_for(lambda: not g.job_pids(j["id"]), what="the job's processes to be gone")
+
+
+def test_closing_the_terminal_ends_the_session(gflow):
+    g = gflow
+    g.gpus(1)
+    g.start()
+    t = Term(g, "--gpus", "1")
+    t.expect("granted")
+    t.type(b"echo ready-$((6*7))\r")
+    t.expect("ready-42")
+    os.close(t.master)          # the terminal window closed: galloc gets its hang-up
+    t.proc.wait(timeout=15 * SLOW)
+    assert t.proc.returncode == 129, t.proc.returncode
+    j = g.wait_state(1, {"Cancelled", "Failed", "Finished"})
+    assert j["state"] == "Cancelled", j
+    g.wait_for(lambda: not g.job_pids(1), what="the shell to be gone")

@@ -117,6 +117,8 @@ def test_shell_in_a_terminal_gets_its_gpus_and_leaving_it_ends_the_job(gflow_exe
     assert j["gpu_ids"] == [0] and j["time_limit_secs"] == 600
     q = g.cli("gqueue", "-f", "JOBID,NAME,ST", check=True).stdout
     assert any(ln.split() == ["1", "interactive", "R"] for ln in q.splitlines()), q
+    assert "Interactive=yes" in g.cli("gjob", "show", "1", check=True).stdout
+    assert "Interactive" not in g.cli("gjob", "show", str(g.submit("true")), check=True).stdout
     # the window size of the caller's terminal reached the job's
     t.type(b"stty size\r")
     t.expect("30 90")
@@ -132,7 +134,7 @@ def test_shell_in_a_terminal_gets_its_gpus_and_leaving_it_ends_the_job(gflow_exe
     t.expect("granted: GPUs 0,1")
     t.type(b"exit\r")
     assert t.finish() == 0, t.out
-    assert g.job(3)["state"] == "Finished" and g.job(3)["name"] == "mine"
+    assert only_job(g, "mine")["state"] == "Finished"
 
 
 def test_without_a_terminal_stdin_and_stdout_are_relayed_and_the_status_comes_back(gflow):

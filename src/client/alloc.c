@@ -229,7 +229,9 @@ static enum wait_end wait_for_start(long long id, int sigfd, int immediate, json
 			return W_ERROR;
 		}
 		state = jstr(job, "state");
-		reason = jstr(job, "reason");
+		/* "Resources: cpus 3 of 4 busy (it asks 2)" where the daemon
+		 * says what is short, else the reason's name */
+		reason = jstr(job, "reason_detail") ? jstr(job, "reason_detail") : jstr(job, "reason");
 		if (state && !strcmp(state, "Running")) {
 			if (jstr(job, "attach_socket")) {
 				*jobp = job;

@@ -217,7 +217,7 @@ enum wait_end { W_RUNNING, W_ENDED, W_GAVE_UP, W_SIGNAL, W_ERROR };
 static enum wait_end wait_for_start(long long id, int sigfd, int immediate, json_t **jobp, int *signo)
 {
 	char last[512] = "";
-	int waited = 0;
+	int waited = 0, step;
 
 	for (;;) {
 		struct gf_err e;
@@ -262,9 +262,12 @@ static enum wait_end wait_for_start(long long id, int sigfd, int immediate, json
 				IMMEDIATE_WAIT_MS / 1000);
 			return W_GAVE_UP;
 		}
-		if ((*signo = wait_signal(sigfd, waited < 1000 ? 50 : POLL_MS)))
+		/* Asked often at first (a start is quick), then less: a
+		 * long wait of many callers costs the daemon little. */
+		step = waited < 1000 ? 50 : waited < 10000 ? POLL_MS : 1000;
+		if ((*signo = wait_signal(sigfd, step)))
 			return W_SIGNAL;
-		waited += waited < 1000 ? 50 : POLL_MS;
+		waited += step;
 	}
 }
 

@@ -81,9 +81,10 @@ static const char alloc_help[] =
 "first (its terminal closed, a signal, killed) the job is cancelled: its\n"
 "processes get SIGHUP, then SIGTERM and SIGKILL. Another terminal of\n"
 "yours (or an admin) may watch and type with: gjob attach ID.\n\n"
-"Without a terminal (stdin not a tty) galloc relays: its stdin goes to the\n"
-"job's terminal (the end of stdin is a ^D there) and the job's terminal\n"
-"output comes to stdout, with \\r\\n line ends and the echo of the input.\n\n"
+"Without a terminal (stdin not a tty) galloc needs a COMMAND, and relays:\n"
+"its stdin goes to the job's terminal (the end of stdin is a ^D there) and\n"
+"the job's terminal output comes to stdout, with \\r\\n line ends and the\n"
+"echo of the input.\n\n"
 "Exit status: the command's; 128+N when a signal N ended it; 124 when\n"
 "the time limit ended it; 1 when it could not run or was cancelled;\n"
 "128+N when signal N made galloc withdraw; 2 for a wrong command line.\n";
@@ -460,6 +461,13 @@ static int alloc_exec(int argc, char **argv)
 	if (p.i < argc && !argv[p.i][0]) {
 		batch_opts_free(&o);
 		return cmd_usagef(PROG, "empty command");
+	}
+	if (p.i == argc && !isatty(0)) {
+		/* A login shell reading a pipe or a file is rarely what was
+		 * meant (and `galloc --name --help` would be one). */
+		batch_opts_free(&o);
+		return cmd_usagef(PROG, "no command, and stdin is not a terminal: give the command "
+				  "(galloc [options] -- COMMAND) or run galloc in a terminal for a shell");
 	}
 	if (!o.name)
 		o.name = xstrdup("interactive");

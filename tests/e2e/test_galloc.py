@@ -192,7 +192,7 @@ def test_a_signal_while_waiting_withdraws_the_job(gflow, sig):
     g.start()
     busy = g.submit("--gpus", "1", "sleep", "60")
     g.wait_state(busy, "Running")
-    p = galloc_bg(g, "--gpus", "1")
+    p = galloc_bg(g, "--gpus", "1", "--", "sh")
     j = wait_job(g, states=("Queued",))
     p.send_signal(sig)
     out, err = p.communicate(timeout=20 * SLOW)
@@ -304,8 +304,9 @@ def test_bad_values_are_named_and_nothing_is_submitted(gflow):
     g.start()
     for args, word in ((["--gpus", "x"], "'x'"), (["--time", "99x"], "'99x'"), (["--memory", "lots"], "'lots'"),
                        (["--cpus", "0"], "'0'"), (["--bogus"], "'--bogus'"), (["--gpus"], "GPU count"),
-                       (["--", ""], "empty command")):
-        r = g.cli("galloc", *args, "--", "true") if args[0] != "--" else g.cli("galloc", *args)
+                       (["--", ""], "empty command"), (["--name"], "stdin is not a terminal")):
+        r = g.cli("galloc", *args, "--", "true") if args[0] not in ("--", "--name") else \
+            g.cli("galloc", *args, "--help", input="")
         assert r.returncode == 2, (args, r)
         assert word in r.stderr and r.stderr.count("\n") == 1, (args, r.stderr)
     st, body = g.api("GET", "/jobs?users=all&states=Queued,Hold,Running,Finished,Failed,Cancelled,Timeout")

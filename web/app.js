@@ -7,11 +7,13 @@ import { Detail } from './detail.js';
 import { renderGpus } from './gpus.js';
 import { firstPointIn, renderHistory } from './history.js';
 import { JobTable } from './jobs.js';
+import { renderTimeline } from './timeline.js';
 import { el } from './util.js';
 
 const POLL_MS = 1500;
 const FULL_MS = 30000;
 const HISTORY_MS = 30000;
+const TIMELINE_MS = 15000;
 const FIELDS = 'id,name,user,uid,project,state,st,reason,gpus,gpu_ids,submit_time,start_time,end_time,'
   + 'priority,depends_on,dep_mode,active';
 const LIVE = new Set(['Queued', 'Hold', 'Running']);
@@ -20,7 +22,7 @@ const $ = (id) => document.getElementById(id);
 const jobs = new Map();
 let caller = null;          // {uid, admin} of the token, when one is given
 let startedAt = null;      // the daemon's start, asked once while the history is empty
-let lastHistory = 0, lastFull = 0, maxSubmit = 0, gpuInfo = { gpus: [] }, busy = false;
+let lastTimeline = 0, lastHistory = 0, lastFull = 0, maxSubmit = 0, gpuInfo = { gpus: [] }, busy = false;
 
 function say(msg, bad) {
   const s = $('status');
@@ -169,6 +171,10 @@ async function poll(force) {
       }
     }
     publish();
+    if (now - lastTimeline > TIMELINE_MS) {
+      lastTimeline = now;
+      await loadTimeline();
+    }
     if (now - lastHistory > HISTORY_MS) {
       lastHistory = now;
       const h = await api.get('/history');
@@ -187,6 +193,11 @@ async function poll(force) {
   } finally {
     busy = false;
   }
+}
+
+async function loadTimeline() {
+  const range = $('timeline-range').value;
+  renderTimeline($('timeline'), await api.get(`/timeline?range=${encodeURIComponent(range)}`));
 }
 
 async function useToken(t) {
@@ -242,6 +253,10 @@ function setup() {
   });
   $('token-forget').addEventListener('click', () => useToken(''));
   $('cancel-shown').addEventListener('click', () => cancel(cancellableShown()));
+  $('timeline-range').addEventListener('change', () => {
+    lastTimeline = Date.now();
+    loadTimeline().catch((e) => say(`Timeline: ${e.message}`, true));
+  });
   for (const [id, key] of [['f-user', 'user'], ['f-state', 'state'], ['f-project', 'project'], ['f-name', 'name']]) {
     $(id).addEventListener('input', () => table.setFilter({ [key]: $(id).value }));
   }

@@ -36,20 +36,22 @@ export function segText(s) {
     + `${s.kind === 'expected' ? 'expected end' : s.estimated ? 'estimated end' : 'until'} ${end}`;
 }
 
-// Hour ticks (or days for long ranges): [epoch, label, major].
+// Hour ticks every 1, 4 or 24 hours on local whole hours (a multiple of
+// the step, so a local midnight is one): [epoch, label, major]; a midnight
+// is labelled with its day.
 function ticks(from, to) {
   const span = to - from;
-  const step = span <= 13 * 3600 ? 3600 : span <= 49 * 3600 ? 4 * 3600 : 86400;
+  const stepH = span <= 13 * 3600 ? 1 : span <= 49 * 3600 ? 4 : 24;
   const out = [];
-  const d0 = new Date(from * 1000);
-  d0.setMinutes(0, 0, 0);
-  if (step === 86400) d0.setHours(0);
-  for (let t = d0.getTime() / 1000; t <= to; t += step) {
+  const d = new Date(from * 1000);
+  d.setMinutes(0, 0, 0);
+  d.setHours(Math.floor(d.getHours() / stepH) * stepH);
+  for (; d.getTime() / 1000 <= to; d.setHours(d.getHours() + stepH)) {
+    const t = d.getTime() / 1000;
     if (t < from) continue;
-    const d = new Date(t * 1000), midnight = d.getHours() === 0;
-    const label = step === 86400 || midnight
-      ? d.toLocaleDateString([], { weekday: 'short', day: 'numeric' })
-      : d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    const midnight = d.getHours() === 0;
+    const label = midnight ? d.toLocaleDateString([], { weekday: 'short', day: 'numeric' })
+      : d.toLocaleTimeString([], { hour: 'numeric' });
     out.push([t, label, midnight]);
   }
   return out;
@@ -64,9 +66,13 @@ export function renderTimeline(root, tl) {
     viewBox: `0 0 ${W} ${H}`, role: 'img', class: 'plot gantt', 'data-testid': 'timeline-svg',
     'aria-label': `Timeline of ${gpus.length} GPUs, next ${Math.round((to - from) / 3600)} hours: ${nseg} bars`,
   });
+  let free = L + 30;   // labels do not overlap (nor the "now" label)
   for (const [t, label, major] of ticks(from, to)) {
     s.append(svg('line', { x1: x(t), x2: x(t), y1: T - 4, y2: H - B, class: major ? 'grid major' : 'grid' }));
-    s.append(svg('text', { x: x(t), y: T - 8, 'text-anchor': x(t) > W - R - 40 ? 'end' : 'middle', class: 'tick' }, label));
+    const half = label.length * 3.6;
+    if (x(t) - half < free || x(t) + half > W) continue;
+    s.append(svg('text', { x: x(t), y: T - 8, 'text-anchor': 'middle', class: major ? 'tick day' : 'tick' }, label));
+    free = x(t) + half + 8;
   }
   gpus.forEach((g, k) => {
     const y = T + ROW * k;

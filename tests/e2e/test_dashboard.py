@@ -377,3 +377,78 @@ def test_dashboard_waiting_cancel_reserved(gflow, browser, tmp_path):
     assert text == "collecting — first point in 1 s", text
     errors = console_errors(d)
     assert not errors, errors
+
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def test_dashboard_timeline(gflow, browser, tmp_path):
+    """The Timeline section (a Gantt view of GET /timeline): reached from the
+    navigation, a row per GPU, a running job's bar until its limit, a
+    reservation's bar, a waiting job's expected start, the now marker, a
+    legend; a hostile job name is shown as text (no element made of it);
+    the range selector asks again (12h/48h/7d); light and dark."""
+    g, d = gflow, browser
+    d.set_window_size(1400, 900)
+    g.set_scenario("".join(f'gpu {i} name="Fake H100" total_mb=81920 util=10\n' for i in range(3)))
+    g.env["GFLOW_RESERVATION_SLOT_SECS"] = "1"
+    g.start()
+    t1 = math.floor(time.time()) + 3600
+    g.cli("gctl", "reserve", "create", "--user", "nobody", "--gpu-spec", "2", "--start", iso(t1),
+          "--duration", "3h", check=True)
+    run = g.submit("-J", HOSTILE, "--gpus", "1", "--time", "2:00:00", "sleep", "300")
+    g.wait_state(run, "Running")
+    other = g.submit("-J", "other", "--gpus", "1", "--time", "4:00:00", "sleep", "300")
+    g.wait_state(other, "Running")
+    wide = g.submit("-J", "wide", "--gpus", "3", "--time", "1:00:00", "true")
+    g.wait_for(lambda: g.api("GET", f"/jobs/{wide}")[1]["job"].get("expected_start") is not None,
+               what="the waiting job's estimate")
+
+    d.get(f"http://127.0.0.1:{g.port}/")
+    d.find_element(By.ID, "nav-timeline").click()
+    assert d.current_url.endswith("#timeline-section")
+    svg = wait(g, lambda: d.find_element(By.CSS_SELECTOR, "#timeline [data-testid=timeline-svg]"), "the timeline")
+    rows = d.find_elements(By.CSS_SELECTOR, "#timeline [data-gpu-row]")
+    assert sorted(r.get_attribute("data-gpu-row") for r in rows) == ["0", "1", "2"]
+    gpu_of = g.job(run)["gpu_ids"][0]
+
+    def bars(gpu, kind):
+        return d.find_elements(By.CSS_SELECTOR, f'#timeline [data-gpu-row="{gpu}"] .seg[data-kind="{kind}"]')
+    b = [x for x in bars(gpu_of, "running") if x.get_attribute("data-id") == str(run)]
+    assert len(b) == 1
+    title = d.execute_script("return arguments[0].querySelector('title').textContent", b[0])
+    assert HOSTILE in title and f"Job {run}" in title and g.job(run)["user"] in title, title
+    # drawn until its limit: 2 h of 48 h, so about 1/24 of the lane
+    lane = float(d.execute_script("return document.querySelector('#timeline [data-gpu-row] .lane')"
+                                  ".getAttribute('width')"))
+    w = float(d.execute_script("return arguments[0].querySelector('rect').getAttribute('width')", b[0]))
+    assert abs(w - lane * 2 / 48) < 3, (w, lane)
+    resv = bars(2, "reservation")
+    assert len(resv) == 1
+    assert "Reservation" in d.execute_script("return arguments[0].querySelector('title').textContent", resv[0])
+    assert [x.get_attribute("data-id") for x in bars(0, "expected")] == [str(wide)]
+    assert d.find_elements(By.CSS_SELECTOR, "#timeline [data-testid=timeline-now]")
+    legend = d.find_element(By.CSS_SELECTOR, "#timeline .gantt-legend").text
+    assert "reservation" in legend and "expected start" in legend and "running" in legend, legend
+    # the hostile name is text: no <img> anywhere, and the page logged nothing
+    assert not d.find_elements(By.CSS_SELECTOR, "img")
+    assert d.execute_script("return window.alerted === undefined")
+    # the range: 12h asks again and draws 12 h
+    lab = svg.get_attribute("aria-label")
+    assert "next 48 hours" in lab, lab
+    from selenium.webdriver.support.ui import Select
+    Select(d.find_element(By.ID, "timeline-range")).select_by_visible_text("12h")
+    wait(g, lambda: "next 12 hours" in d.find_element(By.CSS_SELECTOR, "#timeline svg").get_attribute("aria-label"),
+         "the 12 h timeline")
+    Select(d.find_element(By.ID, "timeline-range")).select_by_visible_text("7d")
+    wait(g, lambda: "next 168 hours" in d.find_element(By.CSS_SELECTOR, "#timeline svg").get_attribute("aria-label"),
+         "the 7 d timeline")
+    Select(d.find_element(By.ID, "timeline-range")).select_by_visible_text("48h")
+    wait(g, lambda: "next 48 hours" in d.find_element(By.CSS_SELECTOR, "#timeline svg").get_attribute("aria-label"),
+         "the 48 h timeline")
+    shots = shots_dir(tmp_path)
+    for scheme in ("light", "dark"):
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        d.find_element(By.ID, "timeline-section").screenshot(str(shots / f"dashboard-timeline-{scheme}.png"))
+    errors = console_errors(d)
+    assert not errors, errors

@@ -156,9 +156,9 @@ async function poll(force) {
     } else {
       const wasLive = [...jobs.values()].filter((j) => LIVE.has(j.state)).map((j) => j.id);
       const [live, fresh, g] = await Promise.all([
-        api.get(`/jobs?users=all&active=1&fields=${FIELDS}`),
+        api.getFresh(`/jobs?users=all&active=1&fields=${FIELDS}`),
         api.get(`/jobs?users=all&since=${maxSubmit}&fields=${FIELDS}`),
-        api.get('/gpus'),
+        api.getFresh('/gpus'),
       ]);
       remember(live.jobs);
       remember(fresh.jobs);

@@ -387,7 +387,8 @@ def test_dashboard_timeline(gflow, browser, tmp_path):
     navigation, a row per GPU, a running job's bar until its limit, a
     reservation's bar, a waiting job's expected start, the now marker, a
     legend; a hostile job name is shown as text (no element made of it);
-    the range selector asks again (12h/48h/7d); light and dark."""
+    the range selector asks again (12h/48h/7d); light and dark; the refresh
+    asks with If-None-Match and keeps its answer on a 304."""
     g, d = gflow, browser
     d.set_window_size(1400, 900)
     g.set_scenario("".join(f'gpu {i} name="Fake H100" total_mb=81920 util=10\n' for i in range(3)))
@@ -446,6 +447,17 @@ def test_dashboard_timeline(gflow, browser, tmp_path):
     Select(d.find_element(By.ID, "timeline-range")).select_by_visible_text("48h")
     wait(g, lambda: "next 48 hours" in d.find_element(By.CSS_SELECTOR, "#timeline svg").get_attribute("aria-label"),
          "the 48 h timeline")
+    # the refresh asks with If-None-Match: an unchanged answer is a 304 and
+    # the page keeps the answer it has (the very same object)
+    same = d.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import('/ui/api.js').then(async (m) => {
+          const p = '/jobs?users=all&active=1&fields=id,name,state';
+          const a = await m.getFresh(p), b = await m.getFresh(p);
+          done([a === b, a.jobs.length]);
+        }, (e) => done(String(e)));
+    """)
+    assert same == [True, 3], same     # a 200 would be parsed anew: another object
     shots = shots_dir(tmp_path)
     for scheme in ("light", "dark"):
         d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})

@@ -283,6 +283,7 @@ struct lister {
 	struct filter f;
 	uint64_t own_mask, other_mask;	/* the fields the owner / anyone else gets */
 	bool annotate, attach, across, log, live, first, started;
+	bool tagged;			/* answered whole, with an ETag */
 	int64_t next;			/* the next id to look at */
 	struct jsonw w;
 };
@@ -384,10 +385,20 @@ static void list_closed(struct evhttp_connection *conn, void *arg);
 static void list_more(struct evhttp_connection *conn, void *arg)
 {
 	struct lister *l = arg;
-	bool done = fill_piece(l);
-	struct evbuffer *b = evbuffer_new();
+	bool done;
+	struct evbuffer *b;
 
 	(void)conn;
+	if (l->tagged) {	/* all of it now, with its ETag (or a 304) */
+		while (!fill_piece(l))
+			;
+		jw_lit(&l->w, "]}");
+		api_reply_tagged(l->req, &l->w);
+		lister_free(l);
+		return;
+	}
+	done = fill_piece(l);
+	b = evbuffer_new();
 	if (done)
 		jw_lit(&l->w, "]}\n");
 	evbuffer_add(b, l->w.p, l->w.len);
@@ -460,6 +471,10 @@ void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c)
 	l->attach = !l->f.fields || in_strv(l->f.fields, "attach_socket");
 	l->across = !l->f.fields || in_strv(l->f.fields, "priority_across_users");
 	l->live = only_live(&l->f);
+	/* The jobs that are not over (the dashboard's refresh, active=1) are
+	 * made whole and sent with an ETag of their bytes, so an unchanged
+	 * answer is a 304 without a body; a longer list streams, untagged. */
+	l->tagged = l->live;
 	jw_lit(&l->w, "{\"jobs\":[");
 	list_more(NULL, l);
 }

@@ -287,9 +287,9 @@ static void test_first_step_is_the_pass(void **state)
  * memory and CPUs, groups with caps, dependencies and begin times, own
  * priorities or not (own: they may move jobs). */
 struct rq {
-	struct sched_gpu g[8];
-	struct sched_running r[8];
-	struct sched_est_running rx[8];
+	struct sched_gpu g[12];
+	struct sched_running r[12];
+	struct sched_est_running rx[12];
 	struct sched_job jobs[300];
 	struct sched_est_job ej[300];
 	int64_t deps[300];
@@ -301,7 +301,7 @@ struct rq {
 
 static void random_queue(struct rq *x, uint64_t *s, size_t nj, bool own)
 {
-	size_t ng = 1 + rnd(s) % 8, nr = 0;
+	size_t ng = 1 + rnd(s) % 12, nr = 0;	/* over 8: the tree's last GPU class is "any" */
 
 	memset(x, 0, sizeof *x);
 	idle(x->g, ng);
@@ -331,7 +331,7 @@ static void random_queue(struct rq *x, uint64_t *s, size_t nj, bool own)
 			.id = (int64_t)i + 1,
 			.priority = 10 + (int)(rnd(s) % 3) * 5,
 			.own_priority = own ? (int)(rnd(s) % 3) : 0,
-			.gpus = (int)(rnd(s) % 4),
+			.gpus = (int)(rnd(s) % (ng > 8 ? 11 : 4)),
 			.shared = rnd(s) % 6 == 0,
 			.gpu_memory_mb = 10000,
 			.memory_mb = rnd(s) % 3 ? 0 : 20000,

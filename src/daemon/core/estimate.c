@@ -222,8 +222,9 @@ static double next_event(const struct sim *m, double t, const size_t *bl, size_t
 struct seg {
 	size_t size;		/* leaves: a power of two, >= places */
 	int g;			/* GPU classes 1..g */
-	double *lim;		/* [node * g + c - 1]: least time limit of an exclusive job
-				 * with at most c GPUs (c == g: any number); INFINITY none */
+	int32_t *lim;		/* [node * g + c - 1]: least time limit (s) of an exclusive
+				 * job with at most c GPUs (c == g: any number); INT32_MAX
+				 * none (a longer one counts as INT32_MAX - 1) */
 	int *min_gpus;		/* least GPUs of any job (INT32_MAX: none) */
 	int *min_excl;		/* least GPUs of an exclusive job with GPUs */
 	bool *other;		/* a shared or GPU-less job */
@@ -239,8 +240,9 @@ static void seg_leaf(struct seg *t, size_t p, const struct sched_job *j)
 	t->min_excl[v] = j && !other ? j->gpus : INT32_MAX;
 	for (int c = 1; c <= t->g; c++)
 		t->lim[v * (size_t)t->g + (size_t)c - 1] =
-			j && !other && j->time_limit_secs > 0 && (j->gpus <= c || c == t->g) ? (double)j->time_limit_secs
-											       : INFINITY;
+			j && !other && j->time_limit_secs > 0 && (j->gpus <= c || c == t->g)
+				? (int32_t)(j->time_limit_secs < INT32_MAX ? j->time_limit_secs : INT32_MAX - 1)
+				: INT32_MAX;
 }
 
 static void seg_pull(struct seg *t, size_t v)
@@ -251,7 +253,7 @@ static void seg_pull(struct seg *t, size_t v)
 	t->min_gpus[v] = t->min_gpus[a] < t->min_gpus[b] ? t->min_gpus[a] : t->min_gpus[b];
 	t->min_excl[v] = t->min_excl[a] < t->min_excl[b] ? t->min_excl[a] : t->min_excl[b];
 	for (size_t c = 0; c < (size_t)t->g; c++) {
-		double x = t->lim[a * (size_t)t->g + c], y = t->lim[b * (size_t)t->g + c];
+		int32_t x = t->lim[a * (size_t)t->g + c], y = t->lim[b * (size_t)t->g + c];
 
 		t->lim[v * (size_t)t->g + c] = x < y ? x : y;
 	}
@@ -262,7 +264,7 @@ static void seg_init(struct seg *t, const struct sched_job *jobs, size_t n, size
 	t->size = 1;
 	while (t->size < n + 1)
 		t->size *= 2;
-	t->g = ngpus < 1 ? 1 : ngpus > 16 ? 16 : (int)ngpus;
+	t->g = ngpus < 1 ? 1 : ngpus > 8 ? 8 : (int)ngpus;
 	t->lim = malloc(2 * t->size * (size_t)t->g * sizeof *t->lim);
 	t->min_gpus = malloc(2 * t->size * sizeof *t->min_gpus);
 	t->min_excl = malloc(2 * t->size * sizeof *t->min_excl);
@@ -303,7 +305,7 @@ struct want {
 
 static bool seg_may(const struct seg *t, size_t v, const struct want *w)
 {
-	double l;
+	int32_t l;
 
 	if (t->other[v])
 		return true;
@@ -316,9 +318,8 @@ static bool seg_may(const struct seg *t, size_t v, const struct want *w)
 	if (w->wf < 1)
 		return false;
 	l = t->lim[v * (size_t)t->g + (size_t)(w->wf < t->g ? w->wf : t->g) - 1];
-	/* (none when INFINITY; a second of room: the leaf is judged exactly
-	 * as the pass judges it) */
-	return isfinite(l) && l <= w->lim + 1;
+	/* (a second of room: the leaf is judged exactly as the pass does) */
+	return l < INT32_MAX && (double)l <= w->lim + 1;
 }
 
 /* The first place >= s whose node says it may start; t->size: none. */

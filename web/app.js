@@ -116,6 +116,13 @@ const table = new JobTable($('jobs'), {
     b.textContent = `Cancel ${n} shown…`;
     b.setAttribute('aria-label', `Cancel the ${n} live jobs the filters show`);
   },
+  onSelect: (ids) => {
+    const b = $('cancel-selected');
+    b.hidden = ids.size === 0;
+    b.textContent = `Cancel ${ids.size} selected…`;
+    b.setAttribute('aria-label', `Cancel the ${ids.size} jobs ticked`);
+    $('clear-selected').hidden = ids.size === 0;
+  },
 });
 const detail = new Detail($('detail'), { jobs: () => jobs, mayRead: owns, onOpen: (id) => detail.open(id), actions });
 
@@ -253,6 +260,12 @@ function setup() {
   });
   $('token-forget').addEventListener('click', () => useToken(''));
   $('cancel-shown').addEventListener('click', () => cancel(cancellableShown()));
+  $('cancel-selected').addEventListener('click', async () => {
+    const list = [...table.selected].map((id) => jobs.get(id)).filter((j) => j && LIVE.has(j.state) && owns(j));
+    await cancel(list);
+    if ($('status').textContent !== 'Nothing cancelled.') table.clearSelection();
+  });
+  $('clear-selected').addEventListener('click', () => table.clearSelection());
   $('timeline-range').addEventListener('change', () => {
     lastTimeline = Date.now();
     loadTimeline().catch((e) => say(`Timeline: ${e.message}`, true));

@@ -59,6 +59,10 @@ function ticks(from, to) {
 
 export function renderTimeline(root, tl) {
   const from = tl.now, to = tl.to, gpus = tl.gpus || [];
+  if (!gpus.length) {
+    root.replaceChildren(el('p', { class: 'muted' }, 'No GPUs: nothing to draw.'));
+    return;
+  }
   const H = T + ROW * Math.max(1, gpus.length) + B;
   const x = (t) => L + ((W - L - R) * (Math.min(Math.max(t, from), to) - from)) / (to - from);
   const nseg = gpus.reduce((a, g) => a + g.segments.length, 0);
@@ -109,6 +113,5 @@ export function renderTimeline(root, tl) {
       `${tl.unplaced_count} waiting job${tl.unplaced_count > 1 ? 's' : ''} without an expected start: ${names}`
       + `${tl.unplaced_count > 5 ? ' …' : ''}`));
   }
-  if (!gpus.length) parts.unshift(el('p', { class: 'muted' }, 'No GPUs.'));
   root.replaceChildren(...parts);
 }

@@ -464,3 +464,69 @@ def test_dashboard_timeline(gflow, browser, tmp_path):
         d.find_element(By.ID, "timeline-section").screenshot(str(shots / f"dashboard-timeline-{scheme}.png"))
     errors = console_errors(d)
     assert not errors, errors
+
+
+def test_dashboard_tick_and_cancel_several(gflow, browser, tmp_path):
+    """Row boxes: without a token none; with one, a box on each job the page
+    may cancel (not on an ended one); ticking two offers "Cancel 2
+    selected…", which asks naming both and cancels only those; no keeps the
+    ticks; a ticked job that ends is let go; Clear ticks clears them."""
+    g, d = gflow, browser
+    d.set_window_size(1400, 900)
+    g.start()
+    held = [g.submit("-J", f"tick-{i}", "--hold", "true") for i in range(4)]
+    done = g.submit("-J", "over", "true")
+    g.wait_state(done, "Finished")
+    d.get(f"http://127.0.0.1:{g.port}/")
+    wait(g, lambda: row_st(d, held[3]) == "H", "the held jobs shown")
+    assert not d.find_elements(By.CSS_SELECTOR, ".jt-select")     # read-only: nothing to tick
+    token = g.cli("gflowd", "token", check=True).stdout.strip()
+    d.find_element(By.ID, "token").send_keys(token)
+    d.find_element(By.CSS_SELECTOR, "#token-form button[type=submit]").click()
+    wait(g, lambda: "acting as uid" in d.find_element(By.ID, "token-state").text, "token taken")
+
+    def box(jid):
+        return wait(g, lambda: d.find_element(By.CSS_SELECTOR, f'.jt-spacer [data-job="{jid}"] .jt-select'),
+                    f"job {jid}'s box")
+    box(held[0])
+    assert not d.find_elements(By.CSS_SELECTOR, f'.jt-spacer [data-job="{done}"] .jt-select')
+    assert box(held[1]).get_attribute("aria-label") == f"Select job {held[1]}"
+    sel = d.find_element(By.ID, "cancel-selected")
+    assert not sel.is_displayed()
+    box(held[0]).click()
+    box(held[2]).click()
+    wait(g, lambda: sel.is_displayed() and sel.text == "Cancel 2 selected…", "the cancel-selected button")
+    # ticks survive live refreshes
+    stamp = d.find_element(By.ID, "updated").text
+    wait(g, lambda: d.find_element(By.ID, "updated").text != stamp, "a live update")
+    assert box(held[0]).is_selected() and box(held[2]).is_selected() and not box(held[1]).is_selected()
+    confirm = d.find_element(By.ID, "confirm")
+    sel.click()
+    wait(g, lambda: confirm.is_displayed(), "the question")
+    what = d.find_element(By.ID, "confirm-what").text
+    assert d.find_element(By.ID, "confirm-h").text == "Cancel 2 jobs?"
+    assert f"#{held[0]} tick-0" in what and f"#{held[2]} tick-2" in what and "tick-1" not in what, what
+    d.find_element(By.ID, "confirm-no").click()
+    wait(g, lambda: not confirm.is_displayed(), "the question gone")
+    assert sel.is_displayed() and all(g.job(j)["state"] == "Hold" for j in held)
+    sel.click()
+    wait(g, lambda: confirm.is_displayed(), "the question")
+    d.find_element(By.ID, "confirm-yes").click()
+    g.wait_state(held[0], "Cancelled")
+    g.wait_state(held[2], "Cancelled")
+    wait(g, lambda: not sel.is_displayed(), "the ticks cleared")
+    assert g.job(held[1])["state"] == "Hold" and g.job(held[3])["state"] == "Hold"
+    wait(g, lambda: not d.find_elements(By.CSS_SELECTOR, f'.jt-spacer [data-job="{held[0]}"] .jt-select'),
+         "no box on a cancelled job")
+    # a ticked job cancelled elsewhere is let go; Clear ticks clears the rest
+    box(held[1]).click()
+    box(held[3]).click()
+    wait(g, lambda: sel.text == "Cancel 2 selected…", "two ticked")
+    g.cli("gcancel", str(held[1]), check=True)
+    wait(g, lambda: sel.text == "Cancel 1 selected…", "the job cancelled elsewhere let go")
+    d.find_element(By.ID, "clear-selected").click()
+    wait(g, lambda: not sel.is_displayed(), "cleared")
+    assert not box(held[3]).is_selected()
+    d.save_screenshot(str(shots_dir(tmp_path) / "dashboard-ticks.png"))
+    errors = console_errors(d)
+    assert not errors, errors

@@ -164,7 +164,7 @@ async function poll(force) {
       const wasLive = [...jobs.values()].filter((j) => LIVE.has(j.state)).map((j) => j.id);
       const [live, fresh, g] = await Promise.all([
         api.getFresh(`/jobs?users=all&active=1&fields=${FIELDS}`),
-        api.get(`/jobs?users=all&since=${maxSubmit}&fields=${FIELDS}`),
+        api.getFresh(`/jobs?users=all&since=${maxSubmit}&fields=${FIELDS}`),
         api.getFresh('/gpus'),
       ]);
       remember(live.jobs);

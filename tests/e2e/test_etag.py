@@ -1,5 +1,5 @@
 """Fetch only what changed (issue 29 §3): GET /jobs?active=1 (the jobs that
-are not over) and GET /gpus carry an ETag of their bytes; If-None-Match
+are not over), GET /jobs?since= and GET /gpus carry an ETag of their bytes; If-None-Match
 with it is 304 Not Modified with no body, under 1 KB on the wire (measured
 on a raw socket) even with 10,000 waiting jobs; the tag changes whenever
 the answer does (a job changed, a GPU changed, another caller's view)."""
@@ -56,6 +56,20 @@ def test_unchanged_live_list_and_gpus_cost_under_1k(gflow):
     assert st == 304 and body2 == b"" and hdr2["etag"] == tag, (st, hdr2)
     assert len(wire2) <= 1024, wire2
     print(f"unchanged: {len(wire2)} bytes")
+    # the whole refresh of the dashboard (app.js): the live jobs, the jobs
+    # submitted since the newest it knows, the GPUs; unchanged: three 304s
+    newest = max(j["submit_time"] for j in json.loads(body)["jobs"])
+    since = f"/jobs?users=all&since={newest}&fields={FIELDS}"
+    st, hs, bs, _ = raw(g.port, since)
+    assert st == 200 and hs["etag"] and json.loads(bs)["jobs"], hs
+    st, hgp, _, _ = raw(g.port, "/gpus")
+    total = 0
+    for path, t in ((LIVE, tag), (since, hs["etag"]), ("/gpus", hgp["etag"])):
+        st, _, b, w = raw(g.port, path, [("If-None-Match", t)])
+        assert st == 304 and b == b"", path
+        total += len(w)
+    assert total <= 1024, total
+    print(f"unchanged refresh (3 answers): {total} bytes")
     # a list of tags, a weak one and "*" match too; another tag does not
     for inm in (f'"x", {tag}', f"W/{tag}", "*"):
         assert raw(g.port, LIVE, [("If-None-Match", inm)])[0] == 304, inm

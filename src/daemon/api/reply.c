@@ -66,7 +66,7 @@ void api_reply_tagged(struct evhttp_request *req, struct jsonw *w)
 		x = (x ^ (unsigned char)w->p[i]) * 0x100000001b3ULL;
 	snprintf(tag, sizeof tag, "\"%zx-%016llx\"", w->len, (unsigned long long)x);
 	evhttp_add_header(h, "ETag", tag);
-	evhttp_add_header(h, "Cache-Control", "no-cache");
+	evhttp_add_header(h, "Cache-Control", "private, no-cache");	/* a caller's own view */
 	if (none_match(req, tag)) {
 		jw_free(w);
 		evhttp_send_reply(req, 304, "Not Modified", NULL);

@@ -42,11 +42,16 @@ export async function get(path) {
 export async function getFresh(path) {
   const k = kept.get(path);
   const r = await fetch(path, { headers: headers(k ? { 'If-None-Match': k.etag } : {}), cache: 'no-store' });
-  if (r.status === 304 && k) return k.body;
+  if (r.status === 304 && k) {
+    kept.delete(path);    // the most recently used last
+    kept.set(path, k);
+    return k.body;
+  }
   if (!r.ok) throw await errorOf(r);
   const body = await r.json(), etag = r.headers.get('ETag');
+  kept.delete(path);
   if (etag) kept.set(path, { etag, body });
-  else kept.delete(path);
+  while (kept.size > 8) kept.delete(kept.keys().next().value);   // the oldest (a since= moved on)
   return body;
 }
 

@@ -533,7 +533,7 @@ def case_sched(b):
                 samples.append(float(kv["median_us"]))
             b.row("sched", f"`sched_estimate()`, {n:,} queued jobs, {what}", "µs", samples,
                   key=f"estimate-{n}-{scen}", note=f"each sample: median of {passes} estimates; "
-                                                  f"{kv['started']} jobs placed (the rest: N/A)")
+                                                  f"{kv['started']} jobs placed (the rest: beyond the year it looks at, or N/A)")
     # every job with an end: default_runtime_estimate = 1 h
     samples = []
     for _ in range(b.runs):

@@ -318,6 +318,7 @@ struct server {
 	struct tracker track;			/* each job's processes (track.c) */
 	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
 	int run_dfd, log_dfd;			/* <data>/run and <data>/logs, opened once */
+	uint64_t recycled;			/* RUNDIR/.spare.K held for reuse: bit K (rundir.c) */
 	int grace_secs;				/* between the signals of a cancel */
 	int inotify_fd;
 	struct event *inotify_ev;

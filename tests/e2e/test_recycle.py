@@ -102,3 +102,71 @@ def test_many_ends_at_once_keep_at_most_the_pool_and_remove_the_rest(gflow):
     run = g.data / "run"
     g.wait_for(lambda: not [d for d in run.iterdir() if d.name[0].isdigit()], what="no job's run directory left")
     assert 0 < len(kept(g)) <= 64
+
+
+# ---- ends recorded together ---------------------------------------------------
+
+def runner_pids(g, ids):
+    return {i: g.job(i)["runner_pid"] for i in ids}
+
+
+def exited(pid):
+    """Gone, or a zombie its stopped parent (the daemon) has not collected."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def wait_gone(g, pids):
+    g.wait_for(lambda: all(exited(p) for p in pids), what="the runners to exit")
+
+
+def test_ends_that_come_together_are_one_commit_with_the_start_they_make_room_for(gflow, tmp_path):
+    # The daemon is stopped (SIGSTOP) while five jobs end: when it goes on,
+    # their runners' exits are all there at once and the next pass records
+    # the five ends and starts the job that waited for them in one commit.
+    g = gflow
+    g.start("-vvv")
+    go = tmp_path / "go"
+    ids = [g.submit("sh", "-c", f"while [ ! -e {go} ]; do sleep 0.02; done") for _ in range(5)]
+    waiting = g.submit("--depends-on-all", ",".join(map(str, ids)), "echo", "after")
+    for i in ids:
+        g.wait_state(i, "Running")
+    pids = list(runner_pids(g, ids).values())
+    os.kill(g.proc.pid, 19)       # SIGSTOP
+    try:
+        go.touch()
+        wait_gone(g, pids)
+    finally:
+        os.kill(g.proc.pid, 18)   # SIGCONT
+    for i in ids:
+        assert g.wait_state(i, "Finished")["exit_code"] == 0
+    g.wait_state(waiting, "Finished")
+    assert g.log_of(waiting) == "after\n"
+    assert "5 ends recorded in one commit" in g.daemon_log(), g.daemon_log()[-3000:]
+
+
+def test_a_stop_records_the_ends_still_waiting_for_a_pass(gflow, tmp_path):
+    # SIGSTOP, the job ends, SIGCONT and SIGTERM at once: the stop comes
+    # before the pass; the end is recorded by the stop, not lost or left
+    # for the next start.
+    g = gflow
+    g.start()
+    go = tmp_path / "go"
+    j = g.submit("sh", "-c", f"while [ ! -e {go} ]; do sleep 0.02; done; exit 3")
+    g.wait_state(j, "Running")
+    pid = g.job(j)["runner_pid"]
+    os.kill(g.proc.pid, 19)
+    go.touch()
+    wait_gone(g, [pid])
+    os.kill(g.proc.pid, 15)       # SIGTERM, delivered first when it goes on
+    os.kill(g.proc.pid, 18)
+    g.proc.wait(timeout=30)
+    # recorded by the stop: its run directory went with the record (an end
+    # left for the next start would have left it, result and all)
+    assert not (g.data / "run" / f"{j}.1").exists()
+    g.start()
+    job = g.job(j)
+    assert job["state"] == "Failed" and job["exit_code"] == 3, job

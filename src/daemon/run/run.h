@@ -152,6 +152,9 @@ void reap_start_undo(struct server *s, struct job *j);
 int reap_recover(struct server *s, struct gf_err *e);	/* at daemon start */
 int reap_signal(struct server *s, struct job *j, int sig);
 void reap_forget(struct server *s, struct job *j);
+/* The store refused to record j's end (r: its result, or none): the job
+ * says so and the backstop reads its result again (end_pending). */
+void reap_end_unrecorded(struct server *s, struct job *j, const struct job_result *r);
 void reap_close(struct server *s);			/* at shutdown */
 
 /* track.c — each job's processes, known to the daemon itself */

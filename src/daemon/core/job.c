@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "bytes.h"
 
@@ -36,15 +37,32 @@ int job_state_parse(const char *s)
 	return -1;
 }
 
+/* The last answer, for a second: an array of 2,000 jobs asks 2,000 times
+ * for one uid, and each lookup reads the user database. */
+static struct {
+	uid_t uid;
+	struct timespec at;
+	char name[256];
+} last_user;
+
 const char *job_user_name(uid_t uid, char *buf, size_t size)
 {
 	struct passwd pw, *res = NULL;
 	char tmp[4096];
+	struct timespec now;
 
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (last_user.at.tv_sec && last_user.uid == uid && now.tv_sec - last_user.at.tv_sec < 1) {
+		snprintf(buf, size, "%s", last_user.name);
+		return buf;
+	}
 	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
-		snprintf(buf, size, "%s", res->pw_name);
+		snprintf(last_user.name, sizeof last_user.name, "%s", res->pw_name);
 	else
-		snprintf(buf, size, "%u", (unsigned)uid);
+		snprintf(last_user.name, sizeof last_user.name, "%u", (unsigned)uid);
+	last_user.uid = uid;
+	last_user.at = now;
+	snprintf(buf, size, "%s", last_user.name);
 	return buf;
 }
 
@@ -89,7 +107,7 @@ void job_rt_trim(struct job *j)
 	const struct job_rt *r = j->rt;
 
 	if (r && !r->pidfd_ev && !r->backstop && !r->retried_by && r->pidfd < 0 && !r->stopped_ticks &&
-	    !r->cancel_sent && !r->draining && !r->end_pending) {
+	    !r->cancel_sent && !r->draining && !r->end_pending && !r->end_queued) {
 		free(j->rt);
 		j->rt = NULL;
 	}

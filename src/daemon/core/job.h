@@ -153,6 +153,8 @@ struct job_rt {
 	/* The runner is gone but processes of the job are left and being
 	 * killed; the end is still to be recorded (the store refused it). */
 	bool draining, end_pending;
+	/* Its end waits in s->ends for the next pass's commit (engine). */
+	bool end_queued;
 };
 
 /* The defaults, what jr() gives for a job without a block. */

@@ -44,6 +44,7 @@ int exec_init(struct server *s, struct gf_err *e)
 	s->log_dfd = runfile_open_dir(s->paths.log_dir, 1);
 	if (s->log_dfd < 0)
 		return gf_err_set(e, "cannot open %s: %s", s->paths.log_dir, strerror(errno));
+	rundir_drop_recycled(s);
 	rundir_make_spares(s);
 	if (s->executor == EXEC_PROCESS || s->paths.system)
 		standby_want(s);	/* else after the first runner started alone */
@@ -257,7 +258,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	if (rundir_write_lists(dfd, dir, &env, &argv, &spec, e))
 		goto out;
 	/* What the runner says before it has a log goes to runner.out. */
-	out = openat(dfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	out = runfile_open_empty_at(dfd, "runner.out");
 	if (out < 0) {
 		gf_err_set(e, "cannot create %s/runner.out: %s", dir, strerror(errno));
 		goto out;

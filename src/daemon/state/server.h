@@ -159,6 +159,14 @@ struct user_usage {
 	double value, at;
 };
 
+/* A runner's end, waiting for the next pass to record it (engine/jobs.c). */
+struct queued_end {
+	int64_t id, run_seq;
+	bool has_result;
+	struct job_result result;
+	char *why;
+};
+
 /* A GPU job's run that ended within the last 24 h, for
  * max_gpu_hours_per_day (usage.c). */
 struct recent_run {
@@ -283,6 +291,10 @@ struct server {
 	 * launched after its commit: job id and run_seq. */
 	struct { int64_t id, run_seq; } *launch;
 	size_t nlaunch, launch_cap;
+	/* Runners that ended since the last pass: recorded together, with the
+	 * starts they make room for, in the pass's one commit (jobs_end_later). */
+	struct queued_end *ends;
+	size_t nends, ends_cap;
 
 	/* GPUs */
 	struct gpu_poller *poller;
@@ -318,6 +330,7 @@ struct server {
 	struct tracker track;			/* each job's processes (track.c) */
 	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
 	int run_dfd, log_dfd;			/* <data>/run and <data>/logs, opened once */
+	uint64_t recycled;			/* RUNDIR/.spare.K held for reuse: bit K (rundir.c) */
 	int grace_secs;				/* between the signals of a cancel */
 	int inotify_fd;
 	struct event *inotify_ev;
@@ -334,8 +347,8 @@ struct server {
 	size_t nusage_pending;
 	struct recent_run *recent;		/* GPU runs ended in the last 24 h */
 	size_t nrecent, recent_cap;
-	struct recent_run recent_pending;	/* staged with usage_pending */
-	bool have_recent_pending;
+	struct recent_run *recent_pending;	/* staged with usage_pending, one per ended run */
+	size_t nrecent_pending, recent_pending_cap;
 	struct wait_note *notes;
 	size_t nnotes;
 	char **note_names;		/* quota subjects the notes name */

@@ -172,7 +172,7 @@ static char *const public_fields[] = {
 	"priority_across_users", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced",
-	"executor", "active", "attach_socket", "cluster", "slurm_id", NULL,
+	"executor", "active", "attach_socket", "cluster", "slurm_id", "interactive", NULL,
 };
 
 static bool in_strv(char *const *v, const char *s)
@@ -238,6 +238,7 @@ static json_t *job_json_only(struct server *s, const struct caller *c, const str
 	if (!only) {
 		quota_annotate(s, j, o);	/* why it waits (quota.c) */
 		add_expected(s, j, o);
+		idle_annotate(s, j, o);		/* idle for how long (idle.c) */
 	}
 	if (json_is_string(json_object_get(o, "notify_email")))	/* can its mail go out (notify.h) */
 		json_object_set_new(o, "notify_transport", json_boolean(notify_mail_transport(s)));
@@ -282,7 +283,7 @@ struct lister {
 	struct caller c;
 	struct filter f;
 	uint64_t own_mask, other_mask;	/* the fields the owner / anyone else gets */
-	bool annotate, attach, across, log, live, first, started;
+	bool annotate, attach, across, log, live, first, started, idle;
 	int64_t next;			/* the next id to look at */
 	struct jsonw w;
 };
@@ -319,6 +320,15 @@ static void write_job(struct lister *l, const struct job *j)
 			jobw_key(w, "reason_detail", &first), jw_json(w, v, JSON_COMPACT);
 		for (const char *const *k = (const char *const[]){ "expected_start", "expected_gpus",
 								   "expected_start_note", NULL }; *k; k++)
+			if ((v = json_object_get(o, *k)))
+				jobw_key(w, *k, &first), jw_json(w, v, JSON_COMPACT);
+		json_decref(o);
+	}
+	if (l->idle && j->state == JS_RUNNING && idle_applies(l->s, j)) {	/* idle for how long (idle.c) */
+		json_t *o = json_object(), *v;
+
+		idle_annotate(l->s, j, o);
+		for (const char *const *k = (const char *const[]){ "idle_secs", "idle_warned", NULL }; *k; k++)
 			if ((v = json_object_get(o, *k)))
 				jobw_key(w, *k, &first), jw_json(w, v, JSON_COMPACT);
 		json_decref(o);
@@ -457,6 +467,7 @@ void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c)
 	l->other_mask = jobw_mask(shown);
 	l->log = jobw_has(l->own_mask, "log_path");
 	l->annotate = !l->f.fields;
+	l->idle = !l->f.fields || in_strv(l->f.fields, "idle_secs") || in_strv(l->f.fields, "idle_warned");
 	l->attach = !l->f.fields || in_strv(l->f.fields, "attach_socket");
 	l->across = !l->f.fields || in_strv(l->f.fields, "priority_across_users");
 	l->live = only_live(&l->f);

@@ -542,7 +542,9 @@ static const char *const job_fields[] = {
 	"attach_socket",	/* api_jobs.c adds it: derived from the daemon's paths */
 	"priority_across_users",	/* api_list.c adds it: jobs_cross_priority */
 	"cluster", "slurm_id", "remote_log",	/* jobs on a Slurm cluster */
-	"rlimits", "log_seq", NULL,
+	"rlimits", "log_seq", "interactive",
+	"idle_secs", "idle_warned",	/* api_list.c adds them: idle reclaim (share/idle.c) */
+	NULL,
 };
 
 bool job_field_known(const char *key)
@@ -699,6 +701,8 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "remote_log", str_or_null(m->remote_log));
 	if (m->rlimits && want(only, "rlimits"))	/* jobs submitted with limits only */
 		json_object_set_new(o, "rlimits", json_string(m->rlimits));
+	if (m->interactive && want(only, "interactive"))	/* interactive allocations only */
+		json_object_set_new(o, "interactive", json_true());
 	return o;
 }
 
@@ -768,6 +772,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->env_id = get_int(o, "env_id");
 	j->gpus = (int)get_int(o, "gpus");
 	j->shared = json_is_true(json_object_get(o, "shared"));
+	m.interactive = json_is_true(json_object_get(o, "interactive"));
 	j->gpu_memory_mb = get_int(o, "gpu_memory_mb");
 	j->memory_mb = get_int(o, "memory_mb");
 	m.cpus = get_int(o, "cpus") > 1 ? get_int(o, "cpus") : 0;	/* old rows: 1 */

@@ -56,6 +56,13 @@ static bool in_list(char **v, const char *s)
 	return false;
 }
 
+/* Idle reclaim's annotations (share/idle.c): asked for by name with
+ * fields=, written by write_job; no stored field, so no jobw bit. */
+static bool idle_field(const char *name)
+{
+	return !strcmp(name, "idle_secs") || !strcmp(name, "idle_warned");
+}
+
 static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q, struct filter *f,
 			struct gf_err *e)
 {
@@ -113,7 +120,7 @@ static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q,
 	if ((v = evhttp_find_header(q, "fields"))) {
 		f->fields = split_csv(v);
 		for (char **p = f->fields; *p; p++)
-			if (!job_field_known(*p))
+			if (!job_field_known(*p) && !idle_field(*p))
 				return gf_err_set(e, "unknown job field '%s' in 'fields'", *p);
 	}
 	if ((v = evhttp_find_header(q, "start"))) {

@@ -543,7 +543,6 @@ static const char *const job_fields[] = {
 	"priority_across_users",	/* api_list.c adds it: jobs_cross_priority */
 	"cluster", "slurm_id", "remote_log",	/* jobs on a Slurm cluster */
 	"rlimits", "log_seq", "interactive",
-	"idle_secs", "idle_warned",	/* api_list.c adds them: idle reclaim (share/idle.c) */
 	NULL,
 };
 

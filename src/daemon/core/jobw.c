@@ -21,7 +21,6 @@ static const char *const order[] = {
 	"run_seq", "gpu_usage", "log_path", "cluster", "slurm_id", "remote_log", "rlimits", "interactive",
 	"attach_socket",	/* api_jobs.c writes it */
 	"priority_across_users",	/* api_list.c writes it */
-	"idle_secs", "idle_warned",	/* api_list.c writes them (share/idle.c) */
 };
 #define NORDER (sizeof order / sizeof order[0])
 _Static_assert(NORDER <= 64, "a job's fields fit a 64-bit mask");
@@ -35,9 +34,9 @@ enum {
 	F_PARAMS, F_COMMAND_TEMPLATE, F_SUBMIT_TIME, F_START_TIME, F_END_TIME, F_EXIT_CODE, F_EXIT_SIGNAL, F_GPU_IDS,
 	F_MEMORY_ENFORCED, F_EXECUTOR, F_TMUX_SESSION, F_TMUX_SOCKET, F_ACTIVE, F_RUNNER_PID, F_RUNNER_TICKS,
 	F_RUN_SEQ, F_GPU_USAGE, F_LOG_PATH, F_CLUSTER, F_SLURM_ID, F_REMOTE_LOG, F_RLIMITS, F_INTERACTIVE, F_ATTACH_SOCKET,
-	F_PRIORITY_ACROSS_USERS, F_IDLE_SECS, F_IDLE_WARNED,
+	F_PRIORITY_ACROSS_USERS,
 };
-_Static_assert(F_IDLE_WARNED + 1 == NORDER, "one bit per field name");
+_Static_assert(F_PRIORITY_ACROSS_USERS + 1 == NORDER, "one bit per field name");
 
 static int index_of(const char *key)
 {

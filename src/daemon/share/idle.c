@@ -113,22 +113,27 @@ static void warn(struct server *s, struct job *j, double idle_secs)
 	hooks_fire(s, GF_EV_JOB_EVENT, &(struct gf_ev_job_event){ j, "job_idle" });
 }
 
-static void act(struct server *s, struct job *j, double idle_secs)
+/* The action; nonzero when a cancel could not be done now (tried again
+ * at the next sample). */
+static int act(struct server *s, struct job *j, double idle_secs)
 {
 	char reason[128], err[GF_ERR_MAX], hms[32], line[256];
 	struct gf_ev_cancel ev = { j->id, reason, err, sizeof err };
 
 	if (s->cfg.idle_action != GF_IDLE_CANCEL)
-		return;
+		return 0;
 	idle_fmt_hms(idle_secs, hms, sizeof hms);
 	snprintf(reason, sizeof reason, "Idle: no GPU activity for %s", hms);
 	snprintf(line, sizeof line, "\r\ngflow: job %lld: cancelled: its GPUs were idle for %s ([gpu.idle_reclaim])\r\n",
 		 (long long)j->id, hms);
-	log_line(s, j, line);
 	fprintf(stderr, "gflowd: job %lld: GPUs idle for %s: cancelling it ([gpu.idle_reclaim] action = \"cancel\")\n",
 		(long long)j->id, hms);
-	if (hooks_fire(s, GF_EV_CANCEL, &ev))
-		fprintf(stderr, "gflowd: cancelling job %lld: %s\n", (long long)j->id, err);
+	if (!hooks_fire(s, GF_EV_CANCEL, &ev)) {
+		log_line(s, j, line);
+		return 0;
+	}
+	fprintf(stderr, "gflowd: cancelling job %lld: %s\n", (long long)j->id, err);
+	return -1;
 }
 
 /* MB the job's processes use on GPU g in the snapshot. */
@@ -182,8 +187,8 @@ void idle_sample(struct server *s)
 		ev = idle_step(&e->c, &r, &(struct idle_sample){ now, n, util, mem });
 		if (ev == IDLE_WARN)
 			warn(s, j, idle_for(&e->c, now));
-		else if (ev == IDLE_ACT)
-			act(s, j, idle_for(&e->c, now));
+		else if (ev == IDLE_ACT && act(s, j, idle_for(&e->c, now)))
+			e->c.acted = false;	/* not done: again at the next sample */
 		else if (ev == IDLE_CLEARED)
 			fprintf(stderr, "gflowd: job %lld: GPU activity again: idle warning withdrawn\n",
 				(long long)j->id);

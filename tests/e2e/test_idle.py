@@ -5,6 +5,7 @@ IdleFor=), and `warn_before` later the action is taken. The fake NVML's
 utilisation is changed at run time by rewriting its scenario; memory comes
 from the job's own processes (env_procs). Bounds are generous: the poll is
 1 s, after = warn_before = 2 s."""
+import pwd
 import subprocess
 import time
 
@@ -162,3 +163,37 @@ def test_bad_values_are_refused(gflow):
     check('[gpu.idle_reclaim]\nthreshold_util = "5%"\n', "[gpu.idle_reclaim] threshold_util")
     check('[gpu.idle_reclaim]\napply_to = "bob"\n', "[gpu.idle_reclaim] apply_to", '"bob"')
     check('[gpu.idle_reclaim]\nafter_secs = 5\n', "unknown key 'after_secs' in [gpu.idle_reclaim]")
+
+
+def test_system_mode_owner_log_and_others(system_gflow):
+    """The machine's daemon (root): the warning reaches the owner's log in
+    their home, others see the reason (as any reason), and a log the owner
+    swapped for a symbolic link is not written through."""
+    g = system_gflow
+    (g.root / "etc/gflow").mkdir(parents=True, exist_ok=True)
+    (g.root / "etc/gflow/gflow.toml").write_text(IDLE + 'action = "warn"\napply_to = "all"\n')
+    g.set_scenario(scenario([0, 0]))
+    g.start("--gpu-poll-interval-secs", "1")
+    a, b = g.add_user("a"), g.add_user("b")
+    ja = g.submit_as(a, "--gpus", "1", "sh", "-c", "exec sleep 300")
+    g.wait_state(ja, "Running")
+    log = g.home_of(a) / ".local/share/gflow/logs/system" / f"{ja}.log"
+    g.wait_for(lambda: log.exists() and "its GPUs have been idle" in log.read_text(), what="warning in a's log")
+    assert log.stat().st_uid == pwd.getpwnam(a).pw_uid
+    out = g.as_user(b, "gqueue", "-a", "-u", "all", "-f", "JOBID,REASON", check=True).stdout
+    assert f"{ja}" in out and "Idle(0:00)" in out, out
+    # a log that is a symbolic link: nothing is written through it
+    target = g.base / f"target-{g.tag}"
+    target.write_text("root's\n")
+    target.chmod(0o644)
+    jb = g.submit_as(a, "--gpus", "1", "sh", "-c", "exec sleep 300")
+    g.wait_state(jb, "Running")
+    logb = g.home_of(a) / ".local/share/gflow/logs/system" / f"{jb}.log"
+    g.wait_for(logb.exists, what="b's log")
+    logb.unlink()
+    logb.symlink_to(target)
+    g.wait_for(lambda: f"job {jb}: GPUs idle" in g.daemon_log(), what="second job warned")
+    time.sleep(0.5)
+    assert target.read_text() == "root's\n"
+    for j in (ja, jb):
+        g.as_user(a, "gcancel", str(j), check=True)

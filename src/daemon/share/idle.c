@@ -26,7 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/openat2.h>
 
 struct idle_entry {
 	int64_t id;
@@ -64,10 +67,29 @@ bool idle_applies(struct server *s, const struct job *j)
 	       (s->cfg.idle_apply_all || jm(j)->interactive);
 }
 
-/* Append one line to the job's log. Only a log the daemon keeps in its
- * own logs/ directory, or any log when the daemon runs as the job's owner
- * (user mode): in system mode a log in the owner's home is theirs, and the
- * daemon (root) does not write there. Never through a link, never blocks. */
+#define LOG_FLAGS (O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+
+/* A log in the owner's home, opened by root (system mode): no symbolic
+ * link anywhere on the path where the kernel can tell (openat2), never one
+ * at the file itself. */
+static int open_owner_log(const char *path)
+{
+#ifdef SYS_openat2
+	struct open_how how = { .flags = LOG_FLAGS, .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+
+	if (fd >= 0 || errno != ENOSYS)
+		return (int)fd;
+#endif
+	return open(path, LOG_FLAGS);
+}
+
+/* Append one line to the job's log (what its terminal shows is written
+ * there too). Never through a link at the log, never blocks on a FIFO.
+ * A log in the owner's home (system mode) is written only when it is a
+ * regular file of the job's owner with one link: the same rule as
+ * reading it (joblog.c), so root appends only to a file its owner could
+ * write themselves. */
 static void log_line(struct server *s, const struct job *j, const char *line)
 {
 	char path[GF_PATH_MAX + 32], name[64];
@@ -76,15 +98,15 @@ static void log_line(struct server *s, const struct job *j, const char *line)
 
 	if (!jm(j)->log_dir && s->log_dfd >= 0) {
 		jobs_log_name(j, jm(j)->log_seq, name, sizeof name);
-		fd = openat(s->log_dfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	} else if (!s->paths.system) {
+		fd = openat(s->log_dfd, name, LOG_FLAGS);
+	} else {
 		jobs_log_path(s, j, path, sizeof path);
-		fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	} else
-		return;
+		fd = s->paths.system ? open_owner_log(path) : open(path, LOG_FLAGS);
+	}
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (!s->paths.system || !jm(j)->log_dir || (st.st_uid == j->uid && st.st_nlink == 1))) {
 		ssize_t n = write(fd, line, strlen(line));
 
 		(void)n;	/* a full disk loses the line, not the warning */

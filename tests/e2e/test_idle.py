@@ -197,3 +197,39 @@ def test_system_mode_owner_log_and_others(system_gflow):
     assert target.read_text() == "root's\n"
     for j in (ja, jb):
         g.as_user(a, "gcancel", str(j), check=True)
+
+
+def test_unmeasurable_gpu_is_never_reclaimed(gflow):
+    """A GPU whose utilisation NVML does not give counts as active."""
+    g = gflow
+    write_config(g, IDLE + 'action = "cancel"\napply_to = "all"\n')
+    g.set_scenario("gpu 0\nomit nvmlDeviceGetUtilizationRates\n")
+    g.start("--gpu-poll-interval-secs", "1")
+    jid = g.submit("--gpus", "1", "--", "sh", "-c", "exec sleep 300")
+    g.wait_state(jid, "Running")
+    time.sleep(6)
+    assert g.job(jid)["state"] == "Running"
+    assert "IdleFor" not in show(g, jid)
+    g.cli("gcancel", str(jid), check=True)
+
+
+def test_many_idle_shared_jobs(gflow):
+    """Twelve idle jobs sharing two GPUs: each warned once, each cancelled."""
+    g = gflow
+    sink = Sink()
+    write_config(g, IDLE + 'action = "cancel"\napply_to = "all"\n'
+                 f'[notifications]\nenabled = true\n[[notifications.webhooks]]\nurl = "{sink.url}"\n'
+                 'events = ["job_idle"]\n')
+    g.set_scenario(scenario([0, 0]))
+    g.start("--gpu-poll-interval-secs", "1")
+    try:
+        ids = [g.submit("--gpus", "1", "--shared", "--gpu-memory", "1G", "--", "sh", "-c", "exec sleep 300")
+               for _ in range(12)]
+        for jid in ids:
+            j = g.wait_state(jid, "Cancelled", timeout=30)
+            assert j["reason"].startswith("Idle:"), j["reason"]
+        g.wait_for(lambda: len(sink.of("job_idle")) >= 12, what="12 job_idle events")
+        time.sleep(1)
+        assert sorted(p["job"]["id"] for p in sink.of("job_idle")) == sorted(ids)
+    finally:
+        sink.close()

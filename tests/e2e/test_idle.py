@@ -233,3 +233,21 @@ def test_many_idle_shared_jobs(gflow):
         assert sorted(p["job"]["id"] for p in sink.of("job_idle")) == sorted(ids)
     finally:
         sink.close()
+
+
+def test_gflowd_init_writes_the_example_commented(gflow):
+    g = gflow
+    cfg = g.tmp / "init.toml"
+    r = subprocess.run([str(g.build / "gflowd"), "init", "--yes", "-c", str(cfg)], env=g.env, cwd=g.tmp,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    text = cfg.read_text()
+    assert "# [gpu.idle_reclaim]\n# after = \"2h\"\n" in text and "\n[gpu.idle_reclaim]" not in text
+    # uncommented, the example is a valid configuration
+    on = text.replace("# [gpu.idle_reclaim]", "[gpu.idle_reclaim]")
+    for k in ("after", "threshold_util", "action", "warn_before", "apply_to"):
+        on = on.replace(f"# {k} = ", f"{k} = ")
+    cfg.write_text(on)
+    r = subprocess.run([str(g.build / "gflowd"), "-c", str(cfg), "run", "--check"], env=g.env, cwd=g.tmp,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr

@@ -49,7 +49,8 @@ def test_warn_then_cancel(gflow):
         g.wait_for(lambda: "its GPUs have been idle" in g.log_of(jid), what="warning in the job's log")
         assert "it will be cancelled in 0:00:02" in g.log_of(jid)
         g.wait_for(lambda: sink.of("job_idle", jid), what="job_idle webhook")
-        assert sink.of("job_idle", jid)[0]["job"]["state"] == "Running"
+        p = sink.of("job_idle", jid)[0]["job"]
+        assert p["state"] == "Running" and p["idle_warned"] is True and p["idle_secs"] >= 2, p
         # then the action: cancelled as gcancel does, with the reason
         j = g.wait_state(jid, "Cancelled")
         assert j["reason"].startswith("Idle: no GPU activity for 0:00:0"), j["reason"]

@@ -557,10 +557,14 @@ static const char *job_event(int before, const struct job *j, bool updated)
 
 void notify_job_event(struct server *s, const struct job *j, const char *event)
 {
+	json_t *o;
+
 	if (!s->notify || !j || !event)
 		return;
-	dispatch(s->notify, event, j->user, j, notify_payload(s->notify->host, event, "job",
-		 job_to_json_only(j, NULL, (char *const *)notify_payload_job_fields)));
+	o = job_to_json_only(j, NULL, (char *const *)notify_payload_job_fields);
+	if (!strcmp(event, "job_idle"))
+		idle_annotate(s, j, o);	/* idle_secs, idle_warned (share/idle.c) */
+	dispatch(s->notify, event, j->user, j, notify_payload(s->notify->host, event, "job", o));
 }
 
 void notify_job_change(struct server *s, const struct job *j, int before_state, bool updated)

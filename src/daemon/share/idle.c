@@ -173,7 +173,8 @@ static uint64_t job_mem_on(struct server *s, const struct job *j, size_t g)
 void idle_sample(struct server *s)
 {
 	double now = now_mono();
-	size_t w = 0;
+	size_t w = 0, nact = 0;
+	struct { int64_t id; double secs; } *due = NULL;
 
 	if (!s->have_snap || s->snap.seq == s->idle_seq)
 		return;
@@ -209,14 +210,25 @@ void idle_sample(struct server *s)
 		ev = idle_step(&e->c, &r, &(struct idle_sample){ now, n, util, mem });
 		if (ev == IDLE_WARN)
 			warn(s, j, idle_for(&e->c, now));
-		else if (ev == IDLE_ACT && act(s, j, idle_for(&e->c, now)))
-			e->c.acted = false;	/* not done: again at the next sample */
-		else if (ev == IDLE_CLEARED)
+		else if (ev == IDLE_ACT && s->cfg.idle_action == GF_IDLE_CANCEL) {
+			/* acted on after the walk: a cancel changes the lists */
+			if (!(due = realloc(due, (nact + 1) * sizeof *due)))
+				abort();
+			due[nact].id = j->id;
+			due[nact++].secs = idle_for(&e->c, now);
+		} else if (ev == IDLE_CLEARED)
 			fprintf(stderr, "gflowd: job %lld: GPU activity again: idle warning withdrawn\n",
 				(long long)j->id);
 	}
-	/* Forget the jobs that no longer run (or no longer apply). The
-	 * cancel above may have changed the live list: entries are by id. */
+	for (size_t i = 0; i < nact; i++) {
+		struct job *j = jobs_get(s, due[i].id);
+		struct idle_entry *e;
+
+		if (j && j->state == JS_RUNNING && act(s, j, due[i].secs) && (e = find(s, due[i].id)))
+			e->c.acted = false;	/* not done: again at the next sample */
+	}
+	free(due);
+	/* Forget the jobs that no longer run (or no longer apply). */
 	for (size_t i = 0; i < s->nidle; i++)
 		if (s->idle[i].seen)
 			s->idle[w++] = s->idle[i];

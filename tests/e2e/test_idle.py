@@ -252,3 +252,17 @@ def test_gflowd_init_writes_the_example_commented(gflow):
     r = subprocess.run([str(g.build / "gflowd"), "-c", str(cfg), "run", "--check"], env=g.env, cwd=g.tmp,
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
+
+
+def test_warning_line_under_each_executor(gflow_exec):
+    g = gflow_exec
+    write_config(g, IDLE + 'action = "warn"\napply_to = "all"\n')
+    g.set_scenario(scenario([0]))
+    g.start("--gpu-poll-interval-secs", "1")
+    jid = g.submit("--gpus", "1", "--", "sh", "-c", "echo before; exec sleep 300")
+    g.wait_state(jid, "Running")
+    g.wait_for(lambda: "its GPUs have been idle" in g.log_of(jid), what="warning in the log")
+    assert "before" in g.log_of(jid)
+    out = g.cli("gjob", "log", str(jid), check=True).stdout
+    assert "its GPUs have been idle" in out
+    g.cli("gcancel", str(jid), check=True)

@@ -26,13 +26,14 @@ from pathlib import Path
 
 from benchlib import (REPO, Bench, Daemon, Slurm, Tsp, fmt, log, median, p95, proc_cpu_secs,
                       proc_hwm, proc_status, shell_loop, wait_stamp)
-from report import (compare_text, kept_by_hand, markdown, scale_svg, scale_text, table_text, targets_text,
-                    trace_text)
+from flow import case_handoff, case_throughput  # noqa: F401 (called by name)
+from report import (compare_text, handoff_text, kept_by_hand, markdown, scale_svg, scale_text, table_text,
+                    targets_text, trace_text)
 
-CASES = ["submit", "latency", "tmux", "queue", "sched", "array", "daemon", "cascade"]
+CASES = ["submit", "latency", "tmux", "queue", "sched", "array", "daemon", "cascade", "throughput", "handoff"]
 # The cases that compare with Slurm: a Slurm the run started is stopped after
 # the last of them.
-SLURM_CASES = {"submit", "latency", "queue"}
+SLURM_CASES = {"submit", "latency", "queue", "throughput"}
 
 # ---- case 1: sequential submissions ------------------------------------------
 
@@ -700,9 +701,10 @@ def main():
     elapsed = time.perf_counter() - t0
     if not b:
         return rc
-    for title, text in (("Results", table_text(b)), ("Targets (issue 13)", targets_text(b)),
+    for title, text in (("Results", table_text(b)), ("Targets", targets_text(b)),
                         ("Compared with other schedulers", compare_text(b)),
-                        ("Where the start latency goes", trace_text(b)), ("Scaling", scale_text(b))):
+                        ("Where the start latency goes", trace_text(b)),
+                        ("Where the GPU hand-off goes", handoff_text(b)), ("Scaling", scale_text(b))):
         print(f"\n## {title}\n\n{text}")
     if args.out and rc == 0:
         out = Path(args.out)

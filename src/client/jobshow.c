@@ -208,8 +208,6 @@ char *job_show_text(const json_t *j)
 		    (long long)(t % 60));
 		kv(&b, "IdleFor", buf);
 	}
-	if (jbool(j, "interactive", 0))
-		kv(&b, "Interactive", "yes");
 	kv(&b, "Shared", yes_no(j, "shared", 0));
 	kv_mb(&b, "GPUMemory", j, "gpu_memory_mb");
 	kv_mb(&b, "Memory", j, "memory_mb");
@@ -271,6 +269,8 @@ char *job_show_text(const json_t *j)
 	}
 	kv_time(&b, "BeginTime", j, "begin_at");
 	kv(&b, "Executor", jstr(j, "executor"));
+	if (jbool(j, "interactive", 0))	/* galloc's session */
+		kv(&b, "Interactive", "yes");
 	/* The submitter's resource limits as captured; each is capped at the
 	 * daemon's hard limit when the job starts. */
 	if (jstr(j, "rlimits"))

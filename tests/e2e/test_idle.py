@@ -266,3 +266,26 @@ def test_warning_line_under_each_executor(gflow_exec):
     out = g.cli("gjob", "log", str(jid), check=True).stdout
     assert "its GPUs have been idle" in out
     g.cli("gcancel", str(jid), check=True)
+
+
+def test_apply_to_interactive_reclaims_a_galloc_session_only(gflow):
+    """apply_to = "interactive" (the default): a galloc session idle on its
+    GPU is warned and cancelled (its galloc returns); a batch job idle on
+    the other GPU is left alone."""
+    from test_galloc import Term, only_job
+    g = gflow
+    write_config(g, IDLE + 'action = "cancel"\n')
+    g.set_scenario(scenario([0, 0]))
+    g.start("--gpu-poll-interval-secs", "1")
+    batch = g.submit("--gpus", "1", "--", "sh", "-c", "exec sleep 300")
+    assert g.wait_state(batch, "Running")["gpu_ids"] == [0]
+    t = Term(g, "--gpus", "1", "--", "sh", "-c", "echo session-up; exec sleep 300")
+    t.expect("session-up")
+    jid = only_job(g)["id"]
+    assert g.job(jid)["interactive"] is True
+    g.wait_for(lambda: (reason_of(g, jid) or "").startswith("Idle("), what="the session warned")
+    j = g.wait_state(jid, "Cancelled")
+    assert j["reason"].startswith("Idle: no GPU activity"), j["reason"]
+    t.finish(timeout=20)
+    assert g.job(batch)["state"] == "Running" and "IdleFor" not in show(g, batch)
+    g.cli("gcancel", str(batch), check=True)

@@ -529,7 +529,6 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	ok &= get_int(&f[F_GPUS], &x);
 	j->gpus = (int)x;
 	j->shared = f[F_SHARED].kind == V_TRUE;
-	m->interactive = f[F_INTERACTIVE].kind == V_TRUE;
 	ok &= get_int(&f[F_GPU_MEMORY_MB], &j->gpu_memory_mb) && get_int(&f[F_MEMORY_MB], &j->memory_mb) &&
 	      get_int(&f[F_TIME_LIMIT_SECS], &j->time_limit_secs);
 	ok &= get_int(&f[F_PRIORITY], &x);
@@ -615,6 +614,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	ok &= get_int(&f[F_CPUS], &m->cpus) && get_shared(&f[F_CPU_IDS], &m->cpu_ids);
 	if (m->cpus <= 1)
 		m->cpus = 0;	/* 1, the default (old rows have no key) */
+	m->interactive = f[F_INTERACTIVE].kind == V_TRUE;	/* old rows: absent */
 	return ok;
 }
 

@@ -18,7 +18,6 @@
  * The clocks are in memory only: a daemon restart starts them again. */
 #include "share.h"
 #include "idle.h"
-#include "notify.h"
 
 #include <errno.h>
 #include <fcntl.h>

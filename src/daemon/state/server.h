@@ -309,6 +309,9 @@ struct server {
 	size_t nignored;
 	pid_t *gpu_seen;		/* pids of the snapshot once seen alive here */
 	uint64_t usage_seq;		/* the snapshot usage.c sampled last */
+	uint64_t idle_seq;		/* the snapshot idle.c sampled last */
+	struct idle_entry *idle;	/* idle clocks of running jobs (idle.c), by id */
+	size_t nidle;
 	bool sees_all_pids;		/* in the machine's initial pid namespace */
 	long pid_max;			/* /proc/sys/kernel/pid_max */
 	size_t ngpu_seen, gpu_seen_cap;

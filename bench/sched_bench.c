@@ -14,7 +14,7 @@
  * same input instead: the expected start of every job; started=K is then
  * how many got one.
  * Build: cc -std=c11 -D_GNU_SOURCE -O2 -iquote src/daemon/core
- *        bench/sched_bench.c src/daemon/core/sched.c src/daemon/core/estimate.c -lm */
+ *        bench/sched_bench.c src/daemon/core/sched.c src/daemon/core/preempt.c src/daemon/core/estimate.c -lm */
 #include "estimate.h"
 #include "sched.h"
 

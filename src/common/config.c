@@ -95,13 +95,13 @@ static const char *const sections[] = {
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
 static const char *const quota_keys[] = { "max_running_jobs", "max_running_gpus", "max_queued_jobs",
-	"max_gpu_hours_per_day" };
-#define NQUOTA_KEYS 4
+	"max_gpu_hours_per_day", "max_preemptible_gpus" };
+#define NQUOTA_KEYS 5
 
 static int64_t *quota_field(struct gf_quota *q, size_t i)
 {
 	return i == 0 ? &q->max_running_jobs : i == 1 ? &q->max_running_gpus : i == 2 ? &q->max_queued_jobs
-	       : &q->max_gpu_hours_per_day;
+	       : i == 3 ? &q->max_gpu_hours_per_day : &q->max_preemptible_gpus;
 }
 
 #define QUOTA_WHAT "a non-negative integer or -1 (unlimited)"
@@ -329,7 +329,7 @@ static struct gf_quota *named_quota(struct gf_named_quota **list, size_t *n, con
 	if (!(nl[*n].name = cfg_strdup(name, e)))
 		return NULL;
 	nl[*n].q.max_running_jobs = nl[*n].q.max_running_gpus = nl[*n].q.max_queued_jobs = QUOTA_UNSET;
-	nl[*n].q.max_gpu_hours_per_day = QUOTA_UNSET;
+	nl[*n].q.max_gpu_hours_per_day = nl[*n].q.max_preemptible_gpus = QUOTA_UNSET;
 	return &nl[(*n)++].q;
 }
 
@@ -756,7 +756,7 @@ int gf_timezone_check(const char *tz, struct gf_err *e)
 
 void gf_config_defaults(struct gf_config *c)
 {
-	static const struct gf_quota unlimited = { -1, -1, -1, -1 };
+	static const struct gf_quota unlimited = { -1, -1, -1, -1, -1 };
 
 	memset(c, 0, sizeof *c);
 	c->host = strdup("localhost");

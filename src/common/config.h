@@ -25,6 +25,7 @@ enum gf_overuse { GF_OVERUSE_WARN, GF_OVERUSE_CANCEL };
 struct gf_quota {
 	int64_t max_running_jobs, max_running_gpus, max_queued_jobs;
 	int64_t max_gpu_hours_per_day;	/* GPU-hours in any rolling 24 h */
+	int64_t max_preemptible_gpus;	/* GPUs its --preemptible jobs hold at once */
 };
 
 struct gf_named_quota {

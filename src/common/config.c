@@ -40,6 +40,7 @@ enum kind {
 	K_EMAILS,
 	K_OVERUSE,
 	K_TIMEZONE,	/* a string gf_timezone_check accepts */
+	K_WEIGHT,	/* a number from 0 to 1 (a double) */
 };
 
 struct setting {
@@ -73,6 +74,7 @@ static const struct setting settings[] = {
 	{ "gpu", "constrain_devices", K_BOOL, F(gpu_constrain_devices), 0, 0, 0 },
 	{ "daemon.fair_share", "enabled", K_BOOL, F(fair_share_enabled), 0, 0, 0 },
 	{ "daemon.fair_share", "half_life_secs", K_INT64, F(fair_share_half_life_secs), 1, INT64_MAX, 0 },
+	{ "daemon.fair_share", "preemptible_weight", K_WEIGHT, F(fair_share_preemptible_weight), 0, 0, 0 },
 	{ "executor", "type", K_EXECUTOR, F(executor), 0, 0, 0 },
 	{ "projects", "known_projects", K_STRLIST, F(known_projects), 0, 0, F(n_known_projects) },
 	{ "projects", "require_project", K_BOOL, F(require_project), 0, 0, 0 },
@@ -244,6 +246,21 @@ static int apply(const struct setting *st, struct src *s, struct gf_config *c, s
 		return cfg_get_int(s, st->min, st->max, NULL, (int64_t *)field, e);
 	case K_BOOL:
 		return cfg_get_bool(s, (int *)field, e);
+	case K_WEIGHT: {
+		double d = -1;
+		char *end = NULL;
+
+		if (s->v && toml_type(s->v) == TOML_FLOAT)
+			d = toml_float(s->v);
+		else if (s->v && toml_type(s->v) == TOML_INTEGER)
+			d = (double)toml_integer(s->v);
+		else if (!s->v && s->env && *s->env)
+			d = strtod(s->env, &end);
+		if (!(d >= 0 && d <= 1) || (end && *end))
+			return cfg_expected(s, "a number from 0 to 1", e);
+		*(double *)field = d;
+		return 0;
+	}
 	case K_GPUS:
 		return get_gpus(s, c, e);
 	case K_STRATEGY:
@@ -768,6 +785,7 @@ void gf_config_defaults(struct gf_config *c)
 	c->cpus = -1;
 	c->fair_share_enabled = 1;
 	c->fair_share_half_life_secs = 604800;
+	c->fair_share_preemptible_weight = 0.5;
 	c->executor = GF_EXEC_TMUX;
 	c->quota_default_user = unlimited;
 	c->quota_default_project = unlimited;

@@ -100,6 +100,7 @@ struct gf_config {
 	int gpu_constrain_devices;		/* [gpu] constrain_devices, default 0 */
 	int fair_share_enabled;		/* [daemon.fair_share] enabled, default 1 */
 	int64_t fair_share_half_life_secs; /* [daemon.fair_share] default 604800 (7 days), > 0 */
+	double fair_share_preemptible_weight; /* [daemon.fair_share] preemptible_weight, 0..1, default 0.5 */
 	enum gf_executor executor;	/* [executor] type, default tmux */
 	char **known_projects;		/* [projects] known_projects */
 	size_t n_known_projects;

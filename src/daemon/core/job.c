@@ -591,7 +591,7 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "state"))
 		json_object_set_new(o, "state", json_string(job_state_name(j->state)));
 	if (want(only, "st"))
-		json_object_set_new(o, "st", json_string(job_state_code(j->state)));
+		json_object_set_new(o, "st", json_string(job_st(j)));
 	if (want(only, "reason"))
 		json_object_set_new(o, "reason", str_or_null(j->reason));
 	if (want(only, "command"))

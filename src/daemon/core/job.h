@@ -210,6 +210,9 @@ void job_more_adopt(struct job *j, const struct job_more *m);
  * set fields to NULL or 0 through jm_w leave an empty one). */
 void job_more_trim(struct job *j);
 
+/* Its state's code for gqueue's ST: "PR" for a running job being
+ * preempted, else job_state_code's. */
+#define job_st(j) ((j)->state == JS_RUNNING && jm(j)->preempt_since > 0 ? "PR" : job_state_code((j)->state))
 const char *job_state_name(enum job_state s);
 const char *job_state_code(enum job_state s);
 /* Accepts names ("Running", any case) and codes ("R"); -1 when unknown. */

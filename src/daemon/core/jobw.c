@@ -207,7 +207,7 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	if (WANT(F_STATE))
 		KEY(F_STATE), plain(w, job_state_name(j->state));
 	if (WANT(F_ST))
-		KEY(F_ST), plain(w, job_state_code(j->state));
+		KEY(F_ST), plain(w, job_st(j));
 	if (WANT(F_REASON))
 		KEY(F_REASON), text_or_null(w, j->reason);
 	if (WANT(F_COMMAND)) {

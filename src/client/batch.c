@@ -437,10 +437,19 @@ static void dry_run_details(struct sbuf *b, const json_t *j)
 	}
 	if (jint(j, "cpus", 1) > 1)
 		sbuf_addf(b, ", CPUs: %lld", (long long)jint(j, "cpus", 1));
-	if (jbool(j, "preemptible", 0))
-		sbuf_addf(b, ", preemptible (%s, %s)",
-		    jstr(j, "signal") ? jstr(j, "signal") : "TERM@60",
-		    jstr(j, "preempt_mode") ? jstr(j, "preempt_mode") : "requeue");
+	if (jbool(json_object_get(j, "preempt"), "preemptible", 0)) {
+		/* the daemon's job object (engine/preempt.c) */
+		const json_t *p = json_object_get(j, "preempt");
+		const char *sn = gf_signal_name((int)jint(p, "signal", 15));
+
+		sbuf_adds(b, ", preemptible (");
+		if (sn)
+			sbuf_adds(b, sn);
+		else
+			sbuf_addf(b, "%lld", (long long)jint(p, "signal", 15));
+		sbuf_addf(b, "@%lld, %s)", (long long)jint(p, "secs", 60),
+		    jstr(p, "mode") ? jstr(p, "mode") : "requeue");
+	}
 	if (jhas(j, "time_limit_secs")) {
 		fmt_duration(jint(j, "time_limit_secs", 0), buf, sizeof buf);
 		sbuf_addf(b, ", time: %s", buf);

@@ -288,6 +288,23 @@ static void jobs_section(struct server *s, struct evbuffer *b)
 		user_project(b, "gflow_jobs_submitted_total", "", &c.t[i]);
 		evbuffer_add_printf(b, "} %llu\n", (unsigned long long)c.t[i].n[C_SUBMITTED]);
 	}
+	{
+		/* Counted from the job table (each job's requeues, and those
+		 * cancelled by preemption), so a restart does not reset it. */
+		unsigned long long n = 0;
+
+		for (int64_t id = 1; id <= s->max_id; id++) {
+			const struct job *j = s->jobs[id];
+
+			if (!j)
+				continue;
+			n += (unsigned long long)jm(j)->requeues;
+			n += j->state == JS_CANCELLED && j->reason && !strcmp(j->reason, "Preempted");
+		}
+		family(b, "gflow_preemptions_total", "counter",
+		       "Preemptions done: jobs requeued or cancelled to give their GPUs to others.");
+		evbuffer_add_printf(b, "gflow_preemptions_total %llu\n", n);
+	}
 	family(b, "gflow_jobs_ended_total", "counter",
 	       "Jobs that ended, by user, project and final state (finished, failed, cancelled, timeout).");
 	for (size_t i = 0; i < c.nt; i++)

@@ -1,0 +1,190 @@
+"""Preemptible jobs (issue 28 §1): gbatch --preemptible / --signal SIG@SECS /
+--preempt-mode, the victims (fewest, newest-started, never a normal job), the
+signal then the kill after the grace, the requeue under the same id with
+$GFLOW_RESTART_COUNT and the log continued, and the hostile and careless
+uses. Fake NVML GPUs; no timed assertions beyond generous bounds."""
+import json
+import os
+import signal
+import time
+
+import pytest
+
+# A job that says when it got TERM (then exits), and its restart count.
+TRAP = ('echo "start restart=$GFLOW_RESTART_COUNT"; '
+        'trap \'echo "got TERM"; exit 0\' TERM; '
+        'while :; do sleep 0.1; done')
+# A job that ignores TERM.
+STUBBORN = 'trap "echo ignoring TERM" TERM; echo started; while :; do sleep 0.1; done'
+
+
+def preempt_of(g, jid):
+    return g.job(jid).get("preempt") or {}
+
+
+def test_preemptible_sweep_gives_way_to_a_normal_job_and_requeues(gflow):
+    g = gflow
+    g.gpus(4)
+    g.start()
+    sweep = []
+    for _ in range(4):
+        sweep.append(g.submit("--preemptible", "--signal", "TERM@2", "--gpus", "1", "bash", "-c", TRAP))
+        # starts in order: their start times differ
+        g.wait_state(sweep[-1], "Running")
+        g.wait_for(lambda: "start restart=0" in g.log_of(sweep[-1]), what="the job to print its start")
+        time.sleep(0.05)
+    show = g.cli("gjob", "show", str(sweep[0]), check=True).stdout
+    assert "Preemptible=yes PreemptMode=requeue Signal=TERM@2 Requeues=0" in show, show
+    normal = g.submit("--gpus", "2", "sleep", "300")
+    t0 = time.time()
+    g.wait_state(normal, "Running", timeout=30)
+    waited = time.time() - t0
+    assert waited < 2 + 1 + 10, waited      # the grace + 1 s, with a generous margin for slow runs
+    # exactly the two newest-started were preempted, and queued again under their ids
+    for jid in sweep[2:]:
+        j = g.wait_state(jid, {"Queued", "Running"})
+        assert j["preempt"]["requeues"] == 1, j
+        assert "got TERM" in g.log_of(jid)
+        assert "gflow: job preempted" in g.log_of(jid)
+    for jid in sweep[:2]:
+        j = g.job(jid)
+        assert j["state"] == "Running" and j["preempt"]["requeues"] == 0, j
+    q = g.cli("gqueue", "-f", "JOBID,ST,REASON", check=True).stdout
+    for jid in sweep[2:]:
+        row = [ln.split() for ln in q.splitlines() if ln.split()[:1] == [str(jid)]][0]
+        assert row[1] == "PD" and row[2] == "Preempted", q
+    # GPUs free: the requeued jobs start again, told so, their logs continued
+    g.cli("gcancel", str(normal), check=True)
+    for jid in sweep[2:]:
+        g.wait_state(jid, "Running")
+        g.wait_for(lambda: "start restart=1" in g.log_of(jid), what="the restart to be logged")
+        log = g.log_of(jid)
+        assert log.index("start restart=0") < log.index("got TERM") < log.index("start restart=1"), log
+    assert "Requeues=1" in g.cli("gjob", "show", str(sweep[3]), check=True).stdout
+    # metrics count them
+    st, body = g.api("GET", "/metrics")
+    text = body.decode() if isinstance(body, bytes) else str(body)
+    assert "gflow_preemptions_total 2" in text, text
+    for jid in sweep:
+        g.cli("gcancel", str(jid), check=True)
+
+
+def test_job_ignoring_the_signal_is_killed_after_the_grace(gflow):
+    g = gflow
+    g.gpus(1)
+    g.start()
+    p = g.submit("--preemptible", "--signal", "TERM@1", "--gpus", "1", "bash", "-c", STUBBORN)
+    g.wait_state(p, "Running")
+    g.wait_for(lambda: "started" in g.log_of(p), what="the job to start")
+    n = g.submit("--gpus", "1", "sleep", "300")
+    g.wait_state(n, "Running", timeout=30)
+    j = g.job(p)
+    assert j["state"] == "Queued" and j["preempt"]["requeues"] == 1, j
+    assert "ignoring TERM" in g.log_of(p)
+    assert not g.job_pids(p) or g.wait_for(lambda: not g.job_pids(p), what="no process left")
+    g.cli("gcancel", str(n), str(p), check=True)
+
+
+def test_preempt_mode_cancel(gflow):
+    g = gflow
+    g.gpus(1)
+    g.start()
+    p = g.submit("--preemptible", "--preempt-mode", "cancel", "--signal", "USR1@0", "--gpus", "1",
+                 "sleep", "300")
+    g.wait_state(p, "Running")
+    n = g.submit("--gpus", "1", "sleep", "300")
+    g.wait_state(n, "Running", timeout=30)
+    j = g.wait_state(p, "Cancelled")
+    assert j["reason"] == "Preempted", j
+    show = g.cli("gjob", "show", str(p), check=True).stdout
+    assert "PreemptMode=cancel Signal=USR1@0" in show, show
+    g.cli("gcancel", str(n), check=True)
+
+
+def test_a_normal_job_is_never_a_victim(gflow):
+    g = gflow
+    g.gpus(2)
+    g.start()
+    a = g.submit("--gpus", "1", "sleep", "300")
+    p = g.submit("--preemptible", "--signal", "TERM@1", "--gpus", "1", "sleep", "300")
+    g.wait_state(a, "Running")
+    g.wait_state(p, "Running")
+    # a 2-GPU job: the preemptible one alone is not enough, so nobody is preempted
+    n = g.submit("--gpus", "2", "sleep", "300")
+    time.sleep(1.5)
+    assert g.job(a)["state"] == "Running" and g.job(p)["state"] == "Running"
+    assert not (g.job(p).get("preempt") or {}).get("since")
+    assert g.job(n)["state"] == "Queued"
+    g.cli("gcancel", str(a), str(p), str(n), check=True)
+
+
+def test_preemptible_jobs_wait_for_normal_ones_and_run_beyond_quota(gflow):
+    g = gflow
+    g.gpus(2)
+    g.env["GFLOW_QUOTA__DEFAULT_USER__MAX_RUNNING_GPUS"] = "1"
+    g.env["GFLOW_QUOTA__DEFAULT_USER__MAX_PREEMPTIBLE_GPUS"] = "1"
+    g.start()
+    a = g.submit("--gpus", "1", "sleep", "300")
+    b = g.submit("--gpus", "1", "sleep", "300")      # over the quota: waits
+    p = g.submit("--preemptible", "--gpus", "1", "sleep", "300")     # beyond the quota
+    q = g.submit("--preemptible", "--gpus", "1", "sleep", "300")     # over max_preemptible_gpus
+    g.wait_state(a, "Running")
+    g.wait_state(p, "Running")
+    g.wait_for(lambda: g.job(b).get("reason") == "Quota", what="b to wait Quota")
+    g.wait_for(lambda: g.job(q).get("reason") == "Quota", what="q to wait Quota")
+    assert "max_preemptible_gpus=1" in (g.job(q).get("reason_detail") or ""), g.job(q)
+    g.cli("gcancel", str(a), str(b), str(p), str(q), check=True)
+
+
+@pytest.mark.parametrize("bad,word", [
+    ("FOO@10", "unknown signal"), ("TERM@-1", "0..3600"), ("TERM@3601", "0..3600"), ("STOP", "unknown signal"),
+    ("99@5", "signal 99"), ("@5", "SIG[@SECS]"), ("TERM@x", "0..3600"), ("", "SIG[@SECS]"),
+])
+def test_bad_signal_values_are_named(gflow, bad, word):
+    g = gflow
+    g.start()
+    r = g.cli("gbatch", "--preemptible", "--signal", bad, "true")
+    assert r.returncode != 0 and "--signal" in r.stderr and word in r.stderr, (bad, r.stderr)
+    st, body = g.api("POST", "/jobs", {"cwd": "/", "jobs": [{"command": ["true"], "preemptible": True,
+                                                               "signal": bad}]})
+    assert st == 400 and "signal" in body["error"], body
+
+
+def test_preempt_flags_need_preemptible_and_are_checked(gflow):
+    g = gflow
+    g.start()
+    r = g.cli("gbatch", "--signal", "TERM@5", "true")
+    assert r.returncode != 0 and "--signal" in r.stderr and "--preemptible" in r.stderr, r.stderr
+    r = g.cli("gbatch", "--preemptible", "--preempt-mode", "kill", "true")
+    assert r.returncode != 0 and "--preempt-mode" in r.stderr, r.stderr
+    st, body = g.api("POST", "/jobs", {"cwd": "/", "jobs": [{"command": ["true"], "preempt_mode": "cancel"}]})
+    assert st == 400 and "preempt_mode" in body["error"], body
+    st, body = g.api("POST", "/jobs", {"cwd": "/", "jobs": [{"command": ["true"], "preemptible": "yes"}]})
+    assert st == 400 and "preemptible" in body["error"], body
+    # a directive works like the flag
+    script = g.tmp / "job.sh"
+    script.write_text("#!/bin/bash\n# GFLOW --preemptible\n# GFLOW --signal USR1@5\nsleep 300\n")
+    jid = g.submit(str(script))
+    p = g.job(jid)["preempt"]
+    assert p["preemptible"] and p["signal"] == signal.SIGUSR1 and p["secs"] == 5, p
+    r = g.cli("gbatch", "--dry-run", "--preemptible", "true", check=True)
+    assert "preemptible (TERM@60, requeue)" in r.stdout, r.stdout
+    g.cli("gcancel", str(jid), check=True)
+
+
+def test_preemption_survives_a_daemon_restart(gflow):
+    g = gflow
+    g.gpus(1)
+    g.start()
+    p = g.submit("--preemptible", "--signal", "TERM@3", "--gpus", "1", "bash", "-c", STUBBORN)
+    g.wait_state(p, "Running")
+    g.wait_for(lambda: "started" in g.log_of(p), what="the job to start")
+    n = g.submit("--gpus", "1", "sleep", "300")
+    g.wait_for(lambda: (g.job(p).get("preempt") or {}).get("since"), what="the preemption to begin")
+    assert g.job(p)["st"] == "PR"
+    g.kill9()
+    g.start()
+    g.wait_state(n, "Running", timeout=40)
+    j = g.job(p)
+    assert j["state"] == "Queued" and j["preempt"]["requeues"] == 1, j
+    g.cli("gcancel", str(n), str(p), check=True)

@@ -188,3 +188,27 @@ def test_preemption_survives_a_daemon_restart(gflow):
     j = g.job(p)
     assert j["state"] == "Queued" and j["preempt"]["requeues"] == 1, j
     g.cli("gcancel", str(n), str(p), check=True)
+
+
+def test_mcp_submit_and_update_keep_preemption(gflow):
+    from test_mcp import Client
+    g = gflow
+    g.gpus(1)
+    g.start()
+    c = Client(g)
+    try:
+        c.init("2025-06-18")
+        jid = c.call("submit_jobs", {"jobs": [{"command": ["sleep", "30"], "hold": True, "preemptible": True,
+                                               "signal": "USR2@7", "preempt_mode": "cancel"}]})["jobs"][0]["id"]
+        p = g.job(jid)["preempt"]
+        assert p["preemptible"] and p["mode"] == "cancel" and p["signal"] == signal.SIGUSR2 and p["secs"] == 7, p
+        c.call("get_job", {"job_id": jid})
+    finally:
+        c.close()
+    # an update of another field keeps it preemptible; a redo makes a preemptible job too
+    g.cli("gjob", "update", str(jid), "--priority", "20", check=True)
+    assert g.job(jid)["preempt"]["preemptible"] and g.job(jid)["preempt"]["secs"] == 7
+    g.cli("gcancel", str(jid), check=True)
+    r = g.cli("gjob", "redo", str(jid), check=True)
+    new = int([ln for ln in r.stdout.split() if ln.isdigit()][-1])
+    assert g.job(new)["preempt"]["mode"] == "cancel" and g.job(new)["preempt"]["requeues"] == 0

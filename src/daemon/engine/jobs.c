@@ -284,6 +284,9 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	n->attempt = old->attempt + 1;
 	jm_w(n)->retry_of = old->id;
 	jm_w(n)->log_seq = 0;	/* a job of its own: its log is named when it starts */
+	jm_w(n)->requeues = 0;
+	jm_w(n)->preempt_since = 0;
+	jm_w(n)->preempt &= ~(int64_t)PJ_END_CANCEL;
 	n->submit_time = now_real();
 	n->start_time = n->end_time = 0;
 	n->has_exit = false;

@@ -212,3 +212,39 @@ def test_mcp_submit_and_update_keep_preemption(gflow):
     r = g.cli("gjob", "redo", str(jid), check=True)
     new = int([ln for ln in r.stdout.split() if ln.isdigit()][-1])
     assert g.job(new)["preempt"]["mode"] == "cancel" and g.job(new)["preempt"]["requeues"] == 0
+
+
+def test_hostile_second_user(system_gflow):
+    """bob cannot make alice's normal job a victim, nor run more preemptible
+    GPUs than max_preemptible_gpus; alice's normal job does take bob's
+    preemptible GPU back."""
+    g = system_gflow
+    g.gpus(3)
+    alice, bob = g.add_user("a"), g.add_user("b")
+    g.env[f"GFLOW_QUOTA__USERS__{bob}__MAX_PREEMPTIBLE_GPUS"] = "2"
+    g.start()
+    a1 = g.submit_as(alice, "--gpus", "1", "sleep", "300")
+    g.wait_state(a1, "Running")
+    p = [g.submit_as(bob, "--preemptible", "--signal", "TERM@1", "--gpus", "1", "sleep", "300") for _ in range(3)]
+    g.wait_state(p[0], "Running")
+    g.wait_state(p[1], "Running")
+    g.wait_for(lambda: g.job(p[2]).get("reason") == "Quota", what="bob's third to wait Quota")
+    assert "max_preemptible_gpus=2" in g.job(p[2])["reason_detail"], g.job(p[2])
+    # bob's normal 3-GPU job: only alice's normal job could free the last GPU: nobody is preempted
+    b3 = g.submit_as(bob, "--gpus", "3", "sleep", "300")
+    time.sleep(1.5)
+    assert g.job(a1)["state"] == "Running"
+    assert all(not (g.job(x).get("preempt") or {}).get("since") for x in p[:2])
+    assert g.job(b3)["state"] == "Queued"
+    g.as_user(bob, "gcancel", b3, check=True)
+    # bob cannot cancel alice's job either
+    r = g.as_user(bob, "gcancel", a1)
+    assert r.returncode != 0
+    # alice's normal job needing 1 more GPU: the newest of bob's preemptible jobs gives way
+    a2 = g.submit_as(alice, "--gpus", "1", "sleep", "300")
+    g.wait_state(a2, "Running", timeout=30)
+    assert g.job(p[1])["preempt"]["requeues"] == 1 and g.job(p[0])["state"] == "Running"
+    out = g.as_user(bob, "gjob", "show", p[1], check=True).stdout
+    assert "Requeues=1" in out, out
+    for u, ids in ((alice, [a1, a2]), (bob, p)):
+        g.as_user(u, "gcancel", *ids)

@@ -248,3 +248,14 @@ def test_hostile_second_user(system_gflow):
     assert "Requeues=1" in out, out
     for u, ids in ((alice, [a1, a2]), (bob, p)):
         g.as_user(u, "gcancel", *ids)
+
+
+def test_gstats_counts_preemptible_gpu_hours(gflow):
+    g = gflow
+    g.gpus(1)
+    g.start()
+    p = g.submit("--preemptible", "--gpus", "1", "sleep", "0.5")
+    g.wait_state(p, "Finished")
+    st = json.loads(g.cli("gstats", "-o", "json", check=True).stdout)
+    assert st["preemptible_gpu_hours"] > 0 and st["preemptible_gpu_hours"] <= st["total_gpu_hours"], st
+    assert "preemptible (gbatch --preemptible)" in g.cli("gstats", check=True).stdout

@@ -292,7 +292,7 @@ static void metric_text(const char *key, const json_t *v, char *buf, size_t size
 	if (json_is_integer(v))
 		snprintf(buf, size, "%lld", (long long)json_integer_value(v));
 	else
-		snprintf(buf, size, "%.*f", strcmp(key, "total_gpu_hours") ? 2 : 4, json_number_value(v));
+		snprintf(buf, size, "%.*f", strstr(key, "gpu_hours") ? 4 : 2, json_number_value(v));
 }
 
 char *stats_csv(const json_t *st)

@@ -69,8 +69,8 @@ def test_preemptible_sweep_gives_way_to_a_normal_job_and_requeues(gflow):
         g.cli("gcancel", str(jid), check=True)
 
 
-def test_job_ignoring_the_signal_is_killed_after_the_grace(gflow):
-    g = gflow
+def test_job_ignoring_the_signal_is_killed_after_the_grace(gflow_exec):
+    g = gflow_exec
     g.gpus(1)
     g.start()
     p = g.submit("--preemptible", "--signal", "TERM@1", "--gpus", "1", "bash", "-c", STUBBORN)

@@ -193,6 +193,24 @@ static void test_pass_claims_free(void **state)
 	assert_string_equal(d[1].reason, "Resources");
 }
 
+static void test_pass_claims_without_victims_list(void **state)
+{
+	/* The same in a pass that tells nobody (preempt NULL: inside a
+	 * submission's transaction): the free GPU stays claimed. */
+	struct sched_running r[1] = { { .gpu_mask = 1, .id = 5, .start = 100, .preemptible = true, .preempting = true } };
+	struct sched_job q[2] = { { .id = 1, .gpus = 2, .priority = 10 },
+				  { .id = 2, .gpus = 1, .priority = 10, .preemptible = true } };
+	struct sched_decision d[2];
+
+	(void)state;
+	setup_gpus(2);
+	gpus4[0].exclusive = true;
+	struct sched_input in = { .jobs = q, .njobs = 2, .running = r, .nrunning = 1, .gpus = gpus4, .ngpus = 2,
+				  .now = 1000 };
+	assert_int_equal(sched_pass(&in, d), 0);
+	assert_string_equal(d[1].reason, "Resources");
+}
+
 static void test_pass_preempt_beyond_quota(void **state)
 {
 	/* The user's quota is full (max_running_gpus 0): a preemptible job
@@ -268,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_pass_never_normal),
 		cmocka_unit_test(test_pass_preemptible_after_normal),
 		cmocka_unit_test(test_pass_claims_free),
+		cmocka_unit_test(test_pass_claims_without_victims_list),
 		cmocka_unit_test(test_pass_preempt_beyond_quota),
 		cmocka_unit_test(test_pass_quota_blocked_no_victims),
 		cmocka_unit_test(test_pass_reservation_begins),

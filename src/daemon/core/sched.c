@@ -86,6 +86,7 @@ struct state {
 	size_t nrun;
 	struct sched_quota *q;	/* the subjects, counting this pass's starts */
 	int whole_free;		/* usable GPUs with no job on them */
+	int preempt_gpus;	/* GPUs of running preemptible jobs not claimed yet */
 };
 
 static void count_whole_free(struct state *st)
@@ -547,7 +548,8 @@ static void add_victim(const struct state *st, int64_t id)
 {
 	struct sched_preempt *p = st->in->preempt;
 
-	p->victims[p->nvictims++] = id;
+	if (p)	/* NULL: the claims hold all the same, nobody is told */
+		p->victims[p->nvictims++] = id;
 }
 
 /* A normal exclusive job kept off by GPUs: when running preemptible jobs
@@ -591,6 +593,7 @@ static void claim_by_preemption(struct state *st, const struct sched_job *j, uin
 			if (chosen) {
 				claimed[at[k]] = true;
 				need -= c[k].gpus;
+				st->preempt_gpus -= c[k].gpus;
 			}
 		}
 		for (size_t v = 0; v < nv; v++)
@@ -626,6 +629,7 @@ static void reservations_preempt(struct state *st, bool *claimed)
 			if (!x->preemptible || claimed[i] || x->uid == v->uid || !(x->gpu_mask & v->gpu_mask))
 				continue;
 			claimed[i] = true;
+			st->preempt_gpus -= __builtin_popcountll(x->gpu_mask);
 			if (!x->preempting)
 				add_victim(st, x->id);
 		}
@@ -812,6 +816,8 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	st.nrun = in->nrunning;
 	groups_init(&groups, in->nrunning + 16);
 	for (size_t i = 0; i < in->nrunning; i++) {
+		if (in->running[i].preemptible && !in->running[i].shared)
+			st.preempt_gpus += __builtin_popcountll(in->running[i].gpu_mask);
 		st.mem_used += in->running[i].memory_mb;
 		st.cpus_used += in->running[i].cpus;
 		if (in->running[i].group_id)
@@ -822,8 +828,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	if (in->njobs)
 		order_own(in, next, &at);
 
-	if (in->preempt)
-		reservations_preempt(&st, claimed);
+	reservations_preempt(&st, claimed);
 	for (size_t i = 0; i < in->njobs; i++, at = next[at]) {
 		const struct sched_job *j = &in->jobs[at];
 		struct sched_decision *d;
@@ -868,7 +873,8 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 			d->expected_start = until;
 			continue;
 		}
-		if (!fits && in->preempt && !j->shared && j->gpus > 0 && mem_fits(&st, j) && cpus_fit(&st, j))
+		if (!fits && st.preempt_gpus > 0 && !j->shared && j->gpus > 0 && j->gpus <= st.whole_free + st.preempt_gpus &&
+		    mem_fits(&st, j) && cpus_fit(&st, j))
 			claim_by_preemption(&st, j, barred_slots(&st, j, &resv_id, &until, &prefer), claimed);
 		if (!fits) {
 			d->reason = "Resources";

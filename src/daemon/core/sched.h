@@ -134,7 +134,9 @@ struct sched_input {
 	const struct sched_resv *resvs;
 	size_t nresvs;
 	double no_limit_horizon;	/* seconds a job without a time limit is assumed to run */
-	struct sched_preempt *preempt;	/* NULL: nothing is preempted */
+	/* NULL: nobody is told to go (a pass inside a submission's
+	 * transaction, an estimate), but the GPUs are claimed all the same */
+	struct sched_preempt *preempt;
 };
 
 /* What held a job back, for `gjob show`. */

@@ -464,6 +464,7 @@ static void record_start(struct server *s, struct job *j, uint64_t gpu_mask, str
 	j->state = JS_RUNNING;
 	job_set_reason(j, NULL);
 	j->start_time = now_real();
+	j->end_time = 0;	/* a requeued job's last run had one */
 	j->gpu_mask = gpu_mask;
 	usage_start(s, j);
 	cpus_assign(s, j);	/* before it is active: its own old ids do not count */

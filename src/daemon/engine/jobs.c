@@ -371,6 +371,7 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 {
 	struct gf_err e;
 	struct job *retry = NULL;
+	bool requeued = false;
 
 	/* One transaction: if the store refuses it, j is as it was. */
 	if (jobs_txn_begin(s, &e))
@@ -380,13 +381,15 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 	j->active = jr(j)->draining;
 	if (j->state == JS_RUNNING && jm(j)->preempt_since > 0)
 		preempt_ended(s, j, r);	/* queued again, or cancelled */
+	else if (j->state == JS_QUEUED || j->state == JS_HOLD)
+		requeued = true;	/* requeued already: its last run's end, reported again (a restart) */
 	else {
 		if (jm(j)->preempt_since > 0)
 			jm_w(j)->preempt_since = 0;	/* cancelled meanwhile: that stands */
 		apply_result(j, r, why);
 		failure_classify(s, j, r);
 	}
-	if (j->state == JS_QUEUED)
+	if (j->state == JS_QUEUED || j->state == JS_HOLD)
 		;	/* requeued: its dependents wait on */
 	else if (j->state == JS_FAILED && j->attempt < j->max_retries) {
 		retry = make_retry(s, j, &e);
@@ -395,7 +398,7 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 		jr_w(j)->retried_by = retry->id;
 	} else if (j->state != JS_FINISHED)
 		cascade_push_dependents(s, j, NULL);
-	if (jobs_save(s, j, &e) || usage_stage(s, j, &e))
+	if (jobs_save(s, j, &e) || (!requeued && usage_stage(s, j, &e)))
 		goto fail;
 	cascade_work(s);
 	if (jobs_txn_commit(s, &e))

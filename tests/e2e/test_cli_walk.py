@@ -357,6 +357,7 @@ ELSEWHERE = {
                 ("--default-user", "--max-running-gpus", "--max-gpu-hours-per-day", "--project",
                  "--max-running-jobs")},
              "--user": "test_share.py::test_quota_max_running_jobs_waits_then_starts_and_max_queued_refuses",
+             "--max-preemptible-gpus": "test_preempt.py::test_preemptible_jobs_wait_for_normal_ones_and_run_beyond_quota",
              "--max-queued-jobs": "test_share.py::test_quota_max_running_jobs_waits_then_starts_and_max_queued_refuses",
              "-o": "test_share.py::test_quota_max_running_jobs_waits_then_starts_and_max_queued_refuses",
              "--default-project": "test_cli_walk.py::test_gctl_spellings_no_other_test_drives",

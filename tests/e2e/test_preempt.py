@@ -120,7 +120,7 @@ def test_a_normal_job_is_never_a_victim(gflow):
 
 def test_preemptible_jobs_wait_for_normal_ones_and_run_beyond_quota(gflow):
     g = gflow
-    g.gpus(2)
+    g.gpus(3)
     g.env["GFLOW_QUOTA__DEFAULT_USER__MAX_RUNNING_GPUS"] = "1"
     g.env["GFLOW_QUOTA__DEFAULT_USER__MAX_PREEMPTIBLE_GPUS"] = "1"
     g.start()
@@ -133,6 +133,11 @@ def test_preemptible_jobs_wait_for_normal_ones_and_run_beyond_quota(gflow):
     g.wait_for(lambda: g.job(b).get("reason") == "Quota", what="b to wait Quota")
     g.wait_for(lambda: g.job(q).get("reason") == "Quota", what="q to wait Quota")
     assert "max_preemptible_gpus=1" in (g.job(q).get("reason_detail") or ""), g.job(q)
+    # raised at run time (gctl quota set): q starts; a bad value is named
+    r = g.cli("gctl", "quota", "set", "--default-user", "--max-preemptible-gpus", "x")
+    assert r.returncode != 0 and "--max-preemptible-gpus" in r.stderr, r.stderr
+    g.cli("gctl", "quota", "set", "--default-user", "--max-preemptible-gpus", "2", check=True)
+    g.wait_state(q, "Running")
     g.cli("gcancel", str(a), str(b), str(p), str(q), check=True)
 
 

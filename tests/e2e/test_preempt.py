@@ -301,3 +301,22 @@ def test_kill9_while_preempting_runs_nothing_twice(gflow):
     for p in sweep:
         g.wait_state(p, "Cancelled")
         g.wait_for(lambda: not g.job_pids(p), what=f"job {p}'s processes to be gone")
+
+
+@pytest.mark.parametrize("weight", ["0", "1"])
+def test_fair_share_counts_preemptible_use_at_its_weight(gflow, weight):
+    g = gflow
+    g.gpus(2)
+    g.env["GFLOW_DAEMON__FAIR_SHARE__PREEMPTIBLE_WEIGHT"] = weight
+    g.start()
+    p = g.submit("--preemptible", "--gpus", "2", "sleep", "1")
+    g.wait_state(p, "Finished")
+    st, body = g.api("GET", "/usage")
+    used = sum(body["users"].values())
+    if weight == "0":
+        assert used == 0, body
+    else:
+        assert 1.5 < used < 30, body     # 2 GPUs for about a second
+    # a bad weight is named
+    r = g.cli("gbatch", "--config", "/dev/null", "true", env={"GFLOW_DAEMON__FAIR_SHARE__PREEMPTIBLE_WEIGHT": "2"})
+    assert r.returncode != 0 and "preemptible_weight" in r.stderr, r.stderr

@@ -136,13 +136,14 @@ struct counts {
 	struct tally *t;	/* one per labelled pair, in pairs' order */
 	size_t nt, cap;
 	/* waiting (queued) jobs */
-	uint64_t waiting[8], waiting_gpus[8];
+	uint64_t waiting[9], waiting_gpus[9];
 	double oldest_submit;	/* 0: none waits */
 };
 
 /* The reasons a queued job waits for (the scheduler's, state/table.c's). */
 static const char *const wait_reasons[] = { "None",     "Dependency", "BeginTime", "Resources",
-					    "Priority", "Quota",      "Reservation", "other" };
+					    "Priority", "Quota",      "Reservation", "Preempted", "other" };
+_Static_assert(sizeof wait_reasons / sizeof wait_reasons[0] == 9, "one count per reason (struct counts)");
 
 static size_t wait_reason(const char *r)
 {

@@ -320,3 +320,28 @@ def test_fair_share_counts_preemptible_use_at_its_weight(gflow, weight):
     # a bad weight is named
     r = g.cli("gbatch", "--config", "/dev/null", "true", env={"GFLOW_DAEMON__FAIR_SHARE__PREEMPTIBLE_WEIGHT": "2"})
     assert r.returncode != 0 and "preemptible_weight" in r.stderr, r.stderr
+
+
+def test_reservation_window_takes_gpus_back(system_gflow):
+    import math
+    g = system_gflow
+    g.gpus(1)
+    alice, bob = g.add_user("a"), g.add_user("b")
+    g.env["GFLOW_RESERVATION_SLOT_SECS"] = "1"
+    g.start()
+    iso = lambda x: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(x))
+    t = math.floor(time.time()) + 4
+    g.cli("gctl", "reserve", "create", "--user", bob, "--gpu-spec", "0", "--start", iso(t),
+          "--duration", "10m", check=True)
+    # before the window alice's preemptible job may use the GPU (a normal one without a limit may not)
+    p = g.submit_as(alice, "--preemptible", "--signal", "TERM@1", "--gpus", "1", "sleep", "300")
+    g.wait_state(p, "Running")
+    # the window begins: alice's job gives the GPU back by itself, nobody asked
+    g.wait_for(lambda: (g.job(p).get("preempt") or {}).get("requeues") == 1, timeout=20,
+               what="alice's job to be requeued")
+    assert time.time() >= t
+    assert g.job(p)["state"] == "Queued"
+    b = g.submit_as(bob, "--gpus", "1", "sleep", "300")
+    g.wait_state(b, "Running", timeout=20)
+    g.as_user(bob, "gcancel", b)
+    g.as_user(alice, "gcancel", p)

@@ -389,6 +389,7 @@ class Bench:
         self.keyed = {}		# key -> row, see row()
         self.trace = None	# the start-latency breakdown, see case_latency
         self.trace_jobs = []	# each traced submission's trace lines
+        self.handoff_trace = None	# the GPU hand-off breakdown, see flow.case_handoff
         self.cases = list(args.case or [])	# the cases run (main sets it)
         self.compare = {}	# key -> {"label", "unit", "gflow", "tsp", "slurm", "higher"}
         self.work = Path(tempfile.mkdtemp(prefix="gflow-bench-"))

@@ -119,13 +119,28 @@ TARGETS = [
     ("Scale", "a cancel cascade over 100,000 dependents ≤ 1 s", ("abs", ["cascade-100000"], "<=", 1.0)),
     ("Scale", "`/health` keeps answering within 100 ms during that cascade",
      ("abs", ["health-100000"], "<=", 0.100)),
+    # issue 31
+    ("Throughput", "2,000 `true` jobs as one array until all ended ≥ 1.5× `tsp -S <nproc>` (issue 31)",
+     ("ratio", "tput-array", "tput-tsp", ">=", 1.5)),
+    ("Throughput", "the same as 2,000 separate `gbatch` ≥ 1.5× `tsp -S <nproc>` (issue 31)",
+     ("ratio", "tput-separate", "tput-tsp", ">=", 1.5)),
+    ("Throughput", "the array ≥ 10× Slurm's `sbatch --array` (issue 31)",
+     ("ratio", "tput-array", "tput-slurm", ">=", 10.0)),
+    ("Throughput", "the array ≥ 50 % of the `xargs -P <nproc>` floor (issue 31)",
+     ("ratio", "tput-array", "tput-floor", ">=", 0.50)),
+    ("Throughput", "while 100 jobs run and a client lists every 100 ms ≥ 80 % of the idle figure (both with CPUs not counted; issue 31)",
+     ("ratio", "tput-load", "tput-free", ">=", 0.80)),
+    ("GPU hand-off", "last process of job A gone → job B's first instruction, median ≤ 5 ms (issue 31)",
+     ("abs", ["handoff-median"], "<=", 0.005)),
+    ("GPU hand-off", "the same, p99 ≤ 20 ms (issue 31)", ("abs", ["handoff-p99"], "<=", 0.020)),
 ]
 
 
 # which case writes the rows a target reads (by key prefix)
 KEY_CASE = (("tsp-list", "queue"), ("list", "queue"), ("sub-", "queue"), ("start-", "queue"),
             ("rss", "queue"), ("cpu-", "queue"), ("lat-", "latency"), ("submit-", "submit"),
-            ("sched-", "sched"), ("cascade-", "cascade"), ("health-", "cascade"))
+            ("sched-", "sched"), ("cascade-", "cascade"), ("health-", "cascade"), ("tput-", "throughput"),
+            ("handoff-", "handoff"))
 
 
 def _missing(b, keys):
@@ -136,7 +151,7 @@ def _missing(b, keys):
         case = next((c for p, c in KEY_CASE if k.startswith(p)), None)
         if case and case not in b.cases:
             return f"not measured (case {case} not run)"
-        if k.startswith(("tsp-", "submit-tsp", "lat-tsp")) and not b.tsp_ok():
+        if k.startswith(("tsp-", "submit-tsp", "lat-tsp", "tput-tsp")) and not b.tsp_ok():
             return f"not measured (tsp {b.tsp_state.split(' (')[0]})"
         if k.startswith("lat-tmux"):
             return "not measured (tmux not installed)"
@@ -181,7 +196,7 @@ def apply_targets(b):
             continue
         ma, mb = median(ra["samples"]), median(rb["samples"])
         x = ma / mb if mb else float("inf")
-        pct = kb in ("submit-floor", "sub-0")
+        pct = kb in ("submit-floor", "sub-0", "tput-floor", "tput-free")
         fig = (f"{x * 100:.0f} %" if pct else f"{x:.2f}×") + \
               f" ({fmt(ma, ra['unit'])} vs {fmt(mb, rb['unit'])})"
         out.append((area, text, fig, "ok" if _cmp(op, x, v) else "**over**"))
@@ -189,7 +204,7 @@ def apply_targets(b):
 
 
 def targets_text(b):
-    lines = ["| area | target (issue 13) | figure (medians, same run) | verdict |", "|---|---|---|---|"]
+    lines = ["| area | target | figure (medians, same run) | verdict |", "|---|---|---|---|"]
     for area, text, fig, ok in apply_targets(b):
         lines.append(f"| {area} | {text} | {fig} | {ok} |")
     return "\n".join(lines)
@@ -220,7 +235,7 @@ def compare_text(b):
         x = g / o if c["higher"] else o / g	# > 1: gflow is better
         return f"{x:.2f}× faster" if x >= 1 else f"{1 / x:.2f}× slower"
 
-    for key in ("submit", "sub10k", "latency", "list1000", "list10000"):
+    for key in ("submit", "sub10k", "latency", "list1000", "list10000", "throughput"):
         c = b.compare.get(key)
         if not c or c.get("gflow") is None or (key in ("list10000", "sub10k") and
                                                not ("tsp" in c or "slurm" in c)):
@@ -264,6 +279,28 @@ def trace_text(b):
             "(`client_exit` comes while the daemon goes on), so a step can be earlier than the one "
             "listed above it in some samples.", "",
             "| step | since the step above | since `bench_exec` | samples |", "|---|---|---|---|"]
+    for step, prev, since, n in t["steps"]:
+        gap = fmt(prev, 's') if prev is not None else '—'
+        out.append(f"| `{step}` | {gap} | {fmt(since, 's')} | {n} |")
+    return "\n".join(out)
+
+
+def handoff_text(b):
+    """The GPU hand-off breakdown (case handoff with GFLOW_TRACE set)."""
+    t = getattr(b, "handoff_trace", None)
+    if t is None:
+        return "Not measured (the handoff case did not run)."
+    if not t["steps"]:
+        return "No traced hand-off was recorded."
+    out = [f"Medians over {t['jobs']} hand-offs on one fake GPU (process executor), CLOCK_MONOTONIC "
+           "stamps. `stamp_a` is job A's last process reading the clock just before it writes its file "
+           "and exits; `job_exit` and `job_gone` are A's runner seeing its main process and then its "
+           "last process gone, `result_written` its result on disk, `runner_exit` the daemon seeing "
+           "A's runner exit, `end_commit` A's end committed (its GPU free from then on); the rest is "
+           "job B's start as in the start-latency trace, up to `job_start`, B's first act.", "",
+           "| step | since the step above | since `stamp_a` | samples |", "|---|---|---|---|"]
+    if t["missing"]:
+        out.insert(0, f"Steps missing from the trace: {', '.join(t['missing'])}.\n")
     for step, prev, since, n in t["steps"]:
         gap = fmt(prev, 's') if prev is not None else '—'
         out.append(f"| `{step}` | {gap} | {fmt(since, 's')} | {n} |")
@@ -400,7 +437,7 @@ def markdown(b, started, elapsed, cases, svg_name=None):
            f"{b.cpuid_end} — in a VM a trap to the hypervisor, of which every start of a glibc program "
            "makes 68 (see the notes under Results)", "",
            "## Targets", "",
-           "Every target of issue 13, checked against the medians of this run (ratios: both sides "
+           "Every target of issues 13 and 31, checked against the medians of this run (ratios: both sides "
            "from this run).", "",
            targets_text(b), "",
            "## Compared with other schedulers", "",
@@ -418,6 +455,8 @@ def markdown(b, started, elapsed, cases, svg_name=None):
            "controller and slurmd acting on the new job, not its clients.", "",
            "## Where the start latency goes", "",
            trace_text(b), "",
+           "## Where the GPU hand-off goes", "",
+           handoff_text(b), "",
            "## Scaling", "",
            "One daemon filled with 1,000, then 10,000, then 100,000 held jobs (case queue; the "
            "scheduler pass from case sched, in-process); medians of the runs at each size.", "",
@@ -443,6 +482,12 @@ def markdown(b, started, elapsed, cases, svg_name=None):
             "daemon from VmHWM, reset before each listing.",
             "- sched: `bench/sched_bench.c` times `sched_pass()` in-process (no daemon, no I/O).",
             "- daemon: wakeups are context switches counted in /proc (perf counts nothing in this VM).",
+            "- throughput: jobs/s = jobs ÷ the time from submitting to the last one ended (gflow: a "
+            "listing of the still-active ids every 20 ms; tsp: `tsp -l` every 50 ms; Slurm: `squeue` "
+            "every 50 ms); gflow counts the machine's CPUs ([daemon] cpus), so as many `true` jobs run "
+            "at once as tsp's slots.",
+            "- handoff: job A (`--gpus 1`) and job B (`--gpus 1`, queued behind it) on one fake GPU; "
+            "hand-off = B's first clock reading − A's last (`bench/stamp.c` in both).",
             "", "## Machine", ""]
     out += [f"- {k}: {val}" for k, val in m.items()]
     out += ["", "## Versions", ""]

@@ -11,7 +11,8 @@
 # find it through SLURM_CONF=$dir/slurm.conf, which bench/bench.py sets by
 # itself when that file exists (and `start` prints the export line).
 # Slurm's defaults except: MaxJobCount=300000 (the benchmark stores 10,000+
-# jobs), MinJobAge=30 (ended jobs leave the controller sooner) and
+# jobs), MaxArraySize=10001 (the throughput case submits 2,000 as one
+# array), MinJobAge=30 (ended jobs leave the controller sooner) and
 # batch_sched_delay=0 (the default lets the controller wait up to 3 s before
 # it starts a batch job, which would be most of Slurm's measured latency).
 # For other uses (tests/e2e/test_slurm.py): GFLOW_SLURM_NODENAME names the
@@ -123,6 +124,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 MaxJobCount=300000
+MaxArraySize=10001
 SchedulerParameters=batch_sched_delay=0
 MinJobAge=30
 KillWait=2

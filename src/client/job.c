@@ -70,7 +70,7 @@ const struct command cmd_job = {
 	"s l a close h r u "
 	"--first --last --head --tail --follow --raw --at --cascade --all --jobs --state --states --pattern "
 	"--command --script --param --gpus --gres --shared --gpu-memory --max-gpu-mem --max-gpu-memory "
-	"--memory --max-mem --max-memory --memory-limit --time --time-limit --timelimit "
+	"--memory --max-mem --max-memory --memory-limit --time --time-limit --timelimit --cpus --cpus-per-task "
 	"--priority --nice --name --job-name --conda-env --depends-on --dependency "
 	"--depends-on-all --depends-on-any --no-auto-cancel --no-auto-cancel-on-dep-failure "
 	"--auto-cancel --auto-cancel-on-dep-failure "

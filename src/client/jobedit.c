@@ -42,6 +42,7 @@ static const struct opt_def update_opts[] = {
 	{ BO_MEMORY, "max-memory", 0, 1 }, { BO_MEMORY, "memory-limit", 0, 1 },
 	{ BO_TIME, "time", 't', 1 }, { BO_TIME, "time-limit", 0, 1 },
 	{ BO_TIME, "timelimit", 0, 1 },
+	{ BO_CPUS, "cpus", 0, 1 }, { BO_CPUS, "cpus-per-task", 0, 1 },
 	{ BO_PRIORITY, "priority", 'p', 1 }, { BO_PRIORITY, "nice", 0, 1 },
 	{ BO_NAME, "name", 'J', 1 }, { BO_NAME, "job-name", 0, 1 },
 	{ BO_CONDA_ENV, "conda-env", 'e', 1 },
@@ -104,6 +105,7 @@ static const char update_help[] =
 "Resources and scheduling (as for gbatch):\n"
 "  -g, --gpus N (--gres)        --shared          --gpu-memory M\n"
 "  -m, --memory M (--memory-limit)  -t, --time T (--time-limit)\n"
+"  --cpus N (--cpus-per-task)\n"
 "  -p, --priority P (--nice)    -J, --name NAME   -e, --conda-env ENV\n"
 "  -d, --depends-on ID          --depends-on-all IDS  --depends-on-any IDS\n"
 "  --no-auto-cancel (--no-auto-cancel-on-dep-failure)\n"

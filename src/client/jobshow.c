@@ -277,6 +277,8 @@ char *job_show_text(const json_t *j)
 	}
 	kv_time(&b, "BeginTime", j, "begin_at");
 	kv(&b, "Executor", jstr(j, "executor"));
+	if (jbool(j, "interactive", 0))	/* galloc's session */
+		kv(&b, "Interactive", "yes");
 	/* The submitter's resource limits as captured; each is capped at the
 	 * daemon's hard limit when the job starts. */
 	if (jstr(j, "rlimits"))

@@ -22,6 +22,7 @@
 #include "rlimits.h"
 #include "runfile.h"
 #include "runner.h"
+#include "trace.h"
 
 /* The kernel's count of OOM kills in the job's memory cgroup: v2's
  * memory.events or v1's memory.oom_control, each a line "oom_kill N". */
@@ -156,8 +157,10 @@ void write_result(struct runner *r, const struct job_result *res)
 		/* A directory removed under us still has our fd: check the name. */
 		if ((fstat(r->dirfd, &st) || st.st_nlink == 0) && remake_run_dir(r) == 0)
 			continue;
-		if (runfile_write_result_at(r->dirfd, r->o.dir, res, &e) == 0)
+		if (runfile_write_result_at(r->dirfd, r->o.dir, res, &e) == 0) {
+			gf_trace("result_written", strtoll(r->o.job, NULL, 10));	/* trace.h */
 			return;
+		}
 		if (errno == ENOENT && remake_run_dir(r) == 0)
 			continue;
 		if (!said++)

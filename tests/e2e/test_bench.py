@@ -58,6 +58,31 @@ def test_trace_breakdown_orders_steps_and_takes_medians():
     assert "pass" in t["missing"] and "accept" not in t["missing"]
 
 
+def test_handoff_steps_take_a_end_and_b_start_after_it():
+    import flow as F
+    # B (id 8) was submitted while A (id 7) ran: its submission's "synced"
+    # and "fork" of another job come before A's stamp and are not B's start
+    text = "\n".join([
+        "100 synced 8", "150 fork 9",
+        "1000 job_start 7", "1400 job_exit 7", "1410 job_gone 7", "2200 result_written 7",
+        "2400 runner_exit 7", "2900 end_commit 7", "3200 pass 8", "3500 running_commit 8",
+        "3600 fork 8", "3700 synced 8", "3800 runner_start 8", "4200 exec 8", "4700 job_start 8",
+        "4800 job_exit 8", "junk",
+    ])
+    t = F.handoff_steps(text, 7, 8)
+    assert t["stamp_a"] == 1000 and t["synced"] == 3700 and t["job_start"] == 4700
+    assert "job_exit" in t and t["job_exit"] == 1400      # A's, not B's
+    assert F.handoff_steps("5 pass 8\n", 7, 8) == {}      # no stamp of A: nothing
+    br = F.handoff_breakdown([t, dict(t)])
+    steps = {s[0]: s for s in br["steps"]}
+    assert [s[0] for s in br["steps"]][:3] == ["stamp_a", "job_exit", "job_gone"]
+    assert steps["end_commit"][1] == pytest.approx(500e-9) and steps["job_start"][2] == pytest.approx(3700e-9)
+    assert br["jobs"] == 2 and br["missing"] == []
+    b = fake_bench([])
+    b.handoff_trace = br
+    assert "| `end_commit` |" in R.handoff_text(b)
+
+
 def test_trace_missing_steps_are_named_not_a_crash():
     t = B.trace_breakdown(["5 bench_exec -\n9 job_start 1\n"])
     b = fake_bench([])

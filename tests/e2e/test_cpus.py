@@ -33,8 +33,11 @@ def test_cpus_counted_third_job_waits_naming_cpus(gflow):
     # of 2 it still waits; back to 1 it starts when one ends
     st, body = g.api("POST", "/jobs/update", {"ids": [c], "set": {"cpus": 3}})
     assert st == 200 and body["errors"] and "--cpus 3" in json.dumps(body["errors"]), body
-    st, body = g.api("POST", "/jobs/update", {"ids": [c], "set": {"cpus": 2}})
-    assert st == 200 and body["done"] == [c], body
+    r = g.cli("gjob", "update", str(c), "--cpus", "3")
+    assert r.returncode != 0 and "--cpus 3" in r.stderr, r.stderr
+    r = g.cli("gjob", "update", str(c), "--cpus", "0")
+    assert r.returncode != 0 and "--cpus" in r.stderr and "'0'" in r.stderr, r.stderr
+    g.cli("gjob", "update", str(c), "--cpus-per-task", "2", check=True)
     assert g.job(c)["cpus"] == 2
     # one ends: 1 of 2 busy is not room for 2
     g.cli("gcancel", str(a), check=True)

@@ -95,6 +95,7 @@ static struct job *full_job(void)
 	jm_w(j)->preempt_secs = 30;
 	jm_w(j)->requeues = 2;
 	jm_w(j)->preempt_since = 1796292900.5;
+	jm_w(j)->interactive = 1;
 	j->ndeps = 3;
 	j->deps = calloc(3, sizeof *j->deps);
 	j->deps[0] = 4;
@@ -198,6 +199,9 @@ static void odd_but_plain_rows(void **state)
 		"{\"state\":\"Queued\",\"command\":[\"a\"],\"cpus\":0,\"cpu_ids\":null}",
 		"{\"state\":\"Queued\",\"command\":[\"a\"],\"cpus\":-4}",
 		"{\"state\":\"Running\",\"command\":[\"a\"],\"cpus\":3,\"cpu_ids\":\"1-2,5\"}",
+		/* interactive (galloc): old rows have none; only true is one */
+		"{\"state\":\"Running\",\"command\":[\"a\"],\"interactive\":true}",
+		"{\"state\":\"Running\",\"command\":[\"a\"],\"interactive\":false}",
 		/* preempt: any shape reads as job_from_json reads it */
 		"{\"state\":\"Queued\",\"command\":[\"a\"],\"preempt\":{\"preemptible\":true,\"mode\":\"cancel\","
 		"\"signal\":10,\"secs\":5,\"requeues\":3,\"since\":null}}",
@@ -220,6 +224,14 @@ static void odd_but_plain_rows(void **state)
 	assert_non_null(j);
 	assert_int_equal(job_cpus(j), 3);
 	assert_string_equal(jm(j)->cpu_ids, "1-2,5");
+	job_free(j);
+	j = job_from_row(rows[11], strlen(rows[11]));
+	assert_non_null(j);
+	assert_int_equal(jm(j)->interactive, 1);
+	job_free(j);
+	j = job_from_row(rows[12], strlen(rows[12]));
+	assert_non_null(j);
+	assert_null(j->more);	/* false is the default: no block */
 	job_free(j);
 }
 

@@ -60,6 +60,7 @@ static struct job *varied(int k)
 		jm_w(j)->requeues = k % 3;
 		jm_w(j)->preempt_since = k % 8 == 5 ? 1733220000.25 : 0;
 	}
+	jm_w(j)->interactive = k % 4 == 1;
 	if (k % 2) {
 		j->ndeps = 2;
 		j->deps = calloc(2, sizeof *j->deps);

@@ -274,6 +274,7 @@ static bool only_live(const struct filter *f)
  * id order; the daemon serves other requests between pieces. */
 
 #define LIST_PIECE (64 * 1024)
+#define TAG_MAX (16 * 1024 * 1024)	/* a tagged list answered whole, at most */
 
 struct lister {
 	struct server *s;
@@ -283,6 +284,7 @@ struct lister {
 	struct filter f;
 	uint64_t own_mask, other_mask;	/* the fields the owner / anyone else gets */
 	bool annotate, attach, across, log, live, first, started;
+	bool tagged;			/* answered whole, with an ETag */
 	int64_t next;			/* the next id to look at */
 	struct jsonw w;
 };
@@ -384,10 +386,25 @@ static void list_closed(struct evhttp_connection *conn, void *arg);
 static void list_more(struct evhttp_connection *conn, void *arg)
 {
 	struct lister *l = arg;
-	bool done = fill_piece(l);
-	struct evbuffer *b = evbuffer_new();
+	bool done;
+	struct evbuffer *b;
 
 	(void)conn;
+	done = fill_piece(l);
+	if (l->tagged && !l->started) {
+		/* Up to TAG_MAX bytes made at once: a list that ends within
+		 * them is answered whole with its ETag (or a 304); a longer
+		 * one streams on from there, untagged. */
+		while (!done && l->w.len < TAG_MAX)
+			done = fill_piece(l);
+		if (done) {
+			jw_lit(&l->w, "]}");
+			api_reply_tagged(l->req, &l->w);
+			lister_free(l);
+			return;
+		}
+	}
+	b = evbuffer_new();
 	if (done)
 		jw_lit(&l->w, "]}\n");
 	evbuffer_add(b, l->w.p, l->w.len);
@@ -460,6 +477,12 @@ void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c)
 	l->attach = !l->f.fields || in_strv(l->f.fields, "attach_socket");
 	l->across = !l->f.fields || in_strv(l->f.fields, "priority_across_users");
 	l->live = only_live(&l->f);
+	/* The lists a dashboard asks for on each refresh, the jobs that are
+	 * not over (active=1) and those submitted since (since=), are made
+	 * whole and sent with an ETag of their bytes, so an unchanged answer
+	 * is a 304 without a body (up to TAG_MAX bytes; a longer one streams,
+	 * untagged). */
+	l->tagged = l->live || l->f.since > 0;
 	jw_lit(&l->w, "{\"jobs\":[");
 	list_more(NULL, l);
 }

@@ -537,7 +537,7 @@ static const char *const job_fields[] = {
 	"env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "cpus", "cpu_ids", "time_limit_secs", "priority",
 	"priority_by_admin", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
 	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "command_template", "submit_time",
-	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
+	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor", "interactive",
 	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "gpu_usage", "log_path",
 	"notify_email", "notify_on",
 	"attach_socket",	/* api_jobs.c adds it: derived from the daemon's paths */
@@ -676,6 +676,8 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 				    j->memory_enforced < 0 ? json_null() : json_boolean(j->memory_enforced));
 	if (want(only, "executor"))
 		json_object_set_new(o, "executor", json_string(j->executor == EXEC_TMUX ? "tmux" : "process"));
+	if (jm(j)->interactive && want(only, "interactive"))	/* absent: false */
+		json_object_set_new(o, "interactive", json_true());
 	if (want(only, "tmux_session"))
 		json_object_set_new(o, "tmux_session", str_or_null(j->tmux_session));
 	if (want(only, "tmux_socket"))
@@ -827,6 +829,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	m.cpus = get_int(o, "cpus") > 1 ? get_int(o, "cpus") : 0;	/* old rows: 1 */
 	m.cpu_ids = get_str(o, "cpu_ids");
 	job_preempt_read(&m, json_object_get(o, "preempt"));
+	m.interactive = json_is_true(json_object_get(o, "interactive"));
 	j->time_limit_secs = get_int(o, "time_limit_secs");
 	j->priority = (int)get_int(o, "priority");
 	j->priority_by_admin = json_is_true(json_object_get(o, "priority_by_admin"));

@@ -56,6 +56,7 @@ struct job_more {
 	int64_t log_seq;	/* its log is ID.N.log, not ID.log (runfile.h); 0: ID.log */
 	double begin_at;	/* 0 = none */
 	int64_t cpus;		/* CPUs booked; 0: 1, the default (job_cpus) */
+	int64_t interactive;	/* 1: galloc's, a pty and an attach socket, ends with its caller */
 	/* Preemption (gbatch --preemptible, engine/preempt.c): PJ_* bits,
 	 * the signal and the seconds before the kill (--signal SIG@SECS),
 	 * how many times it was requeued, and since when it is being

@@ -403,6 +403,7 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 	cascade_work(s);
 	if (jobs_txn_commit(s, &e))
 		goto fail;
+	gf_trace("end_commit", j->id);	/* the hand-off trace (trace.h) */
 	usage_commit(s);	/* fair share: its run counts from now on */
 	cascade_after(s);
 	vlog(1, "job %lld ended: %s%s%s", (long long)j->id, job_state_name(j->state), j->reason ? ", " : "",

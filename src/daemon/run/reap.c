@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "runfile.h"
+#include "trace.h"
 
 #define START_TIMEOUT_SECS 30
 /* A standby runner was handed the start: it announces itself within
@@ -270,6 +271,7 @@ static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (j && jr(j)->pidfd == fd) {
+		gf_trace("runner_exit", j->id);	/* the hand-off trace (trace.h) */
 		event_free(jr(j)->pidfd_ev);	/* its argument, p, is ours to free */
 		jr_w(j)->pidfd_ev = NULL;
 		if (j->active && !jr(j)->draining)

@@ -199,11 +199,12 @@ int rundir_write_limits(int dfd, const char *dir, const struct job *j, struct gf
 	return l ? write_file_new_at(dfd, dir, "limits", l, strlen(l), e) : 0;
 }
 
-/* System mode, tmux executor: where the runner offers the job's terminal
- * (derived from the id: it needs nothing stored). */
+/* System mode, tmux executor, or an interactive job (galloc): where the
+ * runner offers the job's terminal (derived from the id: it needs nothing
+ * stored). */
 bool rundir_attach_socket(struct server *s, const struct job *j, char *buf, size_t size)
 {
-	return s->paths.system && j->executor == EXEC_TMUX &&
+	return ((s->paths.system && j->executor == EXEC_TMUX) || jm(j)->interactive) &&
 	       gf_pathf(buf, size, "%s/attach/%lld.sock", s->paths.runtime_dir, (long long)j->id) == 0;
 }
 

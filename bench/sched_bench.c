@@ -16,7 +16,7 @@
  * limit is assumed to run (default_runtime_estimate; 0, the default:
  * unknown).
  * Build: cc -std=c11 -D_GNU_SOURCE -O2 -iquote src/daemon/core
- *        bench/sched_bench.c src/daemon/core/sched.c src/daemon/core/estimate.c -lm */
+ *        bench/sched_bench.c src/daemon/core/sched.c src/daemon/core/preempt.c src/daemon/core/estimate.c -lm */
 #include "estimate.h"
 #include "sched.h"
 

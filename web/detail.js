@@ -11,7 +11,7 @@ const SHOWN = [
   ['time_limit_secs', 'TimeLimitSecs'], ['priority', 'Priority'], ['submit_time', 'SubmitTime'],
   ['start_time', 'StartTime'], ['end_time', 'EndTime'], ['exit_code', 'ExitCode'], ['exit_signal', 'ExitSignal'],
   ['attempt', 'Attempt'], ['max_retries', 'MaxRetries'], ['retry_of', 'RetryOf'], ['redo_of', 'RedoOf'],
-  ['log_path', 'Log'],
+  ['preempt', 'Preemptible'], ['log_path', 'Log'],
 ];
 
 // "in 1h 5m", "in 40 s", "now": how far ahead an epoch is.
@@ -31,8 +31,20 @@ function expected(job) {
   return `${fmtTime(job.expected_start)} (${fromNow(job.expected_start, Date.now() / 1000)})${gpus}${note ? ` — ${note}` : ''}`;
 }
 
+const SIGNALS = { 1: 'HUP', 2: 'INT', 3: 'QUIT', 9: 'KILL', 10: 'USR1', 12: 'USR2', 14: 'ALRM', 15: 'TERM', 24: 'XCPU', 30: 'PWR' };
+
+// gbatch --preemptible, as gjob show says it: "yes, requeue, TERM@60, requeues 2".
+function preemption(p) {
+  if (!p) return 'no';
+  const parts = [p.preemptible ? 'yes' : 'no', p.mode, `${SIGNALS[p.signal] || p.signal}@${p.secs}`,
+    `requeues ${p.requeues}`];
+  if (p.since) parts.push(`being preempted (${p.action || 'requeue'})`);
+  return parts.join(', ');
+}
+
 function value(k, v, job) {
   if (k === 'expected_start') return expected(job);
+  if (k === 'preempt') return preemption(v);
   if (v == null || (Array.isArray(v) && !v.length)) return '—';
   if (k.endsWith('_time')) return fmtTime(v);
   if (k === 'command') return v.map((a) => (typeof a === 'string' ? a : '<bytes>')).join(' ');

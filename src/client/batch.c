@@ -69,6 +69,14 @@ static const char batch_help[] =
 "                               now+N[s|m|h|d]\n"
 "  --hold                       submit held (release with gjob release)\n"
 "  --max-retries N              resubmit a failed job up to N times\n"
+"Preemption:\n"
+"  --preemptible                may run beyond your quotas on GPUs nobody\n"
+"                               waits for; stopped when a normal job needs them\n"
+"  --signal SIG@SECS            what it gets first when preempted, then SECS\n"
+"                               seconds before it is killed (default TERM@60;\n"
+"                               SIG by name or number, SECS 0-3600)\n"
+"  --preempt-mode MODE          requeue (default: same id, queued again,\n"
+"                               $GFLOW_RESTART_COUNT set) or cancel\n"
 "Environment:\n"
 "  --conda-env ENV              conda environment to activate; needs conda\n"
 "                               here (on PATH or $CONDA_EXE). Default for\n"
@@ -91,8 +99,9 @@ static const char batch_help[] =
 "                               job_updated, job_started, job_completed,\n"
 "                               job_failed, job_cancelled, job_timeout,\n"
 "                               job_held, job_released,\n"
-"                               job_gpu_memory_exceeded, job_idle (default:\n"
-"                               completed, failed, timeout, cancelled)\n"
+"                               job_gpu_memory_exceeded, job_idle,\n"
+"                               job_preempted (default: completed,\n"
+"                               failed, timeout, cancelled)\n"
 "Slurm (docs/slurm.md):\n"
 "  --cluster NAME               submit to [clusters.NAME] of gflow.toml with\n"
 "                               sbatch (over ssh when it names a host);\n"
@@ -428,6 +437,19 @@ static void dry_run_details(struct sbuf *b, const json_t *j)
 	}
 	if (jint(j, "cpus", 1) > 1)
 		sbuf_addf(b, ", CPUs: %lld", (long long)jint(j, "cpus", 1));
+	if (jbool(json_object_get(j, "preempt"), "preemptible", 0)) {
+		/* the daemon's job object (engine/preempt.c) */
+		const json_t *p = json_object_get(j, "preempt");
+		const char *sn = gf_signal_name((int)jint(p, "signal", 15));
+
+		sbuf_adds(b, ", preemptible (");
+		if (sn)
+			sbuf_adds(b, sn);
+		else
+			sbuf_addf(b, "%lld", (long long)jint(p, "signal", 15));
+		sbuf_addf(b, "@%lld, %s)", (long long)jint(p, "secs", 60),
+		    jstr(p, "mode") ? jstr(p, "mode") : "requeue");
+	}
 	if (jhas(j, "time_limit_secs")) {
 		fmt_duration(jint(j, "time_limit_secs", 0), buf, sizeof buf);
 		sbuf_addf(b, ", time: %s", buf);
@@ -627,5 +649,5 @@ const struct command cmd_batch = {
 	"--depends-on-any --no-auto-cancel --array --param --param-file "
 	"--name-template --max-concurrent --max-retries --begin --hold "
 	"--notify-email --notify-on --dry-run --config --help --version "
-	"--cluster --export-env",
+	"--cluster --export-env --preemptible --signal --preempt-mode",
 };

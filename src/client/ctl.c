@@ -48,6 +48,7 @@ static const char ctl_help[] =
 "  quota set (--user U | --project P | --default-user | --default-project)\n"
 "        [--max-running-jobs N] [--max-running-gpus N]\n"
 "        [--max-queued-jobs N] [--max-gpu-hours-per-day N]\n"
+"        [--max-preemptible-gpus N]\n"
 "                                          merge a runtime override (kept\n"
 "                                          by the daemon, wins over the\n"
 "                                          config; N or unlimited)\n"
@@ -341,6 +342,6 @@ const struct command cmd_ctl = {
 	"unignore list test set remove create get cancel completion --event "
 	"--gpu --pid --all --user --project --default-user --default-project "
 	"--max-running-jobs --max-running-gpus --max-queued-jobs "
-	"--max-gpu-hours-per-day --gpus --gpu-spec --start --duration "
+	"--max-gpu-hours-per-day --max-preemptible-gpus --gpus --gpu-spec --start --duration "
 	"--timezone --active --status --timeline --range --config --help --version",
 };

@@ -267,6 +267,22 @@ char *job_show_text(const json_t *j)
 			sbuf_adds(&b, " (no mail transport)");
 		sbuf_addc(&b, '\n');
 	}
+	if (json_is_object(json_object_get(j, "preempt"))) {
+		/* gbatch --preemptible, and jobs requeued (engine/preempt.c) */
+		const json_t *p = json_object_get(j, "preempt");
+		const char *sn = gf_signal_name((int)jint(p, "signal", 15));
+
+		sbuf_addf(&b, "Preemptible=%s PreemptMode=%s Signal=", jbool(p, "preemptible", 0) ? "yes" : "no",
+		    jstr(p, "mode") ? jstr(p, "mode") : "requeue");
+		if (sn)
+			sbuf_adds(&b, sn);
+		else
+			sbuf_addf(&b, "%lld", (long long)jint(p, "signal", 15));
+		sbuf_addf(&b, "@%lld Requeues=%lld", (long long)jint(p, "secs", 60), (long long)jint(p, "requeues", 0));
+		if (jhas(p, "since"))
+			sbuf_addf(&b, " Preempting=%s", jstr(p, "action") ? jstr(p, "action") : "requeue");
+		sbuf_addc(&b, '\n');
+	}
 	kv_time(&b, "BeginTime", j, "begin_at");
 	kv(&b, "Executor", jstr(j, "executor"));
 	if (jbool(j, "interactive", 0))	/* galloc's session */

@@ -66,6 +66,9 @@ const struct opt_def batch_opt_defs[] = {
 	{ BO_VERSION, "version", 'V', 0 },
 	{ BO_CLUSTER, "cluster", 0, 1 },
 	{ BO_EXPORT_ENV, "export-env", 0, 0 },
+	{ BO_PREEMPTIBLE, "preemptible", 0, 0 },
+	{ BO_SIGNAL, "signal", 0, 1 },
+	{ BO_PREEMPT_MODE, "preempt-mode", 0, 1 },
 };
 const size_t batch_opt_ndefs = sizeof batch_opt_defs / sizeof batch_opt_defs[0];
 
@@ -93,6 +96,8 @@ void batch_opts_free(struct batch_opts *o)
 	free(o->script);
 	free(o->notify_on);
 	free(o->cluster);
+	free(o->signal);
+	free(o->preempt_mode);
 	free(o->interp[0]);
 	free(o->interp[1]);
 	json_decref(o->depends_on);
@@ -110,7 +115,8 @@ int batch_is_directive(int id)
 	case BO_MEMORY: case BO_GPU_MEMORY: case BO_PRIORITY: case BO_CPUS:
 	case BO_CONDA_ENV: case BO_DEPENDS_ON: case BO_PROJECT:
 	case BO_NOTIFY_EMAIL: case BO_NOTIFY_ON: case BO_BEGIN:
-	case BO_CLUSTER:
+	case BO_CLUSTER: case BO_PREEMPTIBLE: case BO_SIGNAL:
+	case BO_PREEMPT_MODE:
 		return 1;
 	}
 	return 0;
@@ -185,6 +191,22 @@ int batch_apply(struct batch_opts *o, int id, const char *val,
 	case BO_CPUS:
 		if (apply_number(val, 1, 65536, "CPU count", &o->cpus, e) < 0)
 			return gf_err_prefix(e, "%s", flag);
+		return 0;
+	case BO_PREEMPTIBLE:
+		o->preemptible = 1;
+		return 0;
+	case BO_SIGNAL: {
+		int sig, secs;
+
+		if (gf_parse_signal_spec(val, flag, &sig, &secs, e) < 0)
+			return -1;
+		set_str(&o->signal, val);
+		return 0;
+	}
+	case BO_PREEMPT_MODE:
+		if (strcmp(val, "requeue") && strcmp(val, "cancel"))
+			return gf_err_set(e, "invalid %s '%s': expected requeue or cancel", flag, val);
+		set_str(&o->preempt_mode, val);
 		return 0;
 	case BO_TIME:
 		return gf_parse_time_limit(val, &o->time_limit_secs, e);
@@ -381,6 +403,12 @@ int batch_validate(const struct batch_opts *o, struct gf_err *e)
 	if (o->has_array && o->ndims)
 		return gf_err_set(e, "--array cannot be combined with --param "
 		    "or --param-file");
+	if (!o->preemptible && (o->signal || o->preempt_mode))
+		return gf_err_set(e, "%s is for preemptible jobs: add --preemptible",
+		    o->signal ? "--signal" : "--preempt-mode");
+	if (o->preemptible && o->cluster)
+		return gf_err_set(e, "--preemptible cannot be used with --cluster "
+		    "(Slurm decides preemption there)");
 	return 0;
 }
 
@@ -471,6 +499,12 @@ json_t *batch_set_fields(const struct batch_opts *o)
 		json_object_set_new(s, "memory_mb", json_integer(o->memory_mb));
 	if (o->cpus >= 1)
 		json_object_set_new(s, "cpus", json_integer(o->cpus));
+	if (o->preemptible)
+		json_object_set_new(s, "preemptible", json_true());
+	if (o->signal)
+		json_object_set_new(s, "signal", json_string(o->signal));
+	if (o->preempt_mode)
+		json_object_set_new(s, "preempt_mode", json_string(o->preempt_mode));
 	if (o->time_limit_secs >= 0)
 		json_object_set_new(s, "time_limit_secs",
 		    json_integer(o->time_limit_secs));

@@ -28,6 +28,7 @@ enum batch_opt {
 	BO_DRY_RUN, BO_CONFIG, BO_HELP, BO_VERSION,
 	BO_CLUSTER, BO_EXPORT_ENV, /* gbatch --cluster (cluster.c, slurm.c) */
 	BO_CPUS,
+	BO_PREEMPTIBLE, BO_SIGNAL, BO_PREEMPT_MODE, /* preemptible jobs */
 	BO_COUNT
 };
 
@@ -79,6 +80,10 @@ struct batch_opts {
 	/* --cluster NAME: a Slurm job of [clusters.NAME] (docs/slurm.md) */
 	char *cluster;
 	int export_env;
+	/* --preemptible, --signal SIG@SECS (checked, kept as typed),
+	 * --preempt-mode requeue|cancel */
+	int preemptible;
+	char *signal, *preempt_mode;
 };
 
 void batch_opts_init(struct batch_opts *o);

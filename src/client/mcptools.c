@@ -883,11 +883,14 @@ static json_t *t_quotas(json_t *a, struct gf_err *e)
 	"{\"type\":\"object\",\"properties\":{\"jobs\":{\"type\":\"array\",\"minItems\":1,\"description\":" \
 	"\"submission specs as in gflow's API (docs/api.md): command (argv array, required), name, gpus, shared, " \
 	"gpu_memory_mb, memory_mb, cpus (default 1), time_limit_secs, priority, project, conda_env, depends_on, dep_mode, auto_cancel, " \
-	"begin_at (epoch seconds), hold, max_retries, params, notify_email, notify_on\",\"items\":{\"type\":\"object\"," \
+	"begin_at (epoch seconds), hold, max_retries, params, notify_email, notify_on, preemptible (true: may run beyond quotas " \
+	"on idle GPUs, preempted when a normal job needs them), signal (\\\"TERM@60\\\": the signal, then seconds before the kill), " \
+	"preempt_mode (requeue or cancel)\",\"items\":{\"type\":\"object\"," \
 	"\"properties\":{\"command\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1}," \
 	"\"name\":{\"type\":\"string\"},\"gpus\":{\"type\":\"integer\",\"minimum\":0},\"time_limit_secs\":{\"type\":\"integer\",\"minimum\":1}," \
 	"\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},\"gpu_memory_mb\":{\"type\":\"integer\",\"minimum\":1}," \
-	"\"cpus\":{\"type\":\"integer\",\"minimum\":1}," \
+	"\"cpus\":{\"type\":\"integer\",\"minimum\":1},\"preemptible\":{\"type\":\"boolean\"}," \
+	"\"signal\":{\"type\":\"string\"},\"preempt_mode\":{\"enum\":[\"requeue\",\"cancel\"]}," \
 	"\"priority\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":255},\"depends_on\":{\"type\":\"array\",\"items\":" JOB_ID "}," \
 	"\"hold\":{\"type\":\"boolean\"}},\"required\":[\"command\"]}}," \
 	"\"cwd\":{\"type\":\"string\",\"minLength\":1,\"description\":\"absolute working directory (default: the server's)\"}}," \

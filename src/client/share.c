@@ -171,24 +171,24 @@ static int quota_list(int argc, char **argv)
 	return EXIT_OK;
 }
 
-enum { Q_USER, Q_PROJECT, Q_DUSER, Q_DPROJECT, Q_JOBS, Q_GPUS, Q_QUEUED, Q_HOURS };
+enum { Q_USER, Q_PROJECT, Q_DUSER, Q_DPROJECT, Q_JOBS, Q_GPUS, Q_QUEUED, Q_HOURS, Q_PREEMPT };
 
 static const struct opt_def quota_opts[] = {
 	{ Q_USER, "user", 'u', 1 }, { Q_PROJECT, "project", 'p', 1 }, { Q_DUSER, "default-user", 0, 0 },
 	{ Q_DPROJECT, "default-project", 0, 0 }, { Q_JOBS, "max-running-jobs", 0, 1 },
 	{ Q_GPUS, "max-running-gpus", 0, 1 }, { Q_QUEUED, "max-queued-jobs", 0, 1 },
-	{ Q_HOURS, "max-gpu-hours-per-day", 0, 1 },
+	{ Q_HOURS, "max-gpu-hours-per-day", 0, 1 }, { Q_PREEMPT, "max-preemptible-gpus", 0, 1 },
 };
 
 static const char *const quota_limit_keys[] = { "max_running_jobs", "max_running_gpus", "max_queued_jobs",
-	"max_gpu_hours_per_day" };
+	"max_gpu_hours_per_day", "max_preemptible_gpus" };
 
 static int quota_change(int argc, char **argv, bool remove)
 {
 	const char *usage = remove ? "usage: gctl quota remove --user U | --project P | --default-user | --default-project"
 				   : "usage: gctl quota set --user U | --project P | --default-user | --default-project "
 				     "[--max-running-jobs N] [--max-running-gpus N] [--max-queued-jobs N] "
-				     "[--max-gpu-hours-per-day N] (N or unlimited)";
+				     "[--max-gpu-hours-per-day N] [--max-preemptible-gpus N] (N or unlimited)";
 	json_t *body = json_object(), *limits = json_object(), *answer;
 	const char *val, *subject = NULL, *name = NULL;
 	struct opt_parser p;

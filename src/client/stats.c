@@ -192,7 +192,7 @@ json_t *stats_compute(const json_t *jobs, double now)
 		"Hold" };
 	size_t n = json_array_size(jobs), nev = 0, ntop = 0, i, k;
 	long long count[7] = { 0 }, with_gpus = 0, gpus_sum = 0, cur = 0, peak = 0, waits = 0, runs = 0;
-	double wait_sum = 0, run_sum = 0, gpu_secs = 0, util_secs = 0, util_weighted = 0;
+	double wait_sum = 0, run_sum = 0, gpu_secs = 0, util_secs = 0, util_weighted = 0, preempt_secs = 0;
 	struct gpu_event *ev = xcalloc(2 * n + 1, sizeof *ev);
 	struct top_run *top = xcalloc(n + 1, sizeof *top);
 	json_t *out = json_object(), *tops = json_array();
@@ -229,6 +229,9 @@ json_t *stats_compute(const json_t *jobs, double now)
 			top[ntop++].secs = end - start;
 		}
 		gpu_secs += (end - start) * (double)g;
+		/* gbatch --preemptible (its latest run: the job table keeps one) */
+		if (jbool(json_object_get(j, "preempt"), "preemptible", 0))
+			preempt_secs += (end - start) * (double)g;
 		{
 			/* the utilisation the daemon measured, weighted by GPU-seconds */
 			const json_t *util = json_object_get(json_object_get(j, "gpu_usage"), "mean_gpu_util");
@@ -257,6 +260,7 @@ json_t *stats_compute(const json_t *jobs, double now)
 	json_object_set_new(out, "avg_wait_secs", json_real(round2(waits ? wait_sum / (double)waits : 0)));
 	json_object_set_new(out, "avg_runtime_secs", json_real(round2(runs ? run_sum / (double)runs : 0)));
 	json_object_set_new(out, "total_gpu_hours", json_real(round4(gpu_secs / 3600)));
+	json_object_set_new(out, "preemptible_gpu_hours", json_real(round4(preempt_secs / 3600)));
 	json_object_set_new(out, "jobs_with_gpus", json_integer(with_gpus));
 	json_object_set_new(out, "avg_gpus_per_job",
 	    json_real(round2(with_gpus ? (double)gpus_sum / (double)with_gpus : 0)));
@@ -288,7 +292,7 @@ static void metric_text(const char *key, const json_t *v, char *buf, size_t size
 	if (json_is_integer(v))
 		snprintf(buf, size, "%lld", (long long)json_integer_value(v));
 	else
-		snprintf(buf, size, "%.*f", strcmp(key, "total_gpu_hours") ? 2 : 4, json_number_value(v));
+		snprintf(buf, size, "%.*f", strstr(key, "gpu_hours") ? 4 : 2, json_number_value(v));
 }
 
 char *stats_csv(const json_t *st)
@@ -341,6 +345,9 @@ char *stats_text(const json_t *st, const char *scope, const json_t *jobs, double
 	sbuf_addf(&b, "GPUs\n  %.4f GPU-hours, peak %lld GPUs at once, %lld jobs asked for GPUs "
 	    "(%.2f each on average)\n", jnum(st, "total_gpu_hours", 0), (long long)jint(st, "peak_gpu_usage", 0),
 	    (long long)jint(st, "jobs_with_gpus", 0), jnum(st, "avg_gpus_per_job", 0));
+	if (jnum(st, "preemptible_gpu_hours", 0) > 0)
+		sbuf_addf(&b, "  %.4f GPU-hours of them preemptible (gbatch --preemptible)\n",
+		    jnum(st, "preemptible_gpu_hours", 0));
 	if (jhas(st, "mean_gpu_util_pct"))
 		sbuf_addf(&b, "  mean GPU utilisation %.0f%% while they ran (weighted by GPU-hours)\n",
 		    jnum(st, "mean_gpu_util_pct", 0));
@@ -501,7 +508,7 @@ static int stats_exec(int argc, char **argv)
 		users = "all";
 	if (users)
 		url_add_param(&q, "users", users);	/* else the daemon's default: the caller */
-	url_add_param(&q, "fields", "id,name,user,state,gpus,gpu_ids,submit_time,start_time,end_time,gpu_usage");
+	url_add_param(&q, "fields", "id,name,user,state,gpus,gpu_ids,submit_time,start_time,end_time,gpu_usage,preempt");
 	sbuf_adds(&path, "/jobs");
 	sbuf_adds(&path, q.p);
 	sbuf_free(&q);

@@ -44,6 +44,7 @@ enum kind {
 	K_DURATION,	/* int64_t seconds from "2h", "15m", "90s", "1:30:00" (gf_parse_duration) */
 	K_IDLE_ACTION,
 	K_IDLE_APPLY,
+	K_WEIGHT,	/* a number from 0 to 1 (a double) */
 };
 
 struct setting {
@@ -83,6 +84,7 @@ static const struct setting settings[] = {
 	{ "gpu.idle_reclaim", "apply_to", K_IDLE_APPLY, F(idle_apply_all), 0, 0, 0 },
 	{ "daemon.fair_share", "enabled", K_BOOL, F(fair_share_enabled), 0, 0, 0 },
 	{ "daemon.fair_share", "half_life_secs", K_INT64, F(fair_share_half_life_secs), 1, INT64_MAX, 0 },
+	{ "daemon.fair_share", "preemptible_weight", K_WEIGHT, F(fair_share_preemptible_weight), 0, 0, 0 },
 	{ "executor", "type", K_EXECUTOR, F(executor), 0, 0, 0 },
 	{ "projects", "known_projects", K_STRLIST, F(known_projects), 0, 0, F(n_known_projects) },
 	{ "projects", "require_project", K_BOOL, F(require_project), 0, 0, 0 },
@@ -105,13 +107,13 @@ static const char *const sections[] = {
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
 static const char *const quota_keys[] = { "max_running_jobs", "max_running_gpus", "max_queued_jobs",
-	"max_gpu_hours_per_day" };
-#define NQUOTA_KEYS 4
+	"max_gpu_hours_per_day", "max_preemptible_gpus" };
+#define NQUOTA_KEYS 5
 
 static int64_t *quota_field(struct gf_quota *q, size_t i)
 {
 	return i == 0 ? &q->max_running_jobs : i == 1 ? &q->max_running_gpus : i == 2 ? &q->max_queued_jobs
-	       : &q->max_gpu_hours_per_day;
+	       : i == 3 ? &q->max_gpu_hours_per_day : &q->max_preemptible_gpus;
 }
 
 #define QUOTA_WHAT "a non-negative integer or -1 (unlimited)"
@@ -289,6 +291,21 @@ static int apply(const struct setting *st, struct src *s, struct gf_config *c, s
 		return cfg_get_int(s, st->min, st->max, NULL, (int64_t *)field, e);
 	case K_BOOL:
 		return cfg_get_bool(s, (int *)field, e);
+	case K_WEIGHT: {
+		double d = -1;
+		char *end = NULL;
+
+		if (s->v && toml_type(s->v) == TOML_FLOAT)
+			d = toml_float(s->v);
+		else if (s->v && toml_type(s->v) == TOML_INTEGER)
+			d = (double)toml_integer(s->v);
+		else if (!s->v && s->env && *s->env)
+			d = strtod(s->env, &end);
+		if (!(d >= 0 && d <= 1) || (end && *end))
+			return cfg_expected(s, "a number from 0 to 1", e);
+		*(double *)field = d;
+		return 0;
+	}
 	case K_GPUS:
 		return get_gpus(s, c, e);
 	case K_STRATEGY:
@@ -378,7 +395,7 @@ static struct gf_quota *named_quota(struct gf_named_quota **list, size_t *n, con
 	if (!(nl[*n].name = cfg_strdup(name, e)))
 		return NULL;
 	nl[*n].q.max_running_jobs = nl[*n].q.max_running_gpus = nl[*n].q.max_queued_jobs = QUOTA_UNSET;
-	nl[*n].q.max_gpu_hours_per_day = QUOTA_UNSET;
+	nl[*n].q.max_gpu_hours_per_day = nl[*n].q.max_preemptible_gpus = QUOTA_UNSET;
 	return &nl[(*n)++].q;
 }
 
@@ -805,7 +822,7 @@ int gf_timezone_check(const char *tz, struct gf_err *e)
 
 void gf_config_defaults(struct gf_config *c)
 {
-	static const struct gf_quota unlimited = { -1, -1, -1, -1 };
+	static const struct gf_quota unlimited = { -1, -1, -1, -1, -1 };
 
 	memset(c, 0, sizeof *c);
 	c->host = strdup("localhost");
@@ -817,6 +834,7 @@ void gf_config_defaults(struct gf_config *c)
 	c->cpus = -1;
 	c->fair_share_enabled = 1;
 	c->fair_share_half_life_secs = 604800;
+	c->fair_share_preemptible_weight = 0.5;
 	c->executor = GF_EXEC_TMUX;
 	c->quota_default_user = unlimited;
 	c->quota_default_project = unlimited;

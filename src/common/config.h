@@ -26,6 +26,7 @@ enum gf_idle_action { GF_IDLE_WARN, GF_IDLE_CANCEL };	/* "requeue" is refused fo
 struct gf_quota {
 	int64_t max_running_jobs, max_running_gpus, max_queued_jobs;
 	int64_t max_gpu_hours_per_day;	/* GPU-hours in any rolling 24 h */
+	int64_t max_preemptible_gpus;	/* GPUs its --preemptible jobs hold at once */
 };
 
 struct gf_named_quota {
@@ -110,6 +111,7 @@ struct gf_config {
 	int idle_apply_all;			/* apply_to: 0 "interactive" (default), 1 "all" */
 	int fair_share_enabled;		/* [daemon.fair_share] enabled, default 1 */
 	int64_t fair_share_half_life_secs; /* [daemon.fair_share] default 604800 (7 days), > 0 */
+	double fair_share_preemptible_weight; /* [daemon.fair_share] preemptible_weight, 0..1, default 0.5 */
 	enum gf_executor executor;	/* [executor] type, default tmux */
 	char **known_projects;		/* [projects] known_projects */
 	size_t n_known_projects;

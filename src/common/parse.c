@@ -7,6 +7,7 @@
 #include "parse.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1411,4 +1412,58 @@ int gf_parse_duration(const char *s, const char *what, int64_t *secs,
 	return 0;
 bad:
 	return gf_err_set(e, "%s '%s': expected e.g. 2h, 30m, 1h30m, 1d", what, s);
+}
+
+/* ---- --signal SIG@SECS ------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int sig;
+} signal_names[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "KILL", SIGKILL }, { "USR1", SIGUSR1 },
+	{ "USR2", SIGUSR2 }, { "ALRM", SIGALRM }, { "TERM", SIGTERM }, { "XCPU", SIGXCPU }, { "PWR", SIGPWR },
+};
+
+const char *gf_signal_name(int sig)
+{
+	for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
+		if (signal_names[i].sig == sig)
+			return signal_names[i].name;
+	return NULL;
+}
+
+int gf_parse_signal_spec(const char *s, const char *flag, int *sig, int *secs, struct gf_err *e)
+{
+	const char *at = strchr(s, '@'), *name = s;
+	size_t n = at ? (size_t)(at - s) : strlen(s);
+	char buf[16];
+	int64_t v;
+
+	*sig = 0;
+	*secs = GF_PREEMPT_DEFAULT_SECS;
+	if (n == 0 || n >= sizeof buf)
+		return gf_err_set(e, "invalid %s '%s': expected SIG[@SECS], e.g. TERM@60", flag, s);
+	memcpy(buf, name, n);
+	buf[n] = 0;
+	if (buf[0] >= '0' && buf[0] <= '9') {
+		if (gf_parse_int_range(buf, 1, 64, "signal", &v, NULL) || !gf_signal_name((int)v))
+			return gf_err_set(e, "invalid %s '%s': signal %s is not one a job can be sent before "
+					     "preemption (HUP INT QUIT KILL USR1 USR2 ALRM TERM XCPU PWR)", flag, s, buf);
+		*sig = (int)v;
+	} else {
+		const char *b = strncasecmp(buf, "SIG", 3) == 0 ? buf + 3 : buf;
+
+		for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
+			if (!strcasecmp(b, signal_names[i].name))
+				*sig = signal_names[i].sig;
+		if (!*sig)
+			return gf_err_set(e, "invalid %s '%s': unknown signal '%s' (HUP INT QUIT KILL USR1 USR2 "
+					     "ALRM TERM XCPU PWR, or its number)", flag, s, buf);
+	}
+	if (at && gf_parse_int_range(at + 1, 0, GF_PREEMPT_MAX_SECS, "seconds", &v, NULL))
+		return gf_err_set(e, "invalid %s '%s': the seconds after '@' must be 0..%d", flag, s,
+				  GF_PREEMPT_MAX_SECS);
+	if (at)
+		*secs = (int)v;
+	return 0;
 }

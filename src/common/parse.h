@@ -113,4 +113,14 @@ void gf_param_free(struct gf_param *p);
 char *gf_fill_template(const char *tmpl, const char *const *keys,
     const char *const *values, size_t n, struct gf_err *e);
 
+/* gbatch --signal SIG@SECS (preemptible jobs): the signal, by name ("TERM",
+ * "SIGUSR1", any case) or number, then "@" and the seconds before the kill
+ * (0..GF_PREEMPT_MAX_SECS); "@SECS" may be left out (60). `flag` names the
+ * option in the error ("--signal"). */
+#define GF_PREEMPT_MAX_SECS 3600
+#define GF_PREEMPT_DEFAULT_SECS 60
+int gf_parse_signal_spec(const char *s, const char *flag, int *sig, int *secs, struct gf_err *e);
+/* The short name of a signal gf_parse_signal_spec takes ("TERM"), or NULL. */
+const char *gf_signal_name(int sig);
+
 #endif

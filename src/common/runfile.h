@@ -119,4 +119,13 @@ int runfile_open_empty_at(int dirfd, const char *name);
 int write_file_new_at(int dirfd, const char *dir, const char *name, const void *data, size_t len,
 		      struct gf_err *e);
 
+/* Preemption (engine/preempt.c): the daemon sends the runner SIGTERM with
+ * this value (sigqueue's, SI_QUEUE): "send the job SIG, then SIGKILL SECS
+ * seconds later, and end as preempted". A plain SIGTERM is a cancel. */
+#define GF_PREEMPT_MAGIC 0x5
+#define GF_PREEMPT_VALUE(sig, secs) ((int)((GF_PREEMPT_MAGIC << 28) | ((unsigned)(secs) << 8) | (unsigned)(sig)))
+#define GF_PREEMPT_IS(v) ((((unsigned)(v)) >> 28) == GF_PREEMPT_MAGIC)
+#define GF_PREEMPT_SIG(v) ((int)((unsigned)(v) & 0xff))
+#define GF_PREEMPT_SECS(v) ((int)(((unsigned)(v) >> 8) & 0xfffff))
+
 #endif

@@ -103,6 +103,8 @@ struct runner {
 	const int *ladder;	/* signals to send, in order, NULL until needed */
 	int nladder, step;
 	double next_step;
+	double ladder_grace;	/* seconds between its steps */
+	int preempt_ladder[2];	/* the job's --signal, then SIGKILL */
 	const char *ended_by;
 
 	int master;		/* pty master, -1 when closed or not --pty */

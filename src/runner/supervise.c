@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -180,6 +181,7 @@ static void start_ladder(struct runner *r, const int *ladder, int n, const char 
 	r->nladder = n;
 	r->step = 0;
 	r->next_step = now_mono();
+	r->ladder_grace = r->o.grace;
 	if (ended_by)
 		r->ended_by = ended_by;
 }
@@ -191,7 +193,7 @@ static void ladder_step(struct runner *r)
 	int last = r->step >= r->nladder - 1;
 
 	signal_job(r, r->ladder[last ? r->nladder - 1 : r->step]);
-	r->next_step = now_mono() + (last ? KILL_RESWEEP : r->o.grace);
+	r->next_step = now_mono() + (last ? KILL_RESWEEP : r->ladder_grace);
 	if (!last)
 		r->step++;
 }
@@ -225,12 +227,36 @@ static void reap(struct runner *r)
 
 /* --- supervising ------------------------------------------------------- */
 
+/* The daemon preempts the job: its signal, then SIGKILL after the grace;
+ * a line in the log marks it. */
+static void preempt(struct runner *r, int value)
+{
+	char line[160];
+	int sig = GF_PREEMPT_SIG(value), secs = GF_PREEMPT_SECS(value), n;
+
+	if (r->ladder || sig <= 0 || sig >= 65)
+		return;
+	n = snprintf(line, sizeof line, "\ngflow: job preempted: sending signal %d (%s), killed in %d s if still "
+		     "running\n", sig, strsignal(sig), secs);
+	if (r->logfd >= 0)
+		gf_write_all(r->logfd, line, (size_t)n);
+	if (r->o.pty)
+		pane_write(r, line, (size_t)n);
+	attach_output(r->attach, line, (size_t)n);
+	r->preempt_ladder[0] = sig;
+	r->preempt_ladder[1] = SIGKILL;
+	start_ladder(r, r->preempt_ladder, sig == SIGKILL ? 1 : 2, "preempt");
+	r->ladder_grace = secs;
+}
+
 static void on_signals(struct runner *r)
 {
 	struct signalfd_siginfo si;
 
 	while (read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
-		if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) && !r->reaped)
+		if (si.ssi_signo == SIGTERM && si.ssi_code == SI_QUEUE && GF_PREEMPT_IS(si.ssi_int) && !r->reaped)
+			preempt(r, si.ssi_int);
+		else if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) && !r->reaped)
 			start_ladder(r, r->o.interactive ? hangup_ladder : cancel_ladder, 3, "cancel");
 		else if (si.ssi_signo == SIGWINCH)
 			copy_winsize(r);

@@ -118,6 +118,10 @@ GBATCH = {
     "--conda-env": (["--conda-env", "myenv"], None),
     "--array": (["--array", "3-4"], None), "--max-concurrent": (["--array", "3-4", "--max-concurrent", "1"], None),
     "--param": (["--param", "k=1"], None), "--name-template": (["--param", "k=1", "--name-template", "n{k}"], None),
+    # stored here; what they do: test_preempt.py (ELSEWHERE)
+    "--preemptible": (["--preemptible"], None),
+    "--signal": (["--preemptible", "--signal", "USR1@5"], None),
+    "--preempt-mode": (["--preemptible", "--preempt-mode", "cancel"], None),
 }
 # per-job mail: shown with a mail transport configured
 NOTIFY = {
@@ -310,7 +314,10 @@ def test_every_gqueue_flag_has_an_effect(gflow):
 # The other flags, each with the test that shows its effect (file::test).
 ELSEWHERE = {
     "gbatch": {"--cluster": "test_slurm.py::test_plain_job_runs_on_slurm_and_shows_everywhere",
-               "--export-env": "test_slurm.py::test_plain_job_runs_on_slurm_and_shows_everywhere"},
+               "--export-env": "test_slurm.py::test_plain_job_runs_on_slurm_and_shows_everywhere",
+               "--preemptible": "test_preempt.py::test_preemptible_sweep_gives_way_to_a_normal_job_and_requeues",
+               "--signal": "test_preempt.py::test_job_ignoring_the_signal_is_killed_after_the_grace",
+               "--preempt-mode": "test_preempt.py::test_preempt_mode_cancel"},
     "gqueue": {"--cluster": "test_slurm.py::test_plain_job_runs_on_slurm_and_shows_everywhere","--watch": "test_views.py::test_watch_redraws_until_stopped", "-w": "test_views.py::test_watch_redraws_until_stopped",
                "--interval": "test_views.py::test_watch_redraws_until_stopped",
                "--tmux": "test_views.py::test_tmux_sessions_attach_and_close", "-T": "test_views.py::test_tmux_sessions_attach_and_close",
@@ -351,6 +358,7 @@ ELSEWHERE = {
                 ("--default-user", "--max-running-gpus", "--max-gpu-hours-per-day", "--project",
                  "--max-running-jobs")},
              "--user": "test_share.py::test_quota_max_running_jobs_waits_then_starts_and_max_queued_refuses",
+             "--max-preemptible-gpus": "test_preempt.py::test_preemptible_jobs_wait_for_normal_ones_and_run_beyond_quota",
              "--max-queued-jobs": "test_share.py::test_quota_max_running_jobs_waits_then_starts_and_max_queued_refuses",
              "-o": "test_share.py::test_quota_max_running_jobs_waits_then_starts_and_max_queued_refuses",
              "--default-project": "test_cli_walk.py::test_gctl_spellings_no_other_test_drives",

@@ -1116,6 +1116,7 @@ static void test_stats_metrics(void **state)
 	    "avg_wait_secs,199.67\n"          /* (99 + 500 + 0) / 3 */
 	    "avg_runtime_secs,950.00\n"       /* (1800 + 100) / 2 ended runs */
 	    "total_gpu_hours,1.7500\n"          /* 2 x 1800 s + 1 x 2700 s */
+	    "preemptible_gpu_hours,0.0000\n"  /* none --preemptible */
 	    "jobs_with_gpus,3\navg_gpus_per_job,2.33\n"
 	    "peak_gpu_usage,3\n"              /* 1000..1900: 2 + 1 */
 	    "success_rate,33.33\n"            /* 1 of 3 ended */

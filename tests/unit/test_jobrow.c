@@ -90,6 +90,11 @@ static struct job *full_job(void)
 	jm_w(j)->rlimits = strdup("core=0,nofile=1024:4096,nproc=40");
 	jm_w(j)->cpus = 6;
 	jm_w(j)->cpu_ids = strdup("0-3,8,10");
+	jm_w(j)->preempt = PJ_PREEMPTIBLE | PJ_END_CANCEL;
+	jm_w(j)->preempt_sig = 12;
+	jm_w(j)->preempt_secs = 30;
+	jm_w(j)->requeues = 2;
+	jm_w(j)->preempt_since = 1796292900.5;
 	jm_w(j)->interactive = 1;
 	j->ndeps = 3;
 	j->deps = calloc(3, sizeof *j->deps);
@@ -197,6 +202,12 @@ static void odd_but_plain_rows(void **state)
 		/* interactive (galloc): old rows have none; only true is one */
 		"{\"state\":\"Running\",\"command\":[\"a\"],\"interactive\":true}",
 		"{\"state\":\"Running\",\"command\":[\"a\"],\"interactive\":false}",
+		/* preempt: any shape reads as job_from_json reads it */
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"preempt\":{\"preemptible\":true,\"mode\":\"cancel\","
+		"\"signal\":10,\"secs\":5,\"requeues\":3,\"since\":null}}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"preempt\":{\"signal\":\"x\",\"secs\":-1,\"since\":7}}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"preempt\":true}",
+		"{\"state\":\"Queued\",\"command\":[\"a\"],\"preempt\":null}",
 	};
 
 	(void)state;

@@ -53,6 +53,13 @@ static struct job *varied(int k)
 	jm_w(j)->rlimits = dup(k % 3 == 1 ? "core=0,nofile=1024:4096,stack=8388608:unlimited" : NULL);
 	jm_w(j)->cpus = k % 3 == 2 ? k + 2 : 0;
 	jm_w(j)->cpu_ids = dup(k % 5 == 2 ? "0-1,7" : NULL);
+	if (k % 4 == 1) {	/* gbatch --preemptible; some being preempted */
+		jm_w(j)->preempt = PJ_PREEMPTIBLE | (k % 8 == 5 ? PJ_MODE_CANCEL | PJ_END_CANCEL : 0);
+		jm_w(j)->preempt_sig = 10;
+		jm_w(j)->preempt_secs = k;
+		jm_w(j)->requeues = k % 3;
+		jm_w(j)->preempt_since = k % 8 == 5 ? 1733220000.25 : 0;
+	}
 	jm_w(j)->interactive = k % 4 == 1;
 	if (k % 2) {
 		j->ndeps = 2;

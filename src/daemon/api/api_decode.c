@@ -7,6 +7,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "bytes.h"
 #include "execlimit.h"
+#include "parse.h"
 #include "rlimits.h"
 
 #define MAX_BATCH 100000
@@ -207,8 +209,47 @@ static const char *const spec_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "hold",
 	"array_task_id", "max_concurrent", "max_retries", "params", "command_template", "notify_email",
-	"notify_on", "cpus", "interactive", NULL,
+	"notify_on", "cpus", "interactive", "preemptible", "preempt_mode", "signal", NULL,
 };
+
+/* "preemptible", "preempt_mode", "signal" (gbatch --preemptible,
+ * --preempt-mode, --signal SIG@SECS) into j's preempt fields. */
+static int get_preempt(json_t *spec, struct job *j, struct gf_err *e)
+{
+	bool pre = false;
+	json_t *mode = json_object_get(spec, "preempt_mode"), *sig = json_object_get(spec, "signal");
+	int signo = SIGTERM, secs = GF_PREEMPT_DEFAULT_SECS;
+
+	if (api_get_bool(spec, "preemptible", &pre, e))
+		return -1;
+	if (json_is_null(mode))
+		mode = NULL;
+	if (json_is_null(sig))
+		sig = NULL;
+	if (!pre) {
+		if (mode || sig)
+			return gf_err_set(e, "'%s' is for preemptible jobs: set 'preemptible': true",
+					  mode ? "preempt_mode" : "signal");
+		return 0;
+	}
+	jm_w(j)->preempt = PJ_PREEMPTIBLE;
+	if (mode) {
+		if (api_check_text("preempt_mode", mode, 16, e))
+			return -1;
+		if (!strcmp(json_string_value(mode), "cancel"))
+			jm_w(j)->preempt |= PJ_MODE_CANCEL;
+		else if (strcmp(json_string_value(mode), "requeue"))
+			return gf_err_set(e, "'preempt_mode' must be \"requeue\" or \"cancel\"");
+	}
+	if (sig) {
+		if (api_check_text("signal", sig, 32, e) ||
+		    gf_parse_signal_spec(json_string_value(sig), "'signal'", &signo, &secs, e))
+			return -1;
+	}
+	jm_w(j)->preempt_sig = signo;
+	jm_w(j)->preempt_secs = secs;
+	return 0;
+}
 
 /* A job's project, trimmed, against [projects] (a submission's, a cluster
  * record's). */
@@ -386,6 +427,8 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 		goto fail;
 	if (v > 1)
 		jm_w(j)->cpus = v;
+	if (get_preempt(spec, j, e))
+		goto fail;
 	v = 10;
 	if (api_get_int(spec, "priority", 0, 255, &v, e))
 		goto fail;

@@ -138,6 +138,11 @@ static struct job *edited(struct server *s, uid_t uid, const struct job *old, js
 	n->group_id = old->group_id;
 	n->executor = old->executor;
 	job_set_str(&jm_w(n)->log_dir, jm(old)->log_dir);
+	/* stays preemptible (or not), as submitted */
+	jm_w(n)->preempt = jm(old)->preempt & (PJ_PREEMPTIBLE | PJ_MODE_CANCEL);
+	jm_w(n)->preempt_sig = jm(old)->preempt_sig;
+	jm_w(n)->preempt_secs = jm(old)->preempt_secs;
+	job_more_trim(n);
 	return n;
 }
 
@@ -152,6 +157,7 @@ static void keep_identity(struct job *n, const struct job *j)
 	jm_w(n)->retry_of = jm(j)->retry_of;
 	jm_w(n)->redo_of = jm(j)->redo_of;
 	jm_w(n)->log_seq = jm(j)->log_seq;
+	jm_w(n)->requeues = jm(j)->requeues;
 	n->run_seq = j->run_seq;
 }
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const char *const limit_names[] = { "max_running_jobs", "max_running_gpus", "max_queued_jobs",
-					   "max_gpu_hours_per_day", NULL };
+					   "max_gpu_hours_per_day", "max_preemptible_gpus", NULL };
 
 static bool is_route(const char *path, const char *prefix)
 {
@@ -122,7 +122,7 @@ void api_share_quota_set(struct server *s, struct evhttp_request *req, json_t *b
 	for (int i = 0; limit_names[i]; i++) {
 		json_t *v = json_object_get(limits, limit_names[i]);
 		int64_t *f = i == 0 ? &q.max_running_jobs : i == 1 ? &q.max_running_gpus : i == 2 ? &q.max_queued_jobs
-			     : &q.max_gpu_hours_per_day;
+			     : i == 3 ? &q.max_gpu_hours_per_day : &q.max_preemptible_gpus;
 
 		*f = QUOTA_UNSET;
 		if (!v)

@@ -3,6 +3,7 @@
 
 #include <pwd.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -560,7 +561,7 @@ static const char *const job_fields[] = {
 	"attach_socket",	/* api_jobs.c adds it: derived from the daemon's paths */
 	"priority_across_users",	/* api_list.c adds it: jobs_cross_priority */
 	"cluster", "slurm_id", "remote_log",	/* jobs on a Slurm cluster */
-	"rlimits", "log_seq", NULL,
+	"rlimits", "log_seq", "preempt", NULL,
 };
 
 bool job_field_known(const char *key)
@@ -608,7 +609,7 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "state"))
 		json_object_set_new(o, "state", json_string(job_state_name(j->state)));
 	if (want(only, "st"))
-		json_object_set_new(o, "st", json_string(job_state_code(j->state)));
+		json_object_set_new(o, "st", json_string(job_st(j)));
 	if (want(only, "reason"))
 		json_object_set_new(o, "reason", str_or_null(j->reason));
 	if (want(only, "command"))
@@ -719,7 +720,60 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "remote_log", str_or_null(m->remote_log));
 	if (m->rlimits && want(only, "rlimits"))	/* jobs submitted with limits only */
 		json_object_set_new(o, "rlimits", json_string(m->rlimits));
+	if (want(only, "preempt")) {
+		json_t *p = job_preempt_json(m);
+
+		if (p)
+			json_object_set_new(o, "preempt", p);
+	}
 	return o;
+}
+
+json_t *job_preempt_json(const struct job_more *m)
+{
+	json_t *o;
+
+	if (!m->preempt && !m->requeues && !m->preempt_since)
+		return NULL;
+	o = json_object();
+	json_object_set_new(o, "preemptible", json_boolean(m->preempt & PJ_PREEMPTIBLE));
+	json_object_set_new(o, "mode", json_string(m->preempt & PJ_MODE_CANCEL ? "cancel" : "requeue"));
+	json_object_set_new(o, "signal", json_integer(m->preempt_sig ? m->preempt_sig : SIGTERM));
+	json_object_set_new(o, "secs", json_integer(m->preempt_secs));
+	json_object_set_new(o, "requeues", json_integer(m->requeues));
+	json_object_set_new(o, "since", m->preempt_since > 0 ? json_real(m->preempt_since) : json_null());
+	if (m->preempt_since > 0)
+		json_object_set_new(o, "action", json_string(m->preempt & PJ_END_CANCEL ? "cancel" : "requeue"));
+	return o;
+}
+
+void job_preempt_read(struct job_more *m, json_t *v)
+{
+	json_t *x;
+
+	m->preempt = 0;
+	m->preempt_sig = m->preempt_secs = m->requeues = 0;
+	m->preempt_since = 0;
+	if (!json_is_object(v))
+		return;
+	if (json_is_true(json_object_get(v, "preemptible")))
+		m->preempt |= PJ_PREEMPTIBLE;
+	x = json_object_get(v, "mode");
+	if (json_is_string(x) && !strcmp(json_string_value(x), "cancel"))
+		m->preempt |= PJ_MODE_CANCEL;
+	x = json_object_get(v, "action");
+	if (json_is_string(x) && !strcmp(json_string_value(x), "cancel"))
+		m->preempt |= PJ_END_CANCEL;
+	x = json_object_get(v, "signal");
+	m->preempt_sig = json_is_integer(x) && json_integer_value(x) > 0 && json_integer_value(x) < 65
+				 ? json_integer_value(x) : SIGTERM;
+	x = json_object_get(v, "secs");
+	m->preempt_secs = json_is_integer(x) && json_integer_value(x) >= 0 && json_integer_value(x) <= 86400
+				  ? json_integer_value(x) : 60;
+	x = json_object_get(v, "requeues");
+	m->requeues = json_is_integer(x) && json_integer_value(x) > 0 ? json_integer_value(x) : 0;
+	x = json_object_get(v, "since");
+	m->preempt_since = json_is_number(x) && json_number_value(x) > 0 ? json_number_value(x) : 0;
 }
 
 static char *get_str(json_t *o, const char *k)
@@ -792,6 +846,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->memory_mb = get_int(o, "memory_mb");
 	m.cpus = get_int(o, "cpus") > 1 ? get_int(o, "cpus") : 0;	/* old rows: 1 */
 	m.cpu_ids = get_str(o, "cpu_ids");
+	job_preempt_read(&m, json_object_get(o, "preempt"));
 	m.interactive = json_is_true(json_object_get(o, "interactive"));
 	j->time_limit_secs = get_int(o, "time_limit_secs");
 	j->priority = (int)get_int(o, "priority");

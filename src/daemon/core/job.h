@@ -57,7 +57,26 @@ struct job_more {
 	double begin_at;	/* 0 = none */
 	int64_t cpus;		/* CPUs booked; 0: 1, the default (job_cpus) */
 	int64_t interactive;	/* 1: galloc's, a pty and an attach socket, ends with its caller */
+	/* Preemption (gbatch --preemptible, engine/preempt.c): PJ_* bits,
+	 * the signal and the seconds before the kill (--signal SIG@SECS),
+	 * how many times it was requeued, and since when it is being
+	 * preempted (0: it is not). Stored as the job's "preempt" object. */
+	int64_t preempt;
+	int64_t preempt_sig, preempt_secs;
+	int64_t requeues;
+	double preempt_since;
 };
+
+enum {
+	PJ_PREEMPTIBLE = 1,	/* --preemptible */
+	PJ_MODE_CANCEL = 2,	/* --preempt-mode cancel (else requeue) */
+	PJ_END_CANCEL = 4,	/* being preempted: what then (else requeue) */
+};
+
+static inline bool job_preemptible(const struct job_more *m)
+{
+	return m->preempt & PJ_PREEMPTIBLE;
+}
 
 /* Ids of the jobs that listed a job in depends_on (cascade.c's dependents
  * index; entries are only added, so check the job still lists it). */
@@ -194,6 +213,9 @@ void job_more_adopt(struct job *j, const struct job_more *m);
  * set fields to NULL or 0 through jm_w leave an empty one). */
 void job_more_trim(struct job *j);
 
+/* Its state's code for gqueue's ST: "PR" for a running job being
+ * preempted, else job_state_code's. */
+#define job_st(j) ((j)->state == JS_RUNNING && jm(j)->preempt_since > 0 ? "PR" : job_state_code((j)->state))
 const char *job_state_name(enum job_state s);
 const char *job_state_code(enum job_state s);
 /* Accepts names ("Running", any case) and codes ("R"); -1 when unknown. */
@@ -242,6 +264,12 @@ struct job *job_from_json(json_t *o, struct gf_err *e);
  * reads exactly as job_from_json would; NULL for any other row, which the
  * caller then reads with json_loads + job_from_json (and its errors). */
 struct job *job_from_row(const char *text, size_t len);
+
+/* The "preempt" object of a job (NULL when it has none: not preemptible,
+ * never requeued, not being preempted), and the fields read back from one
+ * (a malformed one is read as none). */
+json_t *job_preempt_json(const struct job_more *m);
+void job_preempt_read(struct job_more *m, json_t *v);
 
 /* Helpers for reading and writing argv vectors as JSON arrays. */
 json_t *strv_to_json(char *const *v);

@@ -18,7 +18,7 @@ static const char *const order[] = {
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"params", "command_template", "submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids",
 	"memory_enforced", "executor", "interactive", "tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks",
-	"run_seq", "gpu_usage", "log_path", "cluster", "slurm_id", "remote_log", "rlimits",
+	"run_seq", "gpu_usage", "log_path", "cluster", "slurm_id", "remote_log", "rlimits", "preempt",
 	"attach_socket",	/* api_jobs.c writes it */
 	"priority_across_users",	/* api_list.c writes it */
 };
@@ -33,7 +33,7 @@ enum {
 	F_ARRAY_TASK_ID, F_GROUP_ID, F_MAX_CONCURRENT, F_MAX_RETRIES, F_ATTEMPT, F_RETRY_OF, F_REDO_OF,
 	F_PARAMS, F_COMMAND_TEMPLATE, F_SUBMIT_TIME, F_START_TIME, F_END_TIME, F_EXIT_CODE, F_EXIT_SIGNAL, F_GPU_IDS,
 	F_MEMORY_ENFORCED, F_EXECUTOR, F_INTERACTIVE, F_TMUX_SESSION, F_TMUX_SOCKET, F_ACTIVE, F_RUNNER_PID, F_RUNNER_TICKS,
-	F_RUN_SEQ, F_GPU_USAGE, F_LOG_PATH, F_CLUSTER, F_SLURM_ID, F_REMOTE_LOG, F_RLIMITS, F_ATTACH_SOCKET,
+	F_RUN_SEQ, F_GPU_USAGE, F_LOG_PATH, F_CLUSTER, F_SLURM_ID, F_REMOTE_LOG, F_RLIMITS, F_PREEMPT, F_ATTACH_SOCKET,
 	F_PRIORITY_ACROSS_USERS,
 };
 _Static_assert(F_PRIORITY_ACROSS_USERS + 1 == NORDER, "one bit per field name");
@@ -207,7 +207,7 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	if (WANT(F_STATE))
 		KEY(F_STATE), plain(w, job_state_name(j->state));
 	if (WANT(F_ST))
-		KEY(F_ST), plain(w, job_state_code(j->state));
+		KEY(F_ST), plain(w, job_st(j));
 	if (WANT(F_REASON))
 		KEY(F_REASON), text_or_null(w, j->reason);
 	if (WANT(F_COMMAND)) {
@@ -367,6 +367,12 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 		KEY(F_REMOTE_LOG), text_or_null(w, m->remote_log);
 	if (m->rlimits && WANT(F_RLIMITS))
 		KEY(F_RLIMITS), plain(w, m->rlimits);
+	if ((m->preempt || m->requeues || m->preempt_since) && WANT(F_PREEMPT)) {
+		json_t *p = job_preempt_json(m);
+
+		KEY(F_PREEMPT), jw_json(w, p, JSON_COMPACT);
+		json_decref(p);
+	}
 }
 
 char *jobw_row(const struct job *j)

@@ -1,5 +1,6 @@
 /* sched.c — the pure scheduler pass (see sched.h for the policy). */
 #include "sched.h"
+#include "preempt.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -85,6 +86,7 @@ struct state {
 	size_t nrun;
 	struct sched_quota *q;	/* the subjects, counting this pass's starts */
 	int whole_free;		/* usable GPUs with no job on them */
+	int preempt_gpus;	/* GPUs of running preemptible jobs not claimed yet */
 };
 
 static void count_whole_free(struct state *st)
@@ -501,6 +503,11 @@ static void take(struct state *st, const struct sched_job *j, uint64_t slots)
 {
 	struct sched_quota *uq = subject(st, j->user_quota), *pq = subject(st, j->project_quota);
 
+	if (j->preemptible) {	/* beyond the quotas, within its own limit */
+		if (uq)
+			uq->running_preempt_gpus += j->gpus;
+		uq = pq = NULL;
+	}
 	if (uq) {
 		uq->running_jobs++;
 		uq->running_gpus += j->gpus;
@@ -527,7 +534,119 @@ static void take(struct state *st, const struct sched_job *j, uint64_t slots)
 		.cpus = j->cpus,
 		.end_by = j->time_limit_secs ? st->in->now + (double)j->time_limit_secs : 0,
 		.group_id = j->group_id,
+		.id = j->id,
+		.start = st->in->now,
+		.uid = j->uid,
+		.preemptible = j->preemptible,
+		.shared = j->shared,
 	};
+}
+
+/* ---- preemption --------------------------------------------------------- */
+
+static void add_victim(const struct state *st, int64_t id)
+{
+	struct sched_preempt *p = st->in->preempt;
+
+	if (p)	/* NULL: the claims hold all the same, nobody is told */
+		p->victims[p->nvictims++] = id;
+}
+
+/* A normal exclusive job kept off by GPUs: when running preemptible jobs
+ * hold enough of them, it claims the free GPUs it needs (nothing else of
+ * the pass takes them) and the fewest, newest of those jobs are preempted.
+ * claimed[i]: st->run[i] is spoken for by an earlier job of the pass. */
+static void claim_by_preemption(struct state *st, const struct sched_job *j, uint64_t barred, bool *claimed)
+{
+	const struct sched_input *in = st->in;
+	struct preempt_cand *c = malloc((in->nrunning + 1) * sizeof *c);
+	size_t *at = malloc((in->nrunning + 1) * sizeof *at);
+	int64_t *out = malloc((in->nrunning + 1) * sizeof *out);
+	size_t n = 0, nv;
+	int free_now = 0, need = j->gpus;
+	bool met;
+
+	if (!c || !at || !out)
+		abort();
+	for (size_t i = 0; i < st->ngpus; i++)
+		if (st->gpus[i].usable && !st->gpus[i].exclusive && !st->gpus[i].nshared && !(barred & (1ULL << i)))
+			free_now++;
+	for (size_t i = 0; i < in->nrunning; i++) {
+		const struct sched_running *r = &st->run[i];
+		uint64_t slots = physical_to_slots(st, r->gpu_mask) & ~barred;
+		int g = 0;
+
+		if (!r->preemptible || r->shared || claimed[i] || !slots)
+			continue;
+		for (size_t k = 0; k < st->ngpus; k++)
+			g += (slots >> k & 1) && st->gpus[k].usable;
+		c[n] = (struct preempt_cand){ .id = r->id, .start = r->start, .gpus = g, .preempting = r->preempting };
+		at[n++] = i;
+	}
+	nv = preempt_choose(need, free_now, c, n, out, &met);
+	if (met && n) {
+		for (size_t k = 0; k < n; k++) {
+			bool chosen = c[k].preempting;
+
+			for (size_t v = 0; v < nv && !chosen; v++)
+				chosen = out[v] == c[k].id;
+			if (chosen) {
+				claimed[at[k]] = true;
+				need -= c[k].gpus;
+				st->preempt_gpus -= c[k].gpus;
+			}
+		}
+		for (size_t v = 0; v < nv; v++)
+			add_victim(st, out[v]);
+		/* The free GPUs it will start on, kept for it. */
+		for (size_t i = 0; i < st->ngpus && need > 0; i++)
+			if (st->gpus[i].usable && !st->gpus[i].exclusive && !st->gpus[i].nshared &&
+			    !(barred & (1ULL << i))) {
+				st->gpus[i].exclusive = true;
+				need--;
+			}
+		count_whole_free(st);
+	}
+	free(c);
+	free(at);
+	free(out);
+}
+
+/* Preemptible jobs of other users on GPUs of a reservation that has begun
+ * give them back. */
+static void reservations_preempt(struct state *st, bool *claimed)
+{
+	const struct sched_input *in = st->in;
+
+	for (size_t r = 0; r < in->nresvs; r++) {
+		const struct sched_resv *v = &in->resvs[r];
+
+		if (v->start > in->now || v->end <= in->now)
+			continue;
+		for (size_t i = 0; i < in->nrunning; i++) {
+			const struct sched_running *x = &st->run[i];
+
+			if (!x->preemptible || claimed[i] || x->uid == v->uid || !(x->gpu_mask & v->gpu_mask))
+				continue;
+			claimed[i] = true;
+			st->preempt_gpus -= __builtin_popcountll(x->gpu_mask);
+			if (!x->preempting)
+				add_victim(st, x->id);
+		}
+	}
+}
+
+/* The user's max_preemptible_gpus (only that: preemptible jobs are beyond
+ * the other quotas). */
+static bool preempt_quota_ok(const struct state *st, const struct sched_job *j, struct sched_decision *d)
+{
+	const struct sched_quota *q = subject(st, j->user_quota);
+
+	if (!q || q->max_preempt_gpus < 0 || q->running_preempt_gpus + j->gpus <= q->max_preempt_gpus)
+		return true;
+	d->quota = j->user_quota;
+	d->limit = LIM_PREEMPT_GPUS;
+	return false;
 }
 
 static int cmp_end(const void *a, const void *b)
@@ -615,6 +734,58 @@ static struct reservation reserve(const struct state *st, const struct sched_job
 	return r;
 }
 
+/* One preemptible job, after every normal one. */
+static bool place_preemptible(struct state *st, const struct sched_job *j, struct groups *groups,
+			      struct sched_decision *d)
+{
+	const struct sched_input *in = st->in;
+	uint64_t slots = 0, barred = 0, prefer = 0;
+	int64_t resv_id = 0;
+	double until = 0;
+
+	*d = (struct sched_decision){ .id = j->id };
+	if (j->blocked) {
+		d->reason = j->blocked;
+		return false;
+	}
+	if (j->group_id && j->group_cap && groups_count(groups, j->group_id) >= j->group_cap) {
+		d->reason = "Resources";
+		d->limit = LIM_GROUP;
+		return false;
+	}
+	if (in->nquotas && !preempt_quota_ok(st, j, d)) {
+		d->reason = "Quota";
+		return false;
+	}
+	if (j->gpus) {
+		/* Only reservations that have begun keep it off: it gives the
+		 * GPUs back when one begins. */
+		struct sched_job now_only = *j;
+
+		now_only.time_limit_secs = 0;
+		barred = barred_slots(st, &now_only, &resv_id, &until, &prefer);
+		for (size_t r = 0; r < in->nresvs; r++)
+			if (in->resvs[r].start > in->now && in->resvs[r].uid != j->uid)
+				barred &= ~physical_to_slots(st, in->resvs[r].gpu_mask);
+		for (size_t r = 0; r < in->nresvs; r++)
+			if (in->resvs[r].start <= in->now && in->resvs[r].end > in->now && in->resvs[r].uid != j->uid)
+				barred |= physical_to_slots(st, in->resvs[r].gpu_mask);
+	}
+	if (!mem_fits(st, j) || !cpus_fit(st, j) || (j->gpus && !(slots = pick_gpus(st, j, barred, prefer)))) {
+		d->reason = "Resources";
+		if (!cpus_fit(st, j)) {
+			d->limit = LIM_CPUS;
+			d->cpus_busy = (int)st->cpus_used;
+		}
+		return false;
+	}
+	take(st, j, slots);
+	if (j->group_id)
+		groups_add(groups, j->group_id);
+	d->gpu_mask = slots_to_physical(st, slots);
+	return true;
+}
+
 size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 {
 	struct state st = { .in = in };
@@ -622,7 +793,9 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	struct groups groups;
 	struct reservation resv = { 0, 0, 0, 0 };
 	bool reserved = false;
-	size_t started = 0;
+	size_t started = 0, o = 0, ndefer = 0;
+	uint32_t *defer;
+	bool *claimed;
 
 	st.ngpus = in->ngpus > MAX_GPUS ? MAX_GPUS : in->ngpus;
 	if (st.ngpus)
@@ -632,7 +805,9 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	st.run = malloc((in->nrunning + in->njobs + 1) * sizeof *st.run);
 	next = malloc((in->njobs + 1) * sizeof *next);
 	st.q = malloc((in->nquotas + 1) * sizeof *st.q);
-	if (!st.run || !next || !st.q)
+	defer = malloc((in->njobs + 1) * sizeof *defer);
+	claimed = calloc(in->nrunning + 1, sizeof *claimed);
+	if (!st.run || !next || !st.q || !defer || !claimed)
 		abort();
 	if (in->nquotas)
 		memcpy(st.q, in->quotas, in->nquotas * sizeof *st.q);
@@ -641,6 +816,8 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	st.nrun = in->nrunning;
 	groups_init(&groups, in->nrunning + 16);
 	for (size_t i = 0; i < in->nrunning; i++) {
+		if (in->running[i].preemptible && !in->running[i].shared)
+			st.preempt_gpus += __builtin_popcountll(in->running[i].gpu_mask);
 		st.mem_used += in->running[i].memory_mb;
 		st.cpus_used += in->running[i].cpus;
 		if (in->running[i].group_id)
@@ -651,9 +828,16 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	if (in->njobs)
 		order_own(in, next, &at);
 
+	reservations_preempt(&st, claimed);
 	for (size_t i = 0; i < in->njobs; i++, at = next[at]) {
 		const struct sched_job *j = &in->jobs[at];
-		struct sched_decision *d = &out[i];
+		struct sched_decision *d;
+
+		if (j->preemptible) {
+			defer[ndefer++] = at;
+			continue;
+		}
+		d = &out[o++];
 		uint64_t slots = 0, barred, prefer = 0;
 		int64_t resv_id = 0;
 		double until = 0;
@@ -689,6 +873,9 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 			d->expected_start = until;
 			continue;
 		}
+		if (!fits && st.preempt_gpus > 0 && !j->shared && j->gpus > 0 && j->gpus <= st.whole_free + st.preempt_gpus &&
+		    mem_fits(&st, j) && cpus_fit(&st, j))
+			claim_by_preemption(&st, j, barred_slots(&st, j, &resv_id, &until, &prefer), claimed);
 		if (!fits) {
 			d->reason = "Resources";
 			if (!cpus_fit(&st, j)) {
@@ -728,6 +915,10 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 		d->gpu_mask = slots_to_physical(&st, slots);
 		started++;
 	}
+	for (size_t i = 0; i < ndefer; i++)
+		started += place_preemptible(&st, &in->jobs[defer[i]], &groups, &out[o++]);
+	free(defer);
+	free(claimed);
 	free(groups.keys);
 	free(groups.counts);
 	free(next);

@@ -31,7 +31,15 @@
  * CPUs (cpus_total > 0) are counted like host memory: a job starts only
  * when its cpus fit beside those of the running jobs and of the jobs
  * started in the pass; one kept off by CPUs waits with `Resources` and
- * limit LIM_CPUS (cpus_busy says how many were booked). */
+ * limit LIM_CPUS (cpus_busy says how many were booked).
+ * Preemption (core/preempt.h): preemptible jobs are looked at after every
+ * normal job, in their own order; they skip the user's and project's
+ * quotas (only their user's max_preempt_gpus holds), the backfill rule and
+ * reservations that have not begun. A normal exclusive GPU job kept off
+ * only by GPUs that running preemptible jobs hold claims the free GPUs it
+ * needs and picks victims (preempt_choose) into in->preempt; the GPUs of
+ * preemptible jobs on a reservation that has begun for another user are
+ * taken back the same way. */
 #ifndef GF_SCHED_H
 #define GF_SCHED_H
 
@@ -67,6 +75,7 @@ struct sched_job {
 	uint32_t uid;			/* owner, for reservations */
 	int user_quota, project_quota;	/* 1 + index into sched_input.quotas; 0 none */
 	double usage;			/* the owner's decayed usage (fair share) */
+	bool preemptible;		/* gbatch --preemptible */
 };
 
 /* A quota subject (a user or a project): its limits and what it holds. */
@@ -74,6 +83,8 @@ struct sched_quota {
 	int64_t max_jobs, max_gpus;	/* -1 = unlimited */
 	int64_t running_jobs, running_gpus;
 	bool day_used_up;		/* max_gpu_hours_per_day reached */
+	int64_t max_preempt_gpus;	/* max_preemptible_gpus; -1 = unlimited */
+	int64_t running_preempt_gpus;	/* held by its preemptible jobs (not in running_*) */
 };
 
 /* GPUs kept for one user in [start, end). */
@@ -90,6 +101,19 @@ struct sched_running {
 	int cpus;
 	double end_by;			/* start + time limit; 0 = unknown */
 	int64_t group_id;
+	/* for preemption: */
+	int64_t id;
+	double start;
+	uint32_t uid;
+	bool preemptible, preempting;	/* being preempted already */
+	bool shared;
+};
+
+/* Where sched_pass writes the jobs to preempt: the caller gives room for
+ * nrunning ids. */
+struct sched_preempt {
+	int64_t *victims;
+	size_t nvictims;
 };
 
 struct sched_input {
@@ -110,12 +134,16 @@ struct sched_input {
 	const struct sched_resv *resvs;
 	size_t nresvs;
 	double no_limit_horizon;	/* seconds a job without a time limit is assumed to run */
+	/* NULL: nobody is told to go (a pass inside a submission's
+	 * transaction, an estimate), but the GPUs are claimed all the same */
+	struct sched_preempt *preempt;
 };
 
 /* What held a job back, for `gjob show`. */
 enum sched_limit {
 	LIM_NONE, LIM_JOBS, LIM_GPUS, LIM_GPU_HOURS, LIM_GROUP /* its batch's cap (Resources) */,
-	LIM_CPUS	/* Resources: its CPUs are not free (cpus_busy of cpus_total) */
+	LIM_CPUS,	/* Resources: its CPUs are not free (cpus_busy of cpus_total) */
+	LIM_PREEMPT_GPUS	/* Quota: the user's max_preemptible_gpus (preemptible jobs) */
 };
 
 struct sched_decision {

@@ -52,6 +52,22 @@ int jobs_submit(struct server *s, struct job **jobs, size_t n, const char *env, 
 		bool *launch_after, struct gf_err *e);
 /* Can the machine ever run this job? -1 with e set when it cannot. */
 int jobs_check_feasible(struct server *s, const struct job *j, struct gf_err *e);
+/* preempt.c — preemption (gbatch --preemptible; idle reclaim's requeue).
+ * Preempt a running job: in its own transaction it is marked as being
+ * preempted (kept in the store: a daemon restart finishes it), then its
+ * runner sends the job its --signal (TERM for a job that did not ask for
+ * preemption), and SIGKILL after its grace (--signal's SECS; the daemon's
+ * kill grace for such a job). When its last process is gone (jobs_ended)
+ * it is queued again under the same id (requeue: reason Preempted,
+ * requeues + 1, $GFLOW_RESTART_COUNT) or cancelled. `why` goes to the
+ * daemon's log. 0 when it is under way (or was already); -1 with e set
+ * when the job is not running or the store refused. */
+int jobs_preempt(struct server *s, struct job *j, bool requeue, const char *why, struct gf_err *e);
+/* In jobs_ended's transaction: the end of a job being preempted. */
+void preempt_ended(struct server *s, struct job *j, const struct job_result *r);
+/* The victims of a scheduler pass, preempted (each in its own commit). */
+void preempt_victims(struct server *s, const int64_t *ids, size_t n);
+
 /* cascade.c — working through the cascade queue (its data: deps.c).
  * Inside a transaction: work through the queue for at most one slice. */
 void cascade_work(struct server *s);

@@ -284,6 +284,9 @@ static struct job *make_retry(struct server *s, struct job *old, struct gf_err *
 	n->attempt = old->attempt + 1;
 	jm_w(n)->retry_of = old->id;
 	jm_w(n)->log_seq = 0;	/* a job of its own: its log is named when it starts */
+	jm_w(n)->requeues = 0;
+	jm_w(n)->preempt_since = 0;
+	jm_w(n)->preempt &= ~(int64_t)PJ_END_CANCEL;
 	n->submit_time = now_real();
 	n->start_time = n->end_time = 0;
 	n->has_exit = false;
@@ -370,20 +373,31 @@ static int end_in_txn(struct server *s, struct job *j, const struct job_result *
 		      struct gf_err *e)
 {
 	struct job *retry;
+	bool requeued = false;
 
 	jobs_touch(s, j);
 	/* A job whose processes are still being killed keeps what it holds. */
 	j->active = jr(j)->draining;
-	apply_result(j, r, why);
-	failure_classify(s, j, r);
-	if (j->state == JS_FAILED && j->attempt < j->max_retries) {
+	if (j->state == JS_RUNNING && jm(j)->preempt_since > 0)
+		preempt_ended(s, j, r);	/* queued again, or cancelled */
+	else if (j->state == JS_QUEUED || j->state == JS_HOLD)
+		requeued = true;	/* requeued already: its last run's end, reported again (a restart) */
+	else {
+		if (jm(j)->preempt_since > 0)
+			jm_w(j)->preempt_since = 0;	/* cancelled meanwhile: that stands */
+		apply_result(j, r, why);
+		failure_classify(s, j, r);
+	}
+	if (j->state == JS_QUEUED || j->state == JS_HOLD)
+		;	/* requeued: its dependents wait on */
+	else if (j->state == JS_FAILED && j->attempt < j->max_retries) {
 		retry = make_retry(s, j, e);
 		if (!retry || move_dependents(s, j, retry, e))
 			return -1;
 		jr_w(j)->retried_by = retry->id;
 	} else if (j->state != JS_FINISHED)
 		cascade_push_dependents(s, j, NULL);
-	return jobs_save(s, j, e) || usage_stage(s, j, e) ? -1 : 0;
+	return jobs_save(s, j, e) || (!requeued && usage_stage(s, j, e)) ? -1 : 0;
 }
 
 /* After the commit of j's end. */
@@ -577,6 +591,7 @@ static void record_start(struct server *s, struct job *j, uint64_t gpu_mask, str
 	j->state = JS_RUNNING;
 	job_set_reason(j, NULL);
 	j->start_time = now_real();
+	j->end_time = 0;	/* a requeued job's last run had one */
 	j->gpu_mask = gpu_mask;
 	usage_start(s, j);
 	cpus_assign(s, j);	/* before it is active: its own old ids do not count */
@@ -842,6 +857,7 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 	const struct sched_quota *subjects;
 	struct sched_gpu gpus[GFLOW_MAX_GPUS];
 	struct sched_input in;
+	struct sched_preempt preempt = { 0 };
 	double now = now_real(), next_begin = INFINITY;
 	bool recorded = false;
 	struct gf_err e;
@@ -888,6 +904,13 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 				.cpus = job_cpus(j),
 				.end_by = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs : 0,
 				.group_id = j->group_id,
+				.id = j->id,
+				.start = j->start_time,
+				.uid = (uint32_t)j->uid,
+				/* a requeued job still draining is no candidate */
+				.preemptible = job_preemptible(jm(j)) && j->state == JS_RUNNING,
+				.preempting = jm(j)->preempt_since > 0,
+				.shared = j->shared,
 			};
 		if (j->state != JS_QUEUED || jm(j)->cluster)
 			continue;
@@ -906,6 +929,7 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 			.blocked = jobs_blocked_reason(s, j, now),
 			.uid = (uint32_t)j->uid,
 			.usage = usage_in(usage, nusers, j->user),
+			.preemptible = job_preemptible(jm(j)),
 		};
 		qj[nq] = j;
 		if (jm(j)->begin_at > now && jm(j)->begin_at < next_begin)
@@ -926,6 +950,12 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 		.quotas = subjects, .nquotas = nsubjects, .resvs = resvs, .nresvs = nresvs,
 		.no_limit_horizon = NO_LIMIT_HORIZON_SECS,
 	};
+	if (!joined && !est) {	/* victims are preempted in their own commits */
+		preempt.victims = calloc(nr + 1, sizeof *preempt.victims);
+		if (!preempt.victims)
+			abort();
+		in.preempt = &preempt;
+	}
 	if (est) {
 		estimate_run(s, &in, qj, qs, joined);
 		quota_subjects_free(qs);
@@ -947,6 +977,9 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 		struct job *j = jobs_get(s, d[i].id);
 		const char *reason = d[i].reason;
 
+		if (reason && j->reason && !strcmp(j->reason, "Preempted") &&
+		    (!strcmp(reason, "Resources") || !strcmp(reason, "Priority")))
+			continue;	/* requeued: says so until it starts again */
 		if (reason && (!j->reason || strcmp(j->reason, reason)))
 			job_set_reason(j, reason);	/* waiting reasons live in memory */
 	}
@@ -1008,6 +1041,11 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 			continue;
 		launch(s, j);
 	}
+	if (preempt.nvictims) {
+		preempt_victims(s, preempt.victims, preempt.nvictims);
+		s->last_pass.valid = false;
+	}
+	free(preempt.victims);
 	vlog(3, "scheduler pass: %zu waiting, %zu running, %zu started", nq, nr, started);
 	arm_begin_timer(s, next_begin, now);
 	/* After the starts' commits: a pass that started or was refused

@@ -136,13 +136,14 @@ struct counts {
 	struct tally *t;	/* one per labelled pair, in pairs' order */
 	size_t nt, cap;
 	/* waiting (queued) jobs */
-	uint64_t waiting[8], waiting_gpus[8];
+	uint64_t waiting[9], waiting_gpus[9];
 	double oldest_submit;	/* 0: none waits */
 };
 
 /* The reasons a queued job waits for (the scheduler's, state/table.c's). */
 static const char *const wait_reasons[] = { "None",     "Dependency", "BeginTime", "Resources",
-					    "Priority", "Quota",      "Reservation", "other" };
+					    "Priority", "Quota",      "Reservation", "Preempted", "other" };
+_Static_assert(sizeof wait_reasons / sizeof wait_reasons[0] == 9, "one count per reason (struct counts)");
 
 static size_t wait_reason(const char *r)
 {
@@ -287,6 +288,23 @@ static void jobs_section(struct server *s, struct evbuffer *b)
 	for (size_t i = 0; i < c.nt; i++) {
 		user_project(b, "gflow_jobs_submitted_total", "", &c.t[i]);
 		evbuffer_add_printf(b, "} %llu\n", (unsigned long long)c.t[i].n[C_SUBMITTED]);
+	}
+	{
+		/* Counted from the job table (each job's requeues, and those
+		 * cancelled by preemption), so a restart does not reset it. */
+		unsigned long long n = 0;
+
+		for (int64_t id = 1; id <= s->max_id; id++) {
+			const struct job *j = s->jobs[id];
+
+			if (!j)
+				continue;
+			n += (unsigned long long)jm(j)->requeues;
+			n += j->state == JS_CANCELLED && j->reason && !strcmp(j->reason, "Preempted");
+		}
+		family(b, "gflow_preemptions_total", "counter",
+		       "Preemptions done: jobs requeued or cancelled to give their GPUs to others.");
+		evbuffer_add_printf(b, "gflow_preemptions_total %llu\n", n);
 	}
 	family(b, "gflow_jobs_ended_total", "counter",
 	       "Jobs that ended, by user, project and final state (finished, failed, cancelled, timeout).");

@@ -757,7 +757,7 @@ void notify_api_test(struct server *s, struct evhttp_request *req, bool admin, j
 		if (!json_is_string(ev) || !gf_event_known(json_string_value(ev), false)) {
 			reply_error(req, 400, "'event' must be one of job_submitted, job_updated, job_started, "
 					      "job_completed, job_failed, job_cancelled, job_timeout, job_held, "
-					      "job_released, job_gpu_memory_exceeded, job_idle, gpu_available, reservation_created, "
+					      "job_released, job_gpu_memory_exceeded, job_idle, job_preempted, gpu_available, reservation_created, "
 					      "reservation_cancelled, "
 					      "scheduler_online");
 			return;

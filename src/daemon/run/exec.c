@@ -143,8 +143,8 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	struct gf_bytes env = { 0 }, argv = { 0 }, spec = { 0 };
 	/* System mode: the runner makes the log, as the owner, with the first
 	 * free name; a start after one in which nothing ran uses the name that
-	 * start recorded. */
-	bool log_new = jm(j)->log_dir && (j->run_seq <= 1 || !jm(j)->log_seq);
+	 * start recorded; a requeued job (engine/preempt.c) goes on in its log. */
+	bool log_new = jm(j)->log_dir && (j->run_seq <= 1 || (!jm(j)->log_seq && !jm(j)->requeues));
 	size_t ncg;
 	int dfd, out, rc = -1, err;
 

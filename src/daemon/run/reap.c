@@ -347,6 +347,8 @@ static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long l
 	event_add(jr(j)->pidfd_ev, NULL);
 	if (j->state == JS_CANCELLED && !jr(j)->cancel_sent)
 		reap_signal(s, j, SIGTERM);
+	else if (j->state == JS_RUNNING && jm(j)->preempt_since > 0 && !jr(j)->cancel_sent)
+		reap_preempt(s, j);	/* after a daemon restart, or before the runner was seen */
 	return 0;
 }
 
@@ -509,6 +511,11 @@ static void check_runner(struct server *s, struct job *j, double now)
 	jr_w(j)->stopped_ticks = 0;
 	if (j->time_limit_secs && now > limit_end && job_has_work(s, j))
 		backstop(s, j, "timeout", "let the job run past its time limit");
+	else if (jm(j)->preempt_since > 0 &&
+		 now > jm(j)->preempt_since + (double)(job_preemptible(jm(j)) ? jm(j)->preempt_secs : s->grace_secs) +
+			       2.0 * s->grace_secs + LIMIT_MARGIN_SECS &&
+		 job_has_work(s, j))
+		backstop(s, j, "preempted", "let the job run past its preemption grace");
 }
 
 /* A job whose processes are gone while its runner lives on, with the disk
@@ -658,6 +665,26 @@ void reap_start_failed(struct server *s, struct job *j, const char *why)
 		jr_w(j)->backstop = "the job could not be started";
 		jr_w(j)->end_pending = true;	/* tried again by the backstop */
 	}
+}
+
+int reap_preempt(struct server *s, struct job *j)
+{
+	siginfo_t si;
+	int sig = jm(j)->preempt_sig > 0 ? (int)jm(j)->preempt_sig : SIGTERM;
+	int64_t secs = jm(j)->preempt_secs;
+
+	if (!job_preemptible(jm(j)))
+		secs = s->grace_secs;	/* a job requeued that did not ask for it */
+	if (jr(j)->pidfd < 0)
+		return -1;	/* not attached yet: attach() sends it */
+	memset(&si, 0, sizeof si);
+	si.si_signo = SIGTERM;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_int = GF_PREEMPT_VALUE(sig, secs < 0 ? 0 : secs > 0xfffff ? 0xfffff : secs);
+	jr_w(j)->cancel_sent = true;
+	return (int)syscall(SYS_pidfd_send_signal, jr(j)->pidfd, SIGTERM, &si, 0);
 }
 
 int reap_signal(struct server *s, struct job *j, int sig)

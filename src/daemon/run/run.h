@@ -151,6 +151,10 @@ void reap_start_failed(struct server *s, struct job *j, const char *why);
 void reap_start_undo(struct server *s, struct job *j);
 int reap_recover(struct server *s, struct gf_err *e);	/* at daemon start */
 int reap_signal(struct server *s, struct job *j, int sig);
+/* Tell the runner to preempt the job (its preempt_sig, then SIGKILL after
+ * preempt_secs; runfile.h's GF_PREEMPT_VALUE). -1: not attached yet (the
+ * attach sends it). */
+int reap_preempt(struct server *s, struct job *j);
 void reap_forget(struct server *s, struct job *j);
 /* The store refused to record j's end (r: its result, or none): the job
  * says so and the backstop reads its result again (end_pending). */

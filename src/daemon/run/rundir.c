@@ -37,7 +37,8 @@ static bool ours(const char *kv)
 {
 	static const char *const names[] = { "CUDA_VISIBLE_DEVICES=", "CUDA_DEVICE_ORDER=", "GFLOW_JOB_ID=",
 					     "GFLOW_JOB_NAME=", "GFLOW_ARRAY_TASK_ID=", "GFLOW_GPU_IDS=",
-					     "GFLOW_GPU_MEMORY_MB=", "GFLOW_JOB_MARK=", "TMUX=", "TMUX_PANE=" };
+					     "GFLOW_GPU_MEMORY_MB=", "GFLOW_JOB_MARK=", "GFLOW_RESTART_COUNT=", "TMUX=",
+					     "TMUX_PANE=" };
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strncmp(kv, names[i], strlen(names[i])))
@@ -96,6 +97,9 @@ int rundir_env(struct server *s, const struct job *j, struct gf_bytes *out, stru
 	buf_var(&b, "GFLOW_JOB_NAME", j->name ? j->name : "");
 	snprintf(num, sizeof num, "%lld", (long long)j->array_task_id);
 	buf_var(&b, "GFLOW_ARRAY_TASK_ID", num);
+	/* How many times it was preempted and queued again (0: its first run). */
+	snprintf(num, sizeof num, "%lld", (long long)jm(j)->requeues);
+	buf_var(&b, "GFLOW_RESTART_COUNT", num);
 	if (j->gpu_memory_mb) {
 		snprintf(num, sizeof num, "%lld", (long long)j->gpu_memory_mb);
 		buf_var(&b, "GFLOW_GPU_MEMORY_MB", num);

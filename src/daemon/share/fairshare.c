@@ -160,10 +160,15 @@ void usage_close(struct server *s)
 	s->nrecent_pending = s->recent_pending_cap = 0;
 }
 
-static double weight(const struct job *j)
+/* A preemptible job's use counts at [daemon.fair_share]
+ * preemptible_weight (default 0.5): it gave way when asked. */
+static double weight_in(const struct server *s, const struct job *j)
 {
-	return j->gpus > 0 ? (double)j->gpus : USAGE_CPU_WEIGHT;
+	double w = j->gpus > 0 ? (double)j->gpus : USAGE_CPU_WEIGHT;
+
+	return job_preemptible(jm(j)) ? w * s->cfg.fair_share_preemptible_weight : w;
 }
+#define weight(j) weight_in(s, (j))
 
 double usage_of(struct server *s, const char *user, double now)
 {

@@ -13,13 +13,13 @@
 #include <time.h>
 
 static const char *const limit_key[] = { "max_running_jobs", "max_running_gpus", "max_queued_jobs",
-					 "max_gpu_hours_per_day" };
-#define NLIMITS 4
+					 "max_gpu_hours_per_day", "max_preemptible_gpus" };
+#define NLIMITS 5
 
 static int64_t *field(struct gf_quota *q, int i)
 {
 	return i == 0 ? &q->max_running_jobs : i == 1 ? &q->max_running_gpus : i == 2 ? &q->max_queued_jobs
-	       : &q->max_gpu_hours_per_day;
+	       : i == 3 ? &q->max_gpu_hours_per_day : &q->max_preemptible_gpus;
 }
 
 /* ---- overrides --------------------------------------------------------- */
@@ -235,6 +235,7 @@ static int subject_index(struct server *s, struct quota_subjects *qs, bool proje
 	qs->q[qs->n] = (struct sched_quota){
 		.max_jobs = limited(&lim) ? lim.max_running_jobs : -2,
 		.max_gpus = lim.max_running_gpus,
+		.max_preempt_gpus = lim.max_preemptible_gpus,
 		.day_used_up = lim.max_gpu_hours_per_day >= 0 &&
 			       usage_day_gpu_secs(s, project, name, now) >= (double)lim.max_gpu_hours_per_day * 3600,
 	};
@@ -264,6 +265,10 @@ struct quota_subjects *quota_subjects_build(struct server *s, struct sched_job *
 			continue;
 		for (size_t k = 0; k < qs->n; k++)
 			if (qs->q[k].max_jobs != -2 && is_subject(j, qs->who[k].project, qs->who[k].name)) {
+				if (job_preemptible(jm(j))) {	/* beyond the quotas: its own limit */
+					qs->q[k].running_preempt_gpus += j->gpus;
+					continue;
+				}
 				qs->q[k].running_jobs++;
 				qs->q[k].running_gpus += j->gpus;
 			}
@@ -271,7 +276,7 @@ struct quota_subjects *quota_subjects_build(struct server *s, struct sched_job *
 	/* The pass knows only limited subjects: make unlimited ones harmless. */
 	for (size_t k = 0; k < qs->n; k++)
 		if (qs->q[k].max_jobs == -2)
-			qs->q[k] = (struct sched_quota){ .max_jobs = -1, .max_gpus = -1 };
+			qs->q[k] = (struct sched_quota){ .max_jobs = -1, .max_gpus = -1, .max_preempt_gpus = -1 };
 	return qs;
 }
 
@@ -396,7 +401,7 @@ void quota_notes(struct server *s, const struct quota_subjects *qs, const struct
 			continue;
 		if (!strcmp(d[i].reason, "Quota") && d[i].quota >= 1 && (size_t)d[i].quota <= qs->n) {
 			const struct subject_name *who = &qs->who[d[i].quota - 1];
-			int li = d[i].limit == LIM_JOBS ? 0 : d[i].limit == LIM_GPUS ? 1 : 3;
+			int li = d[i].limit == LIM_JOBS ? 0 : d[i].limit == LIM_GPUS ? 1 : d[i].limit == LIM_PREEMPT_GPUS ? 4 : 3;
 			double *c = &at[(size_t)(d[i].quota - 1) * 66 +
 					(d[i].limit == LIM_JOBS ? 65 : (j->gpus > 64 ? 64 : j->gpus))];
 

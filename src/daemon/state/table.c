@@ -265,6 +265,8 @@ int jobs_cross_priority(const struct server *s, const struct job *j)
 
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now)
 {
+	if (j->active)
+		return "Preempted";	/* requeued: its last run's processes are not all gone yet */
 	if (j->ndeps && jobs_deps_state(s, j, NULL) != 1)
 		return "Dependency";
 	if (jm(j)->begin_at > now)

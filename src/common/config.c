@@ -251,7 +251,7 @@ static int apply_idle(const struct setting *st, struct src *s, struct gf_config 
 		else if (v && !strcmp(v, "cancel"))
 			c->idle_action = GF_IDLE_CANCEL;
 		else if (v && !strcmp(v, "requeue"))
-			return gf_err_set(e, "idle_reclaim.action = requeue needs preemption's requeue (not built yet)");
+			c->idle_action = GF_IDLE_REQUEUE;
 		else
 			return cfg_expected(s, "\"warn\", \"cancel\" or \"requeue\"", e);
 		return 0;

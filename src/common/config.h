@@ -17,7 +17,7 @@
 enum gf_strategy { GF_STRATEGY_SEQUENTIAL, GF_STRATEGY_RANDOM };
 enum gf_executor { GF_EXEC_TMUX, GF_EXEC_PROCESS };
 enum gf_overuse { GF_OVERUSE_WARN, GF_OVERUSE_CANCEL };
-enum gf_idle_action { GF_IDLE_WARN, GF_IDLE_CANCEL };	/* "requeue" is refused for now */
+enum gf_idle_action { GF_IDLE_WARN, GF_IDLE_CANCEL, GF_IDLE_REQUEUE };
 
 #define GF_DEFAULT_PORT 59000
 #define GF_MAX_GPUS 64		/* GPU indices are 0..63 */

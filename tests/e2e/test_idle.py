@@ -61,6 +61,44 @@ def test_warn_then_cancel(gflow):
         sink.close()
 
 
+def test_requeue_stops_the_job_and_queues_it_again_under_its_id(gflow, tmp_path):
+    # action = "requeue": stopped as a preemption stops a job (its signal,
+    # then the kill), queued again with the same id, its log going on; it
+    # starts again with GFLOW_RESTART_COUNT=1 (and, idle again, would be
+    # warned again: its clock starts afresh)
+    g = gflow
+    write_config(g, IDLE + 'action = "requeue"\napply_to = "all"\n')
+    g.set_scenario(scenario([0]))
+    g.start("--gpu-poll-interval-secs", "1")
+    jid = g.submit("--gpus", "1", "--", "sh", "-c", 'echo "run ${GFLOW_RESTART_COUNT:-0}"; exec sleep 300')
+    g.wait_state(jid, "Running")
+    g.wait_for(lambda: "it will be stopped and queued again in 0:00:02" in g.log_of(jid), what="the warning")
+    g.wait_for(lambda: (g.job(jid).get("preempt") or {}).get("requeues", 0) >= 1, timeout=30,
+               what="the job queued again")
+    g.wait_for(lambda: "run 1" in g.log_of(jid), what="its second run", timeout=30)
+    log = g.log_of(jid)
+    assert log.index("run 0") < log.index("stopped to be queued again: its GPUs were idle") < log.index("run 1"), log
+    assert g.job(jid)["state"] == "Running"
+    g.cli("gcancel", str(jid), check=True)
+    g.wait_state(jid, "Cancelled")
+
+
+def test_requeue_cancels_an_interactive_session(gflow):
+    # a galloc session's terminal cannot come back: requeue cancels it
+    g = gflow
+    write_config(g, IDLE + 'action = "requeue"\napply_to = "interactive"\n')
+    g.set_scenario(scenario([0]))
+    g.start("--gpu-poll-interval-secs", "1")
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["sleep", "300"], "gpus": 1, "interactive": True}],
+                                       "env": ["PATH=/usr/bin:/bin"], "cwd": "/"})
+    assert st == 201, body
+    jid = body["jobs"][0]["id"]
+    g.wait_state(jid, "Running")
+    g.wait_for(lambda: "it will be cancelled in 0:00:02" in g.log_of(jid), what="the warning")
+    j = g.wait_state(jid, "Cancelled", timeout=30)
+    assert j["reason"].startswith("Idle: no GPU activity for"), j
+
+
 def test_activity_resets_and_busy_job_untouched(gflow):
     g = gflow
     write_config(g, IDLE + 'action = "cancel"\napply_to = "all"\n')
@@ -155,8 +193,6 @@ def test_bad_values_are_refused(gflow):
             assert p in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
-    check('[gpu.idle_reclaim]\naction = "requeue"\n',
-          "idle_reclaim.action = requeue needs preemption's requeue (not built yet)")
     check('[gpu.idle_reclaim]\naction = "kill"\n', "[gpu.idle_reclaim] action", '"kill"')
     check('[gpu.idle_reclaim]\nafter = "soon"\n', "[gpu.idle_reclaim] after", "soon")
     check('[gpu.idle_reclaim]\nwarn_before = "-5m"\n', "[gpu.idle_reclaim] warn_before")

@@ -55,6 +55,18 @@ static int on_cancel(struct server *s, void *arg)
 	return -1;
 }
 
+static int on_requeue(struct server *s, void *arg)
+{
+	struct gf_ev_cancel *ev = arg;
+	struct job *j = jobs_get(s, ev->id);
+	struct gf_err e;
+
+	if (j && jobs_preempt(s, j, true, ev->reason, &e) == 0)
+		return 0;
+	snprintf(ev->err, ev->errsize, "%s", j ? e.msg : "no such job");
+	return -1;
+}
+
 static int on_spare_taken(struct server *s, void *arg)
 {
 	(void)arg;
@@ -78,6 +90,7 @@ static const struct gf_hook_entry wire_table[] = {
 	{ GF_EV_RUNNER_ENDED, on_runner_ended },	/* engine: the job's end */
 	{ GF_EV_JOB_FREED, on_job_freed },		/* engine: its resources back */
 	{ GF_EV_CANCEL, on_cancel },			/* engine */
+	{ GF_EV_REQUEUE, on_requeue },			/* engine: as a preemption */
 	{ GF_EV_SPARE_TAKEN, on_spare_taken },		/* run: the standby makes spares again */
 };
 

@@ -115,13 +115,15 @@ static void log_line(struct server *s, const struct job *j, const char *line)
 
 static void warn(struct server *s, struct job *j, double idle_secs)
 {
-	char line[512], hms[32], after[32], act[64];
+	char line[512], hms[32], after[32], act[96];
 	const struct gf_config *c = &s->cfg;
 
 	idle_fmt_hms(idle_secs, hms, sizeof hms);
 	idle_fmt_hms((double)c->idle_warn_before_secs, after, sizeof after);
-	if (c->idle_action == GF_IDLE_CANCEL)
+	if (c->idle_action == GF_IDLE_CANCEL || (c->idle_action == GF_IDLE_REQUEUE && jm(j)->interactive))
 		snprintf(act, sizeof act, "it will be cancelled in %s", after);
+	else if (c->idle_action == GF_IDLE_REQUEUE)
+		snprintf(act, sizeof act, "it will be stopped and queued again in %s", after);
 	else
 		snprintf(act, sizeof act, "this is a warning only");
 	snprintf(line, sizeof line,
@@ -130,20 +132,34 @@ static void warn(struct server *s, struct job *j, double idle_secs)
 		 (long long)j->id, c->idle_threshold_util, hms, act);
 	log_line(s, j, line);
 	fprintf(stderr, "gflowd: job %lld: GPUs idle for %s: warned (action %s)\n", (long long)j->id, hms,
-		c->idle_action == GF_IDLE_CANCEL ? "cancel" : "warn");
+		c->idle_action == GF_IDLE_CANCEL ? "cancel" : c->idle_action == GF_IDLE_REQUEUE ? "requeue" : "warn");
 	hooks_fire(s, GF_EV_JOB_EVENT, &(struct gf_ev_job_event){ j, "job_idle" });
 }
 
-/* The action; nonzero when a cancel could not be done now (tried again
- * at the next sample). */
+/* The action; nonzero when it could not be done now (tried again at the
+ * next sample). requeue stops the job as a preemption does and queues it
+ * again under its id (engine/preempt.c); an interactive session, whose
+ * terminal cannot come back, is cancelled instead. */
 static int act(struct server *s, struct job *j, double idle_secs)
 {
 	char reason[128], err[GF_ERR_MAX], hms[32], line[256];
 	struct gf_ev_cancel ev = { j->id, reason, err, sizeof err };
 
-	if (s->cfg.idle_action != GF_IDLE_CANCEL)
+	if (s->cfg.idle_action == GF_IDLE_WARN)
 		return 0;
 	idle_fmt_hms(idle_secs, hms, sizeof hms);
+	if (s->cfg.idle_action == GF_IDLE_REQUEUE && !jm(j)->interactive) {
+		snprintf(reason, sizeof reason, "Idle: no GPU activity for %s", hms);
+		snprintf(line, sizeof line, "\r\ngflow: job %lld: stopped to be queued again: its GPUs were idle for %s "
+			 "([gpu.idle_reclaim])\r\n", (long long)j->id, hms);
+		fprintf(stderr, "gflowd: job %lld: GPUs idle for %s: queueing it again ([gpu.idle_reclaim] action = "
+			"\"requeue\")\n", (long long)j->id, hms);
+		log_line(s, j, line);	/* before the runner's own line about the preemption */
+		if (!hooks_fire(s, GF_EV_REQUEUE, &ev))
+			return 0;
+		fprintf(stderr, "gflowd: queueing job %lld again: %s\n", (long long)j->id, err);
+		return -1;
+	}
 	snprintf(reason, sizeof reason, "Idle: no GPU activity for %s", hms);
 	snprintf(line, sizeof line, "\r\ngflow: job %lld: cancelled: its GPUs were idle for %s ([gpu.idle_reclaim])\r\n",
 		 (long long)j->id, hms);
@@ -209,8 +225,8 @@ void idle_sample(struct server *s)
 		ev = idle_step(&e->c, &r, &(struct idle_sample){ now, n, util, mem });
 		if (ev == IDLE_WARN)
 			warn(s, j, idle_for(&e->c, now));
-		else if (ev == IDLE_ACT && s->cfg.idle_action == GF_IDLE_CANCEL) {
-			/* acted on after the walk: a cancel changes the lists */
+		else if (ev == IDLE_ACT && s->cfg.idle_action != GF_IDLE_WARN) {
+			/* acted on after the walk: a cancel or requeue changes the lists */
 			if (!(due = realloc(due, (nact + 1) * sizeof *due)))
 				abort();
 			due[nact].id = j->id;

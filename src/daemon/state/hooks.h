@@ -24,6 +24,8 @@ enum gf_event {
 				 * nonzero: the store refused the end, memory as before */
 	GF_EV_JOB_FREED,	/* an ended job's last process is gone (reap.c): the struct job */
 	GF_EV_CANCEL,		/* cancel a running job (usage.c): struct gf_ev_cancel; nonzero: not done */
+	GF_EV_REQUEUE,		/* stop a running job and queue it again, as a preemption does
+				 * (idle.c): struct gf_ev_cancel; nonzero: not done */
 	GF_EV_SPARE_TAKEN,	/* a spare run directory or log was used (rundir.c): NULL */
 	GF_EV_RESERVATION,	/* a reservation made or cancelled (reserve.c): struct gf_ev_reservation */
 	GF_EV_COUNT

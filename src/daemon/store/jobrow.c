@@ -529,7 +529,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	ok &= get_int(&f[F_GPUS], &x);
 	j->gpus = (int)x;
 	j->shared = f[F_SHARED].kind == V_TRUE;
-	ok &= get_int(&f[F_GPU_MEMORY_MB], &j->gpu_memory_mb) && get_int(&f[F_MEMORY_MB], &j->memory_mb) &&
+	ok &= get_int(&f[F_GPU_MEMORY_MB], &m->gpu_memory_mb) && get_int(&f[F_MEMORY_MB], &j->memory_mb) &&
 	      get_int(&f[F_TIME_LIMIT_SECS], &j->time_limit_secs);
 	ok &= get_int(&f[F_PRIORITY], &x);
 	j->priority = (int)x;
@@ -551,7 +551,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	free(mode);
 	j->auto_cancel = f[F_AUTO_CANCEL].kind != V_FALSE;
 	ok &= get_num(&f[F_BEGIN_AT], &m->begin_at);
-	ok &= get_int(&f[F_ARRAY_TASK_ID], &j->array_task_id) && get_int(&f[F_GROUP_ID], &j->group_id);
+	ok &= get_int(&f[F_ARRAY_TASK_ID], &m->array_task_id) && get_int(&f[F_GROUP_ID], &m->group_id);
 	ok &= get_int(&f[F_MAX_CONCURRENT], &x);
 	j->max_concurrent = (int)x;
 	ok &= get_int(&f[F_MAX_RETRIES], &x);
@@ -610,7 +610,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 		return false;
 	ok &= get_str(&f[F_CLUSTER], &m->cluster) && get_str(&f[F_SLURM_ID], &m->slurm_id) &&
 	      get_str(&f[F_REMOTE_LOG], &m->remote_log);
-	ok &= get_shared(&f[F_RLIMITS], &m->rlimits);
+	ok &= get_shared(&f[F_RLIMITS], &j->rlimits);
 	ok &= get_int(&f[F_CPUS], &m->cpus) && get_shared(&f[F_CPU_IDS], &m->cpu_ids);
 	if (m->cpus <= 1)
 		m->cpus = 0;	/* 1, the default (old rows have no key) */

@@ -460,6 +460,8 @@ void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c)
 	l->attach = !l->f.fields || in_strv(l->f.fields, "attach_socket");
 	l->across = !l->f.fields || in_strv(l->f.fields, "priority_across_users");
 	l->live = only_live(&l->f);
+	if (!l->live && l->f.since > 0)	/* the submit-time index: no walk of older jobs */
+		l->next = jobs_since_from(s, l->f.since);
 	jw_lit(&l->w, "{\"jobs\":[");
 	list_more(NULL, l);
 }

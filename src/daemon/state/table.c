@@ -32,9 +32,41 @@ void jobs_reserve_ids(struct server *s, int64_t id)
 	s->njobs_cap = cap;
 }
 
+/* j's submit time raises the bound of its block and of every block after
+ * it (ids only grow, so that is normally the last one). */
+static void since_note(struct server *s, const struct job *j)
+{
+	size_t b = (size_t)(j->id / JOBS_SINCE_BLOCK);
+
+	if (b >= s->nsince) {
+		s->since_max = gf_grow(s->since_max, &s->since_cap, b + 1, sizeof *s->since_max, 64);
+		for (size_t k = s->nsince; k <= b; k++)
+			s->since_max[k] = s->nsince ? s->since_max[s->nsince - 1] : 0;
+		s->nsince = b + 1;
+	}
+	for (size_t k = b; k < s->nsince && s->since_max[k] < j->submit_time; k++)
+		s->since_max[k] = j->submit_time;
+}
+
+int64_t jobs_since_from(const struct server *s, double t)
+{
+	size_t lo = 0, hi = s->nsince;
+
+	while (lo < hi) {	/* the bounds never fall from block to block */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->since_max[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? (int64_t)lo * JOBS_SINCE_BLOCK : 1;
+}
+
 int jobs_add(struct server *s, struct job *j)
 {
 	jobs_reserve_ids(s, j->id);
+	since_note(s, j);
 	s->jobs[j->id] = j;
 	if (j->id > s->max_id)
 		s->max_id = j->id;

@@ -130,7 +130,10 @@ static struct job *job_alloc(void)
 	struct job *j = job_spare;
 
 	if (j) {
-		memcpy(&job_spare, j, sizeof job_spare);
+		void *next;
+
+		memcpy(&next, j, sizeof next);
+		job_spare = next;
 		return j;
 	}
 	if (slab_at == slab_end) {
@@ -147,7 +150,9 @@ static void job_release(struct job *j)
 #ifdef JOB_MALLOC
 	free(j);
 #else
-	memcpy(j, &job_spare, sizeof job_spare);
+	void *next = job_spare;
+
+	memcpy(j, &next, sizeof next);
 	job_spare = j;
 #endif
 }

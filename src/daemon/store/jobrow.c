@@ -68,13 +68,15 @@ static unsigned name_hash(const char *p, size_t n)
 static int field_of(const char *p, size_t n)
 {
 	static signed char slots[NSLOTS];
+	static size_t lens[F_N];	/* strlen of each name: not taken per key of a million rows */
 	static bool made;
 	unsigned i;
 
 	if (!made) {
 		memset(slots, -1, sizeof slots);
 		for (int f = 0; f < F_N; f++) {
-			i = name_hash(field_names[f], strlen(field_names[f])) % NSLOTS;
+			lens[f] = strlen(field_names[f]);
+			i = name_hash(field_names[f], lens[f]) % NSLOTS;
 			while (slots[i] >= 0)
 				i = (i + 1) % NSLOTS;
 			slots[i] = (signed char)f;
@@ -84,7 +86,7 @@ static int field_of(const char *p, size_t n)
 	for (i = name_hash(p, n) % NSLOTS; slots[i] >= 0; i = (i + 1) % NSLOTS) {
 		const char *name = field_names[slots[i]];
 
-		if (strlen(name) == n && !memcmp(name, p, n))
+		if (lens[slots[i]] == n && !memcmp(name, p, n))
 			return slots[i];
 	}
 	return -1;

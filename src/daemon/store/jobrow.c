@@ -356,11 +356,26 @@ static bool get_str(const struct span *v, char **out)
 	return true;
 }
 
-/* A string field that repeats from job to job: its pooled copy. */
+/* A string field that repeats from job to job: its pooled copy. The
+ * last few pooled strings are compared first: rows in a row mostly have
+ * the same user, directory and limits, and a compare of the bytes costs
+ * less than the pool's hash of them (a start with 1,000,000 jobs). Pooled
+ * strings live as long as the daemon, so the pointers stay good. */
+#define RECENT 8
+
 static char *shared_of(const struct span *v)
 {
+	static struct {
+		const char *s;
+		size_t n;
+	} recent[RECENT];
+	static unsigned next;
 	char buf[256], *t, *out;
 
+	if (!v->escaped)
+		for (unsigned i = 0; i < RECENT; i++)
+			if (recent[i].s && recent[i].n == v->n && !memcmp(recent[i].s, v->p, v->n))
+				return (char *)recent[i].s;
 	if (v->escaped || v->n >= sizeof buf) {
 		t = str_dup(v);
 		out = job_str_shared(t);
@@ -369,7 +384,13 @@ static char *shared_of(const struct span *v)
 	}
 	memcpy(buf, v->p, v->n);
 	buf[v->n] = 0;
-	return job_str_shared(buf);
+	out = job_str_shared(buf);
+	if (!memchr(buf, 0, v->n)) {	/* its text is the span's */
+		recent[next % RECENT].s = out;
+		recent[next % RECENT].n = v->n;
+		next++;
+	}
+	return out;
 }
 
 static bool get_shared(const struct span *v, char **out)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "decimal.h"
 
 enum { S_START, S_KEY_FIRST, S_KEY, S_TOP_NEXT, S_ITEM_FIRST, S_ITEM, S_ITEM_NEXT, S_END, S_FAILED };
 
@@ -211,7 +212,7 @@ static int number(struct rd *r, struct val *v)
 	errno = 0;
 	if (real) {
 		v->t = V_REAL;
-		if (qstream_decimal(buf, &v->d) < 0)	/* the daemon's times: without musl's slow path */
+		if (gf_decimal(buf, &v->d) < 0)	/* the daemon's times: without musl's slow path */
 			v->d = strtod(buf, NULL);
 		if (errno == ERANGE && isinf(v->d))
 			return bad(r, "a real number out of range");
@@ -231,57 +232,6 @@ static int number(struct rd *r, struct val *v)
 	}
 	r->i = i;
 	return OK;
-}
-
-int qstream_decimal(const char *s, double *out)
-{
-#ifdef __SIZEOF_INT128__
-	const char *p = s;
-	uint64_t m = 0, den = 1;
-	int digits = 0, k = 0, neg = *p == '-', shift;
-	unsigned __int128 num, d, q, rem;
-	uint64_t mant;
-
-	p += neg;
-	for (; *p >= '0' && *p <= '9'; p++, digits++)
-		m = m * 10 + (uint64_t)(*p - '0');
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9'; p++, digits++, k++) {
-			m = m * 10 + (uint64_t)(*p - '0');
-			den *= 10;
-		}
-	if (*p || digits > 19 || k > 15 || m == 0)
-		return -1;	/* exponents, zeros, long or odd forms: strtod's */
-	/* q = floor(m * 2^shift / den) with 55 bits: 53 kept, a round bit
-	 * and a sticky bit (with the remainder) */
-	shift = 55 + (64 - __builtin_clzll(den)) - (64 - __builtin_clzll(m));
-	for (;;) {
-		num = (unsigned __int128)m << (shift > 0 ? shift : 0);
-		d = (unsigned __int128)den << (shift < 0 ? -shift : 0);
-		q = num / d;
-		if (q >= (unsigned __int128)1 << 55)
-			shift--;
-		else if (q < (unsigned __int128)1 << 54)
-			shift++;
-		else
-			break;
-	}
-	rem = num % d;
-	mant = (uint64_t)(q >> 2);
-	if (((q >> 1) & 1) && ((q & 1) || rem || (mant & 1)))
-		mant++;
-	if (mant == UINT64_C(1) << 53) {
-		mant >>= 1;
-		shift--;
-	}
-	*out = ldexp((double)mant, 2 - shift);
-	if (neg)
-		*out = -*out;
-	return 0;
-#else
-	(void)s, (void)out;
-	return -1;
-#endif
 }
 
 static int literal(struct rd *r, const char *word, size_t len)

@@ -39,10 +39,5 @@ void qstream_free(struct qstream *s);
 /* Why the last call failed. */
 const char *qstream_error(const struct qstream *s);
 
-/* A plain decimal ("-12.5": at most 19 digits, 15 after the point, not
- * zero, no exponent) as the nearest double, exactly as strtod rounds it,
- * in integer arithmetic (musl's strtod took 40 % of listing a million
- * jobs). -1 for any other form: the caller asks strtod. */
-int qstream_decimal(const char *s, double *out);
 
 #endif

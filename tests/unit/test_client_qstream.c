@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "qstream.h"
 #include "queue.h"
 #include "table.h"
@@ -257,14 +258,14 @@ static void rows_out_as_table_render_writes(void **state)
 }
 
 
-/* qstream_decimal gives strtod's double, bit for bit, for every form it
+/* gf_decimal (common/decimal.c, qstream's and jobrow.c's numbers) gives strtod's double, bit for bit, for every form it
  * takes, and takes the daemon's times; it leaves the rest to strtod. */
 static void check_decimal(const char *text)
 {
 	double got, want = strtod(text, NULL);
 
-	if (qstream_decimal(text, &got) == 0 && memcmp(&got, &want, sizeof got)) {
-		fprintf(stderr, "qstream_decimal(%s) = %.17g, strtod: %.17g\n", text, got, want);
+	if (gf_decimal(text, &got) == 0 && memcmp(&got, &want, sizeof got)) {
+		fprintf(stderr, "gf_decimal(%s) = %.17g, strtod: %.17g\n", text, got, want);
 		fail();
 	}
 }
@@ -278,14 +279,14 @@ static void decimals_as_strtod_rounds_them(void **state)
 	uint64_t x = 88172645463325252ULL;
 
 	(void)state;
-	assert_int_equal(qstream_decimal("1796440242.6112356", &d), 0);
+	assert_int_equal(gf_decimal("1796440242.6112356", &d), 0);
 	assert_true(d == strtod("1796440242.6112356", NULL));
-	assert_int_equal(qstream_decimal("-2.5", &d), 0);
+	assert_int_equal(gf_decimal("-2.5", &d), 0);
 	assert_true(d == -2.5);
 	for (const char *const *p = odd; *p; p++) {
 		check_decimal(*p);
 		if (strchr(*p, 'e') || strchr(*p, 'E') || !strcmp(*p, "0") || strlen(*p) > 20)
-			assert_int_equal(qstream_decimal(*p, &d), -1);
+			assert_int_equal(gf_decimal(*p, &d), -1);
 	}
 	for (int i = 0; i < 400000; i++) {
 		int kind;

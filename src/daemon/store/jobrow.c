@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
+
 enum field {
 	F_NAME, F_USER, F_UID, F_PROJECT, F_STATE, F_REASON, F_COMMAND, F_SCRIPT, F_CWD, F_LOG_DIR,
 	F_LOG_SEQ, F_ENV_ID, F_GPUS, F_SHARED, F_GPU_MEMORY_MB, F_MEMORY_MB, F_TIME_LIMIT_SECS, F_PRIORITY,
@@ -416,6 +418,18 @@ static bool int_of(const char *p, size_t n, int64_t *out)
 
 	if (n >= sizeof buf)
 		return false;
+	if (n && n < 19 && (p[0] == '-' ? n > 1 : true)) {	/* fits in 18 digits: no overflow */
+		bool neg = p[0] == '-';
+		int64_t v = 0;
+		size_t i;
+
+		for (i = neg; i < n && p[i] >= '0' && p[i] <= '9'; i++)
+			v = v * 10 + (p[i] - '0');
+		if (i == n) {
+			*out = neg ? -v : v;
+			return true;
+		}
+	}
 	memcpy(buf, p, n);
 	buf[n] = 0;
 	errno = 0;
@@ -448,6 +462,8 @@ static bool get_num(const struct span *v, double *out)
 			return false;
 		memcpy(buf, v->p, v->n);
 		buf[v->n] = 0;
+		if (gf_decimal(buf, out) == 0)	/* the times: exact, without strtod's slow path */
+			return true;
 		errno = 0;
 		*out = strtod(buf, &end);
 		if (errno || *end)

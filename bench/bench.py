@@ -536,7 +536,17 @@ def case_sched(b):
                 samples.append(float(kv["median_us"]))
             b.row("sched", f"`sched_estimate()`, {n:,} queued jobs, {what}", "µs", samples,
                   key=f"estimate-{n}-{scen}", note=f"each sample: median of {passes} estimates; "
-                                                  f"{kv['started']} jobs placed (the rest: N/A)")
+                                                  f"{kv['started']} jobs placed (the rest: beyond the year it looks at, or N/A)")
+    # every job with an end: default_runtime_estimate = 1 h
+    samples = []
+    for _ in range(b.runs):
+        out = subprocess.run([str(exe), "10000", str(b.n(10, 3)), "busy", "estimate", "3600"], capture_output=True,
+                             text=True, check=True, timeout=300).stdout
+        kv = dict(w.split("=", 1) for w in out.split())
+        samples.append(float(kv["median_us"]))
+    b.row("sched", "`sched_estimate()`, 10,000 queued jobs, 8 GPUs all busy, default_runtime_estimate 1 h", "µs",
+          samples, key="estimate-10000-busy-dr", note=f"each sample: median of {b.n(10, 3)} estimates; "
+                                                      f"{kv['started']} jobs placed (the rest: beyond a year)")
 
 
 # ---- case 5: a big array ------------------------------------------------------

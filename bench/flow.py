@@ -210,7 +210,10 @@ def handoff_breakdown(per):
     """From [{step: ns}]: [(step, median since the step before, median since
     stamp_a, samples)], as trace_breakdown in bench.py."""
     rel = [{k: (v - t["stamp_a"]) / 1e9 for k, v in t.items()} for t in per if "stamp_a" in t]
-    order = [k for k in HANDOFF_STEPS if any(k in p for p in rel)]
+    # in the order they happen (their median time): a pass that records an
+    # end starts the next job inside the end's transaction, before its commit
+    seen = [k for k in HANDOFF_STEPS if any(k in p for p in rel)]
+    order = sorted(seen, key=lambda k: (median([p[k] for p in rel if k in p]), HANDOFF_STEPS.index(k)))
     steps, prev = [], None
     for k in order:
         have = [p for p in rel if k in p]

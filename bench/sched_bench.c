@@ -1,7 +1,7 @@
 /* sched_bench.c — times one scheduler pass (sched_pass() of
  * src/daemon/core/sched.c, linked in) over a synthetic queue, in-process.
  *
- *   sched_bench NJOBS PASSES SCENARIO [estimate]
+ *   sched_bench NJOBS PASSES SCENARIO [estimate [DEFAULT_RUNTIME_SECS]]
  *
  * SCENARIO "busy": 8 GPUs all held by running jobs with time limits, so
  * every queued job waits and the first one gets a backfill reservation
@@ -12,7 +12,9 @@
  *   njobs=N scenario=S passes=P started=K median_us=.. min_us=.. max_us=..
  * With "estimate", times sched_estimate() (estimate.c, linked in) over the
  * same input instead: the expected start of every job; started=K is then
- * how many got one.
+ * how many got one; DEFAULT_RUNTIME_SECS: how long a job without a time
+ * limit is assumed to run (default_runtime_estimate; 0, the default:
+ * unknown).
  * Build: cc -std=c11 -D_GNU_SOURCE -O2 -iquote src/daemon/core
  *        bench/sched_bench.c src/daemon/core/sched.c src/daemon/core/estimate.c -lm */
 #include "estimate.h"
@@ -65,7 +67,7 @@ static struct sched_job *make_jobs(size_t n)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: sched_bench NJOBS PASSES busy|free [estimate]\n");
+	fprintf(stderr, "usage: sched_bench NJOBS PASSES busy|free [estimate [DEFAULT_RUNTIME_SECS]]\n");
 	return 2;
 }
 
@@ -81,14 +83,14 @@ int main(int argc, char **argv)
 	struct sched_estimate *est;
 	bool busy, estimate;
 
-	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "estimate")))
+	if (argc != 4 && !((argc == 5 || argc == 6) && !strcmp(argv[4], "estimate")))
 		return usage();
 	n = strtoul(argv[1], NULL, 10);
 	passes = strtoul(argv[2], NULL, 10);
 	if (!n || !passes || (strcmp(argv[3], "busy") && strcmp(argv[3], "free")))
 		return usage();
 	busy = !strcmp(argv[3], "busy");
-	estimate = argc == 5;
+	estimate = argc >= 5;
 	for (int i = 0; i < NGPUS; i++) {
 		gpus[i] = (struct sched_gpu){ .index = i, .usable = true, .exclusive = busy,
 					      .total_mb = 81920 };
@@ -112,7 +114,7 @@ int main(int argc, char **argv)
 		.gpus = gpus, .ngpus = NGPUS, .mem_total_mb = 512 * 1024, .now = 1e9,
 		.strategy = SCHED_SEQUENTIAL,
 	};
-	struct sched_est_input ein = { .in = &in };
+	struct sched_est_input ein = { .in = &in, .default_runtime = argc == 6 ? atof(argv[5]) : 0 };
 
 	sched_pass(&in, out);	/* warm the caches and the allocator */
 	for (size_t p = 0; p < passes; p++) {

@@ -7,11 +7,13 @@ import { Detail } from './detail.js';
 import { renderGpus } from './gpus.js';
 import { firstPointIn, renderHistory } from './history.js';
 import { JobTable } from './jobs.js';
+import { renderTimeline } from './timeline.js';
 import { el } from './util.js';
 
 const POLL_MS = 1500;
 const FULL_MS = 30000;
 const HISTORY_MS = 30000;
+const TIMELINE_MS = 15000;
 const FIELDS = 'id,name,user,uid,project,state,st,reason,gpus,gpu_ids,submit_time,start_time,end_time,'
   + 'priority,depends_on,dep_mode,active';
 const LIVE = new Set(['Queued', 'Hold', 'Running']);
@@ -20,7 +22,7 @@ const $ = (id) => document.getElementById(id);
 const jobs = new Map();
 let caller = null;          // {uid, admin} of the token, when one is given
 let startedAt = null;      // the daemon's start, asked once while the history is empty
-let lastHistory = 0, lastFull = 0, maxSubmit = 0, gpuInfo = { gpus: [] }, busy = false;
+let lastTimeline = 0, lastHistory = 0, lastFull = 0, maxSubmit = 0, gpuInfo = { gpus: [] }, busy = false;
 
 function say(msg, bad) {
   const s = $('status');
@@ -114,6 +116,13 @@ const table = new JobTable($('jobs'), {
     b.textContent = `Cancel ${n} shown…`;
     b.setAttribute('aria-label', `Cancel the ${n} live jobs the filters show`);
   },
+  onSelect: (ids) => {
+    const b = $('cancel-selected');
+    b.hidden = ids.size === 0;
+    b.textContent = `Cancel ${ids.size} selected…`;
+    b.setAttribute('aria-label', `Cancel the ${ids.size} jobs ticked`);
+    $('clear-selected').hidden = ids.size === 0;
+  },
 });
 const detail = new Detail($('detail'), { jobs: () => jobs, mayRead: owns, onOpen: (id) => detail.open(id), actions });
 
@@ -154,9 +163,9 @@ async function poll(force) {
     } else {
       const wasLive = [...jobs.values()].filter((j) => LIVE.has(j.state)).map((j) => j.id);
       const [live, fresh, g] = await Promise.all([
-        api.get(`/jobs?users=all&active=1&fields=${FIELDS}`),
-        api.get(`/jobs?users=all&since=${maxSubmit}&fields=${FIELDS}`),
-        api.get('/gpus'),
+        api.getFresh(`/jobs?users=all&active=1&fields=${FIELDS}`),
+        api.getFresh(`/jobs?users=all&since=${maxSubmit}&fields=${FIELDS}`),
+        api.getFresh('/gpus'),
       ]);
       remember(live.jobs);
       remember(fresh.jobs);
@@ -169,6 +178,10 @@ async function poll(force) {
       }
     }
     publish();
+    if (now - lastTimeline > TIMELINE_MS) {
+      lastTimeline = now;
+      await loadTimeline();
+    }
     if (now - lastHistory > HISTORY_MS) {
       lastHistory = now;
       const h = await api.get('/history');
@@ -187,6 +200,11 @@ async function poll(force) {
   } finally {
     busy = false;
   }
+}
+
+async function loadTimeline() {
+  const range = $('timeline-range').value;
+  renderTimeline($('timeline'), await api.get(`/timeline?range=${encodeURIComponent(range)}`));
 }
 
 async function useToken(t) {
@@ -242,6 +260,16 @@ function setup() {
   });
   $('token-forget').addEventListener('click', () => useToken(''));
   $('cancel-shown').addEventListener('click', () => cancel(cancellableShown()));
+  $('cancel-selected').addEventListener('click', async () => {
+    const list = [...table.selected].map((id) => jobs.get(id)).filter((j) => j && LIVE.has(j.state) && owns(j));
+    await cancel(list);
+    if ($('status').textContent !== 'Nothing cancelled.') table.clearSelection();
+  });
+  $('clear-selected').addEventListener('click', () => table.clearSelection());
+  $('timeline-range').addEventListener('change', () => {
+    lastTimeline = Date.now();
+    loadTimeline().catch((e) => say(`Timeline: ${e.message}`, true));
+  });
   for (const [id, key] of [['f-user', 'user'], ['f-state', 'state'], ['f-project', 'project'], ['f-name', 'name']]) {
     $(id).addEventListener('input', () => table.setFilter({ [key]: $(id).value }));
   }

@@ -1,5 +1,6 @@
 // jobs.js — the jobs table: gqueue's columns, filters (user, state, project,
-// name), sorting, and virtual rows (only the rows in view are in the
+// name), sorting, a box to tick on each job the page may cancel (several
+// cancelled at once), and virtual rows (only the rows in view are in the
 // document, so 10,000 jobs scroll as fast as 10).
 import { el, fmtDuration, keepFocus, runTime } from './util.js';
 
@@ -33,10 +34,14 @@ function cellText(c, j, now) {
 
 export class JobTable {
   // actions(job) → [{label, run}] (empty when the page may not act on it)
-  constructor(root, { onOpen, actions, onCount }) {
+  // onSelect(ids): the rows ticked changed (a Set of job ids; only jobs the
+  // page may cancel have a box).
+  constructor(root, { onOpen, actions, onCount, onSelect }) {
     this.onOpen = onOpen;
     this.actions = actions;
     this.onCount = onCount;
+    this.onSelect = onSelect;
+    this.selected = new Set();
     this.all = [];
     this.view = [];
     this.filter = { user: '', state: '', project: '', name: '' };
@@ -64,6 +69,18 @@ export class JobTable {
 
   setJobs(jobs) {
     this.all = jobs;
+    if (this.selected.size) {   // a ticked job that can no longer be cancelled is let go
+      const byId = new Map(jobs.map((j) => [j.id, j]));
+      let changed = false;
+      for (const id of this.selected) {
+        const j = byId.get(id);
+        if (!j || !this.actions(j).some((a) => a.label === 'Cancel')) {
+          this.selected.delete(id);
+          changed = true;
+        }
+      }
+      if (changed && this.onSelect) this.onSelect(this.selected);
+    }
     this.dirty = true;
     this.schedule();
   }
@@ -173,11 +190,19 @@ export class JobTable {
       }
     });
     const acts = this.actions(j);
-    const sig = acts.map((a) => a.label).join(',');
+    const selectable = acts.some((a) => a.label === 'Cancel');
+    const sig = `${selectable ? 'select,' : ''}${acts.map((a) => a.label).join(',')}`;
     if (sig !== r.actSig) {
       r.actSig = sig;
       const id = j.id;
-      keepFocus(r.act, () => r.act.replaceChildren(...acts.map((a) => {
+      r.sel = null;
+      if (selectable) {
+        r.sel = el('input', {
+          type: 'checkbox', class: 'jt-select', 'aria-label': `Select job ${id}`, 'data-focus-key': `select-${id}`,
+        });
+        r.sel.addEventListener('change', (e) => this.select(id, e.target.checked));
+      }
+      keepFocus(r.act, () => r.act.replaceChildren(...(r.sel ? [r.sel] : []), ...acts.map((a) => {
         const b = el('button', {
           type: 'button', class: `act act-${a.label.toLowerCase()}`, 'aria-label': `${a.label} job ${id}`,
           'data-focus-key': `${a.label}-${id}`,
@@ -186,6 +211,19 @@ export class JobTable {
         return b;
       })));
     }
+    if (r.sel && r.sel.checked !== this.selected.has(j.id)) r.sel.checked = this.selected.has(j.id);
+  }
+
+  select(id, on) {
+    if (on) this.selected.add(id);
+    else this.selected.delete(id);
+    if (this.onSelect) this.onSelect(this.selected);
+  }
+
+  clearSelection() {
+    this.selected.clear();
+    for (const r of (this.rows || new Map()).values()) if (r.sel) r.sel.checked = false;
+    if (this.onSelect) this.onSelect(this.selected);
   }
 
   jobOf(id) {

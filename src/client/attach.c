@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@
 #include "paths.h"
 #include "runfile.h"
 
-#define PROG "gjob"
+static const char *PROG = "gjob";	/* galloc sets its own (attach_session) */
 #define PREFIX_KEY 0x02		/* Ctrl-b, as in tmux */
 #define DETACH_KEY 'd'
 #define HELLO_WAIT_MS 10000
@@ -52,8 +53,10 @@ static int send_winsize(int sock)
 	return send_frame(sock, ATTACH_FRAME_SIZE, b, sizeof b);
 }
 
-/* Connect; a refusal of the file system is the same rule the runner says. */
-static int connect_to(long long id, const char *path, const char *owner)
+/* Connect; a refusal of the file system is the same rule the runner says.
+ * A socket not there yet, or not yet listening, is tried again for up to
+ * wait_ms (a runner that is starting). */
+static int connect_to(long long id, const char *path, const char *owner, int wait_ms)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd, err;
@@ -63,6 +66,7 @@ static int connect_to(long long id, const char *path, const char *owner)
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
+again:
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		fprintf(stderr, "%s: socket: %s\n", PROG, strerror(errno));
@@ -81,6 +85,11 @@ static int connect_to(long long id, const char *path, const char *owner)
 	}
 	err = errno;
 	close(fd);
+	if ((err == ENOENT || err == ECONNREFUSED) && wait_ms > 0) {
+		usleep(50000);
+		wait_ms -= 50;
+		goto again;
+	}
 	if (err == EACCES || err == EPERM)
 		fprintf(stderr, "%s: job %lld belongs to %s; only %s or an admin may attach\n", PROG, id,
 			owner ? owner : "another user", owner ? owner : "its owner");
@@ -161,15 +170,18 @@ size_t attach_filter_keys(const unsigned char *in, size_t n, int *prefix, unsign
 
 /* Keys typed: to the job in frames, but for Ctrl-b d. Returns 1 on
  * detach, -1 when the runner is gone. */
-static int relay_keys(int sock, const unsigned char *in, size_t n, int *prefix)
+static int relay_keys(int sock, const unsigned char *in, size_t n, int *prefix, bool keys_as_typed)
 {
 	static unsigned char out[65536 + 1];
-	int detach;
-	size_t len;
+	int detach = 0;
+	size_t len = n;
 
 	if (n > sizeof out - 1)
-		n = sizeof out - 1;
-	len = attach_filter_keys(in, n, prefix, out, &detach);
+		n = len = sizeof out - 1;
+	if (keys_as_typed)
+		memcpy(out, in, n);
+	else
+		len = attach_filter_keys(in, n, prefix, out, &detach);
 	for (size_t off = 0; off < len; off += ATTACH_FRAME_MAX)
 		if (send_frame(sock, ATTACH_FRAME_KEYS, out + off,
 			       len - off < ATTACH_FRAME_MAX ? len - off : ATTACH_FRAME_MAX))
@@ -177,17 +189,15 @@ static int relay_keys(int sock, const unsigned char *in, size_t n, int *prefix)
 	return detach;
 }
 
-enum how { DETACHED, ENDED, BROKEN };
-
 /* Relay until a detach, the job's end, or a signal to stop. */
-static enum how relay(int sock, int sigfd)
+static enum attach_how relay(int sock, int sigfd, const struct attach_mode *m, int *signo)
 {
-	int prefix = 0;
+	int prefix = 0, in_open = 1;
 
 	for (;;) {
 		struct pollfd fds[3] = {
 			{ .fd = sock, .events = POLLIN },
-			{ .fd = 0, .events = POLLIN },
+			{ .fd = in_open ? 0 : -1, .events = POLLIN },
 			{ .fd = sigfd, .events = POLLIN },
 		};
 		unsigned char buf[65536];
@@ -213,9 +223,19 @@ static enum how relay(int sock, int sigfd)
 			n = read(0, buf, sizeof buf);
 			if (n < 0 && errno == EINTR)
 				continue;
+			if (n <= 0 && m->pipe && !m->tty) {
+				/* Piped input has ended: an end of file (^D)
+				 * for the job, whose output still comes. */
+				static const unsigned char eot = 0x04;
+
+				in_open = 0;
+				if (send_frame(sock, ATTACH_FRAME_KEYS, &eot, 1))
+					return ENDED;
+				continue;
+			}
 			if (n <= 0)
 				return DETACHED;	/* the terminal is gone */
-			r = relay_keys(sock, buf, (size_t)n, &prefix);
+			r = relay_keys(sock, buf, (size_t)n, &prefix, m->keys_as_typed);
 			if (r)
 				return r > 0 ? DETACHED : ENDED;
 		}
@@ -224,34 +244,39 @@ static enum how relay(int sock, int sigfd)
 
 			if (read(sigfd, &si, sizeof si) != (ssize_t)sizeof si)
 				continue;
-			if (si.ssi_signo != SIGWINCH)
+			if (si.ssi_signo != SIGWINCH) {
+				*signo = (int)si.ssi_signo;
 				return DETACHED;	/* SIGTERM, SIGHUP, SIGINT: leave, the job runs on */
+			}
 			if (send_winsize(sock))
 				return ENDED;
 		}
 	}
 }
 
-int attach_job(long long id, const char *sock_path, const char *owner)
+enum attach_how attach_session(long long id, const char *sock_path, const char *owner, struct attach_mode *m)
 {
 	char buf[4096];
 	size_t start = 0, have = 0;
 	struct termios saved, raw;
 	sigset_t set, old;
-	int sock, sigfd, rc = EXIT_FAIL;
-	enum how how;
+	int sock, sigfd;
+	enum attach_how how;
 
-	if ((sock = connect_to(id, sock_path, owner)) < 0)
-		return EXIT_FAIL;
+	PROG = m->prog;
+	m->signo = 0;
+	if ((sock = connect_to(id, sock_path, owner, m->connect_wait_ms)) < 0)
+		return REFUSED;
 	if (hello(id, sock, buf, sizeof buf, &start, &have)) {
 		close(sock);
-		return EXIT_FAIL;
+		return REFUSED;
 	}
-	if (!isatty(0) || !isatty(1) || tcgetattr(0, &saved)) {
+	m->tty = isatty(0) && isatty(1) && tcgetattr(0, &saved) == 0;
+	if (!m->tty && !m->pipe) {
 		fprintf(stderr, "%s: attach needs a terminal (stdin and stdout); follow the output with: "
 			"gjob log %lld --follow\n", PROG, id);
 		close(sock);
-		return EXIT_FAIL;
+		return REFUSED;
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGWINCH);
@@ -263,34 +288,51 @@ int attach_job(long long id, const char *sock_path, const char *owner)
 	if (sigprocmask(SIG_BLOCK, &set, &old) || (sigfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0) {
 		fprintf(stderr, "%s: signalfd: %s\n", PROG, strerror(errno));
 		close(sock);
-		return EXIT_FAIL;
+		return BROKEN;
 	}
-	fprintf(stderr, "%s: attached to job %lld; detach with Ctrl-b d\n", PROG, id);
+	if (m->hello)
+		fprintf(stderr, "%s\n", m->hello);
 	/* Keys go through raw (^C reaches the job); output still gets "\r\n". */
 	raw = saved;
-	cfmakeraw(&raw);
-	raw.c_oflag |= OPOST | ONLCR;
-	if (tcsetattr(0, TCSADRAIN, &raw)) {
+	if (m->tty) {
+		cfmakeraw(&raw);
+		raw.c_oflag |= OPOST | ONLCR;
+	}
+	if (m->tty && tcsetattr(0, TCSADRAIN, &raw)) {
 		fprintf(stderr, "%s: cannot set the terminal to raw mode: %s\n", PROG, strerror(errno));
 		how = BROKEN;
 	} else {
 		if (send_winsize(sock) || (have && gf_write_all(1, buf + start, have)))
 			how = ENDED;
 		else
-			how = relay(sock, sigfd);
-		tcsetattr(0, TCSADRAIN, &saved);
+			how = relay(sock, sigfd, m, &m->signo);
+		if (m->tty)
+			tcsetattr(0, TCSADRAIN, &saved);
 	}
 	close(sock);
 	close(sigfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	return how;
+}
+
+int attach_job(long long id, const char *sock_path, const char *owner)
+{
+	struct attach_mode m = { .prog = "gjob" };
+	char hello[128];
+	enum attach_how how;
+
+	snprintf(hello, sizeof hello, "gjob: attached to job %lld; detach with Ctrl-b d", id);
+	m.hello = hello;
+	how = attach_session(id, sock_path, owner, &m);
 	if (how == DETACHED) {
 		fprintf(stderr, "\r\n%s: detached from job %lld (it runs on)\n", PROG, id);
-		rc = EXIT_OK;
-	} else if (how == ENDED) {
-		fprintf(stderr, "\r\n%s: job %lld has ended; see its output with: gjob log %lld\n", PROG, id, id);
-		rc = EXIT_OK;
+		return EXIT_OK;
 	}
-	return rc;
+	if (how == ENDED) {
+		fprintf(stderr, "\r\n%s: job %lld has ended; see its output with: gjob log %lld\n", PROG, id, id);
+		return EXIT_OK;
+	}
+	return EXIT_FAIL;
 }
 
 int attach_tmux_verified(const char *sock, struct gf_err *e)

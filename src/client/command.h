@@ -37,6 +37,7 @@ extern const struct command cmd_cancel;
 extern const struct command cmd_ctl;
 extern const struct command cmd_stats;
 extern const struct command cmd_cluster; /* remote.c */
+extern const struct command cmd_alloc;   /* alloc.c: galloc */
 
 /* "<prog>: <e->msg>" on stderr; returns EXIT_FAIL. */
 int cmd_fail(const char *prog, const struct gf_err *e);

@@ -33,7 +33,7 @@ int ctl_notify(int argc, char **argv)
 	if (event && !gf_event_known(event, false))
 		return cmd_usagef(PROG, "unknown event '%s' (events: job_submitted, job_updated, job_started, "
 		    "job_completed, job_failed, job_cancelled, job_timeout, job_held, job_released, "
-		    "job_gpu_memory_exceeded, "
+		    "job_gpu_memory_exceeded, job_idle, "
 		    "gpu_available, reservation_created, reservation_cancelled, scheduler_online)", event);
 	body = json_object();
 	if (event)

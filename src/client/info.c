@@ -652,7 +652,9 @@ char *info_timeline_text(const json_t *tl)
 		sbuf_addf(&b, "%c = job %lld (%s) %s: %s %s", keys.v[i].glyph, (long long)keys.v[i].id,
 		    jstr(seg, "user") ? jstr(seg, "user") : "?", jstr(seg, "name") ? jstr(seg, "name") : "",
 		    keys.v[i].kind == 'R' ? "running since" : "expected to start", s);
-		if (has_end)
+		if (has_end && json_is_true(json_object_get(seg, "estimated")))
+			sbuf_addf(&b, ", until about %s (no time limit: default_runtime_estimate)\n", e);
+		else if (has_end)
 			sbuf_addf(&b, ", until %s\n", e);
 		else
 			sbuf_adds(&b, keys.v[i].kind == 'R' ? ", end not known (no time limit)\n"

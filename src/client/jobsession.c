@@ -28,8 +28,11 @@ static const char attach_help[] =
 "With the system daemon the job's runner offers its terminal on a socket:\n"
 "you see the last 64 KiB of output first, the window size follows yours,\n"
 "Ctrl-b Ctrl-b types one Ctrl-b. Only the job's owner, root and members of\n"
-"[daemon] admin_group may attach. Jobs of the process executor have no\n"
-"terminal: follow them with gjob log ID --follow.\n";
+"[daemon] admin_group may attach. An interactive job (galloc) offers its\n"
+"terminal the same way under either daemon and executor; its caller's\n"
+"galloc stays attached, and the job ends when that one leaves. Other jobs\n"
+"of the process executor have no terminal: follow them with\n"
+"gjob log ID --follow.\n";
 
 /* A job is Running before tmux has made its session (the daemon asks for
  * it without waiting): give tmux a moment, up to 2 s. */
@@ -78,17 +81,18 @@ static int job_attach(int argc, char **argv)
 	else if (state_is_ended(state))
 		fprintf(stderr, "%s: job %lld has ended (%s); see its output "
 		    "with: gjob log %lld\n", PROG, id, state, id);
-	else if ((exec_kind && strcmp(exec_kind, "tmux") != 0) || (!session && !attach_sock))
+	else if (attach_sock) {
+		/* The system daemon, or an interactive job (galloc) of any
+		 * executor: the runner offers the job's terminal. */
+		rc = attach_job(id, attach_sock, jstr(job, "user"));
+		json_decref(job);
+		return rc;
+	} else if ((exec_kind && strcmp(exec_kind, "tmux") != 0) || !session)
 		fprintf(stderr, "%s: job %lld runs with the %s executor and has "
 		    "no tmux session; follow its output with: gjob log %lld "
 		    "--follow\n", PROG, id, exec_kind ? exec_kind : "process",
 		    id);
-	else if (attach_sock) {
-		/* The system daemon: the runner offers the job's terminal. */
-		rc = attach_job(id, attach_sock, jstr(job, "user"));
-		json_decref(job);
-		return rc;
-	} else
+	else
 		goto attach;
 	json_decref(job);
 	return EXIT_FAIL;

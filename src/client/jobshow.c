@@ -200,6 +200,14 @@ char *job_show_text(const json_t *j)
 	kv(&b, "GPUIDs", s);
 	free(s);
 	kv_gpu_usage(&b, j);
+	/* idle reclaim ([gpu.idle_reclaim]): how long its GPUs have been idle */
+	if (jhas(j, "idle_secs")) {
+		int64_t t = jint(j, "idle_secs", 0);
+
+		snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", (long long)(t / 3600), (long long)(t / 60 % 60),
+		    (long long)(t % 60));
+		kv(&b, "IdleFor", buf);
+	}
 	kv(&b, "Shared", yes_no(j, "shared", 0));
 	kv_mb(&b, "GPUMemory", j, "gpu_memory_mb");
 	kv_mb(&b, "Memory", j, "memory_mb");
@@ -261,6 +269,8 @@ char *job_show_text(const json_t *j)
 	}
 	kv_time(&b, "BeginTime", j, "begin_at");
 	kv(&b, "Executor", jstr(j, "executor"));
+	if (jbool(j, "interactive", 0))	/* galloc's session */
+		kv(&b, "Interactive", "yes");
 	/* The submitter's resource limits as captured; each is capped at the
 	 * daemon's hard limit when the job starts. */
 	if (jstr(j, "rlimits"))

@@ -11,7 +11,7 @@
 
 static const struct command *const commands[] = {
 	&cmd_batch, &cmd_queue, &cmd_info, &cmd_job, &cmd_cancel, &cmd_ctl,
-	&cmd_stats, &cmd_cluster,
+	&cmd_stats, &cmd_cluster, &cmd_alloc,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2)
 		return cmd_usagef("gflow", "missing command (commands: batch, "
-		    "queue, info, job, cancel, ctl, stats)");
+		    "queue, info, job, cancel, ctl, stats, alloc)");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);

@@ -414,7 +414,8 @@ static double as_num(const struct val *v, double dflt)
 /* The job fields a column reads. */
 enum { K_OTHER, K_ID, K_GPUS, K_UID, K_PRIORITY, K_TIME_LIMIT, K_MEMORY, K_GPU_MEMORY, K_EXIT_CODE,
        K_EXIT_SIGNAL, K_START, K_END, K_SUBMIT, K_NAME, K_STATE, K_ST, K_REASON, K_USER, K_PROJECT,
-       K_CLUSTER, K_GPU_IDS, K_GPU_USAGE, K_CPUS, K_EXPECTED_START, K_EXPECTED_GPUS };
+       K_CLUSTER, K_GPU_IDS, K_GPU_USAGE, K_CPUS, K_EXPECTED_START, K_EXPECTED_GPUS, K_IDLE_SECS,
+       K_IDLE_WARNED };
 
 static int key_of(const char *k, size_t n)
 {
@@ -437,7 +438,11 @@ static int key_of(const char *k, size_t n)
 		IS("gpu_usage", K_GPU_USAGE);
 		IS("gpu_memory_mb", K_GPU_MEMORY);
 		break;
-	case 'i': IS("id", K_ID); break;
+	case 'i':
+		IS("id", K_ID);
+		IS("idle_secs", K_IDLE_SECS);
+		IS("idle_warned", K_IDLE_WARNED);
+		break;
 	case 'm': IS("memory_mb", K_MEMORY); break;
 	case 'n': IS("name", K_NAME); break;
 	case 'p':
@@ -541,6 +546,8 @@ static int job(struct rd *r, struct qjob *q)
 			case K_START: q->start_time = as_num(&v, 0); break;
 			case K_END: q->end_time = as_num(&v, 0); break;
 			case K_SUBMIT: q->submit_time = as_num(&v, 0); break;
+			case K_IDLE_SECS: q->idle_secs = as_int(&v, 0); break;
+			case K_IDLE_WARNED: q->idle_warned = v.t == V_BOOL && v.i; break;
 			case K_EXPECTED_START:
 				q->expected_start = as_num(&v, 0);
 				q->has_expected = v.t == V_INT || v.t == V_REAL;

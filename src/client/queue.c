@@ -128,6 +128,8 @@ void qjob_from_json(const json_t *job, struct qjob *q, struct sbuf *scratch)
 	q->exit_signal = num_or(job, "exit_signal", 0, &q->has_exit_signal);
 	q->memory_exceeded = jbool(u, "memory_exceeded", 0);
 	q->exceeded_mb = num_or(u, "exceeded_mb", 0, &has);
+	q->idle_secs = jint(job, "idle_secs", 0);
+	q->idle_warned = jbool(job, "idle_warned", 0);
 	q->start_time = jnum(job, "start_time", 0);
 	q->end_time = jnum(job, "end_time", 0);
 	q->submit_time = jnum(job, "submit_time", 0);
@@ -271,7 +273,13 @@ void qjob_cell(const struct qjob *q, enum qfield f, double now, struct sbuf *b)
 	case QF_REASON:
 		/* a running shared job whose processes use more GPU memory
 		 * than it booked: that detail */
-		if (!q->reason && q->memory_exceeded) {
+		/* a running job warned by idle reclaim: idle for h:mm */
+		if (!q->reason && q->idle_warned) {
+			snprintf(buf, sizeof buf, "Idle(%lld:%02lld)",
+			    (long long)(q->idle_secs / 3600),
+			    (long long)(q->idle_secs / 60 % 60));
+			sbuf_adds(b, buf);
+		} else if (!q->reason && q->memory_exceeded) {
 			fmt_mb_human(q->exceeded_mb, used, sizeof used);
 			fmt_mb_human(q->gpu_memory_mb, booked, sizeof booked);
 			snprintf(buf, sizeof buf,
@@ -794,7 +802,7 @@ static const char *const field_keys[QF_COUNT] = {
 	[QF_USER] = "user,uid", [QF_PROJECT] = "project",
 	[QF_EXIT] = "exit_code,exit_signal", [QF_PRIORITY] = "priority",
 	[QF_SUBMIT] = "submit_time", [QF_START] = "start_time",
-	[QF_END] = "end_time", [QF_REASON] = "reason,gpu_usage,gpu_memory_mb",
+	[QF_END] = "end_time", [QF_REASON] = "reason,gpu_usage,gpu_memory_mb,idle_secs,idle_warned",
 	[QF_GPUIDS] = "gpu_ids",
 	[QF_CLUSTER] = "cluster",
 	[QF_CPUS] = "cpus",

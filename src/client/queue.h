@@ -44,6 +44,9 @@ struct qjob {
 	const char *expected_gpus;
 	const char *name, *state, *st, *reason, *user, *project, *cluster;
 	const char *gpu_ids; /* "0,1,3" as fmt_int_list writes it; NULL: absent */
+	/* a running job idle reclaim measures idle: for how long, warned? */
+	int64_t idle_secs;
+	int idle_warned;
 };
 
 /* The view of a job object (strings point into it; gpu_ids and

@@ -21,6 +21,7 @@
 
 #include "events.h"
 #include "home.h"
+#include "parse.h"
 #include "jobvars.h"
 #include "toml.h"
 
@@ -40,6 +41,9 @@ enum kind {
 	K_EMAILS,
 	K_OVERUSE,
 	K_TIMEZONE,	/* a string gf_timezone_check accepts */
+	K_DURATION,	/* int64_t seconds from "2h", "15m", "90s", "1:30:00" (gf_parse_duration) */
+	K_IDLE_ACTION,
+	K_IDLE_APPLY,
 };
 
 struct setting {
@@ -71,6 +75,12 @@ static const struct setting settings[] = {
 	  F(n_gpu_unmanaged_ignore_commands) },
 	{ "gpu", "shared_overuse", K_OVERUSE, F(gpu_shared_overuse), 0, 0, 0 },
 	{ "gpu", "constrain_devices", K_BOOL, F(gpu_constrain_devices), 0, 0, 0 },
+	{ "gpu.idle_reclaim", "enabled", K_BOOL, F(idle_enabled), 0, 0, 0 },
+	{ "gpu.idle_reclaim", "after", K_DURATION, F(idle_after_secs), 0, 0, 0 },
+	{ "gpu.idle_reclaim", "warn_before", K_DURATION, F(idle_warn_before_secs), 0, 0, 0 },
+	{ "gpu.idle_reclaim", "threshold_util", K_INT, F(idle_threshold_util), 1, 100, 0 },
+	{ "gpu.idle_reclaim", "action", K_IDLE_ACTION, F(idle_action), 0, 0, 0 },
+	{ "gpu.idle_reclaim", "apply_to", K_IDLE_APPLY, F(idle_apply_all), 0, 0, 0 },
 	{ "daemon.fair_share", "enabled", K_BOOL, F(fair_share_enabled), 0, 0, 0 },
 	{ "daemon.fair_share", "half_life_secs", K_INT64, F(fair_share_half_life_secs), 1, INT64_MAX, 0 },
 	{ "executor", "type", K_EXECUTOR, F(executor), 0, 0, 0 },
@@ -87,7 +97,7 @@ static const struct setting settings[] = {
 /* Tables that hold settings or other tables. quota.users and
  * quota.projects hold one table per name. */
 static const char *const sections[] = {
-	"daemon", "daemon.fair_share", "gpu", "executor", "projects", "notifications",
+	"daemon", "daemon.fair_share", "gpu", "gpu.idle_reclaim", "executor", "projects", "notifications",
 	"quota", "quota.default_user", "quota.default_project", "quota.users", "quota.projects",
 	"clusters",
 };
@@ -223,6 +233,39 @@ static int get_gpus(struct src *s, struct gf_config *c, struct gf_err *e)
 	return 0;
 }
 
+/* [gpu.idle_reclaim]'s durations and choices. */
+static int apply_idle(const struct setting *st, struct src *s, struct gf_config *c, struct gf_err *e)
+{
+	const char *v = s->v ? cfg_plain_string(s->v) : s->env;
+
+	switch (st->kind) {
+	case K_DURATION:
+		if (!v)
+			return cfg_expected(s, "a duration such as \"2h\", \"15m\" or \"90s\"", e);
+		return gf_parse_duration(v, "duration", (int64_t *)((char *)c + st->off), e);
+	case K_IDLE_ACTION:
+		if (v && !strcmp(v, "warn"))
+			c->idle_action = GF_IDLE_WARN;
+		else if (v && !strcmp(v, "cancel"))
+			c->idle_action = GF_IDLE_CANCEL;
+		else if (v && !strcmp(v, "requeue"))
+			return gf_err_set(e, "idle_reclaim.action = requeue needs preemption's requeue (not built yet)");
+		else
+			return cfg_expected(s, "\"warn\", \"cancel\" or \"requeue\"", e);
+		return 0;
+	case K_IDLE_APPLY:
+		if (v && !strcmp(v, "interactive"))
+			c->idle_apply_all = 0;
+		else if (v && !strcmp(v, "all"))
+			c->idle_apply_all = 1;
+		else
+			return cfg_expected(s, "\"interactive\" or \"all\"", e);
+		return 0;
+	default:
+		return gf_err_set(e, "unhandled setting");
+	}
+}
+
 static int apply(const struct setting *st, struct src *s, struct gf_config *c, struct gf_err *e)
 {
 	static const char *const strategies[] = { "sequential", "random" };
@@ -232,6 +275,8 @@ static int apply(const struct setting *st, struct src *s, struct gf_config *c, s
 	int64_t v;
 	int i;
 
+	if (!strcmp(st->section, "gpu.idle_reclaim") && strcmp(st->key, "enabled"))
+		c->idle_given = 1;
 	switch (st->kind) {
 	case K_STRING:
 		return cfg_get_string(s, (char **)field, e);
@@ -269,6 +314,10 @@ static int apply(const struct setting *st, struct src *s, struct gf_config *c, s
 		return 0;
 	case K_TIMEZONE:
 		return cfg_get_string(s, (char **)field, e) || gf_timezone_check(*(char **)field, e);
+	case K_DURATION:
+	case K_IDLE_ACTION:
+	case K_IDLE_APPLY:
+		return apply_idle(st, s, c, e);
 	}
 	return gf_err_set(e, "unhandled setting");
 }
@@ -772,6 +821,17 @@ void gf_config_defaults(struct gf_config *c)
 	c->quota_default_user = unlimited;
 	c->quota_default_project = unlimited;
 	c->notify_max_concurrent = 4;
+	c->idle_enabled = -1;
+	c->idle_after_secs = 2 * 3600;
+	c->idle_warn_before_secs = 15 * 60;
+	c->idle_threshold_util = 5;
+}
+
+/* [gpu.idle_reclaim] is on when given, unless enabled = false. */
+static void finish_idle(struct gf_config *c)
+{
+	if (c->idle_enabled < 0)
+		c->idle_enabled = c->idle_given;
 }
 
 int gf_config_load(const char *explicit_path, char *const *envp, struct gf_config *c,
@@ -799,6 +859,7 @@ int gf_config_load(const char *explicit_path, char *const *envp, struct gf_confi
 		goto fail;
 	finish_quotas(c->quota_users, c->n_quota_users, &c->quota_default_user);
 	finish_quotas(c->quota_projects, c->n_quota_projects, &c->quota_default_project);
+	finish_idle(c);
 	return 0;
 fail:
 	gf_config_free(c);

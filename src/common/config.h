@@ -17,6 +17,7 @@
 enum gf_strategy { GF_STRATEGY_SEQUENTIAL, GF_STRATEGY_RANDOM };
 enum gf_executor { GF_EXEC_TMUX, GF_EXEC_PROCESS };
 enum gf_overuse { GF_OVERUSE_WARN, GF_OVERUSE_CANCEL };
+enum gf_idle_action { GF_IDLE_WARN, GF_IDLE_CANCEL };	/* "requeue" is refused for now */
 
 #define GF_DEFAULT_PORT 59000
 #define GF_MAX_GPUS 64		/* GPU indices are 0..63 */
@@ -97,6 +98,16 @@ struct gf_config {
 	size_t n_gpu_unmanaged_ignore_commands;
 	enum gf_overuse gpu_shared_overuse;	/* [gpu] shared_overuse, default warn */
 	int gpu_constrain_devices;		/* [gpu] constrain_devices, default 0 */
+	/* [gpu.idle_reclaim] (share/idle.c): off unless the table (or a
+	 * GFLOW_GPU__IDLE_RECLAIM__* variable) is given; enabled = false
+	 * turns a given one off. */
+	int idle_enabled;			/* after loading: 1 on, 0 off */
+	int idle_given;				/* a key of the table was set */
+	int64_t idle_after_secs;		/* after, default 2h */
+	int64_t idle_warn_before_secs;		/* warn_before, default 15m */
+	int idle_threshold_util;		/* threshold_util, percent 1..100, default 5 */
+	enum gf_idle_action idle_action;	/* action, default warn */
+	int idle_apply_all;			/* apply_to: 0 "interactive" (default), 1 "all" */
 	int fair_share_enabled;		/* [daemon.fair_share] enabled, default 1 */
 	int64_t fair_share_half_life_secs; /* [daemon.fair_share] default 604800 (7 days), > 0 */
 	enum gf_executor executor;	/* [executor] type, default tmux */

@@ -62,7 +62,7 @@ static int get_events(struct src *s, char ***v, size_t *n, struct gf_err *e)
 			s->at = toml_array_at(s->v, i);
 			return gf_err_set(e, "unknown event '%.100s' (known: job_submitted, job_updated, "
 			    "job_started, job_completed, job_failed, job_cancelled, job_timeout, job_held, "
-			    "job_released, job_gpu_memory_exceeded, gpu_available, reservation_created, "
+			    "job_released, job_gpu_memory_exceeded, job_idle, gpu_available, reservation_created, "
 			    "reservation_cancelled, "
 			    "scheduler_online, or \"*\" alone)", (*v)[i]);
 		}

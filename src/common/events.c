@@ -7,6 +7,7 @@
 const char *const gf_events[] = {
 	"job_submitted", "job_updated", "job_started", "job_completed", "job_failed",
 	"job_cancelled", "job_timeout", "job_held", "job_released", "job_gpu_memory_exceeded",
+	"job_idle",
 	"gpu_available", "reservation_created", "reservation_cancelled", "scheduler_online",
 	NULL,
 };
@@ -41,10 +42,10 @@ int gf_events_check_list(const char *list, struct gf_err *e)
 				return gf_err_set(e, "'%.*s' is not about one job: per-job mail takes %s", (int)n,
 						  p, "job_submitted, job_updated, job_started, job_completed, "
 						     "job_failed, job_cancelled, job_timeout, job_held, job_released, "
-						     "job_gpu_memory_exceeded");
+						     "job_gpu_memory_exceeded, job_idle");
 			return gf_err_set(e, "unknown notification event '%.*s' (known: job_submitted, "
 					     "job_updated, job_started, job_completed, job_failed, job_cancelled, "
-					     "job_timeout, job_held, job_released, job_gpu_memory_exceeded)",
+					     "job_timeout, job_held, job_released, job_gpu_memory_exceeded, job_idle)",
 					     (int)(n > 100 ? 100 : n), p);
 		}
 		if (!p[n])

@@ -11,7 +11,7 @@
 /* Every event, in the documented order; the first GF_JOB_EVENTS are about
  * one job (the ones per-job mail may ask for). NULL-terminated. */
 extern const char *const gf_events[];
-#define GF_JOB_EVENTS 10
+#define GF_JOB_EVENTS 11
 
 /* Is name an event (job_only: one of the job events)? */
 bool gf_event_known(const char *name, bool job_only);

@@ -19,7 +19,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 
-/* Field 0 (the name) or 5 (the home) of uid's passwd entry. */
+/* Field 0 (the name), 5 (the home) or 6 (the shell) of uid's passwd entry. */
 static int passwd_field(unsigned uid, int field, char *buf, size_t size)
 {
 	struct passwd pw, *res = NULL;
@@ -29,7 +29,7 @@ static int passwd_field(unsigned uid, int field, char *buf, size_t size)
 	int rc = -1;
 
 	if (tmp && getpwuid_r((uid_t)uid, &pw, tmp, len, &res) == 0 && res) {
-		v = field == 0 ? pw.pw_name : pw.pw_dir;
+		v = field == 0 ? pw.pw_name : field == 5 ? pw.pw_dir : pw.pw_shell;
 		if (v && *v && strlen(v) < size) {
 			memcpy(buf, v, strlen(v) + 1);
 			rc = 0;
@@ -46,7 +46,7 @@ static int passwd_field(unsigned uid, int field, char *buf, size_t size)
 #include <spawn.h>
 #include <sys/wait.h>
 
-/* Field 0 (the name) or 5 (the home) of a passwd line
+/* Field 0 (the name), 5 (the home) or 6 (the shell) of a passwd line
  * ("name:pw:uid:gid:gecos:dir:shell"), when its third is uid. */
 static int line_field(const char *line, size_t n, const char *uid, int field,
     char *buf, size_t size)
@@ -65,7 +65,12 @@ static int line_field(const char *line, size_t n, const char *uid, int field,
 	}
 	if (field == 0)
 		p = line;
-	f = memchr(p, ':', (size_t)(end - p));
+	if (field == 6) {	/* the shell: the last field */
+		if (!(p = memchr(p, ':', (size_t)(end - p))))
+			return -1;
+		p++;
+	}
+	f = field == 6 ? end : memchr(p, ':', (size_t)(end - p));
 	if (!f || f == p || (size_t)(f - p) >= size)
 		return -1;
 	memcpy(buf, p, (size_t)(f - p));
@@ -138,6 +143,11 @@ static int passwd_field(unsigned uidn, int field, char *buf, size_t size)
 int gf_user_home(char *buf, size_t size)
 {
 	return passwd_field((unsigned)getuid(), 5, buf, size);
+}
+
+int gf_user_shell(char *buf, size_t size)
+{
+	return passwd_field((unsigned)getuid(), 6, buf, size);
 }
 
 int gf_user_name(unsigned uid, char *buf, size_t size)

@@ -15,6 +15,9 @@
  * `getent passwd UID` says. */
 int gf_user_home(char *buf, size_t size);
 
+/* The login shell of the real uid, the same way; -1 when it has none. */
+int gf_user_shell(char *buf, size_t size);
+
 /* The name of uid from the same user database, for a message; -1 when it
  * has none or it does not fit. */
 int gf_user_name(unsigned uid, char *buf, size_t size);

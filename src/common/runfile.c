@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define RUNFILE_MAX 8192	/* far more than either file ever holds */
@@ -185,13 +186,38 @@ int write_file_atomic_at(int dfd, const char *label, const char *name, const voi
 	return write_file(dfd, label, name, data, len, 0, 1, e);
 }
 
+int runfile_open_empty_at(int dfd, const char *name)
+{
+	struct stat st;
+	/* O_NONBLOCK: a FIFO planted there must not hold us in open() */
+	int fd = openat(dfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT)
+		return openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		if (errno == ELOOP || errno == ENXIO || errno == EISDIR)
+			errno = EEXIST;	/* a link, a FIFO nobody reads, a directory */
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size) {
+		close(fd);
+		errno = EEXIST;
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
 int write_file_new_at(int dfd, const char *label, const char *name, const void *data, size_t len,
 		      struct gf_err *e)
 {
-	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), saved;
+	int fd = runfile_open_empty_at(dfd, name), saved;
 
 	if (fd < 0) {
 		saved = errno;
+		if (saved == EEXIST)
+			return fail(e, saved, "%s/%s is there already and not an empty file: not writing into it",
+				    label, name);
 		return fail(e, saved, "cannot create %s/%s: %s", label, name, strerror(saved));
 	}
 	if (gf_write_all(fd, data, len) || close(fd)) {

@@ -108,9 +108,14 @@ int write_file_atomic_at(int dirfd, const char *dir, const char *name, const voi
 /* The same without the fsyncs: readers see all of it or none of it, but a
  * power cut may lose it. For files nobody needs after a reboot. */
 int write_file_replace(const char *dir, const char *name, const void *data, size_t len, struct gf_err *e);
-/* dir/name made new (O_EXCL, never through a link), written, not synced:
- * for a directory just made, whose files nobody reads before they are
- * whole (a run directory before its runner starts). */
+/* dir/name for writing: the empty regular file that is there (a spare or
+ * recycled run directory brings its files empty: rundir.c), else made new
+ * (O_EXCL). Anything else there — a file with something in it, a link, a
+ * FIFO — is refused (-1, errno EEXIST) and never opened through. */
+int runfile_open_empty_at(int dirfd, const char *name);
+/* dir/name written into the empty file there or a new one
+ * (runfile_open_empty_at), not synced: for a run directory before its
+ * runner starts, whose files nobody reads before they are whole. */
 int write_file_new_at(int dirfd, const char *dir, const char *name, const void *data, size_t len,
 		      struct gf_err *e);
 

@@ -55,6 +55,7 @@ struct attach {
 	struct ring replay;
 	struct viewer v[ATTACH_MAX_VIEWERS];
 	struct attach_hooks hooks;
+	bool ever;		/* a viewer was let in once */
 };
 
 /* --- rings ------------------------------------------------------------- */
@@ -246,6 +247,7 @@ static void on_accept(struct attach *a)
 		}
 		v->fd = fd;
 		v->out.max = VIEWER_BUF_MAX;
+		a->ever = true;
 		snprintf(line, sizeof line, ATTACH_HELLO " job %s\n", a->job);
 		ring_in(&v->out, line, strlen(line));
 		/* The replay: the last REPLAY_MAX bytes, oldest first. */
@@ -380,12 +382,33 @@ void attach_output(struct attach *a, const char *data, size_t n)
 		}
 }
 
+int attach_viewers(const struct attach *a, bool *ever)
+{
+	int n = 0;
+
+	for (int i = 0; i < ATTACH_MAX_VIEWERS; i++)
+		n += a->v[i].fd >= 0;
+	*ever = a->ever;
+	return n;
+}
+
 static double mono(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void attach_await_viewer(struct attach *a, double until)
+{
+	while (a && !a->ever && mono() < until) {
+		struct pollfd fds[ATTACH_MAX_FDS];
+		int n = attach_pollfds(a, fds), ms = (int)((until - mono()) * 1000.0) + 1;
+
+		if (poll(fds, (nfds_t)n, ms < 100 ? ms : 100) > 0)
+			attach_events(a, fds, n);
+	}
 }
 
 void attach_close(struct attach *a, double secs)

@@ -42,6 +42,14 @@ void attach_events(struct attach *a, const struct pollfd *fds, int n);
 /* The job's terminal output: kept for replay, queued to every viewer. */
 void attach_output(struct attach *a, const char *data, size_t n);
 
+/* How many viewers are attached now; *ever: whether one ever was. */
+int attach_viewers(const struct attach *a, bool *ever);
+
+/* A job that ended before any viewer came (an interactive job whose
+ * galloc has not attached yet): wait for one until `until` (CLOCK_MONOTONIC
+ * seconds), so that it gets the job's output and its end. NULL is fine. */
+void attach_await_viewer(struct attach *a, double until);
+
 /* Give viewers up to `secs` for what is queued, close them, stop
  * listening and remove the socket. NULL is fine. */
 void attach_close(struct attach *a, double secs);

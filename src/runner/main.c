@@ -238,6 +238,8 @@ int main(int argc, char **argv)
 		fill_result(&r, &res);
 		pane_flush_final(&r);
 		pane_restore(&r);
+		if (r.o.interactive)	/* galloc sees the output of a quick job too */
+			attach_await_viewer(r.attach, r.start_mono + r.o.attach_wait);
 		attach_close(r.attach, 0.5);	/* viewers see the end, then EOF */
 		r.attach = NULL;
 	} else

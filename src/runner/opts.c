@@ -30,7 +30,7 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
 	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW,
-	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES };
+	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES, O_INTERACTIVE, O_ATTACH_WAIT };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -46,6 +46,8 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "attach", required_argument, NULL, O_ATTACH },
 		{ "attach-group", required_argument, NULL, O_ATTACH_GID },
 		{ "hold", no_argument, NULL, O_HOLD },
+		{ "interactive", no_argument, NULL, O_INTERACTIVE },
+		{ "attach-wait", required_argument, NULL, O_ATTACH_WAIT },
 		{ "env-bytes", required_argument, NULL, O_ENV_BYTES },
 		{ "argv-bytes", required_argument, NULL, O_ARGV_BYTES },
 		{ "spec-bytes", required_argument, NULL, O_SPEC_BYTES },
@@ -55,6 +57,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 
 	memset(o, 0, sizeof *o);
 	o->grace = 10;
+	o->attach_wait = 60;
 	o->uid = o->gid = o->attach_gid = o->env_bytes = o->argv_bytes = o->spec_bytes = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
@@ -123,6 +126,13 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		case O_HOLD:
 			o->hold = true;
 			break;
+		case O_INTERACTIVE:
+			o->interactive = true;
+			break;
+		case O_ATTACH_WAIT:
+			if (parse_secs("--attach-wait", optarg, false, &o->attach_wait, e))
+				return -1;
+			break;
 		case ':':
 			return gf_err_set(e, "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -137,6 +147,8 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		return gf_err_set(e, "--uid and --gid go together");
 	if (o->attach && !o->pty)
 		return gf_err_set(e, "--attach needs --pty");
+	if (o->interactive && !o->attach)
+		return gf_err_set(e, "--interactive needs --attach");
 	if (o->attach_gid >= 0 && !o->attach)
 		return gf_err_set(e, "--attach-group needs --attach");
 	o->argv = optind < argc ? argv + optind : NULL;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "runfile.h"
 #include "runner.h"
 
 static double clock_secs(clockid_t id)
@@ -38,7 +39,7 @@ double now_real(void)
  * tmux pane writes to the pane, as any runner there. */
 int own_output(struct runner *r, struct gf_err *e)
 {
-	int fd = openat(r->dirfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = runfile_open_empty_at(r->dirfd, "runner.out");
 
 	r->output_due = false;
 	if (fd < 0)

@@ -44,6 +44,8 @@ struct opts {
 	long long env_bytes, argv_bytes, spec_bytes;	/* --env-bytes/... (a standby's): on stdin, -1: files */
 	const char *attach;		/* --attach: the socket to offer the pty at */
 	long long attach_gid;		/* --attach-group, -1: none */
+	bool interactive;		/* --interactive (galloc): the job ends when its caller leaves */
+	double attach_wait;		/* --attach-wait: seconds for its caller to attach (default 60) */
 	char **argv;			/* NULL: read RUNDIR/argv */
 };
 

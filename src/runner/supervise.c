@@ -31,6 +31,9 @@
 
 static const int cancel_ladder[] = { SIGINT, SIGTERM, SIGKILL };
 static const int leftover_ladder[] = { SIGTERM, SIGKILL };
+/* An interactive job (galloc) is a shell: it ignores SIGINT and SIGTERM
+ * but leaves on a hang-up, as when its terminal closes. */
+static const int hangup_ladder[] = { SIGHUP, SIGTERM, SIGKILL };
 
 /* --- signals ----------------------------------------------------------- */
 
@@ -228,7 +231,7 @@ static void on_signals(struct runner *r)
 
 	while (read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
 		if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) && !r->reaped)
-			start_ladder(r, cancel_ladder, 3, "cancel");
+			start_ladder(r, r->o.interactive ? hangup_ladder : cancel_ladder, 3, "cancel");
 		else if (si.ssi_signo == SIGWINCH)
 			copy_winsize(r);
 	}
@@ -249,13 +252,30 @@ static void on_child_error(struct runner *r)
 	r->errfd = -1;
 }
 
+/* An interactive job's caller (galloc, attached when it starts) is gone:
+ * its last viewer left, or none came in time, or there is no socket. */
+static bool caller_gone(const struct runner *r, double now)
+{
+	bool ever;
+	int n;
+
+	if (!r->attach)
+		return true;
+	n = attach_viewers(r->attach, &ever);
+	return ever ? n == 0 : now >= r->start_mono + r->o.attach_wait;
+}
+
 /* Milliseconds until the next thing due, -1 when nothing is. */
 static int next_timeout(const struct runner *r, double now)
 {
 	double due = INFINITY;
+	bool ever;
 
 	if (r->deadline && !r->ladder && !r->reaped)
 		due = r->deadline;
+	if (r->o.interactive && !r->ladder && !r->reaped && r->attach && !attach_viewers(r->attach, &ever) && !ever &&
+	    r->start_mono + r->o.attach_wait < due)
+		due = r->start_mono + r->o.attach_wait;
 	if (r->ladder && !r->gone && r->next_step < due)
 		due = r->next_step;
 	if (r->drain_deadline && r->drain_deadline < due)
@@ -281,7 +301,9 @@ void supervise(struct runner *r)
 		reap(r);
 		now = now_mono();
 		if (r->deadline && !r->ladder && !r->reaped && now >= r->deadline)
-			start_ladder(r, cancel_ladder, 3, "timeout");
+			start_ladder(r, r->o.interactive ? hangup_ladder : cancel_ladder, 3, "timeout");
+		if (r->o.interactive && !r->ladder && !r->reaped && caller_gone(r, now))
+			start_ladder(r, hangup_ladder, 3, "cancel");
 		if (r->reaped && !r->gone && !r->ladder)
 			start_ladder(r, leftover_ladder, 2, NULL);
 		if (r->ladder && !r->gone && now >= r->next_step)

@@ -309,7 +309,7 @@ class SystemGflow(Gflow):
         shutil.copy2(self.build / "gflow", self.bin / "gflow")
         shutil.copy2(self.build / "gflowd", self.bin / "gflowd")
         shutil.copy2(self.build / "gflow-runner", self.bin / "gflow-runner")
-        for name in ("gbatch", "gqueue", "ginfo", "gjob", "gcancel", "gctl", "gstats"):
+        for name in ("gbatch", "gqueue", "ginfo", "gjob", "gcancel", "gctl", "gstats", "galloc"):
             (self.bin / name).symlink_to("gflow")
         self.env["GFLOW_SYSTEM_ROOT"] = str(self.root)
         self.socket = self.root / "run/gflow/gflowd.sock"

@@ -22,7 +22,7 @@ HELPS = [
     (["gstats"], "gstats"), (["gjob"], "gjob"), (["gjob", "show"], "gjob"), (["gjob", "log"], "gjob"),
     (["gjob", "attach"], "gjob"), (["gjob", "close-sessions"], "gjob"), (["gjob", "hold"], "gjob"),
     (["gjob", "release"], "gjob"), (["gjob", "update"], "gjob"), (["gjob", "redo"], "gjob"),
-    (["gctl"], "gctl"), (["gflowd"], "gflowd"),
+    (["gctl"], "gctl"), (["gflowd"], "gflowd"), (["galloc"], "galloc"),
 ]
 # words of help prose that look like flags but are examples of other things
 PROSE = {"--flag", "--i", "-FIELD"}
@@ -359,6 +359,11 @@ ELSEWHERE = {
              "--event": "test_notify.py::test_gctl_notify_test",
              "--pid": "test_gpus.py::test_ignoring_a_foreign_process_frees_its_gpu_until_restart",
              "--config": "test_bad_input.py::test_broken_config_given_with_the_config_flag"},
+    "galloc": {**{f: "test_galloc.py::test_every_option_reaches_the_job" for f in
+                  ("--gpus", "-G", "--time", "-t", "--memory", "-m", "--cpus", "-c", "--cpus-per-task", "--name",
+                   "-J", "--project", "-P")},
+               "--immediate": "test_galloc.py::test_immediate_is_refused_with_the_reason_when_it_cannot_start",
+               "-I": "test_galloc.py::test_immediate_is_refused_with_the_reason_when_it_cannot_start"},
     "gflowd": {"--gpus": "test_gpus.py::test_restriction_set_gpus_and_flag_precedence",
                "--gpu-allocation-strategy": "test_gpus.py::test_sequential_picks_lowest_random_varies",
                "--gpu-poll-interval-secs": "test_lifecycle_faults.py::test_init_writes_what_it_is_asked_to_where_it_is_asked",

@@ -377,3 +377,156 @@ def test_dashboard_waiting_cancel_reserved(gflow, browser, tmp_path):
     assert text == "collecting — first point in 1 s", text
     errors = console_errors(d)
     assert not errors, errors
+
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def test_dashboard_timeline(gflow, browser, tmp_path):
+    """The Timeline section (a Gantt view of GET /timeline): reached from the
+    navigation, a row per GPU, a running job's bar until its limit, a
+    reservation's bar, a waiting job's expected start, the now marker, a
+    legend; a hostile job name is shown as text (no element made of it);
+    the range selector asks again (12h/48h/7d); light and dark; the refresh
+    asks with If-None-Match and keeps its answer on a 304."""
+    g, d = gflow, browser
+    d.set_window_size(1400, 900)
+    g.set_scenario("".join(f'gpu {i} name="Fake H100" total_mb=81920 util=10\n' for i in range(3)))
+    g.env["GFLOW_RESERVATION_SLOT_SECS"] = "1"
+    g.start()
+    t1 = math.floor(time.time()) + 3600
+    g.cli("gctl", "reserve", "create", "--user", "nobody", "--gpu-spec", "2", "--start", iso(t1),
+          "--duration", "3h", check=True)
+    run = g.submit("-J", HOSTILE, "--gpus", "1", "--time", "2:00:00", "sleep", "300")
+    g.wait_state(run, "Running")
+    other = g.submit("-J", "other", "--gpus", "1", "--time", "4:00:00", "sleep", "300")
+    g.wait_state(other, "Running")
+    wide = g.submit("-J", "wide", "--gpus", "3", "--time", "1:00:00", "true")
+    g.wait_for(lambda: g.api("GET", f"/jobs/{wide}")[1]["job"].get("expected_start") is not None,
+               what="the waiting job's estimate")
+
+    d.get(f"http://127.0.0.1:{g.port}/")
+    d.find_element(By.ID, "nav-timeline").click()
+    assert d.current_url.endswith("#timeline-section")
+    svg = wait(g, lambda: d.find_element(By.CSS_SELECTOR, "#timeline [data-testid=timeline-svg]"), "the timeline")
+    rows = d.find_elements(By.CSS_SELECTOR, "#timeline [data-gpu-row]")
+    assert sorted(r.get_attribute("data-gpu-row") for r in rows) == ["0", "1", "2"]
+    gpu_of = g.job(run)["gpu_ids"][0]
+
+    def bars(gpu, kind):
+        return d.find_elements(By.CSS_SELECTOR, f'#timeline [data-gpu-row="{gpu}"] .seg[data-kind="{kind}"]')
+    b = [x for x in bars(gpu_of, "running") if x.get_attribute("data-id") == str(run)]
+    assert len(b) == 1
+    title = d.execute_script("return arguments[0].querySelector('title').textContent", b[0])
+    assert HOSTILE in title and f"Job {run}" in title and g.job(run)["user"] in title, title
+    # drawn until its limit: 2 h of 48 h, so about 1/24 of the lane
+    lane = float(d.execute_script("return document.querySelector('#timeline [data-gpu-row] .lane')"
+                                  ".getAttribute('width')"))
+    w = float(d.execute_script("return arguments[0].querySelector('rect').getAttribute('width')", b[0]))
+    assert abs(w - lane * 2 / 48) < 3, (w, lane)
+    resv = bars(2, "reservation")
+    assert len(resv) == 1
+    assert "Reservation" in d.execute_script("return arguments[0].querySelector('title').textContent", resv[0])
+    assert [x.get_attribute("data-id") for x in bars(0, "expected")] == [str(wide)]
+    assert d.find_elements(By.CSS_SELECTOR, "#timeline [data-testid=timeline-now]")
+    legend = d.find_element(By.CSS_SELECTOR, "#timeline .gantt-legend").text
+    assert "reservation" in legend and "expected start" in legend and "running" in legend, legend
+    # the hostile name is text: no <img> anywhere, and the page logged nothing
+    assert not d.find_elements(By.CSS_SELECTOR, "img")
+    assert d.execute_script("return window.alerted === undefined")
+    # the range: 12h asks again and draws 12 h
+    lab = svg.get_attribute("aria-label")
+    assert "next 48 hours" in lab, lab
+    from selenium.webdriver.support.ui import Select
+    Select(d.find_element(By.ID, "timeline-range")).select_by_visible_text("12h")
+    wait(g, lambda: "next 12 hours" in d.find_element(By.CSS_SELECTOR, "#timeline svg").get_attribute("aria-label"),
+         "the 12 h timeline")
+    Select(d.find_element(By.ID, "timeline-range")).select_by_visible_text("7d")
+    wait(g, lambda: "next 168 hours" in d.find_element(By.CSS_SELECTOR, "#timeline svg").get_attribute("aria-label"),
+         "the 7 d timeline")
+    Select(d.find_element(By.ID, "timeline-range")).select_by_visible_text("48h")
+    wait(g, lambda: "next 48 hours" in d.find_element(By.CSS_SELECTOR, "#timeline svg").get_attribute("aria-label"),
+         "the 48 h timeline")
+    # the refresh asks with If-None-Match: an unchanged answer is a 304 and
+    # the page keeps the answer it has (the very same object)
+    same = d.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        import('/ui/api.js').then(async (m) => {
+          const p = '/jobs?users=all&active=1&fields=id,name,state';
+          const a = await m.getFresh(p), b = await m.getFresh(p);
+          done([a === b, a.jobs.length]);
+        }, (e) => done(String(e)));
+    """)
+    assert same == [True, 3], same     # a 200 would be parsed anew: another object
+    shots = shots_dir(tmp_path)
+    for scheme in ("light", "dark"):
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        d.find_element(By.ID, "timeline-section").screenshot(str(shots / f"dashboard-timeline-{scheme}.png"))
+    errors = console_errors(d)
+    assert not errors, errors
+
+
+def test_dashboard_tick_and_cancel_several(gflow, browser, tmp_path):
+    """Row boxes: without a token none; with one, a box on each job the page
+    may cancel (not on an ended one); ticking two offers "Cancel 2
+    selected…", which asks naming both and cancels only those; no keeps the
+    ticks; a ticked job that ends is let go; Clear ticks clears them."""
+    g, d = gflow, browser
+    d.set_window_size(1400, 900)
+    g.start()
+    held = [g.submit("-J", f"tick-{i}", "--hold", "true") for i in range(4)]
+    done = g.submit("-J", "over", "true")
+    g.wait_state(done, "Finished")
+    d.get(f"http://127.0.0.1:{g.port}/")
+    wait(g, lambda: row_st(d, held[3]) == "H", "the held jobs shown")
+    assert not d.find_elements(By.CSS_SELECTOR, ".jt-select")     # read-only: nothing to tick
+    token = g.cli("gflowd", "token", check=True).stdout.strip()
+    d.find_element(By.ID, "token").send_keys(token)
+    d.find_element(By.CSS_SELECTOR, "#token-form button[type=submit]").click()
+    wait(g, lambda: "acting as uid" in d.find_element(By.ID, "token-state").text, "token taken")
+
+    def box(jid):
+        return wait(g, lambda: d.find_element(By.CSS_SELECTOR, f'.jt-spacer [data-job="{jid}"] .jt-select'),
+                    f"job {jid}'s box")
+    box(held[0])
+    assert not d.find_elements(By.CSS_SELECTOR, f'.jt-spacer [data-job="{done}"] .jt-select')
+    assert box(held[1]).get_attribute("aria-label") == f"Select job {held[1]}"
+    sel = d.find_element(By.ID, "cancel-selected")
+    assert not sel.is_displayed()
+    box(held[0]).click()
+    box(held[2]).click()
+    wait(g, lambda: sel.is_displayed() and sel.text == "Cancel 2 selected…", "the cancel-selected button")
+    # ticks survive live refreshes
+    stamp = d.find_element(By.ID, "updated").text
+    wait(g, lambda: d.find_element(By.ID, "updated").text != stamp, "a live update")
+    assert box(held[0]).is_selected() and box(held[2]).is_selected() and not box(held[1]).is_selected()
+    confirm = d.find_element(By.ID, "confirm")
+    sel.click()
+    wait(g, lambda: confirm.is_displayed(), "the question")
+    what = d.find_element(By.ID, "confirm-what").text
+    assert d.find_element(By.ID, "confirm-h").text == "Cancel 2 jobs?"
+    assert f"#{held[0]} tick-0" in what and f"#{held[2]} tick-2" in what and "tick-1" not in what, what
+    d.find_element(By.ID, "confirm-no").click()
+    wait(g, lambda: not confirm.is_displayed(), "the question gone")
+    assert sel.is_displayed() and all(g.job(j)["state"] == "Hold" for j in held)
+    sel.click()
+    wait(g, lambda: confirm.is_displayed(), "the question")
+    d.find_element(By.ID, "confirm-yes").click()
+    g.wait_state(held[0], "Cancelled")
+    g.wait_state(held[2], "Cancelled")
+    wait(g, lambda: not sel.is_displayed(), "the ticks cleared")
+    assert g.job(held[1])["state"] == "Hold" and g.job(held[3])["state"] == "Hold"
+    wait(g, lambda: not d.find_elements(By.CSS_SELECTOR, f'.jt-spacer [data-job="{held[0]}"] .jt-select'),
+         "no box on a cancelled job")
+    # a ticked job cancelled elsewhere is let go; Clear ticks clears the rest
+    box(held[1]).click()
+    box(held[3]).click()
+    wait(g, lambda: sel.text == "Cancel 2 selected…", "two ticked")
+    g.cli("gcancel", str(held[1]), check=True)
+    wait(g, lambda: sel.text == "Cancel 1 selected…", "the job cancelled elsewhere let go")
+    d.find_element(By.ID, "clear-selected").click()
+    wait(g, lambda: not sel.is_displayed(), "cleared")
+    assert not box(held[3]).is_selected()
+    d.save_screenshot(str(shots_dir(tmp_path) / "dashboard-ticks.png"))
+    errors = console_errors(d)
+    assert not errors, errors

@@ -21,6 +21,7 @@ PAGES = {  # page: the --help texts it must cover
     "gcancel.1": [["gcancel", "--help"]],
     "gctl.1": [["gctl", "--help"]],
     "gstats.1": [["gstats", "--help"]],
+    "galloc.1": [["galloc", "--help"]],
 }
 # What every client takes before its arguments (gflow --help says so).
 CLIENT_FLAGS = {"--socket"}

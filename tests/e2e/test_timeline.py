@@ -36,7 +36,8 @@ def test_timeline_running_reservation_expected(gflow):
     run = [s for s in s0 if s["kind"] == "running"]
     assert len(run) == 1 and run[0]["id"] == a and run[0]["name"] == "train"
     assert abs(run[0]["end"] - (ra["start_time"] + 7200)) < 2
-    assert set(run[0]) == {"kind", "id", "user", "name", "state", "start", "end"}   # public fields only
+    assert set(run[0]) == {"kind", "id", "user", "name", "state", "start", "end", "estimated"}   # public only
+    assert run[0]["estimated"] is False
     resv = [s for s in s1 if s["kind"] == "reservation"]
     assert len(resv) == 1 and resv[0]["user"] == "nobody" and resv[0]["start"] == t1
     assert resv[0]["end"] == t1 + 7200 and resv[0]["status"] == "pending"
@@ -71,6 +72,35 @@ def test_timeline_running_reservation_expected(gflow):
     out = g.cli("ginfo", "--timeline", "--range", "14d", check=True).stdout
     assert "one column = 3 h" in out.splitlines()[0]
     assert max(len(ln) for ln in out.splitlines() if ln.startswith("GPU ")) <= 160
+
+
+def test_timeline_no_limit_to_estimate(gflow):
+    """A running job without a time limit is drawn until start + [daemon]
+    default_runtime_estimate when it is set (marked estimated), not to the
+    end of the range; without the setting its end is not known."""
+    g = gflow
+    g.gpus(2)
+    g.env["GFLOW_DAEMON__DEFAULT_RUNTIME_ESTIMATE"] = "7200"
+    g.start()
+    a = g.submit("--gpus", "1", "--name", "open-ended", "sleep", "300")
+    ra = g.wait_state(a, "Running")
+    st, body = g.api("GET", "/timeline?range=12h")
+    assert st == 200, body
+    run = [s for s in segs(body, ra["gpu_ids"][0]) if s["kind"] == "running"]
+    assert len(run) == 1 and run[0]["estimated"] is True, run
+    assert abs(run[0]["end"] - (ra["start_time"] + 7200)) < 2, run
+    out = g.cli("ginfo", "--timeline", "--range", "12h", check=True).stdout
+    row = [ln for ln in out.splitlines() if ln.startswith(f"GPU {ra['gpu_ids'][0]} ")][0][7:]
+    # 30-minute columns: about 4 of the job's glyph (2 h), then free until the end
+    assert row.count("A") in (4, 5, 6) and row.rstrip().endswith("."), out
+    assert "until about" in out and "default_runtime_estimate" in out, out
+    g.stop()
+    del g.env["GFLOW_DAEMON__DEFAULT_RUNTIME_ESTIMATE"]
+    g.start()
+    st, body = g.api("GET", "/timeline?range=12h")
+    run = [s for s in segs(body, ra["gpu_ids"][0]) if s["kind"] == "running"]
+    assert run and run[0]["end"] is None and run[0]["estimated"] is False, run
+    assert "end not known (no time limit)" in g.cli("ginfo", "--timeline", check=True).stdout
 
 
 def test_timeline_range_refused(gflow):

@@ -32,7 +32,7 @@ def test_dashboard_files(gflow):
         assert st2 == 304 and not body2 and h2["etag"] == h["etag"]
     # every module the page imports is served
     app = get(g.port, "/ui/app.js")[2].decode()
-    for mod in ("api.js", "detail.js", "gpus.js", "history.js", "jobs.js", "util.js"):
+    for mod in ("api.js", "detail.js", "gpus.js", "history.js", "jobs.js", "timeline.js", "util.js"):
         assert f"'./{mod}'" in app or mod in get(g.port, "/ui/detail.js")[2].decode(), mod
         assert get(g.port, f"/ui/{mod}")[0] == 200, mod
     st, h, body = get(g.port, "/ui/../token")

@@ -213,7 +213,7 @@ def test_install_enables_the_unit_and_starts_nothing(lab):
                 "-o", "DPkg::Options::=--path-include=/usr/share/doc/gflow/*"]
     run("apt-get", "install", "-y", "-q", *opts, DEB, env=env)
     lab.files = run("dpkg", "-L", "gflow").stdout.split("\n")
-    for path in ("/usr/bin/gflow", "/usr/bin/gflowd", "/usr/bin/gbatch", "/usr/libexec/gflow/gflow-runner",
+    for path in ("/usr/bin/gflow", "/usr/bin/gflowd", "/usr/bin/gbatch", "/usr/bin/galloc", "/usr/libexec/gflow/gflow-runner",
                  "/etc/gflow/gflow.toml", UNIT, "/usr/share/man/man1/gbatch.1.gz",
                  "/usr/share/bash-completion/completions/gbatch", "/usr/share/zsh/vendor-completions/_gbatch",
                  "/usr/share/fish/vendor_completions.d/gbatch.fish"):

@@ -152,6 +152,12 @@ static void check_defaults(const struct gf_config *c)
 	assert_int_equal(c->notifications_enabled, 0);
 	assert_int_equal(c->n_webhooks, 0);
 	assert_null(c->timezone);
+	assert_true(c->idle_enabled <= 0);	/* -1 before a load: off unless given */
+	assert_int_equal(c->idle_after_secs, 7200);
+	assert_int_equal(c->idle_warn_before_secs, 900);
+	assert_int_equal(c->idle_threshold_util, 5);
+	assert_int_equal(c->idle_action, GF_IDLE_WARN);
+	assert_int_equal(c->idle_apply_all, 0);
 }
 
 static void test_defaults(void **state)
@@ -651,6 +657,54 @@ static void test_err_bad_executor(void **state)
 	load_bad(f, "[executor]\ntype = \"TMUX\"\n", where(f, 2, 8), "got \"TMUX\"", NULL);
 }
 
+/* [gpu.idle_reclaim]: off unless given; durations; choices; requeue refused. */
+static void test_idle_reclaim(void **state)
+{
+	struct fixture *f = *state;
+
+	load_ok(f, "# nothing\n");
+	assert_int_equal(f->c.idle_enabled, 0);
+	gf_config_free(&f->c);
+	load_ok(f, "[gpu.idle_reclaim]\nafter = \"2s\"\nwarn_before = \"1h30m\"\nthreshold_util = 10\n"
+		   "action = \"cancel\"\napply_to = \"all\"\n");
+	assert_int_equal(f->c.idle_enabled, 1);
+	assert_int_equal(f->c.idle_after_secs, 2);
+	assert_int_equal(f->c.idle_warn_before_secs, 5400);
+	assert_int_equal(f->c.idle_threshold_util, 10);
+	assert_int_equal(f->c.idle_action, GF_IDLE_CANCEL);
+	assert_int_equal(f->c.idle_apply_all, 1);
+	gf_config_free(&f->c);
+	load_ok(f, "[gpu.idle_reclaim]\nenabled = false\nafter = \"1h\"\n");
+	assert_int_equal(f->c.idle_enabled, 0);
+	gf_config_free(&f->c);
+	load_ok(f, "[gpu]\nidle_reclaim = { after = \"3m\" }\n");
+	assert_int_equal(f->c.idle_enabled, 1);
+	assert_int_equal(f->c.idle_after_secs, 180);
+	gf_config_free(&f->c);
+	load_bad(f, "[gpu.idle_reclaim]\naction = \"requeue\"\n",
+	    "idle_reclaim.action = requeue needs preemption's requeue (not built yet)", NULL);
+	gf_config_free(&f->c);
+	load_bad(f, "[gpu.idle_reclaim]\naction = \"kill\"\n", "[gpu.idle_reclaim] action", "\"kill\"", NULL);
+	gf_config_free(&f->c);
+	load_bad(f, "[gpu.idle_reclaim]\nafter = \"soon\"\n", "[gpu.idle_reclaim] after", "'soon'", NULL);
+	gf_config_free(&f->c);
+	load_bad(f, "[gpu.idle_reclaim]\nafter = 0\n", "[gpu.idle_reclaim] after", NULL);
+	gf_config_free(&f->c);
+	load_bad(f, "[gpu.idle_reclaim]\nwarn_before = \"0s\"\n", "[gpu.idle_reclaim] warn_before", "positive",
+	    NULL);
+	gf_config_free(&f->c);
+	load_bad(f, "[gpu.idle_reclaim]\nthreshold_util = 101\n", "[gpu.idle_reclaim] threshold_util", NULL);
+	gf_config_free(&f->c);
+	load_bad(f, "[gpu.idle_reclaim]\napply_to = \"others\"\n", "[gpu.idle_reclaim] apply_to", NULL);
+	gf_config_free(&f->c);
+	load_bad(f, "[gpu.idle_reclaim]\nidle = 1\n", "unknown key 'idle' in [gpu.idle_reclaim]", "after", NULL);
+	gf_config_free(&f->c);
+	env(f, "GFLOW_GPU__IDLE_RECLAIM__AFTER=10s");
+	load_ok(f, "# nothing\n");
+	assert_int_equal(f->c.idle_enabled, 1);
+	assert_int_equal(f->c.idle_after_secs, 10);
+}
+
 static void test_err_poll_interval_zero(void **state)
 {
 	struct fixture *f = *state;
@@ -858,6 +912,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_err_bad_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_err_bad_strategy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_err_bad_executor, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_reclaim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_err_poll_interval_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_err_bad_gpus, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_err_bad_quota, setup, teardown),

@@ -282,6 +282,146 @@ static void test_first_step_is_the_pass(void **state)
 	}
 }
 
+/* One random machine and queue for the comparisons below: GPUs busy or
+ * not, running jobs ending or not, quotas, reservations, shared jobs, host
+ * memory and CPUs, groups with caps, dependencies and begin times, own
+ * priorities or not (own: they may move jobs). */
+struct rq {
+	struct sched_gpu g[12];
+	struct sched_running r[12];
+	struct sched_est_running rx[12];
+	struct sched_job jobs[300];
+	struct sched_est_job ej[300];
+	int64_t deps[300];
+	struct sched_quota q[3];
+	struct sched_resv rv[2];
+	struct sched_input in;
+	struct sched_est_input e;
+};
+
+static void random_queue(struct rq *x, uint64_t *s, size_t nj, bool own)
+{
+	size_t ng = 1 + rnd(s) % 12, nr = 0;	/* over 8: the tree's last GPU class is "any" */
+
+	memset(x, 0, sizeof *x);
+	idle(x->g, ng);
+	for (size_t i = 0; i < ng; i++)
+		if (rnd(s) % 2 == 0) {
+			bool sh = rnd(s) % 4 == 0;
+
+			if (sh) {
+				x->g[i].nshared = 1;
+				x->g[i].booked_mb = 20000;
+			} else
+				x->g[i].exclusive = true;
+			x->g[i].usable = rnd(s) % 12 != 0;
+			x->r[nr] = (struct sched_running){ .gpu_mask = 1ULL << i, .memory_mb = 1000, .cpus = 1,
+							   .end_by = rnd(s) % 4 ? NOW + 1 + (double)(rnd(s) % 900) : 0 };
+			x->rx[nr] = (struct sched_est_running){ .id = 1000 + (int64_t)i, .end = x->r[nr].end_by, .gpus = 1,
+								.shared = sh, .gpu_memory_mb = 20000, .user_quota = 1 };
+			nr++;
+		}
+	for (int k = 0; k < 3; k++)
+		x->q[k] = (struct sched_quota){ .max_jobs = rnd(s) % 3 ? -1 : (int64_t)(rnd(s) % 4) + 1,
+						.max_gpus = rnd(s) % 3 ? -1 : (int64_t)(rnd(s) % 6) + 1 };
+	x->rv[0] = (struct sched_resv){ .id = 1, .uid = 1, .gpu_mask = 1, .start = NOW + 100, .end = NOW + 900 };
+	x->rv[1] = (struct sched_resv){ .id = 2, .uid = 2, .gpu_mask = 6, .start = NOW - 10, .end = NOW + 50 };
+	for (size_t i = 0; i < nj; i++) {
+		x->jobs[i] = (struct sched_job){
+			.id = (int64_t)i + 1,
+			.priority = 10 + (int)(rnd(s) % 3) * 5,
+			.own_priority = own ? (int)(rnd(s) % 3) : 0,
+			.gpus = (int)(rnd(s) % (ng > 8 ? 11 : 4)),
+			.shared = rnd(s) % 6 == 0,
+			.gpu_memory_mb = 10000,
+			.memory_mb = rnd(s) % 3 ? 0 : 20000,
+			.cpus = (int)(rnd(s) % 3),
+			.time_limit_secs = rnd(s) % 3 ? (int64_t)(rnd(s) % 1000) + 1 : 0,
+			.group_id = rnd(s) % 5 == 0 ? 77 : 0,
+			.group_cap = 2,
+			.uid = (uint32_t)(rnd(s) % 3),
+			.user_quota = (int)(rnd(s) % 4),
+			.usage = (double)(rnd(s) % 3),
+		};
+		if (i && rnd(s) % 10 == 0) {	/* waits for an earlier job */
+			x->deps[i] = x->jobs[rnd(s) % i].id;
+			x->ej[i] = (struct sched_est_job){ .deps = &x->deps[i], .ndeps = 1 };
+			x->jobs[i].blocked = "Dependency";
+		} else if (rnd(s) % 15 == 0) {
+			x->ej[i] = (struct sched_est_job){ .begin_at = NOW + (double)(rnd(s) % 2000) };
+			x->jobs[i].blocked = "BeginTime";
+		}
+	}
+	x->in = (struct sched_input){ .jobs = x->jobs, .njobs = nj, .running = x->r, .nrunning = nr, .gpus = x->g,
+				      .ngpus = ng, .mem_total_mb = 100000, .cpus_total = rnd(s) % 2 ? 0 : 8,
+				      .now = NOW, .quotas = x->q, .nquotas = 3, .resvs = x->rv,
+				      .nresvs = rnd(s) % 3 ? 2 : 0, .no_limit_horizon = 3600,
+				      .strategy = rnd(s) % 2 ? SCHED_RANDOM : SCHED_SEQUENTIAL, .seed = rnd(s) };
+	x->e = (struct sched_est_input){ .in = &x->in, .jobs = x->ej, .running = x->rx,
+					 .default_runtime = rnd(s) % 2 ? 600 : 0, .max_work = 100000000,
+					 .max_steps = 1000000 };
+}
+
+/* The steps after the first look at the head of the queue and at the jobs
+ * that may still start only: for random queues every job's estimate is
+ * the one of full passes over the whole queue at each step (start, end,
+ * GPUs, and why not). */
+static void test_prefix_steps_equal_full_passes(void **state)
+{
+	uint64_t s = 0xfeedbeefULL;
+	static struct rq x;
+	static struct sched_estimate a[300], b[300];
+
+	(void)state;
+	for (int round = 0; round < 600; round++) {
+		size_t nj = round % 10 == 0 ? 300 : 1 + rnd(&s) % 120, na, nb;
+
+		random_queue(&x, &s, nj, round % 4 == 3);
+		x.e.full_passes = true;
+		nb = sched_estimate(&x.e, b);
+		x.e.full_passes = false;
+		na = sched_estimate(&x.e, a);
+		assert_int_equal(na, nb);
+		for (size_t i = 0; i < nj; i++) {
+			if (a[i].start != b[i].start || a[i].end != b[i].end || a[i].gpu_mask != b[i].gpu_mask ||
+			    a[i].why != b[i].why)
+				fail_msg("round %d job %lld: %g-%g on %llx (%d), full passes %g-%g on %llx (%d)", round,
+					 (long long)a[i].id, a[i].start, a[i].end, (unsigned long long)a[i].gpu_mask, a[i].why,
+					 b[i].start, b[i].end, (unsigned long long)b[i].gpu_mask, b[i].why);
+		}
+	}
+}
+
+/* A long queue behind a busy machine: every job placed (each has a time
+ * limit), the same as full passes, in order of the queue for one GPU. */
+static void test_long_queue_all_placed(void **state)
+{
+	static struct sched_job jobs[3000];
+	static struct sched_estimate a[3000], b[3000];
+	struct sched_gpu g[2];
+	struct sched_running r[2] = { { .gpu_mask = 1, .end_by = NOW + 100 }, { .gpu_mask = 2, .end_by = NOW + 50 } };
+	struct sched_input in;
+	struct sched_est_input e;
+
+	(void)state;
+	idle(g, 2);
+	g[0].exclusive = g[1].exclusive = true;
+	for (int i = 0; i < 3000; i++)
+		jobs[i] = (struct sched_job){ .id = i + 1, .priority = i % 7 == 0 ? 20 : 10, .gpus = 1 + i % 2,
+					      .time_limit_secs = 60 + (i * 37) % 600 };
+	in = (struct sched_input){ .jobs = jobs, .njobs = 3000, .running = r, .nrunning = 2, .gpus = g, .ngpus = 2,
+				   .now = NOW };
+	e = (struct sched_est_input){ .in = &in };
+	assert_int_equal(sched_estimate(&e, a), 3000);
+	e.full_passes = true;
+	e.max_work = 100000000;
+	assert_int_equal(sched_estimate(&e, b), 3000);
+	for (int i = 0; i < 3000; i++) {
+		assert_true(a[i].why == EST_KNOWN && a[i].start == b[i].start && a[i].gpu_mask == b[i].gpu_mask);
+		assert_true(a[i].start >= NOW + 50);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +432,8 @@ int main(void)
 		cmocka_unit_test(test_reservation_and_quota),
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_first_step_is_the_pass),
+		cmocka_unit_test(test_prefix_steps_equal_full_passes),
+		cmocka_unit_test(test_long_queue_all_placed),
 	};
 
 	return cmocka_run_group_tests(tests, 0, NULL);

@@ -17,7 +17,7 @@ static void test_known(void **state)
 	assert_false(gf_event_known("scheduler_online", true));
 	assert_false(gf_event_known("job_fail", false));
 	assert_false(gf_event_known("", false));
-	assert_string_equal(gf_events[GF_JOB_EVENTS - 1], "job_gpu_memory_exceeded");
+	assert_string_equal(gf_events[GF_JOB_EVENTS - 1], "job_idle");
 	assert_string_equal(gf_events[GF_JOB_EVENTS], "gpu_available");
 }
 

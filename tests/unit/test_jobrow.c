@@ -90,6 +90,7 @@ static struct job *full_job(void)
 	j->rlimits = strdup("core=0,nofile=1024:4096,nproc=40");
 	jm_w(j)->cpus = 6;
 	jm_w(j)->cpu_ids = strdup("0-3,8,10");
+	jm_w(j)->interactive = 1;
 	j->ndeps = 3;
 	j->deps = calloc(3, sizeof *j->deps);
 	j->deps[0] = 4;
@@ -193,6 +194,9 @@ static void odd_but_plain_rows(void **state)
 		"{\"state\":\"Queued\",\"command\":[\"a\"],\"cpus\":0,\"cpu_ids\":null}",
 		"{\"state\":\"Queued\",\"command\":[\"a\"],\"cpus\":-4}",
 		"{\"state\":\"Running\",\"command\":[\"a\"],\"cpus\":3,\"cpu_ids\":\"1-2,5\"}",
+		/* interactive (galloc): old rows have none; only true is one */
+		"{\"state\":\"Running\",\"command\":[\"a\"],\"interactive\":true}",
+		"{\"state\":\"Running\",\"command\":[\"a\"],\"interactive\":false}",
 	};
 
 	(void)state;
@@ -209,6 +213,14 @@ static void odd_but_plain_rows(void **state)
 	assert_non_null(j);
 	assert_int_equal(job_cpus(j), 3);
 	assert_string_equal(jm(j)->cpu_ids, "1-2,5");
+	job_free(j);
+	j = job_from_row(rows[11], strlen(rows[11]));
+	assert_non_null(j);
+	assert_int_equal(jm(j)->interactive, 1);
+	job_free(j);
+	j = job_from_row(rows[12], strlen(rows[12]));
+	assert_non_null(j);
+	assert_null(j->more);	/* false is the default: no block */
 	job_free(j);
 }
 

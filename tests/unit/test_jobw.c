@@ -53,6 +53,7 @@ static struct job *varied(int k)
 	j->rlimits = dup(k % 3 == 1 ? "core=0,nofile=1024:4096,stack=8388608:unlimited" : NULL);
 	jm_w(j)->cpus = k % 3 == 2 ? k + 2 : 0;
 	jm_w(j)->cpu_ids = dup(k % 5 == 2 ? "0-1,7" : NULL);
+	jm_w(j)->interactive = k % 4 == 1;
 	if (k % 2) {
 		j->ndeps = 2;
 		j->deps = calloc(2, sizeof *j->deps);

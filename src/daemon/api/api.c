@@ -262,8 +262,13 @@ static void r_get(struct server *s, struct evhttp_request *req, struct caller *c
 
 static void r_gpus(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
 {
+	json_t *o = gpustate_json(s);
+	struct jsonw w = { 0 };
+
 	(void)c, (void)body, (void)rest;
-	api_reply(req, 200, gpustate_json(s));
+	jw_json(&w, o, JSON_COMPACT);
+	json_decref(o);
+	api_reply_tagged(req, &w);
 }
 
 static void r_gpus_ignored(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,

@@ -57,6 +57,10 @@ int auth_token_revoke(struct server *s, uid_t uid, bool *had, struct gf_err *e);
 void api_reply(struct evhttp_request *req, int code, json_t *body);
 struct jsonw;
 /* Answers with what w holds (one JSON document) and takes its buffer. */
+/* A 200 answer of w with an ETag of its bytes (a hash), or 304 Not
+ * Modified with no body when the request's If-None-Match names that tag:
+ * the tag changes exactly when the answer would. */
+void api_reply_tagged(struct evhttp_request *req, struct jsonw *w);
 void api_reply_jw(struct evhttp_request *req, int code, struct jsonw *w);
 __attribute__((format(printf, 3, 4))) void api_reply_err(struct evhttp_request *req, int code, const char *fmt, ...);
 void api_reply_store_err(struct server *s, struct evhttp_request *req, const struct gf_err *e);

@@ -207,7 +207,7 @@ static const char *const spec_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "hold",
 	"array_task_id", "max_concurrent", "max_retries", "params", "command_template", "notify_email",
-	"notify_on", "cpus", NULL,
+	"notify_on", "cpus", "interactive", NULL,
 };
 
 /* A job's project, trimmed, against [projects] (a submission's, a cluster
@@ -329,7 +329,7 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 {
 	struct job *j = job_new();
 	int64_t v;
-	bool hold = false, shared = j->shared, auto_cancel = j->auto_cancel;
+	bool hold = false, shared = j->shared, auto_cancel = j->auto_cancel, interactive = false;
 	char user[256];
 	json_t *params;
 
@@ -350,6 +350,7 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	    api_get_str(spec, "project", 1024, &j->project, e) ||
 	    api_get_str(spec, "conda_env", 256, &jm_w(j)->conda_env, e) || api_get_bool(spec, "shared", &shared, e) ||
 	    api_get_bool(spec, "auto_cancel", &auto_cancel, e) || api_get_bool(spec, "hold", &hold, e) ||
+	    api_get_bool(spec, "interactive", &interactive, e) ||
 	    api_get_time(spec, "begin_at", &jm_w(j)->begin_at, e) ||
 	    api_get_str(spec, "notify_email", 1024, &jm_w(j)->notify_email, e) ||
 	    api_get_str(spec, "notify_on", 1024, &jm_w(j)->notify_on, e) || notify_check_job(s, j, e))
@@ -358,6 +359,8 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 		job_set_shared(&j->rlimits, rlimits);
 	j->shared = shared;	/* bits: read through bools */
 	j->auto_cancel = auto_cancel;
+	if (interactive)
+		jm_w(j)->interactive = 1;
 	if (j->name && !j->name[0]) {
 		gf_err_set(e, "'name' is empty");
 		goto fail;

@@ -21,7 +21,7 @@ static const char *const respec_fields[] = {
 	"name", "command", "script", "gpus", "shared", "gpu_memory_mb", "memory_mb", "time_limit_secs",
 	"priority", "project", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "max_concurrent", "max_retries", "params", "command_template", "notify_email",
-	"notify_on", "cpus", NULL,
+	"notify_on", "cpus", "interactive", NULL,
 };
 
 static json_t *spec_of(const struct job *j)
@@ -238,6 +238,10 @@ void api_h_redo(struct server *s, struct evhttp_request *req, struct caller *c, 
 	if (jm(j)->cluster) {
 		gf_err_set(&e, "job %lld ran on Slurm cluster %s: submit it again with gbatch --cluster %s",
 			   (long long)root, jm(j)->cluster, jm(j)->cluster);
+		goto bad;
+	}
+	if (jm(j)->interactive) {
+		gf_err_set(&e, "job %lld was an interactive session (galloc): run galloc again", (long long)root);
 		goto bad;
 	}
 	if (!job_state_ended(j->state)) {

@@ -56,6 +56,13 @@ static bool in_list(char **v, const char *s)
 	return false;
 }
 
+/* Idle reclaim's annotations (share/idle.c): asked for by name with
+ * fields=, written by write_job; no stored field, so no jobw bit. */
+static bool idle_field(const char *name)
+{
+	return !strcmp(name, "idle_secs") || !strcmp(name, "idle_warned");
+}
+
 static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q, struct filter *f,
 			struct gf_err *e)
 {
@@ -113,7 +120,7 @@ static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q,
 	if ((v = evhttp_find_header(q, "fields"))) {
 		f->fields = split_csv(v);
 		for (char **p = f->fields; *p; p++)
-			if (!job_field_known(*p))
+			if (!job_field_known(*p) && !idle_field(*p))
 				return gf_err_set(e, "unknown job field '%s' in 'fields'", *p);
 	}
 	if ((v = evhttp_find_header(q, "start"))) {
@@ -238,6 +245,7 @@ static json_t *job_json_only(struct server *s, const struct caller *c, const str
 	if (!only) {
 		quota_annotate(s, j, o);	/* why it waits (quota.c) */
 		add_expected(s, j, o);
+		idle_annotate(s, j, o);		/* idle for how long (idle.c) */
 	}
 	if (json_is_string(json_object_get(o, "notify_email")))	/* can its mail go out (notify.h) */
 		json_object_set_new(o, "notify_transport", json_boolean(notify_mail_transport(s)));
@@ -274,6 +282,7 @@ static bool only_live(const struct filter *f)
  * id order; the daemon serves other requests between pieces. */
 
 #define LIST_PIECE (64 * 1024)
+#define TAG_MAX (16 * 1024 * 1024)	/* a tagged list answered whole, at most */
 
 struct lister {
 	struct server *s;
@@ -282,7 +291,8 @@ struct lister {
 	struct caller c;
 	struct filter f;
 	uint64_t own_mask, other_mask;	/* the fields the owner / anyone else gets */
-	bool annotate, attach, across, log, live, first, started;
+	bool annotate, attach, across, log, live, first, started, idle;
+	bool tagged;			/* answered whole, with an ETag */
 	int64_t next;			/* the next id to look at */
 	struct jsonw w;
 };
@@ -319,6 +329,15 @@ static void write_job(struct lister *l, const struct job *j)
 			jobw_key(w, "reason_detail", &first), jw_json(w, v, JSON_COMPACT);
 		for (const char *const *k = (const char *const[]){ "expected_start", "expected_gpus",
 								   "expected_start_note", NULL }; *k; k++)
+			if ((v = json_object_get(o, *k)))
+				jobw_key(w, *k, &first), jw_json(w, v, JSON_COMPACT);
+		json_decref(o);
+	}
+	if (l->idle && j->state == JS_RUNNING && idle_applies(l->s, j)) {	/* idle for how long (idle.c) */
+		json_t *o = json_object(), *v;
+
+		idle_annotate(l->s, j, o);
+		for (const char *const *k = (const char *const[]){ "idle_secs", "idle_warned", NULL }; *k; k++)
 			if ((v = json_object_get(o, *k)))
 				jobw_key(w, *k, &first), jw_json(w, v, JSON_COMPACT);
 		json_decref(o);
@@ -384,10 +403,25 @@ static void list_closed(struct evhttp_connection *conn, void *arg);
 static void list_more(struct evhttp_connection *conn, void *arg)
 {
 	struct lister *l = arg;
-	bool done = fill_piece(l);
-	struct evbuffer *b = evbuffer_new();
+	bool done;
+	struct evbuffer *b;
 
 	(void)conn;
+	done = fill_piece(l);
+	if (l->tagged && !l->started) {
+		/* Up to TAG_MAX bytes made at once: a list that ends within
+		 * them is answered whole with its ETag (or a 304); a longer
+		 * one streams on from there, untagged. */
+		while (!done && l->w.len < TAG_MAX)
+			done = fill_piece(l);
+		if (done) {
+			jw_lit(&l->w, "]}");
+			api_reply_tagged(l->req, &l->w);
+			lister_free(l);
+			return;
+		}
+	}
+	b = evbuffer_new();
 	if (done)
 		jw_lit(&l->w, "]}\n");
 	evbuffer_add(b, l->w.p, l->w.len);
@@ -457,11 +491,18 @@ void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c)
 	l->other_mask = jobw_mask(shown);
 	l->log = jobw_has(l->own_mask, "log_path");
 	l->annotate = !l->f.fields;
+	l->idle = !l->f.fields || in_strv(l->f.fields, "idle_secs") || in_strv(l->f.fields, "idle_warned");
 	l->attach = !l->f.fields || in_strv(l->f.fields, "attach_socket");
 	l->across = !l->f.fields || in_strv(l->f.fields, "priority_across_users");
 	l->live = only_live(&l->f);
 	if (!l->live && l->f.since > 0)	/* the submit-time index: no walk of older jobs */
 		l->next = jobs_since_from(s, l->f.since);
+	/* The lists a dashboard asks for on each refresh, the jobs that are
+	 * not over (active=1) and those submitted since (since=), are made
+	 * whole and sent with an ETag of their bytes, so an unchanged answer
+	 * is a 304 without a body (up to TAG_MAX bytes; a longer one streams,
+	 * untagged). */
+	l->tagged = l->live || l->f.since > 0;
 	jw_lit(&l->w, "{\"jobs\":[");
 	list_more(NULL, l);
 }

@@ -130,10 +130,20 @@ void api_h_timeline(struct server *s, struct evhttp_request *req)
 		if (!j)
 			continue;
 		if (j->state == JS_RUNNING && j->gpu_mask) {
-			double end = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs : 0;
+			/* no limit: until start + [daemon] default_runtime_estimate
+			 * when set (as the estimate assumes), marked estimated; an
+			 * estimate already past ends now (it still runs) */
+			double dflt = (double)s->cfg.default_runtime_estimate;
+			bool est = !j->time_limit_secs && dflt > 0;
+			double end = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs
+				     : est ? fmax(j->start_time + dflt, now) : 0;
+			json_t *seg;
 
-			if (!end || end > now)
-				add_seg(segs, slot, j->gpu_mask, job_seg("running", j, j->start_time, end));
+			if (end && end <= now && !est)
+				continue;
+			seg = job_seg("running", j, j->start_time, end);
+			json_object_set_new(seg, "estimated", json_boolean(est));
+			add_seg(segs, slot, j->gpu_mask, seg);
 		} else if (j->state == JS_QUEUED && j->gpus > 0) {
 			const struct sched_estimate *x = jobs_expected(s, j->id);
 

@@ -33,6 +33,48 @@ void api_reply_jw(struct evhttp_request *req, int code, struct jsonw *w)
 	evbuffer_free(b);
 }
 
+/* Does the request's If-None-Match name tag (a list of tags, weak or
+ * strong, or "*")? */
+static bool none_match(struct evhttp_request *req, const char *tag)
+{
+	const char *inm = evhttp_find_header(evhttp_request_get_input_headers(req), "If-None-Match");
+	size_t n = strlen(tag);
+
+	while (inm && *inm) {
+		const char *end;
+
+		inm += strspn(inm, " \t,");
+		if (!strncmp(inm, "W/", 2))
+			inm += 2;
+		end = inm + strcspn(inm, ",");
+		while (end > inm && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		if ((end - inm == 1 && *inm == '*') || ((size_t)(end - inm) == n && !memcmp(inm, tag, n)))
+			return true;
+		inm = end + strcspn(end, ",");
+	}
+	return false;
+}
+
+void api_reply_tagged(struct evhttp_request *req, struct jsonw *w)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	uint64_t x = 0xcbf29ce484222325ULL;	/* FNV-1a over the body */
+	char tag[48];
+
+	for (size_t i = 0; i < w->len; i++)
+		x = (x ^ (unsigned char)w->p[i]) * 0x100000001b3ULL;
+	snprintf(tag, sizeof tag, "\"%zx-%016llx\"", w->len, (unsigned long long)x);
+	evhttp_add_header(h, "ETag", tag);
+	evhttp_add_header(h, "Cache-Control", "private, no-cache");	/* a caller's own view */
+	if (none_match(req, tag)) {
+		jw_free(w);
+		evhttp_send_reply(req, 304, "Not Modified", NULL);
+		return;
+	}
+	api_reply_jw(req, 200, w);
+}
+
 void api_reply(struct evhttp_request *req, int code, json_t *body)
 {
 	struct jsonw w = { 0 };

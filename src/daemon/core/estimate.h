@@ -42,10 +42,12 @@ struct sched_est_input {
 	double horizon;			/* seconds after now; 0 = EST_HORIZON */
 	size_t max_steps;		/* 0 = EST_MAX_STEPS */
 	size_t max_work;		/* jobs looked at over all steps; 0 = EST_MAX_WORK */
+	bool full_passes;		/* each step a sched_pass() of the whole queue (the
+					 * reference the tests compare the prefix steps with) */
 };
 
 #define EST_HORIZON (366.0 * 86400)
-#define EST_MAX_STEPS 4096
+#define EST_MAX_STEPS 20000
 #define EST_MAX_WORK 1500000
 
 enum est_unknown {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "bytes.h"
 
@@ -36,15 +37,32 @@ int job_state_parse(const char *s)
 	return -1;
 }
 
+/* The last answer, for a second: an array of 2,000 jobs asks 2,000 times
+ * for one uid, and each lookup reads the user database. */
+static struct {
+	uid_t uid;
+	struct timespec at;
+	char name[256];
+} last_user;
+
 const char *job_user_name(uid_t uid, char *buf, size_t size)
 {
 	struct passwd pw, *res = NULL;
 	char tmp[4096];
+	struct timespec now;
 
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (last_user.at.tv_sec && last_user.uid == uid && now.tv_sec - last_user.at.tv_sec < 1) {
+		snprintf(buf, size, "%s", last_user.name);
+		return buf;
+	}
 	if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
-		snprintf(buf, size, "%s", res->pw_name);
+		snprintf(last_user.name, sizeof last_user.name, "%s", res->pw_name);
 	else
-		snprintf(buf, size, "%u", (unsigned)uid);
+		snprintf(last_user.name, sizeof last_user.name, "%u", (unsigned)uid);
+	last_user.uid = uid;
+	last_user.at = now;
+	snprintf(buf, size, "%s", last_user.name);
 	return buf;
 }
 
@@ -89,7 +107,7 @@ void job_rt_trim(struct job *j)
 	const struct job_rt *r = j->rt;
 
 	if (r && !r->pidfd_ev && !r->backstop && !r->retried_by && r->pidfd < 0 && !r->stopped_ticks &&
-	    !r->cancel_sent && !r->draining && !r->end_pending) {
+	    !r->cancel_sent && !r->draining && !r->end_pending && !r->end_queued) {
 		free(j->rt);
 		j->rt = NULL;
 	}
@@ -595,7 +613,7 @@ static const char *const job_fields[] = {
 	"env_id", "gpus", "shared", "gpu_memory_mb", "memory_mb", "cpus", "cpu_ids", "time_limit_secs", "priority",
 	"priority_by_admin", "conda_env", "depends_on", "dep_mode", "auto_cancel", "begin_at", "array_task_id", "group_id",
 	"max_concurrent", "max_retries", "attempt", "retry_of", "redo_of", "params", "command_template", "submit_time",
-	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor",
+	"start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced", "executor", "interactive",
 	"tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks", "run_seq", "gpu_usage", "log_path",
 	"notify_email", "notify_on",
 	"attach_socket",	/* api_jobs.c adds it: derived from the daemon's paths */
@@ -734,6 +752,8 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 				    j->memory_enforced < 0 ? json_null() : json_boolean(j->memory_enforced));
 	if (want(only, "executor"))
 		json_object_set_new(o, "executor", json_string(j->executor == EXEC_TMUX ? "tmux" : "process"));
+	if (jm(j)->interactive && want(only, "interactive"))	/* absent: false */
+		json_object_set_new(o, "interactive", json_true());
 	if (want(only, "tmux_session"))
 		json_object_set_new(o, "tmux_session", str_or_null(j->tmux_session));
 	if (want(only, "tmux_socket"))
@@ -831,6 +851,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->memory_mb = get_int(o, "memory_mb");
 	m.cpus = get_int(o, "cpus") > 1 ? get_int(o, "cpus") : 0;	/* old rows: 1 */
 	m.cpu_ids = get_str(o, "cpu_ids");
+	m.interactive = json_is_true(json_object_get(o, "interactive"));
 	j->time_limit_secs = get_int(o, "time_limit_secs");
 	j->priority = (int)get_int(o, "priority");
 	j->priority_by_admin = json_is_true(json_object_get(o, "priority_by_admin"));

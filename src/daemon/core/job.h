@@ -55,6 +55,7 @@ struct job_more {
 	int64_t log_seq;	/* its log is ID.N.log, not ID.log (runfile.h); 0: ID.log */
 	double begin_at;	/* 0 = none */
 	int64_t cpus;		/* CPUs booked; 0: 1, the default (job_cpus) */
+	int64_t interactive;	/* 1: galloc's, a pty and an attach socket, ends with its caller */
 	int64_t array_task_id;	/* 0 unless an array's task */
 	int64_t group_id;	/* its array's or batch's first job; 0 = none */
 	int64_t gpu_memory_mb;	/* 0 = not set */
@@ -156,6 +157,8 @@ struct job_rt {
 	/* The runner is gone but processes of the job are left and being
 	 * killed; the end is still to be recorded (the store refused it). */
 	bool draining, end_pending;
+	/* Its end waits in s->ends for the next pass's commit (engine). */
+	bool end_queued;
 };
 
 /* The defaults, what jr() gives for a job without a block. */

@@ -17,7 +17,7 @@ static const char *const order[] = {
 	"priority_by_admin", "conda_env", "notify_email", "notify_on", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"params", "command_template", "submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids",
-	"memory_enforced", "executor", "tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks",
+	"memory_enforced", "executor", "interactive", "tmux_session", "tmux_socket", "active", "runner_pid", "runner_ticks",
 	"run_seq", "gpu_usage", "log_path", "cluster", "slurm_id", "remote_log", "rlimits",
 	"attach_socket",	/* api_jobs.c writes it */
 	"priority_across_users",	/* api_list.c writes it */
@@ -32,7 +32,7 @@ enum {
 	F_PRIORITY_BY_ADMIN, F_CONDA_ENV, F_NOTIFY_EMAIL, F_NOTIFY_ON, F_DEPENDS_ON, F_DEP_MODE, F_AUTO_CANCEL, F_BEGIN_AT,
 	F_ARRAY_TASK_ID, F_GROUP_ID, F_MAX_CONCURRENT, F_MAX_RETRIES, F_ATTEMPT, F_RETRY_OF, F_REDO_OF,
 	F_PARAMS, F_COMMAND_TEMPLATE, F_SUBMIT_TIME, F_START_TIME, F_END_TIME, F_EXIT_CODE, F_EXIT_SIGNAL, F_GPU_IDS,
-	F_MEMORY_ENFORCED, F_EXECUTOR, F_TMUX_SESSION, F_TMUX_SOCKET, F_ACTIVE, F_RUNNER_PID, F_RUNNER_TICKS,
+	F_MEMORY_ENFORCED, F_EXECUTOR, F_INTERACTIVE, F_TMUX_SESSION, F_TMUX_SOCKET, F_ACTIVE, F_RUNNER_PID, F_RUNNER_TICKS,
 	F_RUN_SEQ, F_GPU_USAGE, F_LOG_PATH, F_CLUSTER, F_SLURM_ID, F_REMOTE_LOG, F_RLIMITS, F_ATTACH_SOCKET,
 	F_PRIORITY_ACROSS_USERS,
 };
@@ -341,6 +341,8 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	}
 	if (WANT(F_EXECUTOR))
 		KEY(F_EXECUTOR), plain(w, j->executor == EXEC_TMUX ? "tmux" : "process");
+	if (jm(j)->interactive && WANT(F_INTERACTIVE))
+		KEY(F_INTERACTIVE), boolean(w, true);
 	if (WANT(F_TMUX_SESSION))
 		KEY(F_TMUX_SESSION), text_or_null(w, j->tmux_session);
 	if (WANT(F_TMUX_SOCKET))

@@ -699,6 +699,10 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 				resv = reserve(&st, j);
 				reserved = true;
 				d->expected_start = isfinite(resv.at) ? resv.at : 0;
+				d->reserves = true;
+				d->resv_extra_gpus = resv.extra_gpus;
+				d->resv_extra_mem = resv.extra_mem;
+				d->resv_extra_cpus = resv.extra_cpus;
 			}
 			continue;
 		}

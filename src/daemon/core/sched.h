@@ -128,6 +128,13 @@ struct sched_decision {
 	double expected_start;		/* when it can start by the running jobs'
 					 * time limits; 0 = not known */
 	int cpus_busy;			/* LIM_CPUS: CPUs booked when it was looked at */
+	/* The job that got the pass's backfill reservation (the first that
+	 * could not start): reserves, and what the reservation leaves over at
+	 * expected_start for later jobs (they start only when they end before
+	 * it by their time limit or fit in this). For the estimate. */
+	bool reserves;
+	int resv_extra_gpus;
+	int64_t resv_extra_mem, resv_extra_cpus;
 };
 
 /* Fills out[0..njobs) in scheduling order (one decision per job) and

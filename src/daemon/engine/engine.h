@@ -23,6 +23,11 @@ int jobs_release(struct server *s, struct job *j, double at, struct gf_err *e);
  * recorded; -1 when the store refused it, memory then as before the call
  * (the caller tries again later). */
 int jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why);
+/* The same, recorded by the next pass together with the other ends that
+ * came meanwhile and the starts they make room for (jobs.c). */
+int jobs_end_later(struct server *s, struct job *j, const struct job_result *r, const char *why);
+/* Ends still queued, recorded (a stop: nothing is started). */
+void jobs_close_ends(struct server *s);
 /* The last process of an ended job is gone: its resources go back. */
 int jobs_freed(struct server *s, struct job *j);
 /* The scheduler pass: build input, run sched_pass, start jobs. */

@@ -364,38 +364,51 @@ static void apply_result(struct job *j, const struct job_result *r, const char *
 	}
 }
 
-int jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why)
+/* The end of j into the open transaction: its state, a retry, the
+ * dependents to cancel, its usage. -1: the transaction failed. */
+static int end_in_txn(struct server *s, struct job *j, const struct job_result *r, const char *why,
+		      struct gf_err *e)
 {
-	struct gf_err e;
-	struct job *retry = NULL;
+	struct job *retry;
 
-	/* One transaction: if the store refuses it, j is as it was. */
-	if (jobs_txn_begin(s, &e))
-		goto fail;
 	jobs_touch(s, j);
 	/* A job whose processes are still being killed keeps what it holds. */
 	j->active = jr(j)->draining;
 	apply_result(j, r, why);
 	failure_classify(s, j, r);
 	if (j->state == JS_FAILED && j->attempt < j->max_retries) {
-		retry = make_retry(s, j, &e);
-		if (!retry || move_dependents(s, j, retry, &e))
-			goto fail;
+		retry = make_retry(s, j, e);
+		if (!retry || move_dependents(s, j, retry, e))
+			return -1;
 		jr_w(j)->retried_by = retry->id;
 	} else if (j->state != JS_FINISHED)
 		cascade_push_dependents(s, j, NULL);
-	if (jobs_save(s, j, &e) || usage_stage(s, j, &e))
-		goto fail;
-	cascade_work(s);
-	if (jobs_txn_commit(s, &e))
-		goto fail;
+	return jobs_save(s, j, e) || usage_stage(s, j, e) ? -1 : 0;
+}
+
+/* After the commit of j's end. */
+static void end_after(struct server *s, struct job *j)
+{
 	gf_trace("end_commit", j->id);	/* the hand-off trace (trace.h) */
-	usage_commit(s);	/* fair share: its run counts from now on */
-	cascade_after(s);
 	vlog(1, "job %lld ended: %s%s%s", (long long)j->id, job_state_name(j->state), j->reason ? ", " : "",
 	     j->reason ? j->reason : "");
 	if (!jr(j)->draining)
 		reap_forget(s, j);
+}
+
+int jobs_ended(struct server *s, struct job *j, const struct job_result *r, const char *why)
+{
+	struct gf_err e;
+
+	/* One transaction: if the store refuses it, j is as it was. */
+	if (jobs_txn_begin(s, &e) || end_in_txn(s, j, r, why, &e))
+		goto fail;
+	cascade_work(s);
+	if (jobs_txn_commit(s, &e))
+		goto fail;
+	usage_commit(s);	/* fair share: its run counts from now on */
+	cascade_after(s);
+	end_after(s, j);
 	server_schedule(s);
 	return 0;
 fail:
@@ -405,6 +418,116 @@ fail:
 	usage_drop(s);
 	server_schedule(s);
 	return -1;
+}
+
+/* ---- ends recorded together ----------------------------------------------
+ *
+ * A runner that ends is not recorded at once: its end waits for the next
+ * pass (the same loop turn's, or the next), which records every end that
+ * came meanwhile and what they make room to start in one transaction, one
+ * sync of the store for all of them. Until that commit the job is shown
+ * Running and holds its GPUs (a job's end is committed before it is shown
+ * or its GPUs are used again); its result file stays until then, so a stop
+ * or crash in between loses nothing (the next daemon reads it). */
+int jobs_end_later(struct server *s, struct job *j, const struct job_result *r, const char *why)
+{
+	struct queued_end *q;
+
+	s->ends = gf_grow(s->ends, &s->ends_cap, s->nends + 1, sizeof *s->ends, 16);
+	q = &s->ends[s->nends];
+	*q = (struct queued_end){ .id = j->id, .run_seq = j->run_seq, .has_result = r != NULL };
+	if (r)
+		q->result = *r;
+	if (why && !(q->why = strdup(why)))
+		abort();
+	s->nends++;
+	jr_w(j)->end_queued = true;
+	server_schedule(s);
+	return 0;
+}
+
+static struct job *queued_job(struct server *s, const struct queued_end *q)
+{
+	struct job *j = jobs_get(s, q->id);
+
+	return j && j->run_seq == q->run_seq && jr(j)->end_queued ? j : NULL;
+}
+
+static void ends_clear(struct server *s)
+{
+	for (size_t i = 0; i < s->nends; i++) {
+		struct job *j = queued_job(s, &s->ends[i]);
+
+		if (j) {
+			jr_w(j)->end_queued = false;
+			job_rt_trim(j);
+		}
+		free(s->ends[i].why);
+	}
+	s->nends = 0;
+}
+
+/* Every queued end in one transaction, with (starts) the starts a pass
+ * can make in it (jobs_start_at_once), launched after the commit. When the
+ * store refuses it, each job is left to the backstop as a refused end is
+ * (end_pending: its result is read again). */
+static void record_ends(struct server *s, bool starts)
+{
+	struct gf_err e;
+	size_t n = 0;
+
+	if (jobs_txn_begin(s, &e))
+		goto fail;
+	for (size_t i = 0; i < s->nends && !s->txn.failed; i++) {
+		struct queued_end *q = &s->ends[i];
+		struct job *j = queued_job(s, q);
+
+		if (j && end_in_txn(s, j, q->has_result ? &q->result : NULL, q->why, &e))
+			goto fail;
+		n += j != NULL;
+	}
+	cascade_work(s);
+	if (starts)
+		jobs_start_at_once(s);
+	if (jobs_txn_commit(s, &e))
+		goto fail;
+	usage_commit(s);
+	cascade_after(s);
+	for (size_t i = 0; i < s->nends; i++) {
+		struct job *j = queued_job(s, &s->ends[i]);
+
+		if (j) {
+			jr_w(j)->end_queued = false;
+			end_after(s, j);
+		}
+	}
+	ends_clear(s);
+	vlog(3, "%zu end%s recorded in one commit", n, n == 1 ? "" : "s");
+	if (starts)
+		jobs_launch_recorded(s);
+	return;
+fail:
+	fprintf(stderr, "gflowd: recording the end of %zu job%s: %s\n", s->nends, s->nends == 1 ? "" : "s", e.msg);
+	jobs_txn_rollback(s);
+	usage_drop(s);
+	s->nlaunch = 0;
+	for (size_t i = 0; i < s->nends; i++) {
+		struct job *j = queued_job(s, &s->ends[i]);
+
+		if (j)
+			reap_end_unrecorded(s, j, s->ends[i].has_result ? &s->ends[i].result : NULL);
+	}
+	ends_clear(s);
+}
+
+void jobs_close_ends(struct server *s)
+{
+	if (s->nends)
+		record_ends(s, false);	/* a stop records them, and starts nothing */
+	ends_clear(s);
+	free(s->ends);
+	s->ends = NULL;
+	s->ends_cap = 0;
 }
 
 int jobs_freed(struct server *s, struct job *j)
@@ -584,6 +707,8 @@ static bool pass(struct server *s, bool joined)
 bool jobs_schedule_pass(struct server *s)
 {
 	jobs_launch_recorded(s);	/* none are left, but for a refused commit's */
+	if (s->nends)
+		record_ends(s, true);
 	return pass(s, false);
 }
 

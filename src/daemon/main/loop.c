@@ -771,6 +771,7 @@ static int setup(struct server *s, struct gf_err *e)
 
 static void teardown(struct server *s)
 {
+	jobs_close_ends(s);	/* recorded while what they tell is still up */
 	notify_close(s);
 	jobs_close(s);
 	api_close(s);

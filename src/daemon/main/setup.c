@@ -201,7 +201,11 @@ int setup_init(struct lc *c)
 		     "# gflow configuration (written by gflowd init%s)\n\n%s%s%s"
 		     "[daemon]\nhost = %s\nport = %s\n%s%s%s"
 		     "gpu_allocation_strategy = \"%s\"\ngpu_poll_interval_secs = %ld\n%s\n"
-		     "[executor]\ntype = \"%s\"\n%s",
+		     "[executor]\ntype = \"%s\"\n"
+		     "\n# Idle reclaim, off unless this table is given (gflow.toml(5)): a job whose GPUs\n"
+		     "# stay idle is warned, then the action is taken.\n"
+		     "# [gpu.idle_reclaim]\n# after = \"2h\"\n# threshold_util = 5\n# action = \"warn\"\n"
+		     "# warn_before = \"15m\"\n# apply_to = \"interactive\"\n%s",
 		     c->paths.system ? " --system" : "", strcmp(tz, "local") ? "timezone = \"" : "",
 		     strcmp(tz, "local") ? tz : "", strcmp(tz, "local") ? "\"\n\n" : "", qhost, port,
 		     all ? "# gpus = [0, 1]\n" : "gpus = ", all ? "" : qgpus, all ? "" : "\n", strat, v,

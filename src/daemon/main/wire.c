@@ -35,7 +35,7 @@ static int on_runner_ended(struct server *s, void *arg)
 {
 	const struct gf_ev_runner_ended *ev = arg;
 
-	return jobs_ended(s, ev->job, ev->result, ev->why);
+	return jobs_end_later(s, ev->job, ev->result, ev->why);
 }
 
 static int on_job_freed(struct server *s, void *arg)

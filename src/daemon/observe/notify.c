@@ -557,10 +557,14 @@ static const char *job_event(int before, const struct job *j, bool updated)
 
 void notify_job_event(struct server *s, const struct job *j, const char *event)
 {
+	json_t *o;
+
 	if (!s->notify || !j || !event)
 		return;
-	dispatch(s->notify, event, j->user, j, notify_payload(s->notify->host, event, "job",
-		 job_to_json_only(j, NULL, (char *const *)notify_payload_job_fields)));
+	o = job_to_json_only(j, NULL, (char *const *)notify_payload_job_fields);
+	if (!strcmp(event, "job_idle"))
+		idle_annotate(s, j, o);	/* idle_secs, idle_warned (share/idle.c) */
+	dispatch(s->notify, event, j->user, j, notify_payload(s->notify->host, event, "job", o));
 }
 
 void notify_job_change(struct server *s, const struct job *j, int before_state, bool updated)
@@ -753,7 +757,7 @@ void notify_api_test(struct server *s, struct evhttp_request *req, bool admin, j
 		if (!json_is_string(ev) || !gf_event_known(json_string_value(ev), false)) {
 			reply_error(req, 400, "'event' must be one of job_submitted, job_updated, job_started, "
 					      "job_completed, job_failed, job_cancelled, job_timeout, job_held, "
-					      "job_released, job_gpu_memory_exceeded, gpu_available, reservation_created, "
+					      "job_released, job_gpu_memory_exceeded, job_idle, gpu_available, reservation_created, "
 					      "reservation_cancelled, "
 					      "scheduler_online");
 			return;

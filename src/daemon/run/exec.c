@@ -44,6 +44,7 @@ int exec_init(struct server *s, struct gf_err *e)
 	s->log_dfd = runfile_open_dir(s->paths.log_dir, 1);
 	if (s->log_dfd < 0)
 		return gf_err_set(e, "cannot open %s: %s", s->paths.log_dir, strerror(errno));
+	rundir_drop_recycled(s);
 	rundir_make_spares(s);
 	if (s->executor == EXEC_PROCESS || s->paths.system)
 		standby_want(s);	/* else after the first runner started alone */
@@ -86,9 +87,17 @@ static int start_in_tmux(struct server *s, struct job *j, const struct argv *run
 	return exec_tmux_client(tmux, sock, session, w.v, (size_t)w.n, e);
 }
 
+/* Does the job's runner start on gflow's tmux server? A tmux-executor job
+ * of a personal daemon, but for an interactive one (galloc): that has the
+ * caller's terminal, through an attach socket, as under the system daemon. */
+static bool in_tmux(const struct server *s, const struct job *j)
+{
+	return j->executor == EXEC_TMUX && !s->paths.system && !jm(j)->interactive;
+}
+
 bool exec_holds_start(const struct server *s, const struct job *j)
 {
-	if (j->executor == EXEC_TMUX && !s->paths.system)
+	if (in_tmux(s, j))
 		return standby_tmux_ready(s);
 	return standby_ready(s);
 }
@@ -113,7 +122,7 @@ static int hand_to_standby(struct server *s, const struct job *j, struct argv *a
 	argf(a, "%lld", (long long)spec->len);
 	if (s->start_held)
 		arg(a, "--hold");
-	if (j->executor == EXEC_TMUX && !s->paths.system)
+	if (in_tmux(s, j))
 		rc = standby_hand_tmux(s, j, a->v, more, 3, s->start_held);
 	else
 		rc = standby_hand(s, a->v, more, 3, s->start_held);
@@ -194,9 +203,9 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		arg(&a, "--gid");
 		argf(&a, "%lld", (long long)gid);
 	}
-	if (j->executor == EXEC_TMUX) {
+	if (j->executor == EXEC_TMUX || jm(j)->interactive) {
 		arg(&a, "--pty");
-		if (!s->paths.system) {
+		if (in_tmux(s, j)) {
 			char session[64], sock[GF_PATH_MAX + 16];
 
 			snprintf(session, sizeof session, "gflow-%lld", (long long)j->id);
@@ -214,7 +223,8 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 				rc = start_in_tmux(s, j, &a, e);
 			goto out;
 		}
-		/* The system daemon: no tmux, an attach socket (see the top). */
+		/* The system daemon or an interactive job: no tmux, an attach
+		 * socket (see the top). */
 		if (rundir_attach_prepare(s, j, attach, sizeof attach, e)) {
 			gf_err_prefix(e, "attach");
 			goto out;
@@ -224,6 +234,17 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 		if (s->have_admin_gid) {
 			arg(&a, "--attach-group");
 			argf(&a, "%lld", (long long)s->admin_gid);
+		}
+		if (jm(j)->interactive) {
+			/* How long the runner waits for galloc to attach
+			 * (tests shorten it, as GFLOW_KILL_GRACE_SECS the grace). */
+			const char *wait = getenv("GFLOW_INTERACTIVE_WAIT_SECS");
+
+			arg(&a, "--interactive");
+			if (wait && atoi(wait) > 0) {
+				arg(&a, "--attach-wait");
+				argf(&a, "%d", atoi(wait));
+			}
 		}
 	}
 	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
@@ -237,7 +258,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	if (rundir_write_lists(dfd, dir, &env, &argv, &spec, e))
 		goto out;
 	/* What the runner says before it has a log goes to runner.out. */
-	out = openat(dfd, "runner.out", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	out = runfile_open_empty_at(dfd, "runner.out");
 	if (out < 0) {
 		gf_err_set(e, "cannot create %s/runner.out: %s", dir, strerror(errno));
 		goto out;

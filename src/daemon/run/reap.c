@@ -191,6 +191,13 @@ static void note_unrecorded(struct server *s, struct job *j, const struct job_re
 	job_set_reason(j, note);
 }
 
+void reap_end_unrecorded(struct server *s, struct job *j, const struct job_result *r)
+{
+	jr_w(j)->end_pending = true;
+	note_unrecorded(s, j, r);
+	event_active(s->watch_ev, 0, 0);
+}
+
 /* The runner is gone: record how the job ended (its result, or why there
  * is none), and kill what is left of the job. */
 static void runner_gone(struct server *s, struct job *j)
@@ -247,11 +254,9 @@ static void runner_gone(struct server *s, struct job *j)
 		track_kill(s, j);
 		jr_w(j)->draining = true;
 	}
-	jr_w(j)->end_pending = hooks_fire(s, GF_EV_RUNNER_ENDED, &(struct gf_ev_runner_ended){ j, rp, why }) != 0;
-	if (jr(j)->end_pending) {
-		note_unrecorded(s, j, rp);
-		event_active(s->watch_ev, 0, 0);
-	}
+	jr_w(j)->end_pending = false;
+	if (hooks_fire(s, GF_EV_RUNNER_ENDED, &(struct gf_ev_runner_ended){ j, rp, why }))
+		reap_end_unrecorded(s, j, rp);
 }
 
 static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
@@ -556,8 +561,8 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 	for (size_t i = 0; i < s->nlive; i++) {
 		struct job *j = jobs_live_at(s, i);
 
-		if (!j || !j->active)
-			continue;
+		if (!j || !j->active || jr(j)->end_queued)
+			continue;	/* ended: the next pass records it */
 		disk_note(s, j, no_room);
 		if (jr(j)->end_pending) {
 			runner_gone(s, j);

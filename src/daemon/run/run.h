@@ -97,7 +97,11 @@ int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, con
 /* RUNDIR/limits: the submitter's resource limits, which the runner sets on
  * the job (every runner reads it; none when the job has none). */
 int rundir_write_limits(int dfd, const char *dir, const struct job *j, struct gf_err *e);
+/* A job's run directory, no longer needed: kept emptied for a later start
+ * (RUNDIR/.spare.K) or removed (rundir.c). */
 void rundir_remove(struct server *s, const struct job *j);
+/* The kept ones a stopped daemon left, removed (at start). */
+void rundir_drop_recycled(struct server *s);
 /* A start's run directory and log, made ahead (see rundir.c). */
 void rundir_make_spares(struct server *s);
 /* System mode, tmux executor: the job's attach socket (false: it has none). */
@@ -148,6 +152,9 @@ void reap_start_undo(struct server *s, struct job *j);
 int reap_recover(struct server *s, struct gf_err *e);	/* at daemon start */
 int reap_signal(struct server *s, struct job *j, int sig);
 void reap_forget(struct server *s, struct job *j);
+/* The store refused to record j's end (r: its result, or none): the job
+ * says so and the backstop reads its result again (end_pending). */
+void reap_end_unrecorded(struct server *s, struct job *j, const struct job_result *r);
 void reap_close(struct server *s);			/* at shutdown */
 
 /* track.c — each job's processes, known to the daemon itself */

@@ -147,29 +147,6 @@ struct gf_bytes rundir_spec(const struct job *j, const char *log, bool log_new)
 	return b;
 }
 
-/* dir/name holding b: the empty file a spare brought (rundir_make_spares),
- * else a new one. */
-static int put_list(int dfd, const char *dir, const char *name, const struct gf_bytes *b, struct gf_err *e)
-{
-	struct stat st;
-	int fd = openat(dfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC), err;
-
-	if (fd < 0 && errno == ENOENT)
-		return write_file_new_at(dfd, dir, name, b->p, b->len, e);
-	if (fd < 0)
-		return gf_err_set(e, "cannot open %s/%s: %s", dir, name, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size) {
-		close(fd);
-		return gf_err_set(e, "%s/%s is there already and not an empty file: not writing into it", dir, name);
-	}
-	err = gf_write_all(fd, b->p, b->len) ? errno : 0;
-	if (close(fd) && !err)
-		err = errno;
-	if (err)
-		return gf_err_set(e, "cannot write %s/%s: %s", dir, name, strerror(err));
-	return 0;
-}
-
 /* The runner reads the job's environment, command and spec from RUNDIR/env,
  * RUNDIR/argv and RUNDIR/spec (so no command line, tmux's or the runner's,
  * limits their length or shows them to others) — a standby from its pipe
@@ -178,16 +155,18 @@ static int put_list(int dfd, const char *dir, const char *name, const struct gf_
 int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, const struct gf_bytes *argv,
 		       const struct gf_bytes *spec, struct gf_err *e)
 {
-	return put_list(dfd, dir, "env", env, e) || put_list(dfd, dir, "argv", argv, e) ||
-			       put_list(dfd, dir, "spec", spec, e)
+	return write_file_new_at(dfd, dir, "env", env->p, env->len, e) ||
+			       write_file_new_at(dfd, dir, "argv", argv->p, argv->len, e) ||
+			       write_file_new_at(dfd, dir, "spec", spec->p, spec->len, e)
 		       ? -1
 		       : 0;
 }
 
 /* The job's resource limits (rlimits.h's text form, as stored) in
- * RUNDIR/limits, made new: the runner reads it whatever way it was started
- * (a standby too), caps each at its own hard limit and sets them on the
- * job's process before its exec. A job without limits gets no file. */
+ * RUNDIR/limits, empty or new: the runner reads it whatever way it was
+ * started (a standby too), caps each at its own hard limit and sets them on
+ * the job's process before its exec. A job without limits gets no file (or
+ * the empty one a kept run directory brings: no limits either). */
 int rundir_write_limits(int dfd, const char *dir, const struct job *j, struct gf_err *e)
 {
 	const char *l = j->rlimits;
@@ -195,11 +174,12 @@ int rundir_write_limits(int dfd, const char *dir, const struct job *j, struct gf
 	return l ? write_file_new_at(dfd, dir, "limits", l, strlen(l), e) : 0;
 }
 
-/* System mode, tmux executor: where the runner offers the job's terminal
- * (derived from the id: it needs nothing stored). */
+/* System mode, tmux executor, or an interactive job (galloc): where the
+ * runner offers the job's terminal (derived from the id: it needs nothing
+ * stored). */
 bool rundir_attach_socket(struct server *s, const struct job *j, char *buf, size_t size)
 {
-	return s->paths.system && j->executor == EXEC_TMUX &&
+	return ((s->paths.system && j->executor == EXEC_TMUX) || jm(j)->interactive) &&
 	       gf_pathf(buf, size, "%s/attach/%lld.sock", s->paths.runtime_dir, (long long)j->id) == 0;
 }
 
@@ -224,16 +204,67 @@ int rundir_attach_prepare(struct server *s, const struct job *j, char *sock, siz
 	return 0;
 }
 
-/* A run directory holds only plain files (env, argv, limits, runner, result, their
- * .tmp siblings after a crash, runner.out): remove them and it. A link in
- * its place is removed itself, never followed. */
+/* Recycling. A job's run directory is not removed when it ends but kept,
+ * its lists and runner.out emptied, as RUNDIR/.spare.K for a later start
+ * (up to RECYCLED of them): a file system allocates and frees no inode for
+ * those, which on ext4 without a journal costs a scan of recently freed
+ * inodes, and a start only renames. An empty limits file is a job without
+ * limits (runner/opts.c). The runner's own files (runner, result, logseq,
+ * any .tmp) go; anything else in it (a directory, a FIFO)
+ * and the directory is removed as before. Only the daemon and, under it,
+ * the runner write in a run directory; a kept one serves any owner's job
+ * (under the system daemon all of it is root's). */
+#define RECYCLED 64
+
+static bool kept_file(const char *name)
+{
+	return !strcmp(name, "env") || !strcmp(name, "argv") || !strcmp(name, "spec") ||
+	       !strcmp(name, "limits") || !strcmp(name, "runner.out");
+}
+
+/* Every file of dfd emptied or removed: whether it can be kept. */
+static bool empty_out(int dfd, bool keep)
+{
+	struct dirent *d;
+	DIR *dp = fdopendir(dfd);
+
+	if (!dp) {
+		close(dfd);
+		return false;
+	}
+	while ((d = readdir(dp))) {
+		int fd;
+
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		if (keep && kept_file(d->d_name) && (d->d_type == DT_REG || d->d_type == DT_UNKNOWN) &&
+		    (fd = openat(dirfd(dp), d->d_name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+			struct stat st;
+			bool ok = !fstat(fd, &st) && S_ISREG(st.st_mode) && (!st.st_size || !ftruncate(fd, 0));
+
+			close(fd);
+			if (ok)
+				continue;
+		}
+		if (unlinkat(dirfd(dp), d->d_name, 0))
+			keep = false;	/* a directory in it: left, as before */
+	}
+	closedir(dp);
+	return keep;
+}
+
+static void spare_name(int k, char *buf, size_t size)
+{
+	snprintf(buf, size, ".spare.%d", k);
+}
+
+/* A job's run directory, no longer needed: kept for reuse, else removed
+ * with its files. A link in its place is removed itself, never followed. */
 void rundir_remove(struct server *s, const struct job *j)
 {
-	char name[64];
-	struct dirent *d;
-	DIR *dp;
+	char name[64], spare[32];
 	char sock[GF_PATH_MAX];
-	int dfd;
+	int dfd, k;
 
 	/* The runner removes its socket; one it could not (killed) goes here. */
 	if (rundir_attach_socket(s, j, sock, sizeof sock))
@@ -245,15 +276,57 @@ void rundir_remove(struct server *s, const struct job *j)
 			unlinkat(s->run_dfd, name, 0);
 		return;
 	}
-	if (!(dp = fdopendir(dfd))) {
-		close(dfd);
-		return;
+	for (k = 0; k < RECYCLED && s->recycled & (1ull << k); k++)
+		;
+	if (empty_out(dfd, k < RECYCLED)) {
+		spare_name(k, spare, sizeof spare);
+		if (renameat2(s->run_dfd, name, s->run_dfd, spare, RENAME_NOREPLACE) == 0) {
+			s->recycled |= 1ull << k;
+			return;
+		}
+		/* not kept after all: its emptied files go with it */
+		if ((dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			empty_out(dfd, false);
 	}
-	while ((d = readdir(dp)))
-		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
-			unlinkat(dfd, d->d_name, 0);
-	closedir(dp);
 	unlinkat(s->run_dfd, name, AT_REMOVEDIR);
+}
+
+/* A kept run directory renamed to name: 0, or -1 when none is kept. */
+static int take_recycled(struct server *s, const char *name)
+{
+	char spare[32];
+
+	while (s->recycled) {
+		int k = __builtin_ctzll(s->recycled);
+
+		s->recycled &= ~(1ull << k);
+		spare_name(k, spare, sizeof spare);
+		if (renameat2(s->run_dfd, spare, s->run_dfd, name, RENAME_NOREPLACE) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* Kept run directories a stopped daemon left: removed (their number is
+ * not known to this one, and a start makes what it needs). */
+void rundir_drop_recycled(struct server *s)
+{
+	char spare[32];
+
+	for (int k = 0; k < RECYCLED; k++) {
+		int dfd;
+
+		spare_name(k, spare, sizeof spare);
+		dfd = openat(s->run_dfd, spare, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				unlinkat(s->run_dfd, spare, 0);
+			continue;
+		}
+		empty_out(dfd, false);
+		unlinkat(s->run_dfd, spare, AT_REMOVEDIR);
+	}
+	s->recycled = 0;
 }
 
 /* What is at dir/name that made an exclusive create fail. */
@@ -303,7 +376,8 @@ static int take_spare(struct server *s, int dfd, const char *spare, const char *
 	return 0;
 }
 
-/* The run directory, new: nothing already there is reused or followed. */
+/* The run directory: a kept one emptied (rundir_remove), the spare, else
+ * made new; nothing already at its name is reused or followed. */
 int rundir_make(struct server *s, const struct job *j, char *dir, size_t size, struct gf_err *e)
 {
 	char name[64];
@@ -311,7 +385,7 @@ int rundir_make(struct server *s, const struct job *j, char *dir, size_t size, s
 
 	run_dir_name(j, name, sizeof name);
 	rundir_path(s, j, dir, size);
-	if (take_spare(s, s->run_dfd, ".spare", name) && mkdirat(s->run_dfd, name, 0700)) {
+	if (take_recycled(s, name) && take_spare(s, s->run_dfd, ".spare", name) && mkdirat(s->run_dfd, name, 0700)) {
 		if (errno == EEXIST)
 			return gf_err_set(e, "the run directory %s exists already (%s): not using it", dir,
 					  what_is_there(s->run_dfd, name));

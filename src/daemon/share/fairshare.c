@@ -155,6 +155,9 @@ void usage_close(struct server *s)
 	free(s->recent);
 	s->recent = NULL;
 	s->nrecent = s->recent_cap = 0;
+	free(s->recent_pending);
+	s->recent_pending = NULL;
+	s->nrecent_pending = s->recent_pending_cap = 0;
 }
 
 static double weight(const struct job *j)
@@ -215,7 +218,10 @@ int usage_stage(struct server *s, const struct job *j, struct gf_err *e)
 
 	if (!j->user || j->start_time <= 0 || end <= j->start_time)
 		return 0;
-	s->have_recent_pending = run_of(j, &s->recent_pending);
+	s->recent_pending = gf_grow(s->recent_pending, &s->recent_pending_cap, s->nrecent_pending + 1,
+				    sizeof *s->recent_pending, 16);
+	if (run_of(j, &s->recent_pending[s->nrecent_pending]))
+		s->nrecent_pending++;	/* the job's strings, copied at the commit */
 	p = find(s->usage_pending, s->nusage_pending, j->user);
 	cur = p ? p : find(s->usage, s->nusage, j->user);
 	{
@@ -238,8 +244,8 @@ int usage_stage(struct server *s, const struct job *j, struct gf_err *e)
 
 void usage_commit(struct server *s)
 {
-	if (s->have_recent_pending)
-		recent_add(s, &s->recent_pending);
+	for (size_t i = 0; i < s->nrecent_pending; i++)
+		recent_add(s, &s->recent_pending[i]);
 	for (size_t i = 0; i < s->nusage_pending; i++) {
 		struct user_usage *u = add(&s->usage, &s->nusage, s->usage_pending[i].user);
 
@@ -251,7 +257,7 @@ void usage_commit(struct server *s)
 
 void usage_drop(struct server *s)
 {
-	s->have_recent_pending = false;
+	s->nrecent_pending = 0;
 	free_all(&s->usage_pending, &s->nusage_pending);
 }
 

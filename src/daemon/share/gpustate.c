@@ -621,6 +621,7 @@ static void on_gpu_poll(evutil_socket_t fd, short what, void *arg)
 	take_snapshot(s);
 	prune_ignored(s);
 	usage_sample(s);
+	idle_sample(s);
 	server_schedule(s);
 }
 
@@ -659,4 +660,5 @@ void gpustate_close(struct server *s)
 		gpu_snapshot_free(&s->snap);
 	free(s->ignored);
 	free(s->gpu_seen);
+	idle_close(s);
 }

@@ -1,7 +1,7 @@
 /* share.h — the share layer (src/daemon/share/): who gets the GPUs.
  * gpustate.c (the GPU views the pass and ginfo see), quota.c (limits and
  * why a job waits), reserve.c (reservations), fairshare.c (decayed usage),
- * usage.c (what each job really uses). May call: run, store, state, gpu,
+ * usage.c (what each job really uses), idle.c (idle reclaim). May call: run, store, state, gpu,
  * core, common. Changes the engine must act on go up as events
  * (GF_EV_CANCEL, GF_EV_GPUS, GF_EV_RESERVATION, GF_EV_JOB_EVENT). */
 #ifndef GF_SHARE_H
@@ -16,6 +16,16 @@ void usage_clear(struct job *j);
  * and utilisation, recorded in one transaction; shared overuse flagged and
  * handled as [gpu] shared_overuse says. */
 void usage_sample(struct server *s);
+
+/* idle.c — idle reclaim ([gpu.idle_reclaim]): after each new snapshot,
+ * each running job it applies to advances its idle clock (core/idle.h);
+ * warned (log line, job_idle event), then acted on (cancel through
+ * GF_EV_CANCEL). Clocks in memory only. */
+bool idle_applies(struct server *s, const struct job *j);
+void idle_sample(struct server *s);
+void idle_close(struct server *s);
+/* "idle_secs" and "idle_warned" of a running job being measured idle. */
+void idle_annotate(struct server *s, const struct job *j, json_t *o);
 
 /* gpustate.c — GPUs as the scheduler and ginfo see them */
 int gpustate_init(struct server *s, struct gf_err *e);

@@ -159,6 +159,14 @@ struct user_usage {
 	double value, at;
 };
 
+/* A runner's end, waiting for the next pass to record it (engine/jobs.c). */
+struct queued_end {
+	int64_t id, run_seq;
+	bool has_result;
+	struct job_result result;
+	char *why;
+};
+
 /* A GPU job's run that ended within the last 24 h, for
  * max_gpu_hours_per_day (usage.c). */
 struct recent_run {
@@ -289,6 +297,10 @@ struct server {
 	 * launched after its commit: job id and run_seq. */
 	struct { int64_t id, run_seq; } *launch;
 	size_t nlaunch, launch_cap;
+	/* Runners that ended since the last pass: recorded together, with the
+	 * starts they make room for, in the pass's one commit (jobs_end_later). */
+	struct queued_end *ends;
+	size_t nends, ends_cap;
 
 	/* GPUs */
 	struct gpu_poller *poller;
@@ -303,6 +315,9 @@ struct server {
 	size_t nignored;
 	pid_t *gpu_seen;		/* pids of the snapshot once seen alive here */
 	uint64_t usage_seq;		/* the snapshot usage.c sampled last */
+	uint64_t idle_seq;		/* the snapshot idle.c sampled last */
+	struct idle_entry *idle;	/* idle clocks of running jobs (idle.c), by id */
+	size_t nidle;
 	bool sees_all_pids;		/* in the machine's initial pid namespace */
 	long pid_max;			/* /proc/sys/kernel/pid_max */
 	size_t ngpu_seen, gpu_seen_cap;
@@ -324,6 +339,7 @@ struct server {
 	struct tracker track;			/* each job's processes (track.c) */
 	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
 	int run_dfd, log_dfd;			/* <data>/run and <data>/logs, opened once */
+	uint64_t recycled;			/* RUNDIR/.spare.K held for reuse: bit K (rundir.c) */
 	int grace_secs;				/* between the signals of a cancel */
 	int inotify_fd;
 	struct event *inotify_ev;
@@ -340,8 +356,8 @@ struct server {
 	size_t nusage_pending;
 	struct recent_run *recent;		/* GPU runs ended in the last 24 h */
 	size_t nrecent, recent_cap;
-	struct recent_run recent_pending;	/* staged with usage_pending */
-	bool have_recent_pending;
+	struct recent_run *recent_pending;	/* staged with usage_pending, one per ended run */
+	size_t nrecent_pending, recent_pending_cap;
 	struct wait_note *notes;
 	size_t nnotes;
 	char **note_names;		/* quota subjects the notes name */

@@ -24,7 +24,7 @@ enum field {
 	F_ARRAY_TASK_ID, F_GROUP_ID, F_MAX_CONCURRENT, F_MAX_RETRIES, F_ATTEMPT, F_RETRY_OF, F_REDO_OF,
 	F_PARAMS, F_COMMAND_TEMPLATE, F_SUBMIT_TIME, F_START_TIME, F_END_TIME, F_EXIT_CODE, F_EXIT_SIGNAL, F_GPU_IDS,
 	F_MEMORY_ENFORCED, F_EXECUTOR, F_TMUX_SESSION, F_TMUX_SOCKET, F_ACTIVE, F_RUNNER_PID,
-	F_RUNNER_TICKS, F_RUN_SEQ, F_GPU_USAGE, F_CLUSTER, F_SLURM_ID, F_REMOTE_LOG, F_RLIMITS, F_CPUS, F_CPU_IDS, F_N
+	F_RUNNER_TICKS, F_RUN_SEQ, F_GPU_USAGE, F_CLUSTER, F_SLURM_ID, F_REMOTE_LOG, F_RLIMITS, F_CPUS, F_CPU_IDS, F_INTERACTIVE, F_N
 };
 
 static const char *const field_names[F_N] = {
@@ -34,7 +34,7 @@ static const char *const field_names[F_N] = {
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"params", "command_template", "submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids",
 	"memory_enforced", "executor", "tmux_session", "tmux_socket", "active", "runner_pid",
-	"runner_ticks", "run_seq", "gpu_usage", "cluster", "slurm_id", "remote_log", "rlimits", "cpus", "cpu_ids",
+	"runner_ticks", "run_seq", "gpu_usage", "cluster", "slurm_id", "remote_log", "rlimits", "cpus", "cpu_ids", "interactive",
 };
 
 enum kind { V_ABSENT, V_NULL, V_TRUE, V_FALSE, V_INT, V_REAL, V_STR, V_ARR, V_OBJ };
@@ -653,6 +653,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	ok &= get_int(&f[F_CPUS], &m->cpus) && get_shared(&f[F_CPU_IDS], &m->cpu_ids);
 	if (m->cpus <= 1)
 		m->cpus = 0;	/* 1, the default (old rows have no key) */
+	m->interactive = f[F_INTERACTIVE].kind == V_TRUE;	/* old rows: absent */
 	return ok;
 }
 

@@ -27,10 +27,12 @@ from pathlib import Path
 from benchlib import (REPO, Bench, Daemon, Slurm, Tsp, fmt, log, median, p95, proc_cpu_secs,
                       proc_hwm, proc_status, shell_loop, wait_stamp)
 from flow import case_handoff, case_throughput  # noqa: F401 (called by name)
+from million import case_million  # noqa: F401 (called by name)
 from report import (compare_text, handoff_text, kept_by_hand, markdown, scale_svg, scale_text, table_text,
                     targets_text, trace_text)
 
-CASES = ["submit", "latency", "tmux", "queue", "sched", "array", "daemon", "cascade", "throughput", "handoff"]
+CASES = ["submit", "latency", "tmux", "queue", "sched", "array", "daemon", "cascade", "throughput", "handoff",
+         "million"]
 # The cases that compare with Slurm: a Slurm the run started is stopped after
 # the last of them.
 SLURM_CASES = {"submit", "latency", "queue", "throughput"}

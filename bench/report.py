@@ -133,6 +133,23 @@ TARGETS = [
     ("GPU hand-off", "last process of job A gone → job B's first instruction, median ≤ 5 ms (issue 31)",
      ("abs", ["handoff-median"], "<=", 0.005)),
     ("GPU hand-off", "the same, p99 ≤ 20 ms (issue 31)", ("abs", ["handoff-p99"], "<=", 0.020)),
+    ("1,000,000 jobs", "`gqueue -a` ≤ 0.7 s (issue 31)", ("abs", ["mil-list-a-1m"], "<=", 0.7)),
+    ("1,000,000 jobs", "`gqueue -a`: the first row on screen ≤ 50 ms (issue 31)",
+     ("abs", ["mil-first-1m"], "<=", 0.050)),
+    ("1,000,000 jobs", "`gqueue` (1,000 active) ≤ 10 ms (issue 31)", ("abs", ["mil-list-1m"], "<=", 0.010)),
+    ("1,000,000 jobs", "daemon start ≤ 2.5 s (issue 31)", ("abs", ["mil-start-1m"], "<=", 2.5)),
+    ("1,000,000 jobs", "RSS ≤ 250 MiB idle (issue 31)", ("abs", ["mil-rss-1m"], "<=", 250.0)),
+    ("1,000,000 jobs", "RSS ≤ 250 MiB at the peak of a full listing (issue 31)",
+     ("abs", ["mil-rsspeak-1m"], "<=", 250.0)),
+    ("1,000,000 jobs", "submissions ≥ 80 % of the empty-store rate (issue 31)",
+     ("ratio", "mil-sub-1m", "mil-sub-0-1m", ">=", 0.80)),
+    ("1,000,000 jobs", "a scheduler pass with 1,000 waiting ≤ 2 ms (8 GPUs busy and idle; issue 31)",
+     ("abs", ["sched-1000-busy", "sched-1000-free"], "<=", 2000.0)),
+    ("1,000,000 jobs", "the store file size per job, stated (issue 31)", ("show", "mil-bytes-1m")),
+    ("History", "`gstats` over a year of 1,000,000 jobs ≤ 300 ms (issue 31)",
+     ("abs", ["mil-gstats-1m"], "<=", 0.300)),
+    ("History", "`gqueue -a --since 7d` with 1,000,000 jobs ≤ 30 ms (issue 31)",
+     ("abs", ["mil-since-1m"], "<=", 0.030)),
 ]
 
 
@@ -140,7 +157,7 @@ TARGETS = [
 KEY_CASE = (("tsp-list", "queue"), ("list", "queue"), ("sub-", "queue"), ("start-", "queue"),
             ("rss", "queue"), ("cpu-", "queue"), ("lat-", "latency"), ("submit-", "submit"),
             ("sched-", "sched"), ("cascade-", "cascade"), ("health-", "cascade"), ("tput-", "throughput"),
-            ("handoff-", "handoff"))
+            ("handoff-", "handoff"), ("mil-", "million"))
 
 
 def _missing(b, keys):

@@ -39,4 +39,5 @@ void qstream_free(struct qstream *s);
 /* Why the last call failed. */
 const char *qstream_error(const struct qstream *s);
 
+
 #endif

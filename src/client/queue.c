@@ -1145,6 +1145,10 @@ static void put_kept(struct lister *l)
 	}
 }
 
+/* A text list longer than this is written as it comes: its widths are
+ * those of the first rows (and widen where a later cell needs it). */
+#define QUEUE_FLOW_ROWS 1000
+
 static int stream_list(const struct queue_opts *q, FILE *to, struct gf_err *e)
 {
 	const char *headers[QUEUE_MAX_FIELDS];
@@ -1168,6 +1172,9 @@ static int stream_list(const struct queue_opts *q, FILE *to, struct gf_err *e)
 	} else {
 		qstream_init(&l.in, list_row, &l);
 		l.out = table_out_new(q->fmt, q->nf, headers, to);
+		/* a long list on the screen: its first rows at once (issue 31) */
+		if (to == stdout && !collecting(q))
+			table_out_flow(l.out, QUEUE_FLOW_ROWS);
 	}
 	rc = api_get_stream(path.p, list_bytes, &l, e);
 	if (rc == 0 && !(!collecting(q) && q->limit > 0 && l.shown >= q->limit) &&

@@ -1,5 +1,7 @@
 /* stats.c — gstats: usage statistics of a set of jobs (by default the
- * caller's own), computed here from GET /jobs: jobs by state, success
+ * caller's own), computed by the daemon (GET /stats, api_stats.c: a year
+ * of a million jobs is 200 MB of list) or, from an older daemon without
+ * it, here from GET /jobs: jobs by state, success
  * rate, average wait and run time, GPU-hours, peak concurrent GPUs, the
  * top jobs by runtime, and per-user rows when several users are counted. */
 #include "stats.h"
@@ -64,17 +66,15 @@ static void add_row(struct table *t, const struct user_stats *u, const json_t *u
 	table_add_row(t, row);
 }
 
+static struct table *users_table(struct user_stats *v, size_t n, const json_t *usage);
+
 struct table *stats_table(const json_t *jobs, double now,
     const json_t *usage)
 {
-	static const char *const headers[] = { "USER", "JOBS", "RUNNING",
-		"QUEUED", "HOLD", "FINISHED", "FAILED", "CANCELLED", "TIMEOUT",
-		"GPU_HOURS", "GPU_UTIL", "SHARE_GPU_HOURS" };
-	struct user_stats *v = NULL, total;
+	struct user_stats *v = NULL;
 	size_t n = 0, i, k;
 	struct table *t;
 
-	memset(&total, 0, sizeof total);
 	for (i = 0; i < json_array_size(jobs); i++) {
 		const json_t *j = json_array_get(jobs, i);
 		const char *user = jstr(j, "user") ? jstr(j, "user") : "?";
@@ -115,6 +115,24 @@ struct table *stats_table(const json_t *jobs, double now,
 			}
 		}
 	}
+	t = users_table(v, n, usage);
+	for (i = 0; i < n; i++)
+		free(v[i].user);
+	free(v);
+	return t;
+}
+
+/* The per-user rows of v (sorted here), and a TOTAL row when several. */
+static struct table *users_table(struct user_stats *v, size_t n, const json_t *usage)
+{
+	static const char *const headers[] = { "USER", "JOBS", "RUNNING",
+		"QUEUED", "HOLD", "FINISHED", "FAILED", "CANCELLED", "TIMEOUT",
+		"GPU_HOURS", "GPU_UTIL", "SHARE_GPU_HOURS" };
+	struct user_stats total;
+	struct table *t;
+	size_t i, k;
+
+	memset(&total, 0, sizeof total);
 	if (n)	/* qsort(NULL, 0) is undefined */
 		qsort(v, n, sizeof *v, cmp_user);
 	t = table_new(sizeof headers / sizeof headers[0] - (usage ? 0 : 1),
@@ -132,8 +150,29 @@ struct table *stats_table(const json_t *jobs, double now,
 		total.user = "TOTAL";
 		add_row(t, &total, NULL);
 	}
-	for (i = 0; i < n; i++)
-		free(v[i].user);
+	return t;
+}
+
+struct table *stats_table_users(const json_t *rows, const json_t *usage)
+{
+	size_t n = json_array_size(rows), i, k;
+	struct user_stats *v = xcalloc(n + 1, sizeof *v);
+	struct table *t;
+
+	for (i = 0; i < n; i++) {
+		const json_t *r = json_array_get(rows, i);
+		const json_t *bs = json_object_get(r, "by_state");
+
+		v[i].user = (char *)(jstr(r, "user") ? jstr(r, "user") : "?");
+		v[i].jobs = jint(r, "jobs", 0);
+		for (k = 0; k < NSTATES; k++)
+			v[i].by_state[k] = json_is_integer(json_array_get(bs, k)) ?
+			    (long long)json_integer_value(json_array_get(bs, k)) : 0;
+		v[i].gpu_secs = jnum(r, "gpu_secs", 0);
+		v[i].util_secs = jnum(r, "util_secs", 0);
+		v[i].util_weighted = jnum(r, "util_weighted", 0);
+	}
+	t = users_table(v, n, usage);
 	free(v);
 	return t;
 }
@@ -323,7 +362,7 @@ static void dur(struct sbuf *b, double secs)
 	sbuf_adds(b, buf);
 }
 
-char *stats_text(const json_t *st, const char *scope, const json_t *jobs, double now, const json_t *usage)
+char *stats_text(const json_t *st, const char *scope, struct table *per_user)
 {
 	struct sbuf b = { 0 };
 	json_t *tops = json_object_get(st, "top_jobs");
@@ -379,28 +418,12 @@ char *stats_text(const json_t *st, const char *scope, const json_t *jobs, double
 		free(txt);
 		table_free(t);
 	}
-	{
-		/* per user, when several are counted */
-		const char *first = NULL;
-		int several = 0;
+	if (per_user) {
+		char *txt = table_render(per_user, TABLE_TEXT);
 
-		for (i = 0; i < json_array_size(jobs) && !several; i++) {
-			const char *u = jstr(json_array_get(jobs, i), "user");
-
-			if (u && first && strcmp(u, first))
-				several = 1;
-			if (u && !first)
-				first = u;
-		}
-		if (several || usage) {
-			struct table *t = stats_table(jobs, now, usage);
-			char *txt = table_render(t, TABLE_TEXT);
-
-			sbuf_adds(&b, "Per user\n");
-			sbuf_adds(&b, txt);
-			free(txt);
-			table_free(t);
-		}
+		sbuf_adds(&b, "Per user\n");
+		sbuf_adds(&b, txt);
+		free(txt);
 	}
 	return sbuf_take(&b);
 }
@@ -440,6 +463,37 @@ static const char stats_help[] =
 "  -h, --help                 this help\n"
 "  -V, --version              print the version\n";
 
+/* GET path?query as api_get does; *missing when the daemon has no such
+ * route (404: an older one). */
+static json_t *stats_get(const char *path, const char *query, int *missing, struct gf_err *e)
+{
+	struct sbuf target = { 0 };
+	struct http_resp r;
+	json_error_t je;
+	json_t *j;
+	int rc;
+
+	sbuf_adds(&target, path);
+	sbuf_adds(&target, query ? query : "");
+	rc = http_request(NULL, "GET", target.p, NULL, 0, &r, e);
+	sbuf_free(&target);
+	if (rc < 0)
+		return NULL;
+	j = json_loadb(r.body, r.len, 0, &je);
+	*missing = r.status == 404 && (!jstr(j, "error") || !strncmp(jstr(j, "error"), "no such endpoint", 16));
+	if (r.status < 200 || r.status > 299 || !json_is_object(j)) {
+		if (jstr(j, "error"))
+			gf_err_set(e, "%s", jstr(j, "error"));
+		else
+			gf_err_set(e, "gflowd answered %d to GET %s", r.status, path);
+		json_decref(j);
+		http_resp_free(&r);
+		return NULL;
+	}
+	http_resp_free(&r);
+	return j;
+}
+
 static int stats_exec(int argc, char **argv)
 {
 	struct sbuf q = { 0 }, path = { 0 };
@@ -447,11 +501,11 @@ static int stats_exec(int argc, char **argv)
 	const char *val, *users = NULL;
 	struct opt_parser p;
 	struct gf_err e;
-	json_t *resp, *st, *jobs, *usage, *users_usage;
+	json_t *resp, *st, *usage, *users_usage;
+	struct table *per_user;
 	time_t since;
 	char *text, buf[32];
-	int id, all = 0;
-	double now;
+	int id, all = 0, missing = 0, several = 0;
 
 	if (argc >= 2 && strcmp(argv[1], "completion") == 0)
 		return cmd_completion(&cmd_stats, argc - 1, argv + 1);
@@ -508,27 +562,55 @@ static int stats_exec(int argc, char **argv)
 		users = "all";
 	if (users)
 		url_add_param(&q, "users", users);	/* else the daemon's default: the caller */
-	url_add_param(&q, "fields", "id,name,user,state,gpus,gpu_ids,submit_time,start_time,end_time,gpu_usage,preempt");
-	sbuf_adds(&path, "/jobs");
-	sbuf_adds(&path, q.p);
+	/* the daemon's figures (GET /stats); an older daemon has none: then
+	 * computed here from the jobs' list */
+	resp = stats_get("/stats", q.p, &missing, &e);
+	if (!resp && missing) {
+		url_add_param(&q, "fields", "id,name,user,state,gpus,gpu_ids,submit_time,start_time,end_time,gpu_usage,preempt");
+		sbuf_adds(&path, "/jobs");
+		sbuf_adds(&path, q.p);
+		resp = api_get(path.p, &e);
+		sbuf_free(&path);
+	}
 	sbuf_free(&q);
-	resp = api_get(path.p, &e);
-	sbuf_free(&path);
 	if (!resp)
 		return cmd_fail(PROG, &e);
-	now = (double)time(NULL);
-	jobs = json_object_get(resp, "jobs");
 	usage = api_get("/usage", &e);	/* fair share's decayed usage; an older daemon has none */
 	users_usage = usage ? json_object_get(usage, "users") : NULL;
-	st = stats_compute(jobs, now);
+	if (!missing) {
+		st = json_incref(json_object_get(resp, "stats"));
+		per_user = stats_table_users(json_object_get(resp, "users"), users_usage);
+		several = json_array_size(json_object_get(resp, "users")) > 1;
+	} else {
+		const json_t *jobs = json_object_get(resp, "jobs");
+		double now = (double)time(NULL);
+		const char *first = NULL;
+
+		st = stats_compute(jobs, now);
+		per_user = stats_table(jobs, now, users_usage);
+		for (size_t i = 0; i < json_array_size(jobs) && !several; i++) {
+			const char *u = jstr(json_array_get(jobs, i), "user");
+
+			if (u && first && strcmp(u, first))
+				several = 1;
+			if (u && !first)
+				first = u;
+		}
+	}
+	if (!json_is_object(st)) {
+		json_decref(st);
+		table_free(per_user);
+		json_decref(usage);
+		json_decref(resp);
+		gf_err_set(&e, "gflowd's statistics have no 'stats' object");
+		return cmd_fail(PROG, &e);
+	}
 	if (fmt == TABLE_JSON) {
 		/* and the per-user rows, as the table view shows them */
-		struct table *t = stats_table(jobs, now, users_usage);
-		char *rows = table_render(t, TABLE_JSON);
+		char *rows = table_render(per_user, TABLE_JSON);
 
 		json_object_set_new(st, "users", json_loads(rows, 0, NULL));
 		free(rows);
-		table_free(t);
 		text = json_dumps(st, JSON_INDENT(2));
 		puts(text);
 	} else if (fmt == TABLE_CSV) {
@@ -543,11 +625,13 @@ static int stats_exec(int argc, char **argv)
 			sbuf_adds(&scope, users);
 		else
 			sbuf_adds(&scope, "yours");
-		text = stats_text(st, sbuf_str(&scope), jobs, now, users_usage);
+		/* per user, when several are counted */
+		text = stats_text(st, sbuf_str(&scope), several || users_usage ? per_user : NULL);
 		fputs(text, stdout);
 		sbuf_free(&scope);
 	}
 	free(text);
+	table_free(per_user);
 	json_decref(st);
 	json_decref(usage);
 	json_decref(resp);

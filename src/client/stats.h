@@ -31,6 +31,8 @@ char *stats_csv(const json_t *stats);
 
 /* The table view: scope names whose jobs these are; usage (fair share's
  * {"user": decayed GPU-seconds}, or NULL) adds per-user rows with it. */
-char *stats_text(const json_t *stats, const char *scope, const json_t *jobs, double now, const json_t *usage);
+char *stats_text(const json_t *stats, const char *scope, struct table *per_user);
+/* The per-user rows of GET /stats's "users". */
+struct table *stats_table_users(const json_t *rows, const json_t *usage);
 
 #endif

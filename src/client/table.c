@@ -304,6 +304,10 @@ struct table_out {
 	 * widths are known */
 	struct sbuf cells;
 	size_t *width;
+	/* table_out_flow: past `hold` rows the kept ones are written with the
+	 * widths so far, and every later row at once (flowing) */
+	size_t hold;
+	int flowing;
 	/* JSON: the columns that become keys (a repeated header keeps its
 	 * first place and its last value, as a JSON object does) */
 	size_t *key_col, nkeys;
@@ -384,12 +388,80 @@ static void json_row(struct table_out *t, const char *const *cells)
 	jw_free(&w);
 }
 
+void table_out_flow(struct table_out *t, size_t hold)
+{
+	t->hold = hold;
+}
+
+/* The header and the kept rows, with the widths they make. */
+static void text_kept(struct table_out *t)
+{
+	char **row = xcalloc(t->ncols, sizeof *row);
+	const char *p = t->cells.p;
+	size_t i, j;
+
+	text_line(&t->line, t->headers, t->ncols, t->width);
+	for (i = 0; i < t->nrows; i++) {
+		for (j = 0; j < t->ncols; j++) {
+			row[j] = (char *)p;
+			p += strlen(p) + 1;
+		}
+		text_line(&t->line, row, t->ncols, t->width);
+		if (t->line.len >= 65536) {
+			fwrite(t->line.p, 1, t->line.len, t->out);
+			t->line.len = 0;
+		}
+	}
+	free(row);
+	t->cells.len = 0;
+}
+
+/* A row of a flowing table: written now; a cell wider than its column
+ * widens the column from this row on. */
+static void text_flow_row(struct table_out *t, const char *const *cells)
+{
+	char *row[QUEUE_COLS_MAX];
+	size_t at[QUEUE_COLS_MAX], j;
+
+	t->cells.len = 0;
+	for (j = 0; j < t->ncols && j < QUEUE_COLS_MAX; j++) {
+		size_t w;
+
+		at[j] = t->cells.len;
+		w = add_escaped(&t->cells, cells[j] ? cells[j] : "");
+		if (w > t->width[j])
+			t->width[j] = w;
+	}
+	for (j = 0; j < t->ncols && j < QUEUE_COLS_MAX; j++)
+		row[j] = t->cells.p + at[j];
+	text_line(&t->line, row, j, t->width);
+}
+
 void table_out_row(struct table_out *t, const char *const *cells)
 {
 	size_t j;
 
 	switch (t->fmt) {
 	case TABLE_TEXT:
+		if (t->flowing) {
+			text_flow_row(t, cells);
+			t->nrows++;
+			if (t->line.len >= 65536) {
+				fwrite(t->line.p, 1, t->line.len, t->out);
+				t->line.len = 0;
+			}
+			return;
+		}
+		if (t->hold && t->nrows == t->hold) {	/* enough kept: the screen fills now */
+			text_kept(t);
+			t->flowing = 1;
+			text_flow_row(t, cells);
+			t->nrows++;
+			fwrite(t->line.p, 1, t->line.len, t->out);
+			t->line.len = 0;
+			fflush(t->out);
+			return;
+		}
 		for (j = 0; j < t->ncols; j++) {
 			size_t w = add_escaped(&t->cells, cells[j] ? cells[j] :
 			    "");
@@ -432,6 +504,8 @@ void table_out_end(struct table_out *t)
 
 	switch (t->fmt) {
 	case TABLE_TEXT:
+		if (t->flowing)
+			break;
 		row = xcalloc(t->ncols, sizeof *row);
 		text_line(&t->line, t->headers, t->ncols, t->width);
 		for (i = 0, p = t->cells.p; i < t->nrows; i++) {

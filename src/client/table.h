@@ -40,6 +40,12 @@ struct table_out;
 struct table_out *table_out_new(enum table_fmt fmt, size_t ncols,
     const char *const *headers, FILE *out);
 void table_out_row(struct table_out *t, const char *const *cells);
+/* Text: keep at most `hold` rows (0: all, the default) for the widths;
+ * the row after them writes the kept ones and flushes, and from then on
+ * each row goes out as it comes, a cell wider than its column widening
+ * the column from that row on. A list of up to `hold` rows is written
+ * exactly as without. */
+void table_out_flow(struct table_out *t, size_t hold);
 /* Write what is left and free t. */
 void table_out_end(struct table_out *t);
 /* Free t without writing more (an answer that failed). */

@@ -168,3 +168,42 @@ def test_times_are_written_in_the_unit_their_digits_round_to():
     assert fmt(0.0009998, "s") == "1 ms"
     assert fmt(2.5e-4, "s") == "250 µs"
     assert all("e+" not in fmt(x, "s") for x in (0.99951, 9.9951e-4, 123.4, 5e-7))
+
+
+def test_million_fill_writes_a_year_of_ended_jobs_from_one_row(tmp_path):
+    """case million's fill (bench/million.py): rows made from the template
+    of a real Finished job, ids in order, submit times over the year before
+    the last hour, every 20th Failed, every 20th Cancelled before it
+    started; and its targets say "case million not run" when it was not."""
+    import json
+    import sqlite3
+    import time
+
+    import million as M
+    db = tmp_path / "gflow.db"
+    c = sqlite3.connect(db)
+    c.execute("CREATE TABLE jobs(id INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)")
+    tmpl = {"name": "true", "state": "Finished", "st": "CD", "reason": None, "command": ["true"],
+            "submit_time": 1.5, "start_time": 2.5, "end_time": 3.5, "exit_code": 0, "runner_pid": 9,
+            "run_seq": 1, "active": False}
+    c.execute("INSERT INTO jobs(data) VALUES (?)", (json.dumps(tmpl),))
+    c.commit()
+    c.close()
+    assert M.fill_history(SimpleNamespace(data=tmp_path), 200) == 1
+    rows = [(i, json.loads(d)) for i, d in sqlite3.connect(db).execute("SELECT id, data FROM jobs ORDER BY id")]
+    assert [i for i, _ in rows] == list(range(1, 202))
+    now = time.time()
+    made = [r for _, r in rows[1:]]
+    assert [r["state"] for r in made].count("Failed") == 10 and [r["state"] for r in made].count("Cancelled") == 10
+    subs = [r["submit_time"] for r in made]
+    assert subs == sorted(subs) and now - 366 * 86400 < subs[0] and subs[-1] < now - 3500
+    for r in made:
+        assert r["command"] == ["true"] and r["active"] is False
+        if r["state"] == "Cancelled":
+            assert r["start_time"] is None and r["exit_code"] is None and r["reason"] == "CancelledByUser"
+        else:
+            assert r["submit_time"] <= r["start_time"] <= r["end_time"] <= r["start_time"] + 7200
+            assert r["exit_code"] == (1 if r["state"] == "Failed" else 0) and r["st"] in ("CD", "F")
+    b = fake_bench([], cases=["queue"])
+    got = {text: fig for _, text, fig, _ in R.apply_targets(b)}
+    assert got["`gqueue -a` ≤ 0.7 s (issue 31)"] == "not measured (case million not run)"

@@ -100,3 +100,74 @@ def test_default_is_the_callers_own_jobs(system_gflow):
     assert "your own jobs (by default)" in g.as_user(a, "gstats", "--help", check=True).stdout.replace("\n", " ")
     text = g.as_user(a, "gstats", "-a", check=True).stdout
     assert "Per user" in text and a in text and b in text
+
+
+def figures_from_list(jobs, now):
+    """What gstats computed from GET /jobs before GET /stats (client/stats.c's
+    stats_compute), the figures a restart cannot change."""
+    st = {"total_jobs": len(jobs)}
+    names = {"Finished": "completed_jobs", "Failed": "failed_jobs", "Cancelled": "cancelled_jobs",
+             "Timeout": "timeout_jobs", "Running": "running_jobs", "Queued": "queued_jobs", "Hold": "held_jobs"}
+    for n in names.values():
+        st[n] = 0
+    waits, runs, top = [], [], []
+    for j in jobs:
+        st[names[j["state"]]] += 1
+        start, end = j["start_time"] or 0, j["end_time"] or 0
+        if start <= 0:
+            continue
+        if j["submit_time"] and start >= j["submit_time"]:
+            waits.append(start - j["submit_time"])
+        if j["end_time"] is not None:
+            runs.append(max(end, start) - start)
+            top.append((max(end, start) - start, j["id"]))
+    st["avg_wait_secs"] = round(sum(waits) / len(waits), 2) if waits else 0
+    st["avg_runtime_secs"] = round(sum(runs) / len(runs), 2) if runs else 0
+    top.sort(key=lambda t: -t[0])     # stable: of equal runs the earlier id first
+    st["top_jobs"] = [i for _, i in top[:5]]
+    return st
+
+
+def test_daemon_figures_match_the_list(system_gflow):
+    """GET /stats (issue 31: computed by the daemon over the jobs in memory)
+    gives the figures gstats used to compute from the whole list, for the
+    same users= and since=; per-user rows; the caller's own jobs by default;
+    bad parameters named."""
+    g = system_gflow
+    g.gpus(2)
+    g.start()
+    a, b = g.add_user("a"), g.add_user("b")
+    for user, args in ((a, ("true",)), (a, ("false",)), (b, ("--gpus", "1", "sleep", "0.3")), (b, ("true",)),
+                       (a, ("--gpus", "2", "sleep", "0.2")), (b, ("--hold", "true")), (a, ("sleep", "60"))):
+        jid = g.submit_as(user, *args)
+        if "--hold" not in args and "60" not in args:
+            g.wait_state(jid, ("Finished", "Failed"))
+    g.wait_state(jid, "Running")
+    for who, q in ((a, ""), (a, "?users=all"), (b, "?users=" + a), (b, "?users=all&since=1")):
+        out = g.as_user(who, "gstats", "-o", "json", *({"": (), "?users=all": ("-a",),
+                                                        "?users=" + a: ("-u", a),
+                                                        "?users=all&since=1": ("-a", "-t", "1970-01-01")}[q]),
+                        check=True)
+        st = json.loads(out.stdout)
+        jobs = [j for j in g.api("GET", "/jobs?users=all")[1]["jobs"]
+                if ("users=all" in q) or j["user"] == (a if q else who)]
+        want = figures_from_list(jobs, 0)
+        for k, v in want.items():
+            if k == "top_jobs":
+                assert [t["id"] for t in st["top_jobs"]] == v, (who, q)
+            else:
+                assert st[k] == pytest.approx(v, abs=0.011), (who, q, k)
+        users = {u["USER"]: u for u in st["users"]}
+        for u in {j["user"] for j in jobs}:
+            assert int(users[u]["JOBS"]) == sum(j["user"] == u for j in jobs)
+        assert ("TOTAL" in users) == (len({j["user"] for j in jobs}) > 1)
+    assert json.loads(g.as_user(a, "gstats", "-o", "json", check=True).stdout)["peak_gpu_usage"] == 2
+    # the daemon's answer itself; a careless or hostile caller hears which part is wrong
+    st, body = g.api("GET", "/stats?users=all")
+    assert st == 200 and body["stats"]["total_jobs"] == 7 and [u["user"] for u in body["users"]] == sorted([a, b])
+    for q, word in (("?fields=id", "fields"), ("?since=soon", "since"), ("?since=-5", "since"),
+                    ("?users=all&bogus=1", "bogus")):
+        st, body = g.api("GET", "/stats" + q)
+        assert st == 400 and word in body["error"], q
+    st, body = g.api("GET", "/stats?since=99999999999")
+    assert st == 200 and body["stats"]["total_jobs"] == 0 and body["users"] == []

@@ -298,3 +298,33 @@ def read_http_body_after(s, first):
                 return d
             return self.sock.recv(n)
     return read_http_body(Joined(first, s))
+
+
+def test_a_long_text_list_is_printed_as_it_comes(gflow):
+    """gqueue's text table (issue 31: the first row of a million on screen
+    in ≤ 50 ms): a list of up to 1,000 rows is aligned on all of them; a
+    longer one is written once 1,000 rows have come, aligned on those, and
+    every later row as it comes: the 1,000 rows cannot know a wider cell
+    that comes later, which then widens its column from its row on. Other
+    formats and a sorted list are whole as before."""
+    g = gflow
+    g.start()
+    ids = post_jobs(g, [{"command": ["true"], "hold": True, "name": "n"} for _ in range(1100)] +
+                    [{"command": ["true"], "hold": True, "name": "a-much-longer-name"}] +
+                    [{"command": ["true"], "hold": True, "name": "n"} for _ in range(99)])
+    out = g.cli("gqueue", "-a", "-f", "JOBID,NAME,ST", check=True).stdout.splitlines()
+    assert len(out) == 1 + 1200
+    head, first, late = out[0], out[1], out[1101]
+    assert head.split() == ["JOBID", "NAME", "ST"] and first.split() == [str(ids[0]), "n", "H"]
+    # the first 1,000 rows: NAME as wide as its header; the long name comes later
+    assert first.index("H") == head.index("ST") and out[1000].index("H") == head.index("ST")
+    assert late.split() == [str(ids[1100]), "a-much-longer-name", "H"]
+    assert late.index("H") > head.index("ST") and out[-1].index("H") == late.index("H")
+    # sorted (kept whole) and short lists: aligned on every row, as before
+    out = g.cli("gqueue", "-a", "-f", "JOBID,NAME,ST", "--sort", "id", check=True).stdout.splitlines()
+    assert len({ln.index("H") for ln in out[1:]} | {out[0].index("ST")}) == 1
+    out = g.cli("gqueue", "-a", "-f", "JOBID,NAME,ST", "-n", "5", check=True).stdout.splitlines()
+    assert len({ln.index("H") for ln in out[1:]}) == 1 and len(out) == 6
+    # other formats: every row, the long name where it is
+    rows = json.loads(g.cli("gqueue", "-a", "-f", "JOBID,NAME", "-o", "json", check=True).stdout)
+    assert len(rows) == 1200 and rows[1100]["NAME"] == "a-much-longer-name"

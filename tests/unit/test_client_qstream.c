@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "qstream.h"
 #include "queue.h"
 #include "table.h"
@@ -256,6 +257,79 @@ static void rows_out_as_table_render_writes(void **state)
 		}
 }
 
+
+/* gf_decimal (common/decimal.c, qstream's and jobrow.c's numbers) gives strtod's double, bit for bit, for every form it
+ * takes, and takes the daemon's times; it leaves the rest to strtod. */
+static void check_decimal(const char *text)
+{
+	double got, want = strtod(text, NULL);
+
+	if (gf_decimal(text, &got) == 0 && memcmp(&got, &want, sizeof got)) {
+		fprintf(stderr, "gf_decimal(%s) = %.17g, strtod: %.17g\n", text, got, want);
+		fail();
+	}
+}
+
+static void decimals_as_strtod_rounds_them(void **state)
+{
+	static const char *const odd[] = { "0", "0.0", "-0.0", "1e5", "1.5E-3", "12345678901234567890",
+		"0.1234567890123456", "1.2.3", "", "-", "1.", NULL };
+	char buf[64];
+	double d;
+	uint64_t x = 88172645463325252ULL;
+
+	(void)state;
+	assert_int_equal(gf_decimal("1796440242.6112356", &d), 0);
+	assert_true(d == strtod("1796440242.6112356", NULL));
+	assert_int_equal(gf_decimal("-2.5", &d), 0);
+	assert_true(d == -2.5);
+	for (const char *const *p = odd; *p; p++) {
+		check_decimal(*p);
+		if (strchr(*p, 'e') || strchr(*p, 'E') || !strcmp(*p, "0") || strlen(*p) > 20)
+			assert_int_equal(gf_decimal(*p, &d), -1);
+	}
+	for (int i = 0; i < 400000; i++) {
+		int kind;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;	/* xorshift */
+		kind = (int)(x % 4);
+		if (kind == 0) {	/* a time as the daemon writes it */
+			double t = 1.6e9 + (double)(x >> 20) / 1e6;
+
+			snprintf(buf, sizeof buf, "%.17g", t);
+		} else if (kind == 1) {	/* any double, 17 digits */
+			double v;
+			uint64_t bits = x & ~(UINT64_C(0x7ff) << 52);
+
+			bits |= (uint64_t)(1000 + (x >> 40) % 60) << 52;	/* 2^-23 .. 2^36 */
+			memcpy(&v, &bits, sizeof v);
+			snprintf(buf, sizeof buf, "%.17g", v);
+		} else if (kind == 2) {	/* halfway and near-halfway cases */
+			double v = (double)(x >> 11) * 0x1p-20;
+			uint64_t bits;
+
+			memcpy(&bits, &v, sizeof bits);
+			bits += 1;
+			memcpy(&v, &bits, sizeof v);
+			snprintf(buf, sizeof buf, "%.*f", (int)(x % 16), v - (v - (double)(x >> 11) * 0x1p-20) / 2);
+		} else {	/* random digits: up to 19, up to 15 after the point */
+			int n = 1 + (int)(x % 19), k = (int)((x >> 8) % 16), at = 0;
+			uint64_t y = x;
+
+			if ((x >> 30) & 1)
+				buf[at++] = '-';
+			for (int j = 0; j < n; j++) {
+				if (j == n - k && j > 0)
+					buf[at++] = '.';
+				buf[at++] = (char)('0' + y % 10);
+				y = y / 10 ? y / 10 : x >> 3;
+			}
+			buf[at] = 0;
+		}
+		check_decimal(buf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +337,7 @@ int main(void)
 		cmocka_unit_test(malformed_and_cut_short),
 		cmocka_unit_test(raw_objects),
 		cmocka_unit_test(rows_out_as_table_render_writes),
+		cmocka_unit_test(decimals_as_strtod_rounds_them),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

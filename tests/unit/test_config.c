@@ -657,7 +657,7 @@ static void test_err_bad_executor(void **state)
 	load_bad(f, "[executor]\ntype = \"TMUX\"\n", where(f, 2, 8), "got \"TMUX\"", NULL);
 }
 
-/* [gpu.idle_reclaim]: off unless given; durations; choices; requeue refused. */
+/* [gpu.idle_reclaim]: off unless given; durations; choices. */
 static void test_idle_reclaim(void **state)
 {
 	struct fixture *f = *state;
@@ -681,8 +681,8 @@ static void test_idle_reclaim(void **state)
 	assert_int_equal(f->c.idle_enabled, 1);
 	assert_int_equal(f->c.idle_after_secs, 180);
 	gf_config_free(&f->c);
-	load_bad(f, "[gpu.idle_reclaim]\naction = \"requeue\"\n",
-	    "idle_reclaim.action = requeue needs preemption's requeue (not built yet)", NULL);
+	load_ok(f, "[gpu.idle_reclaim]\naction = \"requeue\"\n");
+	assert_int_equal(f->c.idle_action, GF_IDLE_REQUEUE);
 	gf_config_free(&f->c);
 	load_bad(f, "[gpu.idle_reclaim]\naction = \"kill\"\n", "[gpu.idle_reclaim] action", "\"kill\"", NULL);
 	gf_config_free(&f->c);

@@ -80,14 +80,14 @@ static struct job *full_job(void)
 	j->env_id = 7;
 	j->gpus = 2;
 	j->shared = true;
-	j->gpu_memory_mb = 20480;
+	jm_w(j)->gpu_memory_mb = 20480;
 	j->memory_mb = 65536;
 	j->time_limit_secs = 7200;
 	j->priority = -3;
 	jm_w(j)->conda_env = strdup("torch");
 	jm_w(j)->notify_email = strdup("a@example.org,b@example.org");
 	jm_w(j)->notify_on = strdup("fail,timeout");
-	jm_w(j)->rlimits = strdup("core=0,nofile=1024:4096,nproc=40");
+	j->rlimits = strdup("core=0,nofile=1024:4096,nproc=40");
 	jm_w(j)->cpus = 6;
 	jm_w(j)->cpu_ids = strdup("0-3,8,10");
 	jm_w(j)->preempt = PJ_PREEMPTIBLE | PJ_END_CANCEL;
@@ -104,8 +104,8 @@ static struct job *full_job(void)
 	j->dep_any = true;
 	j->auto_cancel = false;
 	jm_w(j)->begin_at = 1796292960.125;
-	j->array_task_id = 17;
-	j->group_id = 3;
+	jm_w(j)->array_task_id = 17;
+	jm_w(j)->group_id = 3;
 	j->max_concurrent = 4;
 	j->max_retries = 2;
 	j->attempt = 1;

@@ -43,14 +43,14 @@ static struct job *varied(int k)
 	j->env_id = k;
 	j->gpus = k % 3;
 	j->shared = k % 2;
-	j->gpu_memory_mb = k % 4 ? 8192 : 0;
+	jm_w(j)->gpu_memory_mb = k % 4 ? 8192 : 0;
 	j->memory_mb = k % 5 ? 0 : 2048;
 	j->time_limit_secs = k % 2 ? 3600 : 0;
 	j->priority = 10 + k;
 	jm_w(j)->conda_env = dup(k % 3 ? NULL : "torch");
 	jm_w(j)->notify_email = dup(k % 4 == 3 ? "a@b.c" : NULL);
 	jm_w(j)->notify_on = dup(k % 4 == 3 ? "fail,end" : NULL);
-	jm_w(j)->rlimits = dup(k % 3 == 1 ? "core=0,nofile=1024:4096,stack=8388608:unlimited" : NULL);
+	j->rlimits = dup(k % 3 == 1 ? "core=0,nofile=1024:4096,stack=8388608:unlimited" : NULL);
 	jm_w(j)->cpus = k % 3 == 2 ? k + 2 : 0;
 	jm_w(j)->cpu_ids = dup(k % 5 == 2 ? "0-1,7" : NULL);
 	if (k % 4 == 1) {	/* gbatch --preemptible; some being preempted */
@@ -69,8 +69,8 @@ static struct job *varied(int k)
 	j->dep_any = k % 4 == 1;
 	j->auto_cancel = k % 3;
 	jm_w(j)->begin_at = k % 4 == 2 ? 1733220000.5 : 0;
-	j->array_task_id = k % 3 ? k : 0;
-	j->group_id = k % 2 ? 7 : 0;
+	jm_w(j)->array_task_id = k % 3 ? k : 0;
+	jm_w(j)->group_id = k % 2 ? 7 : 0;
 	j->max_concurrent = k % 3;
 	j->max_retries = k % 2;
 	j->attempt = k % 2;

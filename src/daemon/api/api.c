@@ -242,6 +242,12 @@ static void r_list(struct server *s, struct evhttp_request *req, struct caller *
 	api_h_list(s, req, c);
 }
 
+static void r_stats(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
+{
+	(void)body, (void)rest;
+	api_h_stats(s, req, c);
+}
+
 static void r_log(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body, const char *rest)
 {
 	(void)body;
@@ -433,6 +439,7 @@ static const struct route routes[] = {
 	{ GET, "/jobs", NULL, ANYONE, NULL, r_list },
 	{ GET, "/jobs/*", has_subpath, ANYONE, NULL, r_log },	/* /jobs/<id>/log: owner or admin (joblog.c) */
 	{ GET, "/jobs/*", NULL, ANYONE, NULL, r_get },
+	{ GET, "/stats", NULL, ANYONE, NULL, r_stats },	/* public fields only, but gpu_usage of one's own (api_stats.c) */
 	{ GET, "/gpus", NULL, ANYONE, NULL, r_gpus },
 	{ GET, "/gpus/ignored", NULL, ANYONE, NULL, r_gpus_ignored },
 	{ GET, "*", api_share_path, ANYONE, NULL, r_share },	/* /quotas…, /reservations…, /usage */

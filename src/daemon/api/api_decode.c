@@ -342,7 +342,7 @@ static int check_exec_size(const struct job *j, const struct gf_execsize *env, s
 	struct gf_rlimits r;
 	struct rlimit own;
 
-	if (job_rlimits(jm(j)->rlimits, &r, e))
+	if (job_rlimits(j->rlimits, &r, e))
 		return -1;
 	if (getrlimit(RLIMIT_STACK, &own))
 		own.rlim_cur = RLIM_INFINITY;
@@ -397,7 +397,7 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	    api_get_str(spec, "notify_on", 1024, &jm_w(j)->notify_on, e) || notify_check_job(s, j, e))
 		goto fail;
 	if (rlimits)
-		job_set_shared(&jm_w(j)->rlimits, rlimits);
+		job_set_shared(&j->rlimits, rlimits);
 	j->shared = shared;	/* bits: read through bools */
 	j->auto_cancel = auto_cancel;
 	if (interactive)
@@ -417,11 +417,19 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	if (api_get_int(spec, "gpus", 0, GFLOW_MAX_GPUS, &v, e))
 		goto fail;
 	j->gpus = (int)v;
-	if (api_get_int(spec, "gpu_memory_mb", 1, INT64_C(1) << 40, &j->gpu_memory_mb, e) ||
-	    api_get_int(spec, "memory_mb", 1, INT64_C(1) << 40, &j->memory_mb, e) ||
-	    api_get_int(spec, "time_limit_secs", 1, 366LL * 86400, &j->time_limit_secs, e) ||
-	    api_get_int(spec, "array_task_id", 0, INT64_C(1) << 40, &j->array_task_id, e))
+	v = 0;
+	if (api_get_int(spec, "gpu_memory_mb", 1, INT64_C(1) << 40, &v, e))
 		goto fail;
+	if (v)
+		jm_w(j)->gpu_memory_mb = v;
+	if (api_get_int(spec, "memory_mb", 1, INT64_C(1) << 40, &j->memory_mb, e) ||
+	    api_get_int(spec, "time_limit_secs", 1, 366LL * 86400, &j->time_limit_secs, e))
+		goto fail;
+	v = 0;
+	if (api_get_int(spec, "array_task_id", 0, INT64_C(1) << 40, &v, e))
+		goto fail;
+	if (v)
+		jm_w(j)->array_task_id = v;
 	v = 1;
 	if (api_get_int(spec, "cpus", 1, 65536, &v, e))
 		goto fail;
@@ -463,7 +471,7 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 		}
 		jm_w(j)->command_template = json_deep_copy(params);
 	}
-	if (j->shared && !j->gpu_memory_mb) {
+	if (j->shared && !jm(j)->gpu_memory_mb) {
 		gf_err_set(e, "--shared needs --gpu-memory: shared jobs must say how much GPU memory they use");
 		goto fail;
 	}

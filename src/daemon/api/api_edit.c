@@ -123,7 +123,7 @@ static struct job *edited(struct server *s, uid_t uid, const struct job *old, js
 		}
 	} else if (json_object_get(set, "command") && !json_object_get(set, "command_template"))
 		json_object_del(spec, "command_template");	/* a new command is no longer the template's */
-	n = api_spec_to_job(s, uid, spec, old->cwd, &envsize, jm(old)->rlimits, e);
+	n = api_spec_to_job(s, uid, spec, old->cwd, &envsize, old->rlimits, e);
 	json_decref(spec);
 	if (!n)
 		return NULL;
@@ -135,7 +135,8 @@ static struct job *edited(struct server *s, uid_t uid, const struct job *old, js
 	n->uid = old->uid;
 	job_set_str(&n->user, old->user);
 	n->env_id = old->env_id;
-	n->group_id = old->group_id;
+	if (jm(old)->group_id)
+		jm_w(n)->group_id = jm(old)->group_id;
 	n->executor = old->executor;
 	job_set_str(&jm_w(n)->log_dir, jm(old)->log_dir);
 	/* stays preemptible (or not), as submitted */
@@ -353,13 +354,13 @@ void api_h_limit(struct server *s, struct evhttp_request *req, struct caller *c,
 		return;
 	}
 	j = jobs_get(s, id);
-	group = j->group_id ? j->group_id : j->id;
+	group = jm(j)->group_id ? jm(j)->group_id : j->id;
 	if (jobs_txn_begin(s, &e))
 		goto fail;
 	for (int64_t i = group; i <= s->max_id && !s->txn.failed; i++) {
 		struct job *g = s->jobs[i];
 
-		if (!g || g->unreadable || (g->id != group && g->group_id != group))
+		if (!g || g->unreadable || (g->id != group && jm(g)->group_id != group))
 			continue;
 		if (!api_owns(c, g)) {
 			jobs_txn_rollback(s);

@@ -495,6 +495,8 @@ void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c)
 	l->attach = !l->f.fields || in_strv(l->f.fields, "attach_socket");
 	l->across = !l->f.fields || in_strv(l->f.fields, "priority_across_users");
 	l->live = only_live(&l->f);
+	if (!l->live && l->f.since > 0)	/* the submit-time index: no walk of older jobs */
+		l->next = jobs_since_from(s, l->f.since);
 	/* The lists a dashboard asks for on each refresh, the jobs that are
 	 * not over (active=1) and those submitted since (since=), are made
 	 * whole and sent with an ETag of their bytes, so an unchanged answer

@@ -74,10 +74,14 @@ static struct job *remote_job(struct server *s, uid_t uid, const char *cluster, 
 	    api_get_str(spec, "project", 1024, &j->project, e) ||
 	    api_get_int(spec, "gpus", 0, 1 << 20, &v, e) ||
 	    api_get_int(spec, "memory_mb", 0, INT64_C(1) << 40, &j->memory_mb, e) ||
-	    api_get_int(spec, "time_limit_secs", 0, INT64_C(1) << 40, &j->time_limit_secs, e) ||
-	    api_get_int(spec, "array_task_id", 0, INT64_C(1) << 40, &j->array_task_id, e))
+	    api_get_int(spec, "time_limit_secs", 0, INT64_C(1) << 40, &j->time_limit_secs, e))
 		goto fail;
 	j->gpus = (int)v;
+	v = 0;
+	if (api_get_int(spec, "array_task_id", 0, INT64_C(1) << 40, &v, e))
+		goto fail;
+	if (v)
+		jm_w(j)->array_task_id = v;
 	if (!jm(j)->slurm_id || !j->name || !jm(j)->slurm_id[0] || !j->name[0]) {
 		gf_err_set(e, "a remote job needs 'name' and 'slurm_id'");
 		goto fail;
@@ -154,11 +158,12 @@ static void record(struct server *s, struct evhttp_request *req, uid_t uid, json
 		struct job *j = list[i];
 
 		list[i] = NULL;	/* the table's now, or freed */
-		j->group_id = first;
+		if (first)
+			jm_w(j)->group_id = first;
 		if (jobs_insert(s, j, &e))
 			goto store;
 		if (n > 1 && !first) {
-			first = j->group_id = j->id;
+			first = jm_w(j)->group_id = j->id;
 			if (jobs_save(s, j, &e))
 				goto store;
 		}

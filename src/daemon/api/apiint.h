@@ -59,6 +59,8 @@ void api_h_get(struct server *s, struct evhttp_request *req, struct caller *c, c
 void api_h_hold_release(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
 			bool hold);
 void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c);
+/* GET /stats (api_stats.c): gstats's figures over the jobs users= and since= pick. */
+void api_h_stats(struct server *s, struct evhttp_request *req, struct caller *c);
 void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body);
 bool api_id_batch_start(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
 			bool ok, struct gf_err *e, struct id_batch *b);

@@ -114,12 +114,73 @@ void job_rt_trim(struct job *j)
 	}
 }
 
-struct job *job_new(void)
+/* ---- job records --------------------------------------------------------
+ *
+ * A million jobs may be in memory (issue 31): malloc's 8-byte header and
+ * its rounding to 16 would cost each one up to 24 bytes, so records are cut
+ * from blocks of JOB_SLAB and a freed one waits on a free list for the next
+ * (the table only grows; freed records are transaction snapshots and
+ * refused submissions). Under AddressSanitizer each record is its own
+ * allocation, so that a use after free is still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define JOB_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JOB_MALLOC 1
+#endif
+#endif
+
+#define JOB_SLAB 4096
+
+#ifndef JOB_MALLOC
+static struct job *job_spare;	/* freed records, linked through their first bytes */
+static struct job *slab_at, *slab_end;
+#endif
+
+static struct job *job_alloc(void)
 {
-	struct job *j = calloc(1, sizeof *j);
+#ifdef JOB_MALLOC
+	struct job *j = malloc(sizeof *j);
 
 	if (!j)
 		abort();
+	return j;
+#else
+	struct job *j = job_spare;
+
+	if (j) {
+		void *next;
+
+		memcpy(&next, j, sizeof next);
+		job_spare = next;
+		return j;
+	}
+	if (slab_at == slab_end) {
+		if (!(slab_at = malloc(JOB_SLAB * sizeof *slab_at)))
+			abort();
+		slab_end = slab_at + JOB_SLAB;
+	}
+	return slab_at++;
+#endif
+}
+
+static void job_release(struct job *j)
+{
+#ifdef JOB_MALLOC
+	free(j);
+#else
+	void *next = job_spare;
+
+	memcpy(j, &next, sizeof next);
+	job_spare = j;
+#endif
+}
+
+struct job *job_new(void)
+{
+	struct job *j = job_alloc();
+
+	memset(j, 0, sizeof *j);
 	j->priority = 10;
 	j->auto_cancel = true;
 	j->memory_enforced = -1;
@@ -320,10 +381,10 @@ void job_share_strings(struct job *j)
 	share(&j->reason);
 	share(&j->cwd);
 	share(&j->tmux_socket);
+	share(&j->rlimits);
 	if (j->more) {
 		share(&j->more->log_dir);
 		share(&j->more->conda_env);
-		share(&j->more->rlimits);
 		share(&j->more->cpu_ids);
 	}
 	job_share_argv(j);
@@ -359,7 +420,6 @@ static void more_free(struct job_more *m)
 	job_str_free(m->cluster);
 	job_str_free(m->slurm_id);
 	job_str_free(m->remote_log);
-	job_str_free(m->rlimits);
 	job_str_free(m->cpu_ids);
 	json_decref(m->params);
 	json_decref(m->command_template);
@@ -379,11 +439,12 @@ void job_free(struct job *j)
 	job_str_free(j->cwd);
 	job_str_free(j->tmux_session);
 	job_str_free(j->tmux_socket);
+	job_str_free(j->rlimits);
 	free(j->deps);
 	more_free(j->more);
 	free(j->rt);
 	free(j->dependents);
-	free(j);
+	job_release(j);
 }
 
 /* A copy that owns what it points to (pooled strings are shared). */
@@ -400,11 +461,9 @@ static char *copy_str(const char *s)
 
 struct job *job_clone(const struct job *j)
 {
-	struct job *c = malloc(sizeof *c);
+	struct job *c = job_alloc();
 	size_t n = strv_len(j->argv);
 
-	if (!c)
-		abort();
 	*c = *j;
 	c->name = copy_str(j->name);
 	c->user = copy_str(j->user);
@@ -413,6 +472,7 @@ struct job *job_clone(const struct job *j)
 	c->cwd = copy_str(j->cwd);
 	c->tmux_session = copy_str(j->tmux_session);
 	c->tmux_socket = copy_str(j->tmux_socket);
+	c->rlimits = copy_str(j->rlimits);
 	c->more = NULL;
 	if (j->more) {
 		struct job_more *m = jm_w(c);
@@ -426,7 +486,6 @@ struct job *job_clone(const struct job *j)
 		m->cluster = copy_str(m->cluster);
 		m->slurm_id = copy_str(m->slurm_id);
 		m->remote_log = copy_str(m->remote_log);
-		m->rlimits = copy_str(m->rlimits);
 		m->cpu_ids = copy_str(m->cpu_ids);
 		m->params = m->params ? json_deep_copy(m->params) : NULL;
 		m->command_template = m->command_template ? json_deep_copy(m->command_template) : NULL;
@@ -629,7 +688,7 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "shared"))
 		json_object_set_new(o, "shared", json_boolean(j->shared));
 	if (want(only, "gpu_memory_mb"))
-		json_object_set_new(o, "gpu_memory_mb", pos_or_null(j->gpu_memory_mb));
+		json_object_set_new(o, "gpu_memory_mb", pos_or_null(m->gpu_memory_mb));
 	if (want(only, "memory_mb"))
 		json_object_set_new(o, "memory_mb", pos_or_null(j->memory_mb));
 	if (want(only, "cpus"))
@@ -657,9 +716,9 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "begin_at"))
 		json_object_set_new(o, "begin_at", time_or_null(m->begin_at));
 	if (want(only, "array_task_id"))
-		json_object_set_new(o, "array_task_id", json_integer(j->array_task_id));
+		json_object_set_new(o, "array_task_id", json_integer(m->array_task_id));
 	if (want(only, "group_id"))
-		json_object_set_new(o, "group_id", pos_or_null(j->group_id));
+		json_object_set_new(o, "group_id", pos_or_null(m->group_id));
 	if (want(only, "max_concurrent"))
 		json_object_set_new(o, "max_concurrent", json_integer(j->max_concurrent));
 	if (want(only, "max_retries"))
@@ -718,8 +777,8 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 		json_object_set_new(o, "slurm_id", str_or_null(m->slurm_id));
 	if (m->cluster && want(only, "remote_log"))
 		json_object_set_new(o, "remote_log", str_or_null(m->remote_log));
-	if (m->rlimits && want(only, "rlimits"))	/* jobs submitted with limits only */
-		json_object_set_new(o, "rlimits", json_string(m->rlimits));
+	if (j->rlimits && want(only, "rlimits"))	/* jobs submitted with limits only */
+		json_object_set_new(o, "rlimits", json_string(j->rlimits));
 	if (want(only, "preempt")) {
 		json_t *p = job_preempt_json(m);
 
@@ -842,7 +901,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->env_id = get_int(o, "env_id");
 	j->gpus = (int)get_int(o, "gpus");
 	j->shared = json_is_true(json_object_get(o, "shared"));
-	j->gpu_memory_mb = get_int(o, "gpu_memory_mb");
+	m.gpu_memory_mb = get_int(o, "gpu_memory_mb");
 	j->memory_mb = get_int(o, "memory_mb");
 	m.cpus = get_int(o, "cpus") > 1 ? get_int(o, "cpus") : 0;	/* old rows: 1 */
 	m.cpu_ids = get_str(o, "cpu_ids");
@@ -864,8 +923,8 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->dep_any = json_is_string(v) && !strcmp(json_string_value(v), "any");
 	j->auto_cancel = !json_is_false(json_object_get(o, "auto_cancel"));
 	m.begin_at = get_num(o, "begin_at");
-	j->array_task_id = get_int(o, "array_task_id");
-	j->group_id = get_int(o, "group_id");
+	m.array_task_id = get_int(o, "array_task_id");
+	m.group_id = get_int(o, "group_id");
 	j->max_concurrent = (int)get_int(o, "max_concurrent");
 	j->max_retries = (int)get_int(o, "max_retries");
 	j->attempt = (int)get_int(o, "attempt");
@@ -911,7 +970,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	m.cluster = get_str(o, "cluster");
 	m.slurm_id = get_str(o, "slurm_id");
 	m.remote_log = get_str(o, "remote_log");
-	m.rlimits = get_str(o, "rlimits");
+	j->rlimits = get_str(o, "rlimits");
 	job_more_adopt(j, &m);
 	job_share_strings(j);
 	return j;

@@ -44,7 +44,6 @@ struct job_more {
 	char *cluster;		/* [clusters.NAME]; NULL for a local job */
 	char *slurm_id;		/* "123", or "123_4" for an array task */
 	char *remote_log;	/* its output file on the cluster */
-	char *rlimits;		/* the submitter's resource limits (rlimits.h's text), NULL: none */
 	char *cpu_ids;		/* [daemon] constrain_cpus: the CPUs given ("0-1,4"), NULL: none */
 	json_t *params;		/* object, owned; NULL when empty */
 	/* the command before params filled its {KEY}s (gbatch --param,
@@ -65,6 +64,9 @@ struct job_more {
 	int64_t preempt_sig, preempt_secs;
 	int64_t requeues;
 	double preempt_since;
+	int64_t array_task_id;	/* 0 unless an array's task */
+	int64_t group_id;	/* its array's or batch's first job; 0 = none */
+	int64_t gpu_memory_mb;	/* 0 = not set */
 };
 
 enum {
@@ -103,12 +105,13 @@ struct job {
 	char *tmux_session;
 	char *tmux_socket;	/* the tmux server's socket (pooled: one per daemon) */
 	int64_t env_id;		/* row in the store's envs table */
-	int64_t gpu_memory_mb;	/* 0 = not set (likewise below) */
-	int64_t memory_mb;
+	int64_t memory_mb;	/* 0 = not set (likewise below) */
 	int64_t time_limit_secs;
 	int64_t *deps;
-	int64_t array_task_id;
-	int64_t group_id;	/* 0 = none */
+	/* The submitter's resource limits (rlimits.h's text, pooled), NULL:
+	 * none. Nearly every job has them: in job_more, they would cost each
+	 * job a block of its own. */
+	char *rlimits;
 	double submit_time, start_time, end_time;
 	uint64_t gpu_mask;	/* GPUs given */
 	/* Supervision, persisted: the runner (runner_pid below) and its start
@@ -147,10 +150,11 @@ struct job {
 	bool in_live : 1;	/* runtime: listed in the server's live list */
 };
 
-/* The daemon's memory with 100,000 jobs stored is mostly this struct (issue
- * 13: RSS with 100,000 jobs <= 40 MiB): a field added here costs 100,000
+/* The daemon's memory with 1,000,000 jobs stored is mostly this struct
+ * (issue 31: RSS with 1,000,000 jobs <= 250 MiB; records come from job.c's
+ * slabs, so it costs exactly its size): a field added here costs 1,000,000
  * times its size, so put what most jobs leave unset in job_more. */
-_Static_assert(sizeof(struct job) <= 248, "struct job grew: see the comment above");
+_Static_assert(sizeof(struct job) <= 232, "struct job grew: see the comment above");
 
 static inline size_t job_ndependents(const struct job *j)
 {

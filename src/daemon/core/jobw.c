@@ -235,7 +235,7 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	if (WANT(F_SHARED))
 		KEY(F_SHARED), boolean(w, j->shared);
 	if (WANT(F_GPU_MEMORY_MB))
-		KEY(F_GPU_MEMORY_MB), pos_or_null(w, j->gpu_memory_mb);
+		KEY(F_GPU_MEMORY_MB), pos_or_null(w, jm(j)->gpu_memory_mb);
 	if (WANT(F_MEMORY_MB))
 		KEY(F_MEMORY_MB), pos_or_null(w, j->memory_mb);
 	if (WANT(F_CPUS))
@@ -271,9 +271,9 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	if (WANT(F_BEGIN_AT))
 		KEY(F_BEGIN_AT), time_or_null(w, m->begin_at);
 	if (WANT(F_ARRAY_TASK_ID))
-		KEY(F_ARRAY_TASK_ID), jw_int(w, j->array_task_id);
+		KEY(F_ARRAY_TASK_ID), jw_int(w, m->array_task_id);
 	if (WANT(F_GROUP_ID))
-		KEY(F_GROUP_ID), pos_or_null(w, j->group_id);
+		KEY(F_GROUP_ID), pos_or_null(w, jm(j)->group_id);
 	if (WANT(F_MAX_CONCURRENT))
 		KEY(F_MAX_CONCURRENT), jw_int(w, j->max_concurrent);
 	if (WANT(F_MAX_RETRIES))
@@ -365,8 +365,8 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 		KEY(F_SLURM_ID), text_or_null(w, m->slurm_id);
 	if (m->cluster && WANT(F_REMOTE_LOG))
 		KEY(F_REMOTE_LOG), text_or_null(w, m->remote_log);
-	if (m->rlimits && WANT(F_RLIMITS))
-		KEY(F_RLIMITS), plain(w, m->rlimits);
+	if (j->rlimits && WANT(F_RLIMITS))
+		KEY(F_RLIMITS), plain(w, j->rlimits);
 	if ((m->preempt || m->requeues || m->preempt_since) && WANT(F_PREEMPT)) {
 		json_t *p = job_preempt_json(m);
 

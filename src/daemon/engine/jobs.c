@@ -262,9 +262,9 @@ int jobs_check_feasible(struct server *s, const struct job *j, struct gf_err *e)
 		for (size_t i = 0; i < s->snap.ndev; i++)
 			if (s->snap.devs[i].total_mb > biggest)
 				biggest = s->snap.devs[i].total_mb;
-		if ((uint64_t)j->gpu_memory_mb > biggest)
+		if ((uint64_t)jm(j)->gpu_memory_mb > biggest)
 			return gf_err_set(e, "--gpu-memory %lldM: the largest GPU has %lluM",
-					  (long long)j->gpu_memory_mb, (unsigned long long)biggest);
+					  (long long)jm(j)->gpu_memory_mb, (unsigned long long)biggest);
 	}
 	return 0;
 }
@@ -806,7 +806,7 @@ static void estimate_run(struct server *s, const struct sched_input *in, struct 
 		if (!j || !j->active)
 			continue;
 		rx[nr] = (struct sched_est_running){
-			.id = j->id, .gpus = j->gpus, .shared = j->shared, .gpu_memory_mb = j->gpu_memory_mb,
+			.id = j->id, .gpus = j->gpus, .shared = j->shared, .gpu_memory_mb = jm(j)->gpu_memory_mb,
 			.end = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs
 			       : dflt > 0 ? j->start_time + dflt : 0,
 		};
@@ -903,7 +903,7 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 				.memory_mb = j->memory_mb,
 				.cpus = job_cpus(j),
 				.end_by = j->time_limit_secs ? j->start_time + (double)j->time_limit_secs : 0,
-				.group_id = j->group_id,
+				.group_id = jm(j)->group_id,
 				.id = j->id,
 				.start = j->start_time,
 				.uid = (uint32_t)j->uid,
@@ -920,11 +920,11 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 			.own_priority = j->priority,
 			.gpus = j->gpus,
 			.shared = j->shared,
-			.gpu_memory_mb = j->gpu_memory_mb,
+			.gpu_memory_mb = jm(j)->gpu_memory_mb,
 			.memory_mb = j->memory_mb,
 			.cpus = job_cpus(j),
 			.time_limit_secs = j->time_limit_secs,
-			.group_id = j->group_id,
+			.group_id = jm(j)->group_id,
 			.group_cap = j->max_concurrent,
 			.blocked = jobs_blocked_reason(s, j, now),
 			.uid = (uint32_t)j->uid,

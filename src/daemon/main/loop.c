@@ -791,6 +791,7 @@ static void teardown(struct server *s)
 			job_free(s->jobs[i]);
 		}
 	free(s->jobs);
+	free(s->since_max);
 	free(s->open);
 	free(s->live);
 	free(s->cpu_list);

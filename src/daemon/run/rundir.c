@@ -95,13 +95,13 @@ int rundir_env(struct server *s, const struct job *j, struct gf_bytes *out, stru
 	snprintf(num, sizeof num, "%lld", (long long)j->id);
 	buf_var(&b, "GFLOW_JOB_ID", num);
 	buf_var(&b, "GFLOW_JOB_NAME", j->name ? j->name : "");
-	snprintf(num, sizeof num, "%lld", (long long)j->array_task_id);
+	snprintf(num, sizeof num, "%lld", (long long)jm(j)->array_task_id);
 	buf_var(&b, "GFLOW_ARRAY_TASK_ID", num);
 	/* How many times it was preempted and queued again (0: its first run). */
 	snprintf(num, sizeof num, "%lld", (long long)jm(j)->requeues);
 	buf_var(&b, "GFLOW_RESTART_COUNT", num);
-	if (j->gpu_memory_mb) {
-		snprintf(num, sizeof num, "%lld", (long long)j->gpu_memory_mb);
+	if (jm(j)->gpu_memory_mb) {
+		snprintf(num, sizeof num, "%lld", (long long)jm(j)->gpu_memory_mb);
 		buf_var(&b, "GFLOW_GPU_MEMORY_MB", num);
 	}
 	/* How the daemon knows the job's processes when no cgroup can. */
@@ -173,7 +173,7 @@ int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, con
  * the empty one a kept run directory brings: no limits either). */
 int rundir_write_limits(int dfd, const char *dir, const struct job *j, struct gf_err *e)
 {
-	const char *l = jm(j)->rlimits;
+	const char *l = j->rlimits;
 
 	return l ? write_file_new_at(dfd, dir, "limits", l, strlen(l), e) : 0;
 }

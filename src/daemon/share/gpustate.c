@@ -142,7 +142,7 @@ void gpustate_refresh(struct server *s)
 				continue;
 			if (j->shared) {
 				v->nshared++;
-				v->booked_mb += (uint64_t)j->gpu_memory_mb;
+				v->booked_mb += (uint64_t)jm(j)->gpu_memory_mb;
 			} else
 				v->exclusive = true;
 		}
@@ -323,7 +323,7 @@ json_t *gpustate_json(struct server *s)
 
 			json_object_set_new(jj, "id", json_integer(j->id));
 			json_object_set_new(jj, "name", json_string(j->name ? j->name : ""));
-			json_object_set_new(jj, "gpu_memory_mb", json_integer(j->gpu_memory_mb));
+			json_object_set_new(jj, "gpu_memory_mb", json_integer(jm(j)->gpu_memory_mb));
 			json_object_set_new(jj, "shared", json_boolean(j->shared));
 			json_array_append_new(jobs, jj);
 		}

@@ -107,7 +107,7 @@ static json_t *add_sample(struct server *s, struct job *j, uint64_t *over_mb, in
 				util += s->snap.devs[g].util_pct;
 				nutil++;
 			}
-			if (j->shared && j->gpu_memory_mb > 0 && mb > (uint64_t)j->gpu_memory_mb && !was_over &&
+			if (j->shared && jm(j)->gpu_memory_mb > 0 && mb > (uint64_t)jm(j)->gpu_memory_mb && !was_over &&
 			    mb > *over_mb) {
 				*over_mb = mb;
 				*over_gpu = g;
@@ -139,14 +139,14 @@ static void after_overuse(struct server *s, struct job *j, uint64_t mb, int gpu)
 	struct gf_ev_cancel c = { j->id, reason, err, sizeof err };
 
 	fprintf(stderr, "gflowd: job %lld uses %llu MB of GPU memory on GPU %d, more than its %lld MB booking%s\n",
-		(long long)j->id, (unsigned long long)mb, gpu, (long long)j->gpu_memory_mb,
+		(long long)j->id, (unsigned long long)mb, gpu, (long long)jm(j)->gpu_memory_mb,
 		s->cfg.gpu_shared_overuse == GF_OVERUSE_CANCEL ? ": cancelling it ([gpu] shared_overuse = \"cancel\")"
 							       : "");
 	hooks_fire(s, GF_EV_JOB_EVENT, &(struct gf_ev_job_event){ j, "job_gpu_memory_exceeded" });
 	if (s->cfg.gpu_shared_overuse != GF_OVERUSE_CANCEL || j->state != JS_RUNNING)
 		return;
 	snprintf(reason, sizeof reason, "GPUMemoryExceeded: used %llu MB on GPU %d, booked %lld MB",
-		 (unsigned long long)mb, gpu, (long long)j->gpu_memory_mb);
+		 (unsigned long long)mb, gpu, (long long)jm(j)->gpu_memory_mb);
 	if (hooks_fire(s, GF_EV_CANCEL, &c))
 		fprintf(stderr, "gflowd: cancelling job %lld: %s\n", (long long)c.id, err);
 }

@@ -32,9 +32,41 @@ void jobs_reserve_ids(struct server *s, int64_t id)
 	s->njobs_cap = cap;
 }
 
+/* j's submit time raises the bound of its block and of every block after
+ * it (ids only grow, so that is normally the last one). */
+static void since_note(struct server *s, const struct job *j)
+{
+	size_t b = (size_t)(j->id / JOBS_SINCE_BLOCK);
+
+	if (b >= s->nsince) {
+		s->since_max = gf_grow(s->since_max, &s->since_cap, b + 1, sizeof *s->since_max, 64);
+		for (size_t k = s->nsince; k <= b; k++)
+			s->since_max[k] = s->nsince ? s->since_max[s->nsince - 1] : 0;
+		s->nsince = b + 1;
+	}
+	for (size_t k = b; k < s->nsince && s->since_max[k] < j->submit_time; k++)
+		s->since_max[k] = j->submit_time;
+}
+
+int64_t jobs_since_from(const struct server *s, double t)
+{
+	size_t lo = 0, hi = s->nsince;
+
+	while (lo < hi) {	/* the bounds never fall from block to block */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->since_max[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? (int64_t)lo * JOBS_SINCE_BLOCK : 1;
+}
+
 int jobs_add(struct server *s, struct job *j)
 {
 	jobs_reserve_ids(s, j->id);
+	since_note(s, j);
 	s->jobs[j->id] = j;
 	if (j->id > s->max_id)
 		s->max_id = j->id;
@@ -106,9 +138,9 @@ void jobs_live_note(struct server *s, struct job *j)
 static bool pass_fields_differ(const struct job *a, const struct job *b)
 {
 	return a->state != b->state || a->active != b->active || a->gpu_mask != b->gpu_mask ||
-	       a->gpus != b->gpus || a->shared != b->shared || a->gpu_memory_mb != b->gpu_memory_mb ||
+	       a->gpus != b->gpus || a->shared != b->shared || jm(a)->gpu_memory_mb != jm(b)->gpu_memory_mb ||
 	       a->memory_mb != b->memory_mb || jm(a)->cpus != jm(b)->cpus || a->time_limit_secs != b->time_limit_secs ||
-	       a->priority != b->priority || a->priority_by_admin != b->priority_by_admin || a->group_id != b->group_id ||
+	       a->priority != b->priority || a->priority_by_admin != b->priority_by_admin || jm(a)->group_id != jm(b)->group_id ||
 	       a->max_concurrent != b->max_concurrent || a->uid != b->uid || jm(a)->begin_at != jm(b)->begin_at ||
 	       a->start_time != b->start_time || a->dep_any != b->dep_any || a->ndeps != b->ndeps ||
 	       (a->ndeps && memcmp(a->deps, b->deps, a->ndeps * sizeof *a->deps)) ||

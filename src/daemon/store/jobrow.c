@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
+
 enum field {
 	F_NAME, F_USER, F_UID, F_PROJECT, F_STATE, F_REASON, F_COMMAND, F_SCRIPT, F_CWD, F_LOG_DIR,
 	F_LOG_SEQ, F_ENV_ID, F_GPUS, F_SHARED, F_GPU_MEMORY_MB, F_MEMORY_MB, F_TIME_LIMIT_SECS, F_PRIORITY,
@@ -68,13 +70,15 @@ static unsigned name_hash(const char *p, size_t n)
 static int field_of(const char *p, size_t n)
 {
 	static signed char slots[NSLOTS];
+	static size_t lens[F_N];	/* strlen of each name: not taken per key of a million rows */
 	static bool made;
 	unsigned i;
 
 	if (!made) {
 		memset(slots, -1, sizeof slots);
 		for (int f = 0; f < F_N; f++) {
-			i = name_hash(field_names[f], strlen(field_names[f])) % NSLOTS;
+			lens[f] = strlen(field_names[f]);
+			i = name_hash(field_names[f], lens[f]) % NSLOTS;
 			while (slots[i] >= 0)
 				i = (i + 1) % NSLOTS;
 			slots[i] = (signed char)f;
@@ -84,7 +88,7 @@ static int field_of(const char *p, size_t n)
 	for (i = name_hash(p, n) % NSLOTS; slots[i] >= 0; i = (i + 1) % NSLOTS) {
 		const char *name = field_names[slots[i]];
 
-		if (strlen(name) == n && !memcmp(name, p, n))
+		if (lens[slots[i]] == n && !memcmp(name, p, n))
 			return slots[i];
 	}
 	return -1;
@@ -354,11 +358,26 @@ static bool get_str(const struct span *v, char **out)
 	return true;
 }
 
-/* A string field that repeats from job to job: its pooled copy. */
+/* A string field that repeats from job to job: its pooled copy. The
+ * last few pooled strings are compared first: rows in a row mostly have
+ * the same user, directory and limits, and a compare of the bytes costs
+ * less than the pool's hash of them (a start with 1,000,000 jobs). Pooled
+ * strings live as long as the daemon, so the pointers stay good. */
+#define RECENT 8
+
 static char *shared_of(const struct span *v)
 {
+	static struct {
+		const char *s;
+		size_t n;
+	} recent[RECENT];
+	static unsigned next;
 	char buf[256], *t, *out;
 
+	if (!v->escaped)
+		for (unsigned i = 0; i < RECENT; i++)
+			if (recent[i].s && recent[i].n == v->n && !memcmp(recent[i].s, v->p, v->n))
+				return (char *)recent[i].s;
 	if (v->escaped || v->n >= sizeof buf) {
 		t = str_dup(v);
 		out = job_str_shared(t);
@@ -367,7 +386,13 @@ static char *shared_of(const struct span *v)
 	}
 	memcpy(buf, v->p, v->n);
 	buf[v->n] = 0;
-	return job_str_shared(buf);
+	out = job_str_shared(buf);
+	if (!memchr(buf, 0, v->n)) {	/* its text is the span's */
+		recent[next % RECENT].s = out;
+		recent[next % RECENT].n = v->n;
+		next++;
+	}
+	return out;
 }
 
 static bool get_shared(const struct span *v, char **out)
@@ -393,6 +418,18 @@ static bool int_of(const char *p, size_t n, int64_t *out)
 
 	if (n >= sizeof buf)
 		return false;
+	if (n && n < 19 && (p[0] == '-' ? n > 1 : true)) {	/* fits in 18 digits: no overflow */
+		bool neg = p[0] == '-';
+		int64_t v = 0;
+		size_t i;
+
+		for (i = neg; i < n && p[i] >= '0' && p[i] <= '9'; i++)
+			v = v * 10 + (p[i] - '0');
+		if (i == n) {
+			*out = neg ? -v : v;
+			return true;
+		}
+	}
 	memcpy(buf, p, n);
 	buf[n] = 0;
 	errno = 0;
@@ -425,6 +462,8 @@ static bool get_num(const struct span *v, double *out)
 			return false;
 		memcpy(buf, v->p, v->n);
 		buf[v->n] = 0;
+		if (gf_decimal(buf, out) == 0)	/* the times: exact, without strtod's slow path */
+			return true;
 		errno = 0;
 		*out = strtod(buf, &end);
 		if (errno || *end)
@@ -529,7 +568,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	ok &= get_int(&f[F_GPUS], &x);
 	j->gpus = (int)x;
 	j->shared = f[F_SHARED].kind == V_TRUE;
-	ok &= get_int(&f[F_GPU_MEMORY_MB], &j->gpu_memory_mb) && get_int(&f[F_MEMORY_MB], &j->memory_mb) &&
+	ok &= get_int(&f[F_GPU_MEMORY_MB], &m->gpu_memory_mb) && get_int(&f[F_MEMORY_MB], &j->memory_mb) &&
 	      get_int(&f[F_TIME_LIMIT_SECS], &j->time_limit_secs);
 	ok &= get_int(&f[F_PRIORITY], &x);
 	j->priority = (int)x;
@@ -551,7 +590,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	free(mode);
 	j->auto_cancel = f[F_AUTO_CANCEL].kind != V_FALSE;
 	ok &= get_num(&f[F_BEGIN_AT], &m->begin_at);
-	ok &= get_int(&f[F_ARRAY_TASK_ID], &j->array_task_id) && get_int(&f[F_GROUP_ID], &j->group_id);
+	ok &= get_int(&f[F_ARRAY_TASK_ID], &m->array_task_id) && get_int(&f[F_GROUP_ID], &m->group_id);
 	ok &= get_int(&f[F_MAX_CONCURRENT], &x);
 	j->max_concurrent = (int)x;
 	ok &= get_int(&f[F_MAX_RETRIES], &x);
@@ -610,7 +649,7 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 		return false;
 	ok &= get_str(&f[F_CLUSTER], &m->cluster) && get_str(&f[F_SLURM_ID], &m->slurm_id) &&
 	      get_str(&f[F_REMOTE_LOG], &m->remote_log);
-	ok &= get_shared(&f[F_RLIMITS], &m->rlimits);
+	ok &= get_shared(&f[F_RLIMITS], &j->rlimits);
 	ok &= get_int(&f[F_CPUS], &m->cpus) && get_shared(&f[F_CPU_IDS], &m->cpu_ids);
 	if (m->cpus <= 1)
 		m->cpus = 0;	/* 1, the default (old rows have no key) */

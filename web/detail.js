@@ -11,7 +11,7 @@ const SHOWN = [
   ['time_limit_secs', 'TimeLimitSecs'], ['priority', 'Priority'], ['submit_time', 'SubmitTime'],
   ['start_time', 'StartTime'], ['end_time', 'EndTime'], ['exit_code', 'ExitCode'], ['exit_signal', 'ExitSignal'],
   ['attempt', 'Attempt'], ['max_retries', 'MaxRetries'], ['retry_of', 'RetryOf'], ['redo_of', 'RedoOf'],
-  ['preempt', 'Preemptible'], ['log_path', 'Log'],
+  ['preempt', 'Preemptible'], ['interactive', 'Interactive'], ['idle_secs', 'IdleFor'], ['log_path', 'Log'],
 ];
 
 // "in 1h 5m", "in 40 s", "now": how far ahead an epoch is.
@@ -42,9 +42,18 @@ function preemption(p) {
   return parts.join(', ');
 }
 
+// gjob show's IdleFor=h:mm:ss
+function hms(secs) {
+  const s = Math.floor(secs), pad = (x) => String(x).padStart(2, '0');
+  return `${Math.floor(s / 3600)}:${pad(Math.floor((s % 3600) / 60))}:${pad(s % 60)}`;
+}
+
 function value(k, v, job) {
   if (k === 'expected_start') return expected(job);
   if (k === 'preempt') return preemption(v);
+  if (k === 'interactive') return v ? 'yes (a galloc session)' : 'no';
+  // [gpu.idle_reclaim]: how long its GPUs have been idle, and whether it was warned
+  if (k === 'idle_secs') return v == null ? '—' : `${hms(v)}${job.idle_warned ? ' (warned)' : ''}`;
   if (v == null || (Array.isArray(v) && !v.length)) return '—';
   if (k.endsWith('_time')) return fmtTime(v);
   if (k === 'command') return v.map((a) => (typeof a === 'string' ? a : '<bytes>')).join(' ');

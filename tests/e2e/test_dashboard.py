@@ -530,3 +530,35 @@ def test_dashboard_tick_and_cancel_several(gflow, browser, tmp_path):
     d.save_screenshot(str(shots_dir(tmp_path) / "dashboard-ticks.png"))
     errors = console_errors(d)
     assert not errors, errors
+
+
+def test_dashboard_detail_preemptible_interactive_idle(gflow, browser):
+    """The details panel says what gjob show says of issue 28's jobs: a
+    preemptible job's mode, signal and requeues; an interactive (galloc)
+    session; how long a job's GPUs have been idle and that it was warned."""
+    g, d = gflow, browser
+    cfg = g.home / ".config/gflow"
+    cfg.mkdir(parents=True, exist_ok=True)
+    (cfg / "gflow.toml").write_text('[gpu.idle_reclaim]\nafter = "2s"\nwarn_before = "1h"\nthreshold_util = 5\n'
+                                    'action = "warn"\napply_to = "all"\n')
+    g.set_scenario("".join(f'gpu {i} name="Fake H100" total_mb=81920 util=0\n' for i in range(3)))
+    g.start("--gpu-poll-interval-secs", "1")
+    pre = g.submit("-J", "sweep", "--gpus", "1", "--preemptible", "--signal", "USR1@30", "sleep", "300")
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": ["sleep", "300"], "name": "nb", "interactive": True}],
+                                       "env": ["PATH=/usr/bin:/bin"], "cwd": "/"})
+    assert st == 201, body
+    nb = body["jobs"][0]["id"]
+    for j in (pre, nb):
+        g.wait_state(j, "Running")
+    g.wait_for(lambda: g.job(pre).get("idle_warned"), what="the idle warning")
+    d.get(f"http://127.0.0.1:{g.port}/")
+    wait(g, lambda: row_st(d, pre) == "R", "the preemptible job shown")
+    open_detail(g, d, pre)
+    wait(g, lambda: (dd(d, "preempt") or "").startswith("yes, requeue, USR1@30, requeues 0"), "Preemptible")
+    wait(g, lambda: (dd(d, "idle_secs") or "").endswith("(warned)"), "IdleFor, warned")
+    assert dd(d, "idle_secs").startswith("0:00:"), dd(d, "idle_secs")
+    assert dd(d, "interactive") is None       # written only for a session
+    open_detail(g, d, nb)
+    wait(g, lambda: dd(d, "interactive") == "yes (a galloc session)", "Interactive")
+    assert dd(d, "preempt") is None and dd(d, "idle_secs") is None   # not preemptible; no GPUs: not watched
+    assert not console_errors(d)

@@ -179,7 +179,7 @@ static char *const public_fields[] = {
 	"priority_across_users", "depends_on", "dep_mode", "auto_cancel", "begin_at",
 	"array_task_id", "group_id", "max_concurrent", "max_retries", "attempt", "retry_of", "redo_of",
 	"submit_time", "start_time", "end_time", "exit_code", "exit_signal", "gpu_ids", "memory_enforced",
-	"executor", "active", "attach_socket", "cluster", "slurm_id", NULL,
+	"executor", "interactive", "preempt", "active", "attach_socket", "cluster", "slurm_id", NULL,
 };
 
 static bool in_strv(char *const *v, const char *s)

@@ -32,7 +32,7 @@ struct filter {
 	bool start;		/* start=1: queued jobs' expected starts */
 };
 
-static char **split_csv(const char *s)
+char **api_split_csv(const char *s)
 {
 	size_t n = 1, k = 0;
 	char **v, *copy = strdup(s), *tok, *save = NULL;
@@ -43,7 +43,8 @@ static char **split_csv(const char *s)
 	if (!v || !copy)
 		abort();
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		v[k++] = strdup(tok);
+		if (!(v[k++] = strdup(tok)))
+			abort();
 	free(copy);
 	return v;
 }
@@ -72,7 +73,7 @@ static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q,
 	f->any_state = true;
 	f->uid = c->uid;
 	if ((v = evhttp_find_header(q, "states"))) {
-		char **names = split_csv(v);
+		char **names = api_split_csv(v);
 
 		f->any_state = false;
 		for (char **p = names; *p; p++) {
@@ -96,7 +97,7 @@ static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q,
 	if (v && !strcmp(v, "all"))
 		f->all_users = true;
 	else if (v)
-		f->users = split_csv(v);
+		f->users = api_split_csv(v);
 	else if (c->uid == (uid_t)-1)
 		f->all_users = true;	/* anonymous TCP reader */
 	if ((v = evhttp_find_header(q, "ids"))) {
@@ -116,9 +117,9 @@ static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q,
 		f->all_users = true;	/* asking by id shows the job whoever owns it */
 	}
 	if ((v = evhttp_find_header(q, "names")))
-		f->names = split_csv(v);
+		f->names = api_split_csv(v);
 	if ((v = evhttp_find_header(q, "fields"))) {
-		f->fields = split_csv(v);
+		f->fields = api_split_csv(v);
 		for (char **p = f->fields; *p; p++)
 			if (!job_field_known(*p) && !idle_field(*p))
 				return gf_err_set(e, "unknown job field '%s' in 'fields'", *p);

@@ -71,23 +71,6 @@ static bool wanted(const struct stats_filter *f, const struct job *j)
 	return f->since <= 0 || j->submit_time >= f->since;
 }
 
-static char **split_users(const char *s)
-{
-	size_t n = 1, k = 0;
-	char **v, *copy = strdup(s), *tok, *save = NULL;
-
-	for (const char *p = s; *p; p++)
-		n += *p == ',';
-	v = calloc(n + 1, sizeof *v);
-	if (!v || !copy)
-		abort();
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (!(v[k++] = strdup(tok)))
-			abort();
-	free(copy);
-	return v;
-}
-
 static int parse_stats_filter(const struct caller *c, struct evkeyvalq *q, struct stats_filter *f,
 			      struct gf_err *e)
 {
@@ -101,7 +84,7 @@ static int parse_stats_filter(const struct caller *c, struct evkeyvalq *q, struc
 		if (!strcmp(v, "all"))
 			f->all = true;
 		else
-			f->users = split_users(v);
+			f->users = api_split_csv(v);
 	}
 	if ((v = evhttp_find_header(q, "since"))) {
 		char *end;

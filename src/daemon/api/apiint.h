@@ -59,6 +59,9 @@ void api_h_get(struct server *s, struct evhttp_request *req, struct caller *c, c
 void api_h_hold_release(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body,
 			bool hold);
 void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c);
+/* "a,b,c" as a NULL-terminated array of copies (strv_free), empty items
+ * skipped: the list parameters of GET /jobs and GET /stats. */
+char **api_split_csv(const char *s);
 /* GET /stats (api_stats.c): gstats's figures over the jobs users= and since= pick. */
 void api_h_stats(struct server *s, struct evhttp_request *req, struct caller *c);
 void api_h_submit(struct server *s, struct evhttp_request *req, struct caller *c, json_t *body);

@@ -725,7 +725,7 @@ static size_t split_env(const char *name, size_t nlen, char *buf, char *orig, ch
 static int apply_env(struct gf_config *c, const char *var, const char *name, size_t nlen, const char *value,
     struct gf_err *e)
 {
-	char buf[256], orig[256], *parts[ENV_PARTS], *oparts[ENV_PARTS], section[256], show[400];
+	char buf[256], orig[256], *parts[ENV_PARTS] = { 0 }, *oparts[ENV_PARTS] = { 0 }, section[256], show[400];
 	struct src s = { .env = value };
 	const struct setting *st;
 	size_t i, n, off = 0;

@@ -447,6 +447,8 @@ int jobs_end_later(struct server *s, struct job *j, const struct job_result *r, 
 {
 	struct queued_end *q;
 
+	if (jr(j)->end_queued)
+		return 0;	/* told twice (a watch and the backstop): the first stands */
 	s->ends = gf_grow(s->ends, &s->ends_cap, s->nends + 1, sizeof *s->ends, 16);
 	q = &s->ends[s->nends];
 	*q = (struct queued_end){ .id = j->id, .run_seq = j->run_seq, .has_result = r != NULL };

@@ -87,10 +87,13 @@ def test_nproc_caps_the_owners_processes_in_system_mode(system_gflow):
     # B has no other process: the job's shell and five sleeps are its 6;
     # a later fork fails (as the kernel counts B's processes, not root's).
     # 6, not fewer: gbatch itself runs under the limit, and a sanitizer
-    # build's leak checker needs a thread of its own at exit.
+    # build's leak checker needs a thread of its own at exit. Held, and
+    # released once gbatch is gone: a job started at once would count
+    # against gbatch's own limit while it exits.
     script = 'ulimit -p; for i in $(seq 12); do sleep 2 & done; wait'
-    r = g.as_user(b, "prlimit", "--nproc=6", "gbatch", "--", "sh", "-c", script, check=True)
+    r = g.as_user(b, "prlimit", "--nproc=6", "gbatch", "--hold", "--", "sh", "-c", script, check=True)
     jid = job_id(r)
+    g.as_user(b, "gjob", "release", jid, check=True)
     g.wait_state(jid, {"Finished", "Failed"})
     out = g.as_user(b, "gjob", "log", jid, check=True).stdout
     assert out.startswith("6\n"), out

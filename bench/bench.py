@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from benchlib import (REPO, Bench, Daemon, Slurm, Tsp, fmt, log, median, p95, proc_cpu_secs,
-                      proc_hwm, proc_status, shell_loop, wait_stamp)
+                      proc_hwm, proc_status, shell_loop, step_breakdown, wait_stamp)
 from flow import case_handoff, case_throughput  # noqa: F401 (called by name)
 from million import case_million  # noqa: F401 (called by name)
 from report import (compare_text, handoff_text, kept_by_hand, markdown, scale_svg, scale_text, table_text,
@@ -196,18 +196,8 @@ def trace_breakdown(jobs):
             w = line.split()
             if len(w) >= 2 and w[0].isdigit() and w[1] not in t:
                 t[w[1]] = int(w[0])
-        if "bench_exec" in t:
-            per.append({k: (v - t["bench_exec"]) / 1e9 for k, v in t.items()})
-    seen = sorted({k for p in per for k in p})
-    order = sorted(seen, key=lambda k: (median([p[k] for p in per if k in p]),
-                                        TRACE_STEPS.index(k) if k in TRACE_STEPS else 99))
-    steps, prev = [], None
-    for k in order:
-        have = [p for p in per if k in p]
-        since = [p[k] - p[prev] for p in have if prev in p] if prev else [0.0]
-        steps.append((k, median(since) if since else None, median([p[k] for p in have]), len(have)))
-        prev = k
-    return {"steps": steps, "missing": [k for k in TRACE_STEPS if k not in seen], "jobs": len(per)}
+        per.append(t)
+    return step_breakdown(per, "bench_exec", TRACE_STEPS)
 
 
 def case_latency(b):

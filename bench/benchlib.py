@@ -32,6 +32,27 @@ def p95(v):
     return s[max(0, -(-95 * len(s) // 100) - 1)]
 
 
+def step_breakdown(per, first, known):
+    """From [{step: CLOCK_MONOTONIC ns}] (one dict per traced run): the
+    steps in the order they happen (their median time after `first`; the
+    order of `known` breaks ties, unknown steps last), each with the median
+    time since the step before it and since `first`, and how many runs have
+    it. Runs without `first` are left out. Returns {"steps": [(step,
+    since_prev_s, since_first_s, samples)], "missing": [known steps never
+    seen], "jobs": runs counted}."""
+    rel = [{k: (v - t[first]) / 1e9 for k, v in t.items()} for t in per if first in t]
+    seen = sorted({k for p in rel for k in p})
+    order = sorted(seen, key=lambda k: (median([p[k] for p in rel if k in p]),
+                                        known.index(k) if k in known else len(known)))
+    steps, prev = [], None
+    for k in order:
+        have = [p for p in rel if k in p]
+        since = [p[k] - p[prev] for p in have if prev in p] if prev else [0.0]
+        steps.append((k, median(since) if since else None, median([p[k] for p in have]), len(have)))
+        prev = k
+    return {"steps": steps, "missing": [k for k in known if k not in seen], "jobs": len(rel)}
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

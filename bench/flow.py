@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from benchlib import Daemon, Slurm, Tsp, log, median, shell_loop
+from benchlib import Daemon, Slurm, Tsp, log, median, shell_loop, step_breakdown
 
 NPROC = len(os.sched_getaffinity(0))
 
@@ -210,20 +210,10 @@ def handoff_steps(text, a, b_id):
 
 
 def handoff_breakdown(per):
-    """From [{step: ns}]: [(step, median since the step before, median since
-    stamp_a, samples)], as trace_breakdown in bench.py."""
-    rel = [{k: (v - t["stamp_a"]) / 1e9 for k, v in t.items()} for t in per if "stamp_a" in t]
-    # in the order they happen (their median time): a pass that records an
-    # end starts the next job inside the end's transaction, before its commit
-    seen = [k for k in HANDOFF_STEPS if any(k in p for p in rel)]
-    order = sorted(seen, key=lambda k: (median([p[k] for p in rel if k in p]), HANDOFF_STEPS.index(k)))
-    steps, prev = [], None
-    for k in order:
-        have = [p for p in rel if k in p]
-        since = [p[k] - p[prev] for p in have if prev in p] if prev else [0.0]
-        steps.append((k, median(since) if since else None, median([p[k] for p in have]), len(have)))
-        prev = k
-    return {"steps": steps, "missing": [k for k in HANDOFF_STEPS if k not in order], "jobs": len(rel)}
+    """From [{step: ns}]: the steps in the order they happen, as
+    trace_breakdown in bench.py, from stamp_a (a pass that records an end
+    starts the next job inside the end's transaction, before its commit)."""
+    return step_breakdown(per, "stamp_a", HANDOFF_STEPS)
 
 
 def read_mono(path, timeout=60):

@@ -33,6 +33,7 @@
 #include "format.h"
 #include "home.h"
 #include "http.h"
+#include "job.h"
 #include "jobspec.h"
 #include "rlimits.h"
 #include "util.h"
@@ -91,23 +92,13 @@ static const char alloc_help[] =
 
 /* ---------- talking to the daemon ---------- */
 
+/* One job by its id (jobcmd.c's fetch_job, as gjob asks). */
 static json_t *get_job(long long id, struct gf_err *e)
 {
-	char path[64];
-	json_t *resp, *job;
+	char ref[32];
 
-	snprintf(path, sizeof path, "/jobs/%lld", id);
-	if (!(resp = api_get(path, e)))
-		return NULL;
-	job = json_object_get(resp, "job");
-	if (!json_is_object(job)) {
-		json_decref(resp);
-		gf_err_set(e, "job %lld does not exist", id);
-		return NULL;
-	}
-	json_incref(job);
-	json_decref(resp);
-	return job;
+	snprintf(ref, sizeof ref, "%lld", id);
+	return fetch_job(ref, e);
 }
 
 /* Withdraw (or end) the job; quiet: the caller says what happened. */

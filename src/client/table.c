@@ -498,28 +498,10 @@ void table_out_row(struct table_out *t, const char *const *cells)
 
 void table_out_end(struct table_out *t)
 {
-	size_t i, j;
-	const char *p;
-	char **row;
-
 	switch (t->fmt) {
 	case TABLE_TEXT:
-		if (t->flowing)
-			break;
-		row = xcalloc(t->ncols, sizeof *row);
-		text_line(&t->line, t->headers, t->ncols, t->width);
-		for (i = 0, p = t->cells.p; i < t->nrows; i++) {
-			for (j = 0; j < t->ncols; j++) {
-				row[j] = (char *)p;
-				p += strlen(p) + 1;
-			}
-			text_line(&t->line, row, t->ncols, t->width);
-			if (t->line.len >= 65536) {
-				fwrite(t->line.p, 1, t->line.len, t->out);
-				t->line.len = 0;
-			}
-		}
-		free(row);
+		if (!t->flowing)
+			text_kept(t);
 		break;
 	case TABLE_CSV:
 		break;

@@ -138,6 +138,9 @@ struct counts {
 	/* waiting (queued) jobs */
 	uint64_t waiting[9], waiting_gpus[9];
 	double oldest_submit;	/* 0: none waits */
+	/* preemptions done: each job's requeues, and those it cancelled
+	 * (from the job table, so a restart does not reset it) */
+	uint64_t preemptions;
 };
 
 /* The reasons a queued job waits for (the scheduler's, state/table.c's). */
@@ -181,6 +184,8 @@ static void count_jobs(struct server *s, struct counts *c)
 
 		if (!j)
 			continue;
+		c->preemptions += (uint64_t)jm(j)->requeues;
+		c->preemptions += j->state == JS_CANCELLED && j->reason && !strcmp(j->reason, "Preempted");
 		u = j->user ? j->user : "";
 		p = j->project ? j->project : "";
 		if (pairset_get(&users, u, "", true) >= MAX_USERS)
@@ -289,23 +294,9 @@ static void jobs_section(struct server *s, struct evbuffer *b)
 		user_project(b, "gflow_jobs_submitted_total", "", &c.t[i]);
 		evbuffer_add_printf(b, "} %llu\n", (unsigned long long)c.t[i].n[C_SUBMITTED]);
 	}
-	{
-		/* Counted from the job table (each job's requeues, and those
-		 * cancelled by preemption), so a restart does not reset it. */
-		unsigned long long n = 0;
-
-		for (int64_t id = 1; id <= s->max_id; id++) {
-			const struct job *j = s->jobs[id];
-
-			if (!j)
-				continue;
-			n += (unsigned long long)jm(j)->requeues;
-			n += j->state == JS_CANCELLED && j->reason && !strcmp(j->reason, "Preempted");
-		}
-		family(b, "gflow_preemptions_total", "counter",
-		       "Preemptions done: jobs requeued or cancelled to give their GPUs to others.");
-		evbuffer_add_printf(b, "gflow_preemptions_total %llu\n", n);
-	}
+	family(b, "gflow_preemptions_total", "counter",
+	       "Preemptions done: jobs requeued or cancelled to give their GPUs to others.");
+	evbuffer_add_printf(b, "gflow_preemptions_total %llu\n", (unsigned long long)c.preemptions);
 	family(b, "gflow_jobs_ended_total", "counter",
 	       "Jobs that ended, by user, project and final state (finished, failed, cancelled, timeout).");
 	for (size_t i = 0; i < c.nt; i++)

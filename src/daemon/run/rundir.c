@@ -262,8 +262,23 @@ static void spare_name(int k, char *buf, size_t size)
 	snprintf(buf, size, ".spare.%d", k);
 }
 
+/* RUNDIR/name removed with its files; a link in its place is removed
+ * itself, never followed. */
+static void remove_dir(struct server *s, const char *name)
+{
+	int dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dfd < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			unlinkat(s->run_dfd, name, 0);
+		return;
+	}
+	empty_out(dfd, false);
+	unlinkat(s->run_dfd, name, AT_REMOVEDIR);
+}
+
 /* A job's run directory, no longer needed: kept for reuse, else removed
- * with its files. A link in its place is removed itself, never followed. */
+ * with its files. */
 void rundir_remove(struct server *s, const struct job *j)
 {
 	char name[64], spare[32];
@@ -274,25 +289,17 @@ void rundir_remove(struct server *s, const struct job *j)
 	if (rundir_attach_socket(s, j, sock, sizeof sock))
 		unlink(sock);
 	run_dir_name(j, name, sizeof name);
-	dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		if (errno == ELOOP || errno == ENOTDIR)
-			unlinkat(s->run_dfd, name, 0);
-		return;
-	}
 	for (k = 0; k < RECYCLED && s->recycled & (1ull << k); k++)
 		;
-	if (empty_out(dfd, k < RECYCLED)) {
+	if (k < RECYCLED && (dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+	    empty_out(dfd, true)) {
 		spare_name(k, spare, sizeof spare);
 		if (renameat2(s->run_dfd, name, s->run_dfd, spare, RENAME_NOREPLACE) == 0) {
 			s->recycled |= 1ull << k;
 			return;
 		}
-		/* not kept after all: its emptied files go with it */
-		if ((dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
-			empty_out(dfd, false);
 	}
-	unlinkat(s->run_dfd, name, AT_REMOVEDIR);
+	remove_dir(s, name);	/* not kept: it and its (emptied) files go */
 }
 
 /* A kept run directory renamed to name: 0, or -1 when none is kept. */
@@ -318,17 +325,8 @@ void rundir_drop_recycled(struct server *s)
 	char spare[32];
 
 	for (int k = 0; k < RECYCLED; k++) {
-		int dfd;
-
 		spare_name(k, spare, sizeof spare);
-		dfd = openat(s->run_dfd, spare, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd < 0) {
-			if (errno == ELOOP || errno == ENOTDIR)
-				unlinkat(s->run_dfd, spare, 0);
-			continue;
-		}
-		empty_out(dfd, false);
-		unlinkat(s->run_dfd, spare, AT_REMOVEDIR);
+		remove_dir(s, spare);
 	}
 	s->recycled = 0;
 }

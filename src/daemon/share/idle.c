@@ -144,45 +144,26 @@ static int act(struct server *s, struct job *j, double idle_secs)
 {
 	char reason[128], err[GF_ERR_MAX], hms[32], line[256];
 	struct gf_ev_cancel ev = { j->id, reason, err, sizeof err };
+	bool requeue = s->cfg.idle_action == GF_IDLE_REQUEUE && !jm(j)->interactive;
 
 	if (s->cfg.idle_action == GF_IDLE_WARN)
 		return 0;
 	idle_fmt_hms(idle_secs, hms, sizeof hms);
-	if (s->cfg.idle_action == GF_IDLE_REQUEUE && !jm(j)->interactive) {
-		snprintf(reason, sizeof reason, "Idle: no GPU activity for %s", hms);
-		snprintf(line, sizeof line, "\r\ngflow: job %lld: stopped to be queued again: its GPUs were idle for %s "
-			 "([gpu.idle_reclaim])\r\n", (long long)j->id, hms);
-		fprintf(stderr, "gflowd: job %lld: GPUs idle for %s: queueing it again ([gpu.idle_reclaim] action = "
-			"\"requeue\")\n", (long long)j->id, hms);
-		log_line(s, j, line);	/* before the runner's own line about the preemption */
-		if (!hooks_fire(s, GF_EV_REQUEUE, &ev))
-			return 0;
-		fprintf(stderr, "gflowd: queueing job %lld again: %s\n", (long long)j->id, err);
-		return -1;
-	}
 	snprintf(reason, sizeof reason, "Idle: no GPU activity for %s", hms);
-	snprintf(line, sizeof line, "\r\ngflow: job %lld: cancelled: its GPUs were idle for %s ([gpu.idle_reclaim])\r\n",
-		 (long long)j->id, hms);
-	fprintf(stderr, "gflowd: job %lld: GPUs idle for %s: cancelling it ([gpu.idle_reclaim] action = \"cancel\")\n",
-		(long long)j->id, hms);
-	if (!hooks_fire(s, GF_EV_CANCEL, &ev)) {
+	snprintf(line, sizeof line, "\r\ngflow: job %lld: %s: its GPUs were idle for %s ([gpu.idle_reclaim])\r\n",
+		 (long long)j->id, requeue ? "stopped to be queued again" : "cancelled", hms);
+	fprintf(stderr, "gflowd: job %lld: GPUs idle for %s: %s ([gpu.idle_reclaim] action = \"%s\")\n",
+		(long long)j->id, hms, requeue ? "queueing it again" : "cancelling it", requeue ? "requeue" : "cancel");
+	if (requeue)	/* before the runner's own line about the preemption */
 		log_line(s, j, line);
+	if (!hooks_fire(s, requeue ? GF_EV_REQUEUE : GF_EV_CANCEL, &ev)) {
+		if (!requeue)
+			log_line(s, j, line);
 		return 0;
 	}
-	fprintf(stderr, "gflowd: cancelling job %lld: %s\n", (long long)j->id, err);
+	fprintf(stderr, requeue ? "gflowd: queueing job %lld again: %s\n" : "gflowd: cancelling job %lld: %s\n",
+		(long long)j->id, err);
 	return -1;
-}
-
-/* MB the job's processes use on GPU g in the snapshot. */
-static uint64_t job_mem_on(struct server *s, const struct job *j, size_t g)
-{
-	const struct gpu_dev *d = &s->snap.devs[g];
-	uint64_t mb = 0;
-
-	for (size_t k = 0; k < d->nprocs; k++)
-		if (track_owner(s, (pid_t)d->procs[k].pid) == j)
-			mb += d->procs[k].used_mb;
-	return mb;
 }
 
 void idle_sample(struct server *s)
@@ -213,7 +194,7 @@ void idle_sample(struct server *s)
 				continue;
 			if ((size_t)g < s->snap.ndev && !s->snap.devs[g].down) {
 				util[n] = s->snap.devs[g].util_pct;
-				mem[n] = job_mem_on(s, j, (size_t)g);
+				mem[n] = usage_job_mem_on(s, j, (size_t)g);
 			} else {
 				util[n] = -1;
 				mem[n] = 0;

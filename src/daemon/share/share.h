@@ -12,6 +12,9 @@
 /* usage.c — what each job really used on its GPUs */
 void usage_start(struct server *s, struct job *j);	/* at start, in its transaction: GPU UUIDs */
 void usage_clear(struct job *j);
+/* MB the job's processes use on GPU g in the last snapshot (the usage
+ * sampler's and idle reclaim's). */
+uint64_t usage_job_mem_on(struct server *s, const struct job *j, size_t g);
 /* After a new snapshot: each running job's GPU memory (by its processes)
  * and utilisation, recorded in one transaction; shared overuse flagged and
  * handled as [gpu] shared_overuse says. */

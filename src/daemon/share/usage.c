@@ -64,8 +64,7 @@ void usage_clear(struct job *j)
 	jm_w(j)->gpu_usage = NULL;
 }
 
-/* MB the job's processes use on GPU g in the snapshot. */
-static uint64_t job_mem_on(struct server *s, struct job *j, size_t g)
+uint64_t usage_job_mem_on(struct server *s, const struct job *j, size_t g)
 {
 	const struct gpu_dev *d = &s->snap.devs[g];
 	uint64_t mb = 0;
@@ -100,7 +99,7 @@ static json_t *add_sample(struct server *s, struct job *j, uint64_t *over_mb, in
 		if (!(j->gpu_mask & (1ULL << g)))
 			continue;
 		if ((size_t)g < s->snap.ndev && !s->snap.devs[g].down) {
-			mb = job_mem_on(s, j, (size_t)g);
+			mb = usage_job_mem_on(s, j, (size_t)g);
 			if (json_integer_value(json_array_get(peak, slot)) < (json_int_t)mb)
 				json_array_set_new(peak, slot, json_integer((json_int_t)mb));
 			if (s->snap.devs[g].util_pct >= 0) {

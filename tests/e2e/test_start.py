@@ -6,6 +6,7 @@ that can start at once is recorded as started in its submission's commit —
 and a crash right after that commit starts it once."""
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -182,6 +183,35 @@ def test_the_tmux_executor_hands_a_start_to_a_session_made_ahead(gflow, tmp_path
     (name, pane), = tmux_standby(g)
     g.kill9()
     g.wait_for(lambda: exited(pane), timeout=10, what="the standby runner gone")
+
+
+def test_with_a_control_client_that_dies_no_tmux_command_is_lost(gflow, tmp_path):
+    # The control client dies before it answers (a tmux server that was
+    # exiting, say), and for a while none is started again: the standby's
+    # session and its rename to the job's are made with tmux clients instead
+    # (lost before, the job's session kept the standby's name, where `gjob
+    # attach` could not find it, and no standby was made).
+    g = gflow
+    wrap = tmp_path / "bin"
+    wrap.mkdir()
+    (wrap / "tmux").write_text('#!/bin/sh\n'
+                               'for a; do [ "$a" = -C ] && { sleep 0.3; exit 1; }; done\n'
+                               f'exec {shutil.which("tmux")} "$@"\n')
+    (wrap / "tmux").chmod(0o755)
+    g.env["PATH"] = f"{wrap}:{g.env['PATH']}"
+    g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
+    g.start()
+    g.wait_for(lambda: tmux_standby(g), what="a standby session")
+    assert "control client" in g.daemon_log()
+    (name, pane), = tmux_standby(g)
+    fifo = g.runtime / "gflow" / (name.replace("gflow-standby-", "standby-") + ".fifo")
+    g.wait_for(lambda: fifo.exists(), what="its FIFO")
+    time.sleep(0.3)      # its runner opens the FIFO
+    jid = g.submit("sh", "-c", "echo hello; exec sleep 30")
+    g.wait_for(lambda: g.log_of(jid) == "hello\n", what="the job")
+    g.wait_for(lambda: tmux_sessions(g).get(f"gflow-{jid}") == str(pane), what="the session renamed to the job's")
+    g.cli("gcancel", jid, check=True)
+    g.wait_state(jid, "Cancelled")
 
 
 def test_a_start_a_standby_never_takes_is_made_again_and_runs_once(gflow, tmp_path):

@@ -59,13 +59,13 @@ int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *
  * waited for when wait_for_exit, its status then in *status. */
 int exec_spawn(char *const argv[], const char *log_path, bool wait_for_exit, int *status,
 	       struct gf_err *e);
-/* A command for the daemon's tmux server, through the control client
- * only: 0 sent, 1 not. */
+/* A command for the daemon's tmux server: through the control client,
+ * else (it cannot be used) with a tmux client of its own. 0 sent or done. */
 int exec_tmux_command(struct server *s, char *const words[], size_t nwords);
 int exec_tmux_standby(struct server *s, const char *session, const char *fifo);
-/* Makes a job's tmux session with a tmux client of its own: `tmux -S sock`
- * with words (from "new-session" on), tried again while the session does
- * not exist. */
+/* A command with a tmux client of its own: `tmux -S sock` with words. For
+ * session's new-session, tried again while that session does not exist;
+ * session NULL: any other command, run once. */
 int exec_tmux_client(const char *tmux, const char *sock, const char *session, char *const words[],
 		     size_t nwords, struct gf_err *e);
 

@@ -409,19 +409,20 @@ int exec_tmux_client(const char *tmux, const char *sock, const char *session, ch
 	arg(&a, "-s");
 	arg(&a, "exit-empty");
 	arg(&a, "off");
-	for (int attempt = 0; attempt < 3 && rc; attempt++) {
+	for (int attempt = 0; attempt < (session ? 3 : 1) && rc; attempt++) {
 		if (run_capture(a.v, out, sizeof out, &status, e))
 			return -1;
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			rc = 0;
-		else if (spawn(has, -1, true, &status, e) == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		else if (session && spawn(has, -1, true, &status, e) == 0 && WIFEXITED(status) &&
+			 WEXITSTATUS(status) == 0)
 			rc = 0;	/* it was made, whatever the client said */
-		else
+		else if (session)
 			usleep(20000);
 	}
 	if (rc) {
 		out[strcspn(out, "\n")] = '\0';
-		return gf_err_set(e, "tmux new-session failed: %s", out[0] ? out : "(it said nothing)");
+		return gf_err_set(e, "tmux %s failed: %s", nwords ? words[0] : "", out[0] ? out : "(it said nothing)");
 	}
 	return 0;
 }

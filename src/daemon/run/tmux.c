@@ -53,13 +53,28 @@ int tmux_server(struct server *s, char *tmux, size_t size, char *sock, size_t ss
 	return find_tmux(tmux, size, e) || tmux_sock(s, sock, ssize, e) ? -1 : 0;
 }
 
-int exec_tmux_command(struct server *s, char *const words[], size_t nwords)
+/* session: the one a new-session makes (NULL: another command). A command
+ * lost here would leave a job's session under the standby's name, where
+ * `gjob attach` cannot find it, or a standby that is never made. */
+static int tmux_command(struct server *s, const char *session, char *const words[], size_t nwords)
 {
 	char tmux[GF_PATH_MAX], sock[GF_PATH_MAX + 16];
+	struct gf_err e;
 
 	if (tmux_server(s, tmux, sizeof tmux, sock, sizeof sock, NULL))
 		return 1;
-	return tmuxctl_command(s, tmux, sock, words, nwords);
+	if (tmuxctl_command(s, tmux, sock, words, nwords) == 0)
+		return 0;
+	if (exec_tmux_client(tmux, sock, session, words, nwords, &e)) {
+		fprintf(stderr, "gflowd: %s\n", e.msg);
+		return 1;
+	}
+	return 0;
+}
+
+int exec_tmux_command(struct server *s, char *const words[], size_t nwords)
+{
+	return tmux_command(s, NULL, words, nwords);
 }
 
 /* `new-session` of a job's session, detached, up to the `--` before its
@@ -83,7 +98,7 @@ void tmux_new_session_words(struct argv *w, const char *session, char *trace, si
 }
 
 /* The tmux executor's standby (standby.c): a session whose runner waits
- * for its request on fifo, made through the control client only. */
+ * for its request on fifo. */
 int exec_tmux_standby(struct server *s, const char *session, const char *fifo)
 {
 	char trace[GF_PATH_MAX + 16], pid[32];
@@ -100,6 +115,6 @@ int exec_tmux_standby(struct server *s, const char *session, const char *fifo)
 	arg(&w, "--daemon");
 	arg(&w, pid);
 	arg(&w, "                        ");	/* room for the runner to name its job in (ps) */
-	return exec_tmux_command(s, w.v, (size_t)w.n);
+	return tmux_command(s, session, w.v, (size_t)w.n);
 }
 

@@ -17,8 +17,9 @@
  * cannot carry), tmuxctl_new_session says so and exec.c starts a tmux
  * client as before. When the client dies, the starts still waiting for
  * their answer are made that way too (a session made already is found
- * there); the next start starts a new client, unless this one died before
- * its first answer (then tmux clients for RESTART_SECS). */
+ * there), and so are the other commands waiting (the standby's session,
+ * its rename to a job's); the next start starts a new client, unless this
+ * one died before its first answer (then tmux clients for RESTART_SECS). */
 #include "run.h"
 
 #include <errno.h>
@@ -39,7 +40,7 @@
 struct ctl_line {
 	int64_t id;		/* the job whose session it makes; 0: another command */
 	int64_t run_seq;	/* …in this run of it */
-	char **words;		/* its words, NULL-terminated (NULL: another command) */
+	char **words;		/* its words, NULL-terminated (NULL: our own first line) */
 	size_t nwords;
 };
 
@@ -177,7 +178,9 @@ static int start_client(struct server *s, struct tmuxctl *c, struct gf_err *e)
 	return 0;
 }
 
-/* The client is gone: what waits for an answer is made with tmux clients. */
+/* The client is gone: what waits for an answer is done with tmux clients
+ * (a command done already fails there harmlessly: a session made or
+ * renamed is found so). */
 static void client_died(struct server *s, struct tmuxctl *c)
 {
 	struct ctl_line *q = c->q;
@@ -197,9 +200,11 @@ static void client_died(struct server *s, struct tmuxctl *c)
 		struct gf_err e;
 
 		snprintf(session, sizeof session, "gflow-%lld", (long long)l->id);
-		if (l->words && line_job(s, l) &&
+		if (l->id && line_job(s, l) &&
 		    exec_tmux_client(c->tmux, c->sock, session, l->words, l->nwords, &e))
 			start_failed(s, l, e.msg);
+		else if (!l->id && l->words && exec_tmux_client(c->tmux, c->sock, NULL, l->words, l->nwords, &e))
+			fprintf(stderr, "gflowd: %s\n", e.msg);
 		drop_line(l);
 	}
 	free(q);
@@ -218,12 +223,12 @@ static void answered(struct server *s, struct tmuxctl *c, bool error)
 		c->head = c->len = 0;
 	/* "duplicate session": this start's session is there already (made
 	 * for the same run before): its runner claims the run or stops. */
-	if (error && l->words && strncmp(c->err, "duplicate session", 17)) {
+	if (error && l->id && strncmp(c->err, "duplicate session", 17)) {
 		char msg[GF_ERR_MAX];
 
 		snprintf(msg, sizeof msg, "tmux new-session failed: %s", c->err[0] ? c->err : "(it said nothing)");
 		start_failed(s, l, msg);
-	} else if (error && !l->words)
+	} else if (error && !l->id)
 		fprintf(stderr, "gflowd: tmux control client: %s\n", c->err);
 	drop_line(l);
 }
@@ -267,8 +272,8 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Sends one command line: 0 sent, 1 not (the client cannot be used). j:
- * the job whose session it makes (its words are kept for a tmux client
- * should this one die), NULL: another command (an error is logged). */
+ * the job whose session it makes, NULL: another command (an error is
+ * logged). Its words are kept for a tmux client should this one die. */
 static int send_line(struct server *s, const struct job *j, const char *tmux, const char *sock, char *const words[],
 		     size_t nwords)
 {
@@ -309,16 +314,12 @@ static int send_line(struct server *s, const struct job *j, const char *tmux, co
 	evbuffer_free(b);
 	if (!ok)
 		return 1;
-	if (!j) {
-		queue_line(c, 0, 0, NULL, 0);
-		return 0;
-	}
 	if (!(copy = calloc(nwords + 1, sizeof *copy)))
 		abort();
 	for (size_t i = 0; i < nwords; i++)
 		if (!(copy[i] = strdup(words[i])))
 			abort();
-	queue_line(c, j->id, j->run_seq, copy, nwords);
+	queue_line(c, j ? j->id : 0, j ? j->run_seq : 0, copy, nwords);
 	return 0;
 }
 

@@ -274,7 +274,7 @@ struct attach *attach_open(const char *path, const char *job, uid_t owner_uid, g
 	mode_t old;
 	int rc;
 
-	if (strlen(path) >= sizeof sa.sun_path) {
+	if (strlen(path) + 2 >= sizeof sa.sun_path) {	/* room for the ".n" it is made under */
 		gf_err_set(e, "the attach socket path %s is too long", path);
 		return NULL;
 	}
@@ -293,13 +293,16 @@ struct attach *attach_open(const char *path, const char *job, uid_t owner_uid, g
 	a->group_set = group_set;
 	a->group = group;
 	a->hooks = *hooks;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* Made as PATH.n and renamed to PATH once handed over and listening:
+	 * the owner, waiting for PATH, never meets it still root's (EACCES,
+	 * "only its owner may attach") or not yet listening. */
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s.n", path);
 	a->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (a->lfd < 0) {
 		gf_err_set(e, "socket: %s", strerror(errno));
 		goto fail;
 	}
-	if (unlink(path) && errno != ENOENT) {
+	if ((unlink(path) && errno != ENOENT) || (unlink(sa.sun_path) && errno != ENOENT)) {
 		gf_err_set(e, "cannot remove the old %s: %s", path, strerror(errno));
 		goto fail;
 	}
@@ -311,10 +314,11 @@ struct attach *attach_open(const char *path, const char *job, uid_t owner_uid, g
 		gf_err_set(e, "cannot listen at %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	if (lchown(path, owner_uid, group_set ? group : owner_gid) || (group_set && chmod(path, 0660)) ||
-	    lstat(path, &st) || listen(a->lfd, 16)) {
+	if (lchown(sa.sun_path, owner_uid, group_set ? group : owner_gid) ||
+	    (group_set && chmod(sa.sun_path, 0660)) || lstat(sa.sun_path, &st) || listen(a->lfd, 16) ||
+	    rename(sa.sun_path, path)) {
 		gf_err_set(e, "cannot set up %s: %s", path, strerror(errno));
-		unlink(path);
+		unlink(sa.sun_path);
 		goto fail;
 	}
 	a->dev = st.st_dev;

@@ -214,8 +214,8 @@ static enum attach_how relay(int sock, int sigfd, const struct attach_mode *m, i
 				continue;
 			if (n <= 0)
 				return ENDED;
-			if (gf_write_all(1, buf, (size_t)n))
-				return BROKEN;
+			if (gf_write_all(1, buf, (size_t)n))	/* EIO: the terminal hung up */
+				return errno == EIO || errno == EPIPE ? DETACHED : BROKEN;
 		}
 		if (fds[1].revents) {
 			int r;
@@ -299,8 +299,10 @@ enum attach_how attach_session(long long id, const char *sock_path, const char *
 		raw.c_oflag |= OPOST | ONLCR;
 	}
 	if (m->tty && tcsetattr(0, TCSADRAIN, &raw)) {
-		fprintf(stderr, "%s: cannot set the terminal to raw mode: %s\n", PROG, strerror(errno));
-		how = BROKEN;
+		/* EIO: it hung up already, as the relay would have found */
+		if (errno != EIO)
+			fprintf(stderr, "%s: cannot set the terminal to raw mode: %s\n", PROG, strerror(errno));
+		how = errno == EIO ? DETACHED : BROKEN;
 	} else {
 		if (send_winsize(sock) || (have && gf_write_all(1, buf + start, have)))
 			how = ENDED;

@@ -374,6 +374,25 @@ def test_a_session_whose_galloc_died_while_it_waited_ends_when_nobody_attaches(g
     g.wait_for(lambda: not g.job_pids(j["id"]), what="the job's processes to be gone")
 
 
+@pytest.mark.parametrize("when", ["at_the_greeting", "while_output_flows"])
+def test_closing_the_terminal_early_or_mid_output_ends_it_as_a_hang_up(gflow, when):
+    # A terminal that has just closed fails tcsetattr and writes with EIO:
+    # that is the terminal gone (129, the job cancelled), not a broken
+    # relay (1, the job cancelled all the same).
+    g = gflow
+    g.start()
+    t = Term(g)
+    t.expect("granted")
+    if when == "while_output_flows":
+        t.type(b"while :; do echo flowing; sleep 0.002; done\r")
+        t.expect("flowing")
+    os.close(t.master)
+    t.proc.wait(timeout=15 * SLOW)
+    assert t.proc.returncode == 129, t.proc.returncode
+    assert g.wait_state(1, {"Cancelled", "Failed", "Finished"})["state"] == "Cancelled"
+    g.wait_for(lambda: not g.job_pids(1), what="the shell to be gone")
+
+
 def test_closing_the_terminal_ends_the_session(gflow):
     g = gflow
     g.gpus(1)

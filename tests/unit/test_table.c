@@ -39,14 +39,22 @@ static void table_free(struct server *s)
 	free(s);
 }
 
-/* Every job below the id jobs_since_from gives was submitted before t. */
-static void check_bound(struct server *s, const double *t, double since)
+/* A walk of the jobs submitted at or after since, as GET /jobs and GET
+ * /stats make it: every such job is visited; returns how many ids were. */
+static int64_t walk(struct server *s, const double *t, double since)
 {
-	int64_t from = jobs_since_from(s, since);
+	int64_t seen = 0, found = 0, want = 0;
 
-	assert_true(from >= 1);
-	for (int64_t id = 1; id < from && id <= s->max_id; id++)
-		assert_true(t[id] < since);
+	for (int64_t id = 1; id <= s->max_id; id++)
+		want += t[id] >= since;
+	for (int64_t id = jobs_since_next(s, since, 1); id <= s->max_id; id++) {
+		if (id % JOBS_SINCE_BLOCK == 0 && (id = jobs_since_next(s, since, id)) > s->max_id)
+			break;
+		seen++;
+		found += t[id] >= since;
+	}
+	assert_int_equal(found, want);
+	return seen;
 }
 
 static void test_since_skips_older_blocks(void **state)
@@ -59,12 +67,14 @@ static void test_since_skips_older_blocks(void **state)
 	for (int64_t id = 1; id <= n; id++)
 		t[id] = 1000.0 + (double)id;
 	s = table(t, n);
-	/* the last 100 jobs: the walk starts in the last block, not at job 1 */
-	assert_true(jobs_since_from(s, t[n - 100]) >= 9 * JOBS_SINCE_BLOCK);
-	assert_int_equal(jobs_since_from(s, 0), 1);
-	assert_true(jobs_since_from(s, 1e12) > n - JOBS_SINCE_BLOCK);
+	/* the last 100 jobs: the walk enters the last blocks only, not job 1 */
+	assert_true(walk(s, t, t[n - 100]) <= 2 * JOBS_SINCE_BLOCK);
+	assert_int_equal(jobs_since_next(s, 0, 1), 1);
+	assert_int_equal(walk(s, t, 0), n);
+	assert_int_equal(jobs_since_next(s, 1e12, 1), n + 1);
+	assert_int_equal(walk(s, t, 1e12), 0);
 	for (int64_t id = 1; id <= n; id += 97)
-		check_bound(s, t, t[id]);
+		walk(s, t, t[id]);
 	table_free(s);
 	free(t);
 }
@@ -81,9 +91,30 @@ static void test_since_clock_set_back(void **state)
 	/* a job of block 1 submitted "later" than those of blocks 2-4 */
 	t[JOBS_SINCE_BLOCK + 5] = 1000.0 + 5 * JOBS_SINCE_BLOCK;
 	s = table(t, n);
-	assert_true(jobs_since_from(s, 1000.0 + 4 * JOBS_SINCE_BLOCK) <= JOBS_SINCE_BLOCK + 5);
+	assert_true(jobs_since_next(s, 1000.0 + 4 * JOBS_SINCE_BLOCK, 1) <= JOBS_SINCE_BLOCK + 5);
+	/* its block is entered, those between are not */
+	assert_true(walk(s, t, 1000.0 + 5 * JOBS_SINCE_BLOCK) <= 3 * JOBS_SINCE_BLOCK);
 	for (int64_t id = 1; id <= n; id += 31)
-		check_bound(s, t, t[id]);
+		walk(s, t, t[id]);
+	table_free(s);
+	free(t);
+}
+
+/* The first job the newest (the benchmark's million-job store had its
+ * template there): one block more is entered, not the whole table (the
+ * bound was a running maximum, and the walk started at job 1). */
+static void test_since_one_late_job_costs_one_block(void **state)
+{
+	int64_t n = 40 * JOBS_SINCE_BLOCK;
+	double *t = calloc((size_t)n + 1, sizeof *t);
+	struct server *s;
+
+	(void)state;
+	for (int64_t id = 1; id <= n; id++)
+		t[id] = 1000.0 + (double)id;
+	t[1] = 1e9;
+	s = table(t, n);
+	assert_true(walk(s, t, t[n - 10]) <= 2 * JOBS_SINCE_BLOCK);
 	table_free(s);
 	free(t);
 }
@@ -93,6 +124,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_since_skips_older_blocks),
 		cmocka_unit_test(test_since_clock_set_back),
+		cmocka_unit_test(test_since_one_late_job_costs_one_block),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

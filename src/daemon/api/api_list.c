@@ -386,9 +386,12 @@ static bool fill_piece(struct lister *l)
 		}
 	} else
 		for (; l->next <= s->max_id; l->next++) {
-			struct job *j = s->jobs[l->next];
+			struct job *j;
 
-			if (j && matches(&l->f, j))
+			if (l->f.since > 0 && l->next % JOBS_SINCE_BLOCK == 0 &&
+			    (l->next = jobs_since_next(s, l->f.since, l->next)) > s->max_id)
+				break;
+			if ((j = s->jobs[l->next]) && matches(&l->f, j))
 				write_job(l, j);
 			if (l->w.len >= LIST_PIECE) {
 				l->next++;
@@ -497,7 +500,7 @@ void api_h_list(struct server *s, struct evhttp_request *req, struct caller *c)
 	l->across = !l->f.fields || in_strv(l->f.fields, "priority_across_users");
 	l->live = only_live(&l->f);
 	if (!l->live && l->f.since > 0)	/* the submit-time index: no walk of older jobs */
-		l->next = jobs_since_from(s, l->f.since);
+		l->next = jobs_since_next(s, l->f.since, 1);
 	/* The lists a dashboard asks for on each refresh, the jobs that are
 	 * not over (active=1) and those submitted since (since=), are made
 	 * whole and sent with an ETag of their bytes, so an unchanged answer

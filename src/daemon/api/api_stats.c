@@ -167,15 +167,17 @@ void api_h_stats(struct server *s, struct evhttp_request *req, struct caller *c)
 		api_reply_err(req, 400, "%s", e.msg);
 		return;
 	}
-	for (int64_t id = f.since > 0 ? jobs_since_from(s, f.since) : 1; id <= s->max_id; id++) {
-		const struct job *j = s->jobs[id];
+	for (int64_t id = f.since > 0 ? jobs_since_next(s, f.since, 1) : 1; id <= s->max_id; id++) {
+		const struct job *j;
 		double submit, start, end;
 		long long g;
 		int ngpu;
 		bool known;
 		struct user_row *u;
 
-		if (!j || !wanted(&f, j))
+		if (f.since > 0 && id % JOBS_SINCE_BLOCK == 0 && (id = jobs_since_next(s, f.since, id)) > s->max_id)
+			break;
+		if (!(j = s->jobs[id]) || !wanted(&f, j))
 			continue;
 		n++;
 		submit = j->submit_time, start = j->start_time, end = j->end_time;

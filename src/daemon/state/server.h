@@ -214,10 +214,13 @@ struct server {
 	struct job **jobs;
 	int64_t njobs_cap;
 	int64_t max_id;
-	/* The submit-time index (GET /jobs?since=): since_max[b] is at least
-	 * the latest submit time of every job with an id below (b + 1) *
-	 * JOBS_SINCE_BLOCK, so a listing since T starts at the first block
-	 * whose bound reaches T instead of at job 1 (ids grow with time). */
+	/* The submit-time index (GET /jobs?since=, GET /stats?since=):
+	 * since_max[b] is the latest submit time of the jobs whose ids are in
+	 * block b (b * JOBS_SINCE_BLOCK on), so a walk of the jobs submitted
+	 * since T passes over every block whose latest is before T: it costs
+	 * the blocks (a thousand for a million jobs) and the jobs of the blocks
+	 * it enters. Ids grow with time; a job that does not (a clock set
+	 * back) makes its own block entered, nothing more. */
 	double *since_max;
 	size_t nsince, since_cap;
 	/* Ids of the jobs that are not over (not ended, or still holding
@@ -399,9 +402,10 @@ void fd_retry_pass(struct server *s);
 /* table.c — the job table, and the questions asked of it */
 struct job *jobs_get(struct server *s, int64_t id);
 #define JOBS_SINCE_BLOCK 1024
-/* The first id a listing of the jobs submitted at or after t need look
- * at: every job below it was submitted before t. */
-int64_t jobs_since_from(const struct server *s, double t);
+/* The first id from id on that a walk of the jobs submitted at or after t
+ * must look at (max_id + 1: none); every id it passes over was submitted
+ * before t. A walk calls it at its first id and at each block's first. */
+int64_t jobs_since_next(const struct server *s, double t, int64_t id);
 int jobs_add(struct server *s, struct job *j);	/* takes ownership */
 void jobs_reserve_ids(struct server *s, int64_t id);	/* room in the table for ids up to id */
 /* The i-th entry of the open list, or NULL when that job has closed. */

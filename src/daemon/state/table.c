@@ -32,8 +32,7 @@ void jobs_reserve_ids(struct server *s, int64_t id)
 	s->njobs_cap = cap;
 }
 
-/* j's submit time raises the bound of its block and of every block after
- * it (ids only grow, so that is normally the last one). */
+/* j's submit time raises its block's latest. */
 static void since_note(struct server *s, const struct job *j)
 {
 	size_t b = (size_t)(j->id / JOBS_SINCE_BLOCK);
@@ -41,26 +40,19 @@ static void since_note(struct server *s, const struct job *j)
 	if (b >= s->nsince) {
 		s->since_max = gf_grow(s->since_max, &s->since_cap, b + 1, sizeof *s->since_max, 64);
 		for (size_t k = s->nsince; k <= b; k++)
-			s->since_max[k] = s->nsince ? s->since_max[s->nsince - 1] : 0;
+			s->since_max[k] = 0;	/* no job yet */
 		s->nsince = b + 1;
 	}
-	for (size_t k = b; k < s->nsince && s->since_max[k] < j->submit_time; k++)
-		s->since_max[k] = j->submit_time;
+	if (s->since_max[b] < j->submit_time)
+		s->since_max[b] = j->submit_time;
 }
 
-int64_t jobs_since_from(const struct server *s, double t)
+int64_t jobs_since_next(const struct server *s, double t, int64_t id)
 {
-	size_t lo = 0, hi = s->nsince;
-
-	while (lo < hi) {	/* the bounds never fall from block to block */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->since_max[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? (int64_t)lo * JOBS_SINCE_BLOCK : 1;
+	for (size_t b = (size_t)(id / JOBS_SINCE_BLOCK); b < s->nsince; b++)
+		if (s->since_max[b] >= t)
+			return id > (int64_t)b * JOBS_SINCE_BLOCK ? id : (int64_t)b * JOBS_SINCE_BLOCK;
+	return s->max_id + 1;
 }
 
 int jobs_add(struct server *s, struct job *j)

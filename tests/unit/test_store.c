@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "store.h"
@@ -87,9 +89,11 @@ struct seen {
 };
 
 /* The loader gets each row's text as stored; "good" here: it is JSON. */
-static int collect(void *arg, int64_t id, const char *text, size_t len)
+static int collect(void *arg, int64_t id, const char *text, size_t len, const void *slot)
 {
 	struct seen *s = arg;
+
+	assert_null(slot);	/* no scan given */
 	json_t *row = json_loads(text, 0, NULL);
 
 	s->ids[s->n] = id;
@@ -108,18 +112,19 @@ static void a_row_that_is_not_json_is_handed_over_not_fatal(void **state)
 	int64_t a = insert(f->st, "a"), b = insert(f->st, "b"), c = insert(f->st, "c");
 
 	set_row(f->db, b, "{\"state\": \"Queued\", trunc");
-	assert_int_equal(store_load_jobs(f->st, collect, &s, &e), 0);
+	assert_int_equal(store_load_jobs(f->st, NULL, 0, collect, &s, &e), 0);
 	assert_int_equal(s.n, 3);
 	assert_true(s.ids[0] == a && s.ids[1] == b && s.ids[2] == c);
 	assert_true(s.good[0] && !s.good[1] && s.good[2]);
 	assert_string_equal(s.bad[1], "{\"state\": \"Queued\", trunc");	/* as it is */
 }
 
-static int stop_at_second(void *arg, int64_t id, const char *text, size_t len)
+static int stop_at_second(void *arg, int64_t id, const char *text, size_t len, const void *slot)
 {
 	(void)id;
 	(void)text;
 	(void)len;
+	(void)slot;
 	return ++*(int *)arg == 2;
 }
 
@@ -132,9 +137,107 @@ static void the_loader_can_still_stop_the_load(void **state)
 	insert(f->st, "a");
 	insert(f->st, "b");
 	insert(f->st, "c");
-	assert_int_equal(store_load_jobs(f->st, stop_at_second, &calls, &e), -1);
+	assert_int_equal(store_load_jobs(f->st, NULL, 0, stop_at_second, &calls, &e), -1);
 	assert_int_equal(calls, 2);
 	assert_non_null(strstr(e.msg, "job 2"));
+}
+
+/* The scan runs in the store's reader thread: what it leaves in a row's
+ * slot (here the row's length and a sum of its bytes) reaches the loader
+ * with that row, in id order, across batches (more rows than a batch holds,
+ * and a row longer than a batch's text). */
+struct scan_note {
+	size_t len;
+	unsigned sum;
+};
+
+static void note_row(const char *text, size_t len, void *slot)
+{
+	struct scan_note *n = slot;
+
+	n->len = len;
+	n->sum = 0;
+	for (size_t i = 0; i < len; i++)
+		n->sum = n->sum * 31 + (unsigned char)text[i];
+}
+
+struct walk {
+	int64_t next;	/* the id expected next */
+	int64_t stop_at;	/* 0: never */
+	size_t big;
+};
+
+static int check_row(void *arg, int64_t id, const char *text, size_t len, const void *slot)
+{
+	struct walk *w = arg;
+	struct scan_note mine;
+
+	assert_int_equal(id, w->next);
+	w->next++;
+	assert_int_equal(strlen(text), len);
+	note_row(text, len, &mine);
+	assert_int_equal(((const struct scan_note *)slot)->len, len);
+	assert_int_equal(((const struct scan_note *)slot)->sum, mine.sum);
+	if (len > w->big)
+		w->big = len;
+	return id == w->stop_at;
+}
+
+static void rows_and_their_scans_arrive_in_order_across_batches(void **state)
+{
+	struct fixture *f = *state;
+	struct walk w = { .next = 1 };
+	struct gf_err e;
+	size_t huge = 5u << 20;
+	char *big = malloc(huge + 64);
+	int64_t n = 2500;
+
+	assert_non_null(big);
+	for (int64_t i = 0; i < n; i++)
+		insert(f->st, i % 7 ? "a" : "a-longer-name");
+	snprintf(big, 64, "{\"state\":\"Queued\",\"name\":\"");
+	memset(big + strlen(big), 'x', huge);
+	strcpy(big + huge + 30, "\"}");
+	set_row(f->db, 1500, big);
+	assert_int_equal(store_load_jobs(f->st, note_row, sizeof(struct scan_note), check_row, &w, &e), 0);
+	assert_int_equal(w.next, n + 1);
+	assert_true(w.big > huge);
+	/* stopped in a later batch: nothing after it is handed over */
+	w = (struct walk){ .next = 1, .stop_at = 1700 };
+	assert_int_equal(store_load_jobs(f->st, note_row, sizeof(struct scan_note), check_row, &w, &e), -1);
+	assert_int_equal(w.next, 1701);
+	assert_non_null(strstr(e.msg, "job 1700"));
+	free(big);
+}
+
+/* No thread to be had (here: a user at a process limit of 0): the rows
+ * are read in the caller's thread, the same rows in the same order. */
+static void without_a_thread_the_caller_reads(void **state)
+{
+	struct fixture *f = *state;
+	int status;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		skip();
+	for (int64_t i = 0; i < 2500; i++)
+		insert(f->st, "a");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit none = { 0, 0 };
+		struct walk w = { .next = 1 };
+		struct gf_err e;
+
+		if (setrlimit(RLIMIT_NPROC, &none) || setgid(65534) || setuid(65534))
+			_exit(2);
+		if (store_load_jobs(f->st, note_row, sizeof(struct scan_note), check_row, &w, &e) || w.next != 2501)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static void ids_continue_past_a_raised_floor(void **state)
@@ -302,7 +405,7 @@ static void a_commit_synced_later(void **state)
 	f->st = store_open(f->db, &e);
 	assert_non_null(f->st);
 	struct seen s = { 0 };
-	assert_int_equal(store_load_jobs(f->st, collect, &s, &e), 0);
+	assert_int_equal(store_load_jobs(f->st, NULL, 0, collect, &s, &e), 0);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(s.ids[0], a);
 	assert_int_equal(s.ids[1], b);
@@ -313,6 +416,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(a_row_that_is_not_json_is_handed_over_not_fatal, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_loader_can_still_stop_the_load, setup, teardown),
+		cmocka_unit_test_setup_teardown(rows_and_their_scans_arrive_in_order_across_batches, setup, teardown),
+		cmocka_unit_test_setup_teardown(without_a_thread_the_caller_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(ids_continue_past_a_raised_floor, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_floor_survives_a_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(fair_use_rows_are_kept_replaced_and_deleted, setup, teardown),

@@ -268,6 +268,14 @@ struct job *job_from_json(json_t *o, struct gf_err *e);
  * reads exactly as job_from_json would; NULL for any other row, which the
  * caller then reads with json_loads + job_from_json (and its errors). */
 struct job *job_from_row(const char *text, size_t len);
+/* The same in two steps: job_row_scan finds the fields (no allocation, no
+ * state shared between threads: it may run in another thread once
+ * job_row_scan_size has been called) into a slot of job_row_scan_size()
+ * bytes, which points into text; job_from_scan makes the job while text is
+ * still there. */
+size_t job_row_scan_size(void);
+void job_row_scan(const char *text, size_t len, void *slot);
+struct job *job_from_scan(const void *slot);
 
 /* The "preempt" object of a job (NULL when it has none: not preemptible,
  * never requeued, not being preempted), and the fields read back from one

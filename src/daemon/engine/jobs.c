@@ -65,14 +65,15 @@ static struct job *stand_in(struct server *s, int64_t id, json_t *row)
 	return j;
 }
 
-static int load_one(void *arg, int64_t id, const char *text, size_t len)
+static int load_one(void *arg, int64_t id, const char *text, size_t len, const void *scanned)
 {
 	struct server *s = arg;
 	struct gf_err e;
-	struct job *j = job_from_row(text, len);
+	struct job *j = job_from_scan(scanned);
 	json_error_t jerr;
 	json_t *row;
 
+	(void)len;	/* text is NUL-ended */
 	if (j) {
 		j->id = id;
 		return jobs_add(s, j);
@@ -122,7 +123,7 @@ int jobs_load(struct server *s, struct gf_err *e)
 {
 	int64_t seq, on_disk;
 
-	if (store_load_jobs(s->store, load_one, s, e))
+	if (store_load_jobs(s->store, job_row_scan, job_row_scan_size(), load_one, s, e))
 		return -1;
 	for (int64_t i = 1; i <= s->max_id; i++) {
 		struct job *j = s->jobs[i], *prev;

@@ -65,31 +65,65 @@ static unsigned name_hash(const char *p, size_t n)
 	return h;
 }
 
-/* The field a key names, or -1. The table is made on first use (the
- * daemon's loop is one thread; the table is the same whoever makes it). */
-static int field_of(const char *p, size_t n)
+/* The bytes that end a string's plain run: its quote, an escape, control
+ * characters and bytes beyond ASCII (both refused). */
+static bool string_stop[256];
+
+static signed char slots[NSLOTS];
+static size_t lens[F_N];	/* strlen of each name: not taken per key of a million rows */
+/* after[k + 1]: 1 + the field that followed field k (-1: the row's
+ * start) in the last row this thread read (0: none yet). Rows are written
+ * by one writer in one order, so the next key is nearly always that one:
+ * one compare, no hash. */
+static _Thread_local unsigned char after[F_N + 1];
+
+/* The tables, made on first use (job_row_scan_size makes them before
+ * another thread scans). */
+static void make_tables(void)
 {
-	static signed char slots[NSLOTS];
-	static size_t lens[F_N];	/* strlen of each name: not taken per key of a million rows */
 	static bool made;
 	unsigned i;
 
-	if (!made) {
-		memset(slots, -1, sizeof slots);
-		for (int f = 0; f < F_N; f++) {
-			lens[f] = strlen(field_names[f]);
-			i = name_hash(field_names[f], lens[f]) % NSLOTS;
-			while (slots[i] >= 0)
-				i = (i + 1) % NSLOTS;
-			slots[i] = (signed char)f;
-		}
-		made = true;
+	if (made)
+		return;
+	for (int c = 0; c < 256; c++)
+		string_stop[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+	memset(slots, -1, sizeof slots);
+	for (int f = 0; f < F_N; f++) {
+		lens[f] = strlen(field_names[f]);
+		i = name_hash(field_names[f], lens[f]) % NSLOTS;
+		while (slots[i] >= 0)
+			i = (i + 1) % NSLOTS;
+		slots[i] = (signed char)f;
 	}
-	for (i = name_hash(p, n) % NSLOTS; slots[i] >= 0; i = (i + 1) % NSLOTS) {
-		const char *name = field_names[slots[i]];
+	made = true;
+}
 
-		if (lens[slots[i]] == n && !memcmp(name, p, n))
-			return slots[i];
+/* A key's few bytes, compared in line (a call to memcmp costs more). */
+static bool same(const char *a, const char *b, size_t n)
+{
+	while (n--)
+		if (*a++ != *b++)
+			return false;
+	return true;
+}
+
+/* The field a key names, or -1; prev: the row's field before it (-1:
+ * none). */
+static int field_of(const char *p, size_t n, int prev)
+{
+	int guess = after[prev + 1] - 1;
+	unsigned i;
+
+	if (guess >= 0 && lens[guess] == n && same(field_names[guess], p, n))
+		return guess;
+	for (i = name_hash(p, n) % NSLOTS; slots[i] >= 0; i = (i + 1) % NSLOTS) {
+		int f = slots[i];
+
+		if (lens[f] == n && same(field_names[f], p, n)) {
+			after[prev + 1] = (unsigned char)(f + 1);
+			return f;
+		}
 	}
 	return -1;
 }
@@ -110,22 +144,17 @@ static void scan_string(struct scan *s, struct span *v)
 
 	v->kind = V_STR;
 	v->escaped = false;
-	while (p < s->end && *p != '"') {
-		unsigned char c = (unsigned char)*p;
-
-		if (c < 0x20 || c >= 0x80) {
+	for (;;) {
+		while (p < s->end && !string_stop[(unsigned char)*p])
+			p++;
+		if (p >= s->end || *p == '"')
+			break;
+		if (*p != '\\' || p + 1 >= s->end || !p[1] || !strchr("\"\\/bfnrt", p[1])) {
 			s->bad = true;
 			return;
 		}
-		if (c == '\\') {
-			if (p + 1 >= s->end || !strchr("\"\\/bfnrt", p[1]) || !p[1]) {
-				s->bad = true;
-				return;
-			}
-			v->escaped = true;
-			p++;
-		}
-		p++;
+		v->escaped = true;
+		p += 2;
 	}
 	if (p >= s->end) {
 		s->bad = true;
@@ -281,7 +310,9 @@ static bool scan_row(const char *text, size_t len, struct span *f)
 {
 	struct scan s = { text, text + len, false };
 	struct span key, v;
+	int prev = -1;
 
+	make_tables();
 	memset(f, 0, F_N * sizeof *f);
 	ws(&s);
 	if (s.p >= s.end || *s.p != '{')
@@ -305,8 +336,10 @@ static bool scan_row(const char *text, size_t len, struct span *f)
 			scan_value(&s, &v, 1);
 			if (s.bad)
 				return false;
-			if ((k = field_of(key.p, key.n)) >= 0)
+			if ((k = field_of(key.p, key.n, prev)) >= 0) {
 				f[k] = v;
+				prev = k;
+			}
 			ws(&s);
 			if (s.p < s.end && *s.p == ',') {
 				s.p++;
@@ -665,25 +698,44 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	return ok;
 }
 
-struct job *job_from_row(const char *text, size_t len)
-{
+/* A row scanned (job_row_scan): its fields' spans, pointing into its text. */
+struct scanned {
+	bool ok;
 	struct span f[F_N];
+};
+
+size_t job_row_scan_size(void)
+{
+	make_tables();	/* before any other thread scans */
+	return sizeof(struct scanned);
+}
+
+void job_row_scan(const char *text, size_t len, void *slot)
+{
+	struct scanned *r = slot;
+
+	r->ok = text && scan_row(text, len, r->f) && r->f[F_STATE].kind == V_STR;
+}
+
+struct job *job_from_scan(const void *slot)
+{
+	const struct scanned *r = slot;
 	struct job_more m = { 0 };
 	struct job *j;
 	char *state;
 	bool ok;
 	int st;
 
-	if (!text || !scan_row(text, len, f) || f[F_STATE].kind != V_STR)
+	if (!r->ok)
 		return NULL;
-	get_str(&f[F_STATE], &state);
+	get_str(&r->f[F_STATE], &state);
 	st = job_state_parse(state);
 	free(state);
 	if (st < 0)
 		return NULL;
 	j = job_new();
 	j->state = (enum job_state)st;
-	ok = read_fields(j, &m, f);
+	ok = read_fields(j, &m, r->f);
 	job_more_adopt(j, &m);	/* job_free frees what was read */
 	if (!ok) {
 		job_free(j);
@@ -691,4 +743,12 @@ struct job *job_from_row(const char *text, size_t len)
 	}
 	job_share_argv(j);
 	return j;
+}
+
+struct job *job_from_row(const char *text, size_t len)
+{
+	struct scanned r;
+
+	job_row_scan(text, len, &r);
+	return job_from_scan(&r);
 }

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,10 +477,107 @@ int store_raise_job_id(struct store *s, int64_t floor, struct gf_err *e)
 	return 0;
 }
 
-int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *e)
-{
+/* ---- loading the jobs: a reader thread and the caller, in step ----------
+ * The rows are read (sqlite3_step, the row's bytes copied into a batch) in
+ * a thread of the store's own, while the caller's thread makes jobs of the
+ * batch before: on two cores a start reads and makes at once. The scan
+ * (when the caller gives one) is shared: the reader scans its batch's rows
+ * while the caller is still busy with the other batch, and the caller
+ * scans the rest itself, so neither waits for long. Two batches take
+ * turns; the connection is the reader's alone until it is joined. */
+#define BATCH_ROWS 1024
+#define BATCH_TEXT (4u << 20)	/* bytes of row text a batch holds (one longer row: its own batch) */
+
+struct batch {
+	size_t n;
+	int64_t id[BATCH_ROWS];
+	size_t off[BATCH_ROWS], len[BATCH_ROWS];
+	char *text;
+	size_t cap, used;
+	unsigned char *slots;
+	size_t scanned;		/* rows the reader scanned: [0, scanned) */
+	atomic_bool full;	/* the reader's batch for the caller (changed under the lock) */
+	bool last;		/* no rows after this batch's */
+	int rc;			/* SQLITE_DONE, or the error that ended the reading */
+};
+
+struct loader {
 	sqlite3_stmt *q;
-	int rc, cache = pragma_int(s, "PRAGMA cache_size", -2000);
+	store_job_scan scan;
+	size_t slot_size;
+	struct batch b[2];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;		/* the caller wants no more */
+};
+
+/* Fills b from the query; the row stepped to last (not yet copied) is kept
+ * for the next batch: its bytes stay good until the next step. */
+static void fill_batch(struct loader *l, struct batch *b, int *rc)
+{
+	b->n = b->used = 0;
+	while (*rc == SQLITE_ROW && b->n < BATCH_ROWS) {
+		const char *text = (const char *)sqlite3_column_text(l->q, 1);
+		size_t len = text ? (size_t)sqlite3_column_bytes(l->q, 1) : 0;
+
+		if (b->used + len + 1 > b->cap) {
+			if (b->n)
+				return;		/* the next batch's first */
+			b->cap = len + 1 > BATCH_TEXT ? len + 1 : BATCH_TEXT;
+			free(b->text);
+			if (!(b->text = malloc(b->cap)))
+				abort();
+		}
+		b->id[b->n] = sqlite3_column_int64(l->q, 0);
+		b->off[b->n] = b->used;
+		b->len[b->n] = len;
+		memcpy(b->text + b->used, text ? text : "", len);
+		b->text[b->used + len] = '\0';
+		b->used += len + 1;
+		b->n++;
+		*rc = sqlite3_step(l->q);
+	}
+}
+
+static void *reader(void *arg)
+{
+	struct loader *l = arg;
+	int rc = sqlite3_step(l->q);
+
+	for (int k = 0;; k ^= 1) {
+		struct batch *b = &l->b[k];
+		bool stop;
+
+		pthread_mutex_lock(&l->mu);
+		while (b->full && !l->stop)
+			pthread_cond_wait(&l->cv, &l->mu);
+		stop = l->stop;
+		pthread_mutex_unlock(&l->mu);
+		if (stop)
+			return NULL;
+		fill_batch(l, b, &rc);
+		/* Scanned here while the caller is busy with the other batch. */
+		for (b->scanned = 0; l->scan && b->scanned < b->n && atomic_load(&l->b[k ^ 1].full); b->scanned++)
+			l->scan(b->text + b->off[b->scanned], b->len[b->scanned],
+				b->slots + b->scanned * l->slot_size);
+		pthread_mutex_lock(&l->mu);
+		b->last = rc != SQLITE_ROW;
+		b->rc = rc;
+		b->full = true;
+		pthread_cond_broadcast(&l->cv);
+		pthread_mutex_unlock(&l->mu);
+		if (b->last)
+			return NULL;
+	}
+}
+
+int store_load_jobs(struct store *s, store_job_scan scan, size_t slot_size, store_job_cb cb, void *arg,
+		    struct gf_err *e)
+{
+	struct loader l = { .scan = scan, .slot_size = scan ? slot_size : 0 };
+	int rc = 0, cache = pragma_int(s, "PRAGMA cache_size", -2000), end = SQLITE_DONE, step = 0;
+	bool more = true, threaded;
+	pthread_t th;
 	char sql[64];
 
 	/* Reading every row once needs no page cache: a full one (2 MiB by
@@ -486,21 +585,58 @@ int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *
 	 * the daemon's memory for good. The default is back for the rest. */
 	if (exec_sql(s, "PRAGMA cache_size = -64", e))
 		return -1;
-	if (sqlite3_prepare_v2(s->db, "SELECT id, data FROM jobs ORDER BY id", -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->db, "SELECT id, data FROM jobs ORDER BY id", -1, &l.q, NULL) != SQLITE_OK)
 		return db_fail(s, e, "loading jobs");
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		const char *text = (const char *)sqlite3_column_text(q, 1);
-		int64_t id = sqlite3_column_int64(q, 0);
+	for (int k = 0; k < 2; k++)
+		if (!(l.b[k].slots = malloc(BATCH_ROWS * (l.slot_size ? l.slot_size : 1))))
+			abort();
+	pthread_mutex_init(&l.mu, NULL);
+	pthread_cond_init(&l.cv, NULL);
+	/* No thread to be had (a process limit): the rows are read here. */
+	if (!(threaded = pthread_create(&th, NULL, reader, &l) == 0))
+		step = sqlite3_step(l.q);
+	for (int k = 0; more && !rc; k ^= 1) {
+		struct batch *b = &l.b[k];
 
-		rc = cb(arg, id, text ? text : "", text ? (size_t)sqlite3_column_bytes(q, 1) : 0);
-		if (rc) {
-			sqlite3_finalize(q);
-			return gf_err_set(e, "store: cannot load job %lld", (long long)id);
+		if (!threaded) {
+			fill_batch(&l, b, &step);
+			b->scanned = 0;
+			b->last = step != SQLITE_ROW;
+			b->rc = step;
 		}
+		pthread_mutex_lock(&l.mu);
+		while (!b->full && threaded)
+			pthread_cond_wait(&l.cv, &l.mu);
+		pthread_mutex_unlock(&l.mu);
+		for (size_t i = 0; i < b->n && !rc; i++) {
+			unsigned char *slot = l.slot_size ? b->slots + i * l.slot_size : NULL;
+
+			if (scan && i >= b->scanned)
+				scan(b->text + b->off[i], b->len[i], slot);
+			if ((rc = cb(arg, b->id[i], b->text + b->off[i], b->len[i], slot)))
+				gf_err_set(e, "store: cannot load job %lld", (long long)b->id[i]);
+		}
+		more = !b->last;
+		end = b->rc;
+		pthread_mutex_lock(&l.mu);
+		b->full = false;
+		l.stop = rc != 0;
+		pthread_cond_broadcast(&l.cv);
+		pthread_mutex_unlock(&l.mu);
 	}
-	sqlite3_finalize(q);
-	if (rc != SQLITE_DONE)
-		return db_fail(s, e, "loading jobs");
+	if (threaded)
+		pthread_join(th, NULL);
+	pthread_cond_destroy(&l.cv);
+	pthread_mutex_destroy(&l.mu);
+	for (int k = 0; k < 2; k++) {
+		free(l.b[k].text);
+		free(l.b[k].slots);
+	}
+	if (!rc && end != SQLITE_DONE)
+		rc = db_fail(s, e, "loading jobs");	/* the step's error is the connection's */
+	sqlite3_finalize(l.q);
+	if (rc)
+		return -1;
 	snprintf(sql, sizeof sql, "PRAGMA cache_size = %d", cache);
 	return exec_sql(s, sql, e);
 }

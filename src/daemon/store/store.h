@@ -52,11 +52,15 @@ int64_t store_max_job_id(struct store *s);
  * this store does not know). Its own transaction. */
 int store_raise_job_id(struct store *s, int64_t floor, struct gf_err *e);
 
-/* Called for every row in id order: `row` is its JSON, or NULL when the row
- * is not JSON (`bad` says why; the row is left as it is). Non-zero stops. */
-/* Each stored row's text as it is (the caller parses it), in id order. */
-typedef int (*store_job_cb)(void *arg, int64_t id, const char *text, size_t len);
-int store_load_jobs(struct store *s, store_job_cb cb, void *arg, struct gf_err *e);
+/* Each stored job row's text as it is (NUL-ended), in id order, to cb in
+ * the caller's thread (non-zero stops). scan, when given, runs first on
+ * each row in a thread of the store's own, as the rows are read (while cb
+ * makes jobs of the ones before), and leaves what it finds in the row's
+ * slot of slot_size bytes, which cb gets (NULL without a scan). */
+typedef void (*store_job_scan)(const char *text, size_t len, void *slot);
+typedef int (*store_job_cb)(void *arg, int64_t id, const char *text, size_t len, const void *slot);
+int store_load_jobs(struct store *s, store_job_scan scan, size_t slot_size, store_job_cb cb, void *arg,
+		    struct gf_err *e);
 
 /* value NULL deletes. */
 int store_set_setting(struct store *s, const char *key, const char *value, struct gf_err *e);

@@ -114,3 +114,22 @@ def test_gstats_summarises(gflow):
     g.wait_state(g.submit("false"), "Failed")
     r = g.cli("gstats", check=True)
     assert r.stdout.strip()
+
+
+def test_jobs_by_id_are_those_jobs_in_order_once_each(gflow):
+    # GET /jobs?ids= looks up the jobs it names (it used to walk every job
+    # and compare each with every id): ascending, once each, a missing one
+    # left out, @~N resolved, other filters still applied.
+    g = gflow
+    g.start()
+    ids = [g.submit("--hold", "true") for _ in range(5)]
+    st, body = g.api("GET", f"/jobs?ids={ids[3]},{ids[0]},{ids[3]},999,{ids[1]}&fields=id")
+    assert st == 200, body
+    assert [j["id"] for j in body["jobs"]] == [ids[0], ids[1], ids[3]]
+    st, body = g.api("GET", f"/jobs?ids=@~1,{ids[0]}-{ids[2]}&fields=id,state")
+    assert [j["id"] for j in body["jobs"]] == [ids[0], ids[1], ids[2], ids[3]]   # @~1: the one before the last
+    g.cli("gcancel", str(ids[1]), check=True)
+    st, body = g.api("GET", f"/jobs?ids={ids[0]}-{ids[4]}&states=Cancelled&fields=id")
+    assert [j["id"] for j in body["jobs"]] == [ids[1]]
+    r = g.cli("gqueue", "-j", f"{ids[4]},{ids[2]}", "-f", "JOBID", check=True)
+    assert r.stdout.split()[1:] == [str(ids[2]), str(ids[4])]

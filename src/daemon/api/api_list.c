@@ -25,6 +25,8 @@ struct filter {
 	uid_t uid;
 	char **users;
 	struct gf_jobref_list ids;
+	int64_t *idv;		/* ids=, resolved, ascending, once each */
+	size_t nidv;
 	char **names;
 	char *project;
 	double since;
@@ -62,6 +64,13 @@ static bool in_list(char **v, const char *s)
 static bool idle_field(const char *name)
 {
 	return !strcmp(name, "idle_secs") || !strcmp(name, "idle_warned");
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q, struct filter *f,
@@ -114,6 +123,14 @@ static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q,
 				f->ids.v[i].is_relative = 0;
 				f->ids.v[i].id = id;
 			}
+		if (!(f->idv = malloc((f->ids.n ? f->ids.n : 1) * sizeof *f->idv)))
+			abort();
+		for (size_t i = 0; i < f->ids.n; i++)
+			f->idv[i] = f->ids.v[i].id;
+		qsort(f->idv, f->ids.n, sizeof *f->idv, cmp_id);
+		for (size_t i = 0; i < f->ids.n; i++)
+			if (!f->nidv || f->idv[f->nidv - 1] != f->idv[i])
+				f->idv[f->nidv++] = f->idv[i];
 		f->all_users = true;	/* asking by id shows the job whoever owns it */
 	}
 	if ((v = evhttp_find_header(q, "names")))
@@ -148,6 +165,7 @@ static void filter_free(struct filter *f)
 	strv_free(f->fields);
 	free(f->project);
 	gf_jobref_list_free(&f->ids);
+	free(f->idv);
 }
 
 static bool matches(const struct filter *f, const struct job *j)
@@ -162,13 +180,7 @@ static bool matches(const struct filter *f, const struct job *j)
 		return false;
 	if (f->since > 0 && j->submit_time < f->since)
 		return false;
-	if (f->ids.n) {
-		for (size_t i = 0; i < f->ids.n; i++)
-			if (f->ids.v[i].id == j->id)
-				return true;
-		return false;
-	}
-	return true;
+	return !f->idv || bsearch(&j->id, f->idv, f->nidv, sizeof *f->idv, cmp_id);
 }
 
 /* What anyone may see of any job: who, what it is called, its state, its
@@ -295,6 +307,7 @@ struct lister {
 	bool annotate, attach, across, log, live, first, started, idle;
 	bool tagged;			/* answered whole, with an ETag */
 	int64_t next;			/* the next id to look at */
+	size_t next_ref;		/* ids=: the next of f.idv to look at */
 	struct jsonw w;
 };
 
@@ -383,6 +396,15 @@ static bool fill_piece(struct lister *l)
 				write_job(l, j);
 			if (l->w.len >= LIST_PIECE)
 				return l->next > s->open[s->nopen - 1];
+		}
+	} else if (l->f.idv) {	/* by id: those jobs only, not a walk of all */
+		while (l->next_ref < l->f.nidv) {
+			struct job *j = jobs_get(s, l->f.idv[l->next_ref++]);
+
+			if (j && matches(&l->f, j))
+				write_job(l, j);
+			if (l->w.len >= LIST_PIECE)
+				return l->next_ref == l->f.nidv;
 		}
 	} else
 		for (; l->next <= s->max_id; l->next++) {

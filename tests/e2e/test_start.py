@@ -150,13 +150,10 @@ def tmux_standby(g):
     return [(n, int(p)) for n, p in tmux_sessions(g).items() if n.startswith("gflow-standby-")]
 
 
-def test_the_tmux_executor_hands_a_start_to_a_session_made_ahead(gflow, tmp_path):
-    # A session whose runner waits on a FIFO is made ahead; a start hands it
-    # the job and renames it to the job's; the next one is made; it goes
-    # with the daemon, and, the daemon killed, goes by itself.
-    g = gflow
-    g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
-    g.start()
+def hand_to_standby(g):
+    """Waits for the tmux standby and its FIFO, submits a job that says
+    hello and sleeps; (the standby's session name, its pane pid, its FIFO,
+    the job's id) once the job said hello."""
     g.wait_for(lambda: tmux_standby(g), what="a standby session")
     (name, pane), = tmux_standby(g)
     fifo = g.runtime / "gflow" / (name.replace("gflow-standby-", "standby-") + ".fifo")
@@ -164,6 +161,17 @@ def test_the_tmux_executor_hands_a_start_to_a_session_made_ahead(gflow, tmp_path
     time.sleep(0.3)      # its runner opens the FIFO
     jid = g.submit("sh", "-c", "echo hello; exec sleep 30")
     g.wait_for(lambda: g.log_of(jid) == "hello\n", what="the job")
+    return name, pane, fifo, jid
+
+
+def test_the_tmux_executor_hands_a_start_to_a_session_made_ahead(gflow, tmp_path):
+    # A session whose runner waits on a FIFO is made ahead; a start hands it
+    # the job and renames it to the job's; the next one is made; it goes
+    # with the daemon, and, the daemon killed, goes by itself.
+    g = gflow
+    g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
+    g.start()
+    name, pane, fifo, jid = hand_to_standby(g)
     assert tmux_sessions(g).get(f"gflow-{jid}") == str(pane)
     # the job's terminal is the pane's, as for a session made for the job
     pane_text = lambda: subprocess.run(["tmux", "-S", str(g.runtime / "gflow" / "tmux.sock"), "capture-pane",
@@ -201,14 +209,8 @@ def test_with_a_control_client_that_dies_no_tmux_command_is_lost(gflow, tmp_path
     g.env["PATH"] = f"{wrap}:{g.env['PATH']}"
     g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
     g.start()
-    g.wait_for(lambda: tmux_standby(g), what="a standby session")
-    assert "control client" in g.daemon_log()
-    (name, pane), = tmux_standby(g)
-    fifo = g.runtime / "gflow" / (name.replace("gflow-standby-", "standby-") + ".fifo")
-    g.wait_for(lambda: fifo.exists(), what="its FIFO")
-    time.sleep(0.3)      # its runner opens the FIFO
-    jid = g.submit("sh", "-c", "echo hello; exec sleep 30")
-    g.wait_for(lambda: g.log_of(jid) == "hello\n", what="the job")
+    g.wait_for(lambda: "control client" in g.daemon_log(), what="the control client's death")
+    name, pane, fifo, jid = hand_to_standby(g)
     g.wait_for(lambda: tmux_sessions(g).get(f"gflow-{jid}") == str(pane), what="the session renamed to the job's")
     g.cli("gcancel", jid, check=True)
     g.wait_state(jid, "Cancelled")

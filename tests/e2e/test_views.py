@@ -128,6 +128,8 @@ def test_jobs_by_id_are_those_jobs_in_order_once_each(gflow):
     assert [j["id"] for j in body["jobs"]] == [ids[0], ids[1], ids[3]]
     st, body = g.api("GET", f"/jobs?ids=@~1,{ids[0]}-{ids[2]}&fields=id,state")
     assert [j["id"] for j in body["jobs"]] == [ids[0], ids[1], ids[2], ids[3]]   # @~1: the one before the last
+    st, body = g.api("GET", f"/jobs?ids={ids[0]},@~50&fields=id")    # beyond the jobs there are
+    assert st == 400 and "@~50" in body["error"], (st, body)
     g.cli("gcancel", str(ids[1]), check=True)
     st, body = g.api("GET", f"/jobs?ids={ids[0]}-{ids[4]}&states=Cancelled&fields=id")
     assert [j["id"] for j in body["jobs"]] == [ids[1]]

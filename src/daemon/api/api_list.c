@@ -24,7 +24,6 @@ struct filter {
 	bool all_users;
 	uid_t uid;
 	char **users;
-	struct gf_jobref_list ids;
 	int64_t *idv;		/* ids=, resolved, ascending, once each */
 	size_t nidv;
 	char **names;
@@ -110,25 +109,30 @@ static int parse_filter(struct server *s, struct caller *c, struct evkeyvalq *q,
 	else if (c->uid == (uid_t)-1)
 		f->all_users = true;	/* anonymous TCP reader */
 	if ((v = evhttp_find_header(q, "ids"))) {
-		if (gf_parse_jobref_list(v, &f->ids, e))
-			return -1;
-		for (size_t i = 0; i < f->ids.n; i++)
-			if (f->ids.v[i].is_relative) {
-				char ref[32];
-				int64_t id;
+		struct gf_jobref_list refs;
+		size_t n = 0;
 
-				snprintf(ref, sizeof ref, "@~%lld", (long long)f->ids.v[i].back);
-				if ((id = jobs_resolve_ref(s, c->uid, ref, e)) < 0)
-					return -1;
-				f->ids.v[i].is_relative = 0;
-				f->ids.v[i].id = id;
-			}
-		if (!(f->idv = malloc((f->ids.n ? f->ids.n : 1) * sizeof *f->idv)))
+		if (gf_parse_jobref_list(v, &refs, e))
+			return -1;
+		if (!(f->idv = malloc((refs.n ? refs.n : 1) * sizeof *f->idv)))
 			abort();
-		for (size_t i = 0; i < f->ids.n; i++)
-			f->idv[i] = f->ids.v[i].id;
-		qsort(f->idv, f->ids.n, sizeof *f->idv, cmp_id);
-		for (size_t i = 0; i < f->ids.n; i++)
+		for (; n < refs.n; n++) {
+			char ref[32];
+
+			f->idv[n] = refs.v[n].id;
+			if (!refs.v[n].is_relative)
+				continue;
+			snprintf(ref, sizeof ref, "@~%lld", (long long)refs.v[n].back);
+			if ((f->idv[n] = jobs_resolve_ref(s, c->uid, ref, e)) < 0)
+				break;
+		}
+		bool resolved = n == refs.n;
+
+		gf_jobref_list_free(&refs);
+		if (!resolved)
+			return -1;
+		qsort(f->idv, n, sizeof *f->idv, cmp_id);
+		for (size_t i = 0; i < n; i++)
 			if (!f->nidv || f->idv[f->nidv - 1] != f->idv[i])
 				f->idv[f->nidv++] = f->idv[i];
 		f->all_users = true;	/* asking by id shows the job whoever owns it */
@@ -164,7 +168,6 @@ static void filter_free(struct filter *f)
 	strv_free(f->names);
 	strv_free(f->fields);
 	free(f->project);
-	gf_jobref_list_free(&f->ids);
 	free(f->idv);
 }
 

@@ -57,15 +57,24 @@ static int64_t walk(struct server *s, const double *t, double since)
 	return seen;
 }
 
+/* Submit times 1001, 1002, …: ids grow with time. */
+static double *ordered_times(int64_t n)
+{
+	double *t = calloc((size_t)n + 1, sizeof *t);
+
+	assert_non_null(t);
+	for (int64_t id = 1; id <= n; id++)
+		t[id] = 1000.0 + (double)id;
+	return t;
+}
+
 static void test_since_skips_older_blocks(void **state)
 {
 	int64_t n = 10 * JOBS_SINCE_BLOCK;
-	double *t = calloc((size_t)n + 1, sizeof *t);
+	double *t = ordered_times(n);
 	struct server *s;
 
 	(void)state;
-	for (int64_t id = 1; id <= n; id++)
-		t[id] = 1000.0 + (double)id;
 	s = table(t, n);
 	/* the last 100 jobs: the walk enters the last blocks only, not job 1 */
 	assert_true(walk(s, t, t[n - 100]) <= 2 * JOBS_SINCE_BLOCK);
@@ -82,12 +91,10 @@ static void test_since_skips_older_blocks(void **state)
 static void test_since_clock_set_back(void **state)
 {
 	int64_t n = 6 * JOBS_SINCE_BLOCK;
-	double *t = calloc((size_t)n + 1, sizeof *t);
+	double *t = ordered_times(n);
 	struct server *s;
 
 	(void)state;
-	for (int64_t id = 1; id <= n; id++)
-		t[id] = 1000.0 + (double)id;
 	/* a job of block 1 submitted "later" than those of blocks 2-4 */
 	t[JOBS_SINCE_BLOCK + 5] = 1000.0 + 5 * JOBS_SINCE_BLOCK;
 	s = table(t, n);
@@ -106,12 +113,10 @@ static void test_since_clock_set_back(void **state)
 static void test_since_one_late_job_costs_one_block(void **state)
 {
 	int64_t n = 40 * JOBS_SINCE_BLOCK;
-	double *t = calloc((size_t)n + 1, sizeof *t);
+	double *t = ordered_times(n);
 	struct server *s;
 
 	(void)state;
-	for (int64_t id = 1; id <= n; id++)
-		t[id] = 1000.0 + (double)id;
 	t[1] = 1e9;
 	s = table(t, n);
 	assert_true(walk(s, t, t[n - 10]) <= 2 * JOBS_SINCE_BLOCK);

@@ -603,11 +603,12 @@ int store_load_jobs(struct store *s, store_job_scan scan, size_t slot_size, stor
 			b->scanned = 0;
 			b->last = step != SQLITE_ROW;
 			b->rc = step;
+		} else {
+			pthread_mutex_lock(&l.mu);
+			while (!b->full)
+				pthread_cond_wait(&l.cv, &l.mu);
+			pthread_mutex_unlock(&l.mu);
 		}
-		pthread_mutex_lock(&l.mu);
-		while (!b->full && threaded)
-			pthread_cond_wait(&l.cv, &l.mu);
-		pthread_mutex_unlock(&l.mu);
 		for (size_t i = 0; i < b->n && !rc; i++) {
 			unsigned char *slot = l.slot_size ? b->slots + i * l.slot_size : NULL;
 

@@ -387,7 +387,7 @@ struct server {
 };
 
 /* fds.c: descriptors under pressure. fd_limit_raise: soft RLIMIT_NOFILE
- * to the hard one (at start). fd_limit: the soft limit. fd_room: can a
+ * to the hard one, and fd_room's probe opened (at start). fd_limit: the soft limit. fd_room: can a
  * job's start or end open what it needs now (else it waits and retries)?
  * fd_short: is err EMFILE or ENFILE? fd_note: a line on stderr, at most
  * one a second (the rest counted into the next). fd_retry_pass: a

@@ -469,9 +469,9 @@ int runfile_read_runner_at(int dfd, const char *dir, struct runner_info *ri, str
 	return 0;
 }
 
-int runfile_write_result_at(int dfd, const char *dir, const struct job_result *r, struct gf_err *e)
+int runfile_result_text(const struct job_result *r, char *buf, size_t size)
 {
-	char buf[1024], error[sizeof r->error];
+	char error[sizeof r->error];
 	int n;
 
 	/* One line per key: the message must not break the format. */
@@ -479,26 +479,75 @@ int runfile_write_result_at(int dfd, const char *dir, const struct job_result *r
 	for (char *c = error; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';
-	n = snprintf(buf, sizeof buf,
+	n = snprintf(buf, size,
 		     "exited=%d\nexit_code=%d\nsignal=%d\nstart=%.6f\nend=%.6f\nended_by=%s\n"
 		     "peak_rss_kb=%ld\nmemory_enforced=%d\noom=%d\nerror=%s\n",
 		     r->exited ? 1 : 0, r->exit_code, r->signal, r->start, r->end, r->ended_by,
 		     r->peak_rss_kb, r->memory_enforced ? 1 : 0, r->oom ? 1 : 0, error);
-	if (n < 0 || n >= (int)sizeof buf) {
-		return fail(e, EINVAL, "result for %s does not fit", dir);
+	if (n < 0 || (size_t)n >= size) {
+		errno = EINVAL;
+		return -1;
 	}
+	return n;
+}
+
+int runfile_report_message(const struct job_result *r, char *buf, size_t size)
+{
+	char text[1024];
+	int n = runfile_result_text(r, text, sizeof text), len;
+
+	if (n < 0)
+		return -1;
+	len = snprintf(buf, size, "result %d\n%s", n, text);
+	if (len < 0 || (size_t)len >= size) {
+		errno = EINVAL;
+		return -1;
+	}
+	return len;
+}
+
+int runfile_report_whole(char *buf, size_t len, size_t max, char **text)
+{
+	char *nl = memchr(buf, '\n', len), *end;
+	unsigned long n;
+	size_t head;
+
+	if (!nl)
+		return len > 32 ? -1 : 0;
+	head = (size_t)(nl + 1 - buf);
+	if (strncmp(buf, "result ", 7) || buf[7] < '1' || buf[7] > '9')
+		return -1;
+	errno = 0;
+	n = strtoul(buf + 7, &end, 10);
+	if (end != nl || errno || n >= max || head + n >= max)
+		return -1;
+	if (len < head + n)
+		return 0;
+	if (len > head + n)
+		return -1;	/* more than one message */
+	*text = nl + 1;
+	(*text)[n] = '\0';
+	return 1;
+}
+
+int runfile_write_result_at(int dfd, const char *dir, const struct job_result *r, struct gf_err *e)
+{
+	char buf[1024];
+	int n = runfile_result_text(r, buf, sizeof buf);
+
+	if (n < 0)
+		return fail(e, EINVAL, "result for %s does not fit", dir);
 	return write_file(dfd, dir, "result", buf, (size_t)n, 0, 1, e);	/* the exit status must survive */
 }
 
-int runfile_read_result_at(int dfd, const char *dir, struct job_result *r, struct gf_err *e)
+int runfile_result_parse(char *text, const char *label, const char *name, struct job_result *r,
+			 struct gf_err *e)
 {
-	char buf[RUNFILE_MAX], *p = buf, *key, *value;
+	char *p = text, *key, *value;
 	int have_exited = 0;
 	long long ll;
 
 	memset(r, 0, sizeof *r);
-	if (read_small(dfd, dir, "result", buf, sizeof buf, e))
-		return -1;
 	while (next_line(&p, &key, &value)) {
 		int bad = 0;
 
@@ -527,13 +576,23 @@ int runfile_read_result_at(int dfd, const char *dir, struct job_result *r, struc
 		else if (!strcmp(key, "error"))
 			snprintf(r->error, sizeof r->error, "%s", value);
 		if (bad)
-			return bad_value(dir, "result", key, e);
+			return bad_value(label, name, key, e);
 	}
 	if (!have_exited || !r->ended_by[0]) {
-		return fail(e, EINVAL, "%s/result: incomplete (no '%s')", dir,
+		return fail(e, EINVAL, "%s/%s: incomplete (no '%s')", label, name,
 				  have_exited ? "ended_by" : "exited");
 	}
 	return 0;
+}
+
+int runfile_read_result_at(int dfd, const char *dir, struct job_result *r, struct gf_err *e)
+{
+	char buf[RUNFILE_MAX];
+
+	memset(r, 0, sizeof *r);
+	if (read_small(dfd, dir, "result", buf, sizeof buf, e))
+		return -1;
+	return runfile_result_parse(buf, dir, "result", r, e);
 }
 
 /* The same, given the run directory's path (never followed as a link). */

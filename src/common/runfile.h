@@ -63,6 +63,20 @@ int runfile_link_runner_at(int dfd, const char *dir, int fd, struct gf_err *e);
 int runfile_read_runner(const char *dir, struct runner_info *ri, struct gf_err *e);
 int runfile_read_runner_at(int dirfd, const char *dir, struct runner_info *ri, struct gf_err *e);
 
+/* The result as `result` holds it, in buf: its length, or -1 (EINVAL)
+ * when it does not fit size. runfile_result_parse reads such a text
+ * (NUL-ended; changed in place), naming it LABEL/NAME in errors. */
+int runfile_result_text(const struct job_result *r, char *buf, size_t size);
+int runfile_result_parse(char *text, const char *label, const char *name, struct job_result *r,
+			 struct gf_err *e);
+/* A result told on a socket instead (the runner's --report, reap.c):
+ * "result LEN\n" and LEN bytes of its text. runfile_report_message makes
+ * it in buf (its length, or -1 when it does not fit size);
+ * runfile_report_whole looks at the len bytes received so far in buf (of
+ * room max, at least len + 1): 1 a whole message, its text NUL-ended at
+ * *text; 0 more is to come; -1 not one message. */
+int runfile_report_message(const struct job_result *r, char *buf, size_t size);
+int runfile_report_whole(char *buf, size_t len, size_t max, char **text);
 int runfile_write_result(const char *dir, const struct job_result *r, struct gf_err *e);
 int runfile_write_result_at(int dirfd, const char *dir, const struct job_result *r, struct gf_err *e);
 

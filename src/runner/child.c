@@ -95,6 +95,7 @@ static int join_cgroups(struct runner *r, int *into, struct gf_err *e)
 		else {
 			snprintf(path, sizeof path, "%s/cgroup.procs", cg);
 			fd = open(path, O_WRONLY | O_CLOEXEC);
+			r->moved = true;
 		}
 		if (fd == -1 || (fd >= 0 && gf_write_all(fd, pid, (size_t)n)))
 			err = errno;

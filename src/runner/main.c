@@ -15,9 +15,11 @@
  * options on stdin (with --env-bytes/--argv-bytes the environment and
  * command follow them there), writes its announcement ahead in RUNROOT's
  * file system, makes RUNDIR/runner.out itself when it has something to say,
- * and under --hold lets the job exec only on the daemon's word (the commit
- * that started it is on disk). Nothing in RUNDIR or the log is reached
- * through a symbolic link.
+ * under --hold lets the job exec only on the daemon's word (the commit
+ * that started it is on disk), and under --report tells the result on its
+ * stdin (a socket of the daemon's) and writes RUNDIR/result only when the
+ * daemon does not answer that it recorded it. Nothing in RUNDIR or the log
+ * is reached through a symbolic link.
  * This file owns the order (options, the run directory, the announcement,
  * start, supervise, result) and the standby's handshake; the start of the
  * child is child.c's, the poll() loop until all are gone supervise.c's,
@@ -105,6 +107,8 @@ static void runner_free(struct runner *r)
 		close(r->sigfd);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
+	if (r->chan >= 0)
+		close(r->chan);
 	free(r->envp);
 	free(r->env_blob);
 	if (r->argv_blob)
@@ -150,10 +154,23 @@ static int take_the_rest(struct runner *r, struct standby_pipe *p)
 	return 0;
 }
 
+/* --report: the daemon's socket (stdin's, kept close-on-exec) stays ours
+ * to tell the result on (result.c's report_result). Under --hold the
+ * child waits on it for the daemon's byte: we keep a copy. */
+static void keep_channel(struct runner *r, struct standby_pipe *p)
+{
+	if (r->holdfd >= 0)
+		r->chan = fcntl(r->holdfd, F_DUPFD_CLOEXEC, 3);
+	else {
+		r->chan = p->fd;
+		p->fd = -1;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1, .dirfd = -1,
-			    .holdfd = -1, .ahead = -1, .pane_flags = { -1, -1 },
+			    .holdfd = -1, .ahead = -1, .chan = -1, .pane_flags = { -1, -1 },
 			    .ended_by = "exit" };
 	struct job_result res = { 0 };
 	struct gf_err e;
@@ -199,13 +216,16 @@ int main(int argc, char **argv)
 			free(request);
 			return 0;
 		}
+		if (!bad && r.o.report && piped)
+			keep_channel(&r, &pipe);
 		standby_pipe_close(&pipe);
 		if (!bad)
 			standby_retitle(own, r.o.job);
 	} else if (!(bad = parse_opts(argc, argv, &r.o, &e)) &&
-		   (r.o.hold || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0 || r.o.spec_bytes >= 0))
+		   (r.o.hold || r.o.report || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0 || r.o.spec_bytes >= 0))
 		bad = gf_err_set(&e, "%s: only for a standby runner (--standby), which reads it from its stdin",
 				 r.o.hold		? "--hold"
+				 : r.o.report		? "--report"
 				 : r.o.env_bytes >= 0	? "--env-bytes"
 				 : r.o.argv_bytes >= 0 ? "--argv-bytes"
 							: "--spec-bytes");
@@ -244,7 +264,8 @@ int main(int argc, char **argv)
 		r.attach = NULL;
 	} else
 		result_not_started(&r, e.msg, &res);
-	write_result(&r, &res);
+	if (report_result(&r, &res))
+		write_result(&r, &res);
 	runner_free(&r);
 	free(request);
 	return 0;

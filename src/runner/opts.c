@@ -30,7 +30,7 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
 	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW,
-	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES, O_INTERACTIVE, O_ATTACH_WAIT };
+	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES, O_INTERACTIVE, O_ATTACH_WAIT, O_REPORT };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -46,6 +46,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "attach", required_argument, NULL, O_ATTACH },
 		{ "attach-group", required_argument, NULL, O_ATTACH_GID },
 		{ "hold", no_argument, NULL, O_HOLD },
+		{ "report", no_argument, NULL, O_REPORT },
 		{ "interactive", no_argument, NULL, O_INTERACTIVE },
 		{ "attach-wait", required_argument, NULL, O_ATTACH_WAIT },
 		{ "env-bytes", required_argument, NULL, O_ENV_BYTES },
@@ -125,6 +126,9 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 			break;
 		case O_HOLD:
 			o->hold = true;
+			break;
+		case O_REPORT:
+			o->report = true;
 			break;
 		case O_INTERACTIVE:
 			o->interactive = true;

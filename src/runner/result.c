@@ -3,7 +3,9 @@
  * its peak memory, an OOM kill seen in its memory cgroup, why it could not
  * run), the same error told to its log, its pane and its viewers; written
  * again every second until it can be (a full disk, the run directory
- * removed and made again): the exit status is never given up. It calls
+ * removed and made again): the exit status is never given up. A standby
+ * given --report tells it to the daemon on its socket first, and writes
+ * the file only when the daemon does not answer that it recorded it. It calls
  * down into child.c (the exit code of a child's error), pane.c, attach.c
  * and the leaves. */
 #include <errno.h>
@@ -12,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -170,4 +174,31 @@ void write_result(struct runner *r, const struct job_result *res)
 		if (wait < 1)	/* at most a second after there is room again */
 			wait *= 2;
 	}
+}
+
+/* How long a told result waits for the daemon's answer before it is
+ * written to the file all the same: a daemon that is stopped or stuck must
+ * not keep an exit status only in our memory for long. The daemon answers
+ * after its next commit, milliseconds after it reads us. */
+#define REPORT_WAIT_MS 2000
+
+/* The message is runfile.h's report; the answer one byte: "k" recorded (its end is on disk), anything else, EOF
+ * (the daemon stopped or exec'd itself again) or no answer in time: write
+ * the file. Not told when we moved ourselves into a v1 group: the daemon
+ * then waits for our exit before the job's groups are free, and reads the
+ * file. */
+int report_result(struct runner *r, const struct job_result *res)
+{
+	char msg[1100], c = 0;
+	struct pollfd p = { .fd = r->chan, .events = POLLIN };
+	int len, rc;
+
+	if (r->chan < 0 || r->moved || (len = runfile_report_message(res, msg, sizeof msg)) < 0 ||
+	    send(r->chan, msg, (size_t)len, MSG_NOSIGNAL) != len)
+		return -1;
+	gf_trace("result_told", strtoll(r->o.job, NULL, 10));	/* trace.h */
+	do
+		rc = poll(&p, 1, REPORT_WAIT_MS);
+	while (rc < 0 && errno == EINTR);
+	return rc == 1 && recv(r->chan, &c, 1, 0) == 1 && c == 'k' ? 0 : -1;
 }

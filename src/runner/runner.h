@@ -41,6 +41,7 @@ struct opts {
 	bool log_new;			/* --log-new: a new log, the first free name from log on */
 	bool pty;
 	bool hold;			/* --hold (a standby's): the exec waits for the daemon's byte */
+	bool report;			/* --report (a standby's): the result is told on stdin's socket */
 	long long env_bytes, argv_bytes, spec_bytes;	/* --env-bytes/... (a standby's): on stdin, -1: files */
 	const char *attach;		/* --attach: the socket to offer the pty at */
 	long long attach_gid;		/* --attach-group, -1: none */
@@ -82,6 +83,8 @@ struct runner {
 	int dirfd;		/* RUNDIR, opened without following links */
 	int sigfd, logfd;
 	int holdfd;		/* --hold: the daemon's pipe, to wait on before the exec; -1: go */
+	int chan;		/* --report: the daemon's socket, to tell the result on; -1: none */
+	bool moved;		/* moved itself into a v1 group: the daemon waits for its exit */
 	int ahead;		/* a standby's announcement made ahead (announce_ahead), -1: none */
 	bool output_due;	/* a standby without runner.out yet (say()) */
 	/* The signals ignored here, bit sig - 1: of what a process is given,
@@ -168,6 +171,10 @@ void fill_result(struct runner *r, struct job_result *res);
 void result_not_started(struct runner *r, const char *msg, struct job_result *res);
 /* Write RUNDIR/result, again and again until it can be. */
 void write_result(struct runner *r, const struct job_result *res);
+/* --report: res told to the daemon on r->chan; 0 when the daemon answered
+ * that it recorded it (its end is on disk): then there is nothing to
+ * write. -1: write_result, as without --report. */
+int report_result(struct runner *r, const struct job_result *res);
 
 /* pane.c */
 bool copy_winsize(const struct runner *r);

@@ -50,7 +50,7 @@ def test_runners_are_the_daemons_children_and_are_collected(gflow_exec):
 def test_a_job_is_born_inside_its_group_and_the_standby_runner_supervises_it(gflow, tmp_path):
     # The process executor hands each start to a runner started ahead
     # (--standby): the job is born in its cgroup v2 group (clone3), the
-    # runner stays where the daemon is; once used, another standby waits.
+    # runner stays where the daemon is; once used, another standby is made.
     g = gflow
     g.start()
     info = g.api("GET", "/info")[1]["tracking"]
@@ -62,14 +62,15 @@ def test_a_job_is_born_inside_its_group_and_the_standby_runner_supervises_it(gfl
     jid = g.submit("sh", "-c", f"echo $$ > {pidfile}; exec sleep 30")
     g.wait_for(lambda: g.job(jid)["runner_pid"] and pidfile.exists() and pidfile.read_text().strip(),
                what="the job")
-    assert g.job(jid)["runner_pid"] == first[0]
-    with open(f"/proc/{first[0]}/cmdline", "rb") as f:     # what ps shows of it now
+    runner = g.job(jid)["runner_pid"]
+    assert runner in first
+    with open(f"/proc/{runner}/cmdline", "rb") as f:     # what ps shows of it now
         assert f.read().split(b"\0")[1] == f"--job {jid}".encode()
     with open(f"/proc/{pidfile.read_text().strip()}/cgroup") as f:
         v2 = [ln.split("::", 1)[1].strip() for ln in f if ln.startswith("0::")][0]
     assert os.path.basename(v2).startswith(f"job-{jid}."), v2
     assert info["cgroup"].endswith(os.path.dirname(v2)), (info, v2)
-    g.wait_for(lambda: standbys(g) and standbys(g) != first, what="the next standby runner")
+    g.wait_for(lambda: set(standbys(g)) - set(first), what="the next standby runner")
     nxt = standbys(g)
     g.cli("gcancel", jid, check=True)
     g.wait_state(jid, "Cancelled")
@@ -222,19 +223,22 @@ def test_a_start_a_standby_never_takes_is_made_again_and_runs_once(gflow, tmp_pa
     # and starts the job again; let go, the old runner finds no run to take.
     g = gflow
     g.start()
-    g.wait_for(lambda: standbys(g), what="a standby runner")
-    old, = standbys(g)
-    os.kill(old, signal.SIGSTOP)
+    want = min(os.cpu_count() or 1, 4)    # one a CPU (test_report.py)
+    g.wait_for(lambda: len(standbys(g)) == want, what="the standby runners")
+    olds = standbys(g)
+    for old in olds:
+        os.kill(old, signal.SIGSTOP)
     count = tmp_path / "count"
     try:
         jid = g.submit("sh", "-c", f"echo ran >> {count}")
         assert g.wait_state(jid, "Finished", timeout=30)["state"] == "Finished"
     finally:
-        os.kill(old, signal.SIGCONT)
-    g.wait_for(lambda: exited(old), what="the old runner gone")
+        for old in olds:
+            os.kill(old, signal.SIGCONT)
+    g.wait_for(lambda: any(exited(old) for old in olds), what="the old runner gone")
     assert count.read_text() == "ran\n"
     assert f"job {jid}: the standby runner did not take the start within" in g.daemon_log()
-    assert g.job(jid)["runner_pid"] != old
+    assert g.job(jid)["runner_pid"] not in olds
 
 
 def standbys(g):

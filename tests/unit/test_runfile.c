@@ -177,6 +177,65 @@ static void result_incomplete_or_bad_rejected(void **state)
 	assert_string_equal(out.error, "");
 }
 
+/* The result told on a socket (--report): whole, in pieces, or not one. */
+static void report_framed_and_read_back(void **state)
+{
+	struct job_result in = { .exited = 1, .exit_code = 7, .start = 1700000000.25, .end = 1700000001.5,
+				 .ended_by = "exit", .peak_rss_kb = 42 }, out;
+	char msg[1200], buf[1201], *text = NULL;
+	struct gf_err e;
+	int len;
+
+	(void)state;
+	snprintf(in.error, sizeof in.error, "a\nb");
+	len = runfile_report_message(&in, msg, sizeof msg);
+	assert_true(len > 10 && !strncmp(msg, "result ", 7));
+	for (int cut = 0; cut < len; cut++) {	/* any first piece: more to come */
+		memcpy(buf, msg, (size_t)cut);
+		assert_int_equal(runfile_report_whole(buf, (size_t)cut, sizeof buf, &text), 0);
+	}
+	memcpy(buf, msg, (size_t)len);
+	assert_int_equal(runfile_report_whole(buf, (size_t)len, sizeof buf, &text), 1);
+	assert_int_equal(runfile_result_parse(text, "/run/7.1", "report", &out, &e), 0);
+	assert_int_equal(out.exited, 1);
+	assert_int_equal(out.exit_code, 7);
+	assert_true(out.start == 1700000000.25 && out.end == 1700000001.5);
+	assert_string_equal(out.ended_by, "exit");
+	assert_int_equal(out.peak_rss_kb, 42);
+	assert_string_equal(out.error, "a b");
+	/* two messages at once, or a byte more, are not one */
+	memcpy(buf, msg, (size_t)len);
+	memcpy(buf + len, msg, 1);
+	assert_int_equal(runfile_report_whole(buf, (size_t)len + 1, sizeof buf, &text), -1);
+	/* no room for it: it does not fit */
+	assert_int_equal(runfile_report_message(&in, msg, 40), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
+static void report_garbage_refused(void **state)
+{
+	static const char *const bad[] = {
+		"hello\n", "result\n", "result 0\n", "result -5\nx", "result 12x\n", "result 99999999999999999999\n",
+		"result 5000\n", "result 01\nx", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+	};
+	char buf[1201], *text;
+	struct job_result out;
+	struct gf_err e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		size_t n = strlen(bad[i]);
+
+		memcpy(buf, bad[i], n);
+		assert_int_equal(runfile_report_whole(buf, n, sizeof buf, &text), -1);
+	}
+	/* whole, but not a result: named as the report */
+	strcpy(buf, "result 9\nexited=x\n");
+	assert_int_equal(runfile_report_whole(buf, strlen(buf), sizeof buf, &text), 1);
+	assert_int_equal(runfile_result_parse(text, "/run/7.1", "report", &out, &e), -1);
+	assert_string_equal(e.msg, "/run/7.1/report: bad value for 'exited'");
+}
+
 static void atomic_write_replaces_and_leaves_no_tmp(void **state)
 {
 	const char *dir = *state;
@@ -319,6 +378,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(result_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(result_absent_is_enoent, setup, teardown),
 		cmocka_unit_test_setup_teardown(result_incomplete_or_bad_rejected, setup, teardown),
+		cmocka_unit_test(report_framed_and_read_back),
+		cmocka_unit_test(report_garbage_refused),
 		cmocka_unit_test_setup_teardown(atomic_write_replaces_and_leaves_no_tmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(atomic_write_into_missing_dir_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(links_are_never_followed, setup, teardown),

@@ -161,12 +161,15 @@ static inline size_t job_ndependents(const struct job *j)
 	return j->dependents ? j->dependents->n : 0;
 }
 
+struct report;
+
 /* Runtime fields for supervising a runner (reap.c), which only a job
  * whose runner is starting, alive or being drained sets, and retried_by:
  * one block made when one is set (jr_w), freed by job_rt_trim when all are
  * back to their defaults (reap_forget). Read them through jr(j). */
 struct job_rt {
 	struct event *pidfd_ev;
+	struct report *report;	/* the runner's socket, when it tells its result there (reap.c) */
 	/* Why the daemon ended the runner. */
 	const char *backstop;
 	int64_t retried_by;	/* the next attempt, when this one was retried */

@@ -18,8 +18,8 @@ int jobs_preempt(struct server *s, struct job *j, bool requeue, const char *why,
 				  job_state_name(j->state));
 	if (jm(j)->cluster)
 		return gf_err_set(e, "job %lld runs on a Slurm cluster: gflow cannot preempt it", (long long)j->id);
-	if (jm(j)->preempt_since > 0)
-		return 0;	/* under way */
+	if (jm(j)->preempt_since > 0 || jr(j)->end_queued)
+		return 0;	/* under way, or it ended: its end is recorded in the next pass */
 	if (jobs_txn_begin(s, e))
 		return -1;
 	jobs_touch(s, j);

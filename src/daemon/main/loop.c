@@ -784,10 +784,7 @@ static void teardown(struct server *s)
 	auth_close(s);
 	for (int64_t i = 1; i <= s->max_id; i++)
 		if (s->jobs && s->jobs[i]) {
-			if (jr(s->jobs[i])->pidfd_ev)
-				free(event_get_callback_arg(jr(s->jobs[i])->pidfd_ev)), event_free(jr(s->jobs[i])->pidfd_ev);
-			if (jr(s->jobs[i])->pidfd >= 0)
-				close(jr(s->jobs[i])->pidfd);
+			reap_job_close(s->jobs[i]);
 			job_free(s->jobs[i]);
 		}
 	free(s->jobs);
@@ -840,7 +837,9 @@ int server_run(const struct daemon_opts *opts)
 	s.opts = *opts;
 	wire_hooks(&s);
 	s.lock_fd = s.sock_lock_fd = s.inotify_fd = s.unix_fd = s.rollback_fd = s.run_dfd = s.log_dfd = -1;
-	s.standby_fd = s.standby_pidfd = s.standby_held_fd = -1;
+	s.standby_held_fd = -1;
+	for (int i = 0; i < GF_STANDBY_MAX; i++)
+		s.standby_fd[i] = s.standby_pidfd[i] = -1;
 	s.inherited[0] = s.inherited[1] = s.inherited[2] = s.inherited[3] = -1;
 	report(opts->report, "starting", NULL);
 	/* The start-latency trace (trace.h): a personal daemon's only; it goes

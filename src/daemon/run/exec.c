@@ -106,13 +106,13 @@ bool exec_holds_start(const struct server *s, const struct job *j)
  * its options on the pipe (--env-bytes, --argv-bytes, --spec-bytes), and it
  * is held (--hold) while the commit that started the job is not yet
  * synced. 0: handed. */
-static int hand_to_standby(struct server *s, const struct job *j, struct argv *a, const struct gf_bytes *env,
+static int hand_to_standby(struct server *s, struct job *j, struct argv *a, const struct gf_bytes *env,
 			   const struct gf_bytes *argv, const struct gf_bytes *spec)
 {
 	struct iovec more[3] = { { env->p, env->len }, { argv->p, argv->len }, { spec->p, spec->len } };
-	int n = a->n, nown = a->nown, rc;
+	int n = a->n, nown = a->nown, rc, chan = -1;
 
-	if (a->n > 63 - 7 || a->nown > 16 - 3)
+	if (a->n > 63 - 8 || a->nown > 16 - 3)
 		return 1;
 	arg(a, "--env-bytes");
 	argf(a, "%lld", (long long)env->len);
@@ -124,8 +124,12 @@ static int hand_to_standby(struct server *s, const struct job *j, struct argv *a
 		arg(a, "--hold");
 	if (in_tmux(s, j))
 		rc = standby_hand_tmux(s, j, a->v, more, 3, s->start_held);
-	else
-		rc = standby_hand(s, a->v, more, 3, s->start_held);
+	else {
+		/* Its result comes on its socket (reap.c's report section). */
+		arg(a, "--report");
+		if ((rc = standby_hand(s, a->v, more, 3, s->start_held, &chan)) == 0)
+			reap_report_watch(s, j, chan);
+	}
 	a->n = n;	/* a runner of its own takes the options before these */
 	a->v[n] = NULL;
 	a->nown = nown;

@@ -8,7 +8,10 @@
  * limit + 2 × grace + a margin, is ended by the daemon with everything of
  * its job. When a runner is gone, whatever is left of its job (track.c
  * knows) is killed, and the job's GPUs and memory go back only once no
- * process of it is left. An end the store could not record is tried again. */
+ * process of it is left. An end the store could not record is tried again.
+ *
+ * A result told on the runner's socket (the "report" section below) is
+ * taken without waiting for the runner's exit. */
 #include "run.h"
 #include "verbose.h"
 
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -48,6 +52,92 @@ struct pending {
 	struct event *timeout;
 	struct pending *next;
 };
+
+/* ---- a result told on the runner's socket ----------------------------------
+ * A standby runner of the process executor is started on a socket of ours
+ * (standby.c) and given --report: when its job and every process of it are
+ * gone it sends "result LEN\n" and the result's text (runfile.h's format)
+ * there, and waits. The result is recorded as a result file's is
+ * (GF_EV_RUNNER_ENDED: the next pass's commit, with the other ends and the
+ * starts they make room for) and, once that commit is on disk, answered
+ * "k" (reap_forget): the runner exits without writing RUNDIR/result, which
+ * saves it two syncs and the daemon the wait for its exit on the way from
+ * one job to the next. It is answered "n" (write the file) when the daemon
+ * cannot take it so: the job is not at a plain end, its runner is not
+ * watched, the daemon counts processes of it still, or the store refused
+ * the commit. A runner that gets no answer — the daemon stopped, crashed,
+ * or is stuck for 2 s — writes the file, as every runner did before: an
+ * exit status is never only in memory for long. After "k" the run
+ * directory and the job's groups go when the runner has exited
+ * (on_runner_exit): a runner whose wait ended just before the answer came
+ * writes its file there, never into a directory reused. */
+
+#define REPORT_MAX 1200	/* "result LEN\n" and a result's text (under 1 KiB) */
+
+struct report {
+	struct server *s;
+	int64_t id;
+	struct event *ev;
+	int fd;
+	bool told;	/* its result is taken: the runner waits for our answer */
+	bool answered;	/* "k" given: the job's end is on disk */
+	size_t len;
+	char buf[REPORT_MAX + 1];
+};
+
+static void report_say(struct report *rp, char c)
+{
+	while (send(rp->fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
+		;
+}
+
+static void report_free(struct report *rp)
+{
+	if (rp->ev)
+		event_free(rp->ev);
+	close(rp->fd);
+	free(rp);
+}
+
+static struct report *report_of(const struct job *j)
+{
+	return j->rt ? j->rt->report : NULL;
+}
+
+static void report_drop(struct job *j)
+{
+	if (!report_of(j))
+		return;
+	report_free(j->rt->report);
+	j->rt->report = NULL;
+}
+
+/* After the commit of a told job's end: "k". True when the runner was told
+ * so (now or before): it may still be alive. */
+static bool report_answer(struct job *j)
+{
+	struct report *rp = report_of(j);
+
+	if (!rp || !rp->told)
+		return false;
+	if (!rp->answered)
+		report_say(rp, 'k');
+	rp->answered = true;
+	return true;
+}
+
+/* The store refused a told job's end: "n", the runner writes its file.
+ * True when there was such a runner waiting. */
+static bool report_refuse(struct job *j)
+{
+	struct report *rp = report_of(j);
+
+	if (!rp || !rp->told || rp->answered)
+		return false;
+	report_say(rp, 'n');
+	report_drop(j);
+	return true;
+}
 
 static int pidfd_open_(pid_t pid)
 {
@@ -193,8 +283,12 @@ static void note_unrecorded(struct server *s, struct job *j, const struct job_re
 
 void reap_end_unrecorded(struct server *s, struct job *j, const struct job_result *r)
 {
-	jr_w(j)->end_pending = true;
 	note_unrecorded(s, j, r);
+	/* A runner that waits for our word writes its result file now, and
+	 * its exit brings that here again (runner_gone). */
+	if (report_refuse(j))
+		return;
+	jr_w(j)->end_pending = true;
 	event_active(s->watch_ev, 0, 0);
 }
 
@@ -208,6 +302,9 @@ static void runner_gone(struct server *s, struct job *j)
 	bool left;
 
 	unwatch(j);
+	if (report_of(j) && report_of(j)->told)
+		return;	/* it told its result, which the next pass records */
+	report_drop(j);
 	if (!fd_room()) {
 		/* Its result waits on disk; the backstop's next round reads it. */
 		fd_note("job %lld ended, and gflowd is out of file descriptors: its result is read when there "
@@ -281,6 +378,8 @@ static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
 		jr_w(j)->pidfd_ev = NULL;
 		if (j->active && !jr(j)->draining)
 			runner_gone(p->s, j);
+		else if (report_of(j) && report_of(j)->answered)
+			reap_forget(p->s, j);	/* its run directory and groups, now that it is gone */
 	}
 	free(p);
 }
@@ -438,6 +537,94 @@ static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 		runner_gone(s, j);
 	} else
 		attach(s, j);
+}
+
+/* Take a told result as the runner's end, when it is a plain one: the job
+ * runs (or was cancelled) with no end on its way by another path, is not
+ * being preempted (a requeued job starts again under its id: its old
+ * runner must be gone first, and is, on the file's way), its runner is
+ * watched (its exit then cleans up), and no process of it is left by our
+ * count. */
+static bool report_take(struct server *s, struct job *j, struct report *rp, char *text)
+{
+	char dir[GF_PATH_MAX];
+	struct job_result r;
+	struct gf_err e;
+
+	rundir_path(s, j, dir, sizeof dir);
+	if (runfile_result_parse(text, dir, "report", &r, &e)) {
+		fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		return false;
+	}
+	if (!jr(j)->pidfd_ev && j->active)
+		attach(s, j);	/* its announcement may be read after this */
+	if (!j->active || jr(j)->draining || jr(j)->end_queued || jr(j)->end_pending || !jr(j)->pidfd_ev ||
+	    (j->state != JS_RUNNING && j->state != JS_CANCELLED) || jm(j)->preempt_since > 0 || !track_empty(s, j))
+		return false;
+	rp->told = true;
+	if (hooks_fire(s, GF_EV_RUNNER_ENDED, &(struct gf_ev_runner_ended){ j, &r, NULL })) {
+		rp->told = false;
+		return false;
+	}
+	return true;
+}
+
+static void on_report(evutil_socket_t fd, short what, void *arg)
+{
+	struct report *rp = arg;
+	struct job *j = jobs_get(rp->s, rp->id);
+	ssize_t got;
+	char *text;
+	int whole;
+
+	(void)what;
+	do
+		got = recv(fd, rp->buf + rp->len, REPORT_MAX - rp->len, MSG_DONTWAIT);
+	while (got < 0 && errno == EINTR);
+	if (got < 0 && errno == EAGAIN)
+		return;
+	if (!j || report_of(j) != rp) {
+		report_free(rp);	/* its job is gone (deleted): nobody else holds it */
+		return;
+	}
+	if (rp->told) {
+		/* EOF (it exited, or stopped waiting), or more than it should
+		 * say: nothing more is read. Its answer and the rest are due
+		 * as they were. */
+		event_del(rp->ev);
+		return;
+	}
+	if (got <= 0) {
+		report_drop(j);	/* gone without telling: its exit says the rest */
+		return;
+	}
+	rp->len += (size_t)got;
+	if ((whole = runfile_report_whole(rp->buf, rp->len, sizeof rp->buf, &text)) == 0)
+		return;
+	if (whole < 0 || !report_take(rp->s, j, rp, text)) {
+		report_say(rp, 'n');	/* the runner writes its result file */
+		report_drop(j);
+	}
+}
+
+int reap_report_watch(struct server *s, struct job *j, int fd)
+{
+	struct report *rp = calloc(1, sizeof *rp);
+
+	if (!rp) {
+		close(fd);
+		return -1;
+	}
+	rp->s = s;
+	rp->id = j->id;
+	rp->fd = fd;
+	if (!(rp->ev = event_new(s->base, fd, EV_READ | EV_PERSIST, on_report, rp)) || event_add(rp->ev, NULL)) {
+		report_free(rp);
+		return -1;
+	}
+	report_drop(j);
+	jr_w(j)->report = rp;
+	return 0;
 }
 
 static void on_inotify(evutil_socket_t fd, short what, void *arg)
@@ -698,6 +885,12 @@ int reap_signal(struct server *s, struct job *j, int sig)
 
 void reap_forget(struct server *s, struct job *j)
 {
+	/* A runner that told its result waits for our word that its end is on
+	 * disk (it is, when this is called): given now, and the rest waits
+	 * for its exit (on_runner_exit). */
+	if (report_answer(j) && jr(j)->pidfd_ev)
+		return;
+	report_drop(j);
 	pending_drop(s, j->id);
 	unwatch(j);
 	rundir_remove(s, j);
@@ -709,6 +902,12 @@ void reap_forget(struct server *s, struct job *j)
 		j->rt->cancel_sent = false;	/* a later run is signalled afresh */
 	}
 	job_rt_trim(j);	/* the runner's block goes with it */
+}
+
+void reap_job_close(struct job *j)
+{
+	unwatch(j);
+	report_drop(j);	/* its runner, if it waits, writes its result file */
 }
 
 void reap_close(struct server *s)

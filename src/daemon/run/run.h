@@ -54,6 +54,9 @@ void tmux_new_session_words(struct argv *w, const char *session, char *trace, si
 /* argv as our child, its stdin and stdout+stderr pipes to us (our ends
  * non-blocking, close-on-exec); from_child NULL: its output goes to ours. */
 int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *pid, struct gf_err *e);
+/* The same with stdin one end of a socket pair, *sock the other (ours,
+ * non-blocking, close-on-exec); its output goes to ours. */
+int exec_spawn_socket(char *const argv[], int *sock, pid_t *pid, struct gf_err *e);
 
 /* argv started, its stdout and stderr appended to log_path (NULL: ours);
  * waited for when wait_for_exit, its status then in *status. */
@@ -122,10 +125,11 @@ void tmuxctl_close(struct server *s);
  * say follows): 0 handed, 1 there is none or it could not take it
  * (start a runner then). hold: the job waits before its exec until
  * standby_release (after the commit that started it is synced); EOF instead
- * — we stopped — and the runner gives the start up. standby_want makes one
- * in a moment unless there is one. */
+ * — we stopped — and the runner gives the start up. Handed, *chan is the
+ * socket the runner is on (the caller's: reap_report_watch). standby_want
+ * makes one in a moment unless there is one. */
 struct iovec;
-int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold);
+int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold, int *chan);
 bool standby_ready(const struct server *s);
 void standby_release(struct server *s);
 /* The run directory and log spares (rundir.c) are made again in a moment. */
@@ -155,11 +159,18 @@ int reap_signal(struct server *s, struct job *j, int sig);
  * preempt_secs; runfile.h's GF_PREEMPT_VALUE). -1: not attached yet (the
  * attach sends it). */
 int reap_preempt(struct server *s, struct job *j);
+/* After the commit of j's end (or to drop it): its runner's watch, run
+ * directory and groups go; a runner that told its result on its socket is
+ * answered, and the rest waits for its exit. */
 void reap_forget(struct server *s, struct job *j);
+/* The socket of j's runner (a standby given --report), to read its result
+ * on (the socket is the job's then, also when -1 is returned). */
+int reap_report_watch(struct server *s, struct job *j, int fd);
 /* The store refused to record j's end (r: its result, or none): the job
  * says so and the backstop reads its result again (end_pending). */
 void reap_end_unrecorded(struct server *s, struct job *j, const struct job_result *r);
 void reap_close(struct server *s);			/* at shutdown */
+void reap_job_close(struct job *j);	/* at shutdown: what watches j's runner */
 
 /* track.c — each job's processes, known to the daemon itself */
 int track_setup(struct server *s, struct gf_err *e);	/* before any thread starts */

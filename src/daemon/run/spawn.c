@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -128,6 +129,23 @@ int exec_spawn_piped(char *const argv[], int *to_child, int *from_child, pid_t *
 		fcntl(out[0], F_SETFL, O_NONBLOCK);
 		*from_child = out[0];
 	}
+	return 0;
+}
+
+int exec_spawn_socket(char *const argv[], int *sock, pid_t *pid, struct gf_err *e)
+{
+	int sv[2], rc;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return gf_err_set(e, "socketpair: %s", strerror(errno));
+	rc = spawn_child_io(argv, sv[1], 2, pid, e);
+	close(sv[1]);
+	if (rc) {
+		close(sv[0]);
+		return -1;
+	}
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	*sock = sv[0];
 	return 0;
 }
 

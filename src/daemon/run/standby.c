@@ -1,22 +1,24 @@
-/* standby.c — the standby runner: one gflow-runner started ahead of any
- * job (`gflow-runner --standby`, its stdin a pipe of ours). A start of the
- * process executor hands it the runner's options (NUL-ended words, then an
- * empty one) and the job's environment and command (their sizes among the
- * options) and closes the pipe, instead of starting a runner. A held start
- * (`--hold`, made before the commit that records it is synced) keeps the
- * pipe until the sync is done and then writes one byte, "g", that lets the
- * job exec; the runner prepares everything meanwhile. The exec
- * and loading of a runner (~2 ms here) leave the submit → start path; it
- * writes its announcement while it waits (--ahead). A new standby (and new
- * spares, rundir.c) is made a moment after one is used (not at once: it would
- * compete with the start it just made for the CPUs, and a daemon killed
- * while it spawns leaves a child holding its lock until the child execs,
- * which a restart at once would find), and at daemon start
+/* standby.c — the standby runners: gflow-runners started ahead of any job
+ * (`gflow-runner --standby`, its stdin a socket of ours), one a CPU (up to
+ * GF_STANDBY_MAX), since short jobs end and start one a CPU at a time. A
+ * start of the process executor hands the last one made the runner's
+ * options (NUL-ended words, then an empty one) and the job's environment
+ * and command (their sizes among the options), instead of starting a
+ * runner; the socket is then the job's, and the runner tells its result
+ * there (--report, reap.c). A held start (`--hold`, made before the commit
+ * that records it is synced) writes one more byte, "g", when the sync is
+ * done, that lets the job exec; the runner prepares everything meanwhile.
+ * The exec and loading of a runner (~2 ms here) leave the submit → start
+ * path; it writes its announcement while it waits (--ahead). New standbys
+ * (and new spares, rundir.c) are made a moment after one is used (not at
+ * once: it would compete with the start it just made for the CPUs, and a
+ * daemon killed while it spawns leaves a child holding its lock until the
+ * child execs, which a restart at once would find), and at daemon start
  * when jobs default to the process executor (the tmux executor has a
- * standby of its own, below). It is our child like any
- * runner (exec_reap collects it). EOF on its pipe before a whole request —
- * we stop, crash or exec ourselves again (the pipe is close-on-exec) —
- * ends it with nothing done. */
+ * standby of its own, below). Each is our child like any runner
+ * (exec_reap collects it). EOF on its socket before a whole request — we
+ * stop, crash or exec ourselves again (the socket is close-on-exec) — ends
+ * it with nothing done. */
 #include "run.h"
 
 #include <dirent.h>
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -104,6 +107,28 @@ static void make_tmux_standby(struct server *s)
 	s->tsb_made = now_mono();
 }
 
+/* How many standbys are kept: one a CPU, up to GF_STANDBY_MAX (short jobs
+ * end and start one a CPU at a time; a start without one forks and execs
+ * a runner on its way). */
+static int standby_count(struct server *s)
+{
+	if (!s->nstandby) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		s->nstandby = n < 1 ? 1 : n > GF_STANDBY_MAX ? GF_STANDBY_MAX : (int)n;
+	}
+	return s->nstandby;
+}
+
+/* The last standby made, or -1. */
+static int standby_last(const struct server *s)
+{
+	for (int i = GF_STANDBY_MAX - 1; i >= 0; i--)
+		if (s->standby_fd[i] >= 0)
+			return i;
+	return -1;
+}
+
 static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct server *s = arg;
@@ -122,14 +147,19 @@ static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
 		s->tsb_due = false;
 		make_tmux_standby(s);
 	}
-	if (!s->standby_due || s->standby_fd >= 0)
+	if (!s->standby_due)
 		return;
 	s->standby_due = false;
-	if (exec_spawn_piped(argv, &s->standby_fd, NULL, &pid, &e)) {
-		fprintf(stderr, "gflowd: no standby runner: %s (runners are started as they are needed)\n", e.msg);
-		return;
+	for (int i = 0; i < standby_count(s); i++) {
+		if (s->standby_fd[i] >= 0)
+			continue;
+		if (exec_spawn_socket(argv, &s->standby_fd[i], &pid, &e)) {
+			fprintf(stderr, "gflowd: no standby runner: %s (runners are started as they are needed)\n",
+				e.msg);
+			return;
+		}
+		s->standby_pidfd[i] = (int)syscall(SYS_pidfd_open, pid, 0);
 	}
-	s->standby_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
 static void arm(struct server *s)
@@ -146,7 +176,11 @@ static void arm(struct server *s)
 
 void standby_want(struct server *s)
 {
-	if (s->standby_fd >= 0)
+	int i = 0;
+
+	while (i < standby_count(s) && s->standby_fd[i] >= 0)
+		i++;
+	if (i == standby_count(s))
 		return;
 	s->standby_due = true;
 	arm(s);
@@ -173,7 +207,7 @@ void standby_want_spares(struct server *s)
 
 bool standby_ready(const struct server *s)
 {
-	return s->standby_fd >= 0 && s->standby_held_fd < 0;
+	return standby_last(s) >= 0 && s->standby_held_fd < 0;
 }
 
 /* The request: argv's words after argv[0], each NUL-ended, an empty one,
@@ -208,39 +242,47 @@ static char *request(char *const argv[], const struct iovec *more, int nmore, si
 	return buf;
 }
 
-/* Writes buf to fd, then keeps fd as the held start's (hold) or closes
- * it. True when all of it went. */
-static bool put_request(struct server *s, int fd, char *buf, size_t total, bool hold)
+/* Writes buf to fd, then keeps fd as the held start's (hold: a copy of it
+ * when the caller keeps fd) or closes it (unless the caller keeps it).
+ * True when all of it went. */
+static bool put_request(struct server *s, int fd, char *buf, size_t total, bool hold, bool keep)
 {
 	ssize_t put;
+	bool sent;
 
 	do
 		put = write(fd, buf, total);
 	while (put < 0 && errno == EINTR);
 	free(buf);
-	if (hold && put == (ssize_t)total)
-		s->standby_held_fd = fd;
-	else
+	sent = put == (ssize_t)total;
+	if (hold && sent && (s->standby_held_fd = keep ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : fd) < 0)
+		sent = false;	/* no byte could let it go: EOF gives it up */
+	if (!keep && !(hold && sent))
 		close(fd);
-	return put == (ssize_t)total;
+	return sent;
 }
 
-int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold)
+int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold, int *chan)
 {
 	char *buf;
 	size_t total;
-	int fd = s->standby_fd;
+	int i = standby_last(s), fd;
 	bool sent;
 
-	if (fd < 0 || (hold && s->standby_held_fd >= 0) || !(buf = request(argv, more, nmore, &total)))
+	if (i < 0 || (hold && s->standby_held_fd >= 0) || !(buf = request(argv, more, nmore, &total)))
 		return 1;
 	/* It is taken whatever happens next: a standby that got part of a
 	 * request, or none, exits without doing anything. */
-	s->standby_fd = -1;
-	if (s->standby_pidfd >= 0)
-		close(s->standby_pidfd);
-	s->standby_pidfd = -1;
-	sent = put_request(s, fd, buf, total, hold);
+	fd = s->standby_fd[i];
+	s->standby_fd[i] = -1;
+	if (s->standby_pidfd[i] >= 0)
+		close(s->standby_pidfd[i]);
+	s->standby_pidfd[i] = -1;
+	sent = put_request(s, fd, buf, total, hold, true);
+	if (sent)
+		*chan = fd;	/* the runner tells its result there (--report) */
+	else
+		close(fd);
 	standby_want(s);
 	return sent ? 0 : 1;
 }
@@ -272,7 +314,7 @@ int standby_hand_tmux(struct server *s, const struct job *j, char *const argv[],
 	snprintf(target, sizeof target, "=%s", s->tsb_session);
 	snprintf(name, sizeof name, "gflow-%lld", (long long)j->id);
 	drop_tmux_standby(s, false);	/* taken, whatever happens next */
-	sent = put_request(s, fd, buf, total, hold);
+	sent = put_request(s, fd, buf, total, hold, false);
 	if (sent) {
 		rename[2] = target;
 		rename[3] = name;
@@ -300,25 +342,33 @@ void standby_close(struct server *s)
 {
 	drop_tmux_standby(s, true);
 	/* A start is never held across a return to the loop; were one held,
-	 * EOF without the byte gives it up. */
-	if (s->standby_held_fd >= 0)
+	 * EOF without the byte gives it up (a socket's other copy is the
+	 * job's: shut down for all). */
+	if (s->standby_held_fd >= 0) {
+		shutdown(s->standby_held_fd, SHUT_RDWR);
 		close(s->standby_held_fd);
+	}
 	s->standby_held_fd = -1;
 	if (s->standby_ev)
 		event_free(s->standby_ev);
 	s->standby_ev = NULL;
-	if (s->standby_fd >= 0)
-		close(s->standby_fd);
-	/* It exits at the EOF: collected here (unless exec_reap was first),
+	for (int i = 0; i < GF_STANDBY_MAX; i++) {
+		if (s->standby_fd[i] >= 0)
+			close(s->standby_fd[i]);
+		s->standby_fd[i] = -1;
+	}
+	/* Each exits at the EOF: collected here (unless exec_reap was first),
 	 * so nothing of ours outlives a stop. A second at most. */
-	if (s->standby_pidfd >= 0) {
-		struct pollfd p = { .fd = s->standby_pidfd, .events = POLLIN };
+	for (int i = 0; i < GF_STANDBY_MAX; i++) {
+		struct pollfd p = { .fd = s->standby_pidfd[i], .events = POLLIN };
 		siginfo_t si;
 
+		if (p.fd < 0)
+			continue;
 		while (poll(&p, 1, 1000) < 0 && errno == EINTR)
 			;
-		waitid(P_PIDFD, (id_t)s->standby_pidfd, &si, WEXITED | WNOHANG);
-		close(s->standby_pidfd);
+		waitid(P_PIDFD, (id_t)p.fd, &si, WEXITED | WNOHANG);
+		close(p.fd);
+		s->standby_pidfd[i] = -1;
 	}
-	s->standby_fd = s->standby_pidfd = -1;
 }

@@ -328,9 +328,13 @@ struct server {
 	size_t nviews;
 
 	/* Runners */
+#define GF_STANDBY_MAX 4
 	struct pending *pending;		/* launched, not yet announced (reap.c) */
 	struct tmuxctl *tmuxctl;		/* the tmux control client (tmuxctl.c), or NULL */
-	int standby_fd, standby_pidfd;		/* the standby runner's pipe and pidfd (standby.c), -1: none */
+	/* The standby runners' sockets and pidfds (standby.c), -1: none; a
+	 * start takes the last. */
+	int standby_fd[GF_STANDBY_MAX], standby_pidfd[GF_STANDBY_MAX];
+	int nstandby;				/* how many are kept (standby.c) */
 	int standby_held_fd;			/* the pipe of a held start (standby.c), -1: none */
 	bool start_held;			/* a launch now is held until jobs_txn_sync */
 	bool standby_due, spares_due;		/* what standby_ev makes (standby.c) */

@@ -1,0 +1,130 @@
+"""A runner tells its result on its socket (issue 31): a standby runner of
+the process executor sends its job's result to the daemon, which records it
+in its next commit and answers; the runner then writes no result file. The
+guarantees of the file stay: a daemon that is stopped, killed or refused by
+its store gets the result from the file the runner writes when no answer
+comes, and loses nothing; the job never holds the socket. And there is a
+standby runner per CPU (up to 4), so that short jobs ending one a CPU at a
+time each find one."""
+import os
+import signal
+
+import pytest
+
+from test_start import standbys
+from test_trace import read_trace
+
+
+def steps_of(trace, jid):
+    return [s for _, s, j in read_trace(trace) if j == str(jid)]
+
+
+def traced(g, standby=True):
+    trace = g.tmp / "trace"
+    g.env["GFLOW_TRACE"] = str(trace)
+    g.start()
+    if standby:
+        g.wait_for(lambda: standbys(g), what="a standby runner")
+    return trace
+
+
+def test_a_result_told_on_the_socket_is_recorded_and_no_file_is_written(gflow):
+    g = gflow
+    trace = traced(g)
+    ok = g.submit("true")
+    bad = g.submit("sh", "-c", "exit 7")
+    killed = g.submit("sh", "-c", "kill -USR1 $$")
+    g.wait_state(ok, "Finished")
+    g.wait_state(bad, "Failed")
+    g.wait_state(killed, "Failed")
+    assert g.job(bad)["exit_code"] == 7
+    assert g.job(killed)["exit_signal"] == signal.SIGUSR1
+    for jid in (ok, bad, killed):
+        steps = steps_of(trace, jid)
+        assert "result_told" in steps and "result_written" not in steps, steps
+        assert "end_commit" in steps, steps
+    # and each runner is gone, collected, its run directory recycled
+    g.wait_for(lambda: not [d for d in os.listdir(g.data / "run") if not d.startswith(".")],
+               what="the run directories recycled")
+
+
+def test_a_stopped_daemon_gets_the_result_from_the_file_and_loses_nothing(gflow):
+    # No answer within 2 s: the runner writes its result file as it always
+    # did, so the exit status is not only in its memory while the daemon is
+    # stuck; a daemon killed then reads the file at its next start.
+    g = gflow
+    trace = traced(g)
+    flag = g.tmp / "go"
+    jid = g.submit("sh", "-c", f"while [ ! -e {flag} ]; do sleep 0.05; done; echo ran >> {g.tmp}/count; exit 7")
+    g.wait_state(jid, "Running")
+    os.kill(g.proc.pid, signal.SIGSTOP)
+    try:
+        flag.touch()
+        g.wait_for(lambda: (g.data / "run" / f"{jid}.1" / "result").exists(), timeout=20,
+                   what="the result file of a runner that got no answer")
+        assert "result_told" in steps_of(trace, jid)
+    finally:
+        g.kill9()
+    g.start()
+    g.wait_state(jid, "Failed")
+    assert g.job(jid)["exit_code"] == 7
+    assert (g.tmp / "count").read_text() == "ran\n"
+
+
+def test_a_daemon_killed_while_a_runner_waits_loses_nothing(gflow):
+    # The daemon dies after the runner told it the result and before it
+    # answered: the runner sees its socket end and writes the file at once.
+    g = gflow
+    trace = traced(g)
+    flag = g.tmp / "go"
+    jid = g.submit("sh", "-c", f"while [ ! -e {flag} ]; do sleep 0.05; done; exit 3")
+    g.wait_state(jid, "Running")
+    os.kill(g.proc.pid, signal.SIGSTOP)
+    flag.touch()
+    g.wait_for(lambda: "result_told" in steps_of(trace, jid), timeout=20, what="the result told")
+    g.kill9()
+    g.wait_for(lambda: "result_written" in steps_of(trace, jid), timeout=20, what="the result file written")
+    g.start()
+    g.wait_state(jid, "Failed")
+    assert g.job(jid)["exit_code"] == 3
+
+
+def test_the_job_never_holds_the_daemons_socket(gflow):
+    g = gflow
+    g.start()
+    g.wait_for(lambda: standbys(g), what="a standby runner")
+    jid = g.submit("sh", "-c", "ls -l /proc/$$/fd/")
+    g.wait_state(jid, "Finished")
+    out = g.log_of(jid)
+    assert "socket:" not in out, out
+    assert " 0 -> /dev/null" in out, out
+
+
+def test_there_is_a_standby_runner_for_each_cpu_up_to_four(gflow):
+    g = gflow
+    g.start()
+    want = min(max(os.cpu_count() or 1, 1), 4)
+    g.wait_for(lambda: len(standbys(g)) == want, what=f"{want} standby runners")
+    jid = g.submit("sleep", "30")
+    g.wait_for(lambda: g.job(jid)["runner_pid"], what="the runner")
+    g.wait_for(lambda: len(standbys(g)) == want, what="the standby used made again")
+    assert g.job(jid)["runner_pid"] not in standbys(g)
+    g.cli("gcancel", jid, check=True)
+    g.wait_state(jid, "Cancelled")
+    kept = standbys(g)
+    g.stop()
+    assert not [p for p in kept if os.path.exists(f"/proc/{p}")]    # gone with the daemon
+
+
+@pytest.mark.parametrize("executor", ["tmux"])
+def test_runners_of_the_tmux_executor_write_their_file(gflow, executor):
+    # The tmux standby has no socket of ours (its stdin is a pane): its
+    # result comes as a file, as before.
+    g = gflow
+    g.env["GFLOW_EXECUTOR__TYPE"] = executor
+    trace = traced(g, standby=False)
+    jid = g.submit("sh", "-c", "exit 5")
+    g.wait_state(jid, "Failed")
+    assert g.job(jid)["exit_code"] == 5
+    steps = steps_of(trace, jid)
+    assert "result_written" in steps and "result_told" not in steps, steps

@@ -250,6 +250,7 @@ static inline int64_t job_group_id(const struct job *j)
 
 void job_set_array_task_id(struct job *j, int64_t v);
 void job_set_group_id(struct job *j, int64_t v);
+
 /* j takes the fields of m (which it then owns) as its block, made only
  * when one of them is set. */
 void job_more_adopt(struct job *j, const struct job_more *m);

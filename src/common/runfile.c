@@ -554,10 +554,10 @@ int runfile_result_parse(char *text, const char *label, const char *name, struct
 		if (!strcmp(key, "exited")) {
 			bad = parse_int(value, &r->exited);
 			have_exited = 1;
-		} else if (!strcmp(key, "exit_code"))
-			bad = parse_int(value, &r->exit_code);
+		} else if (!strcmp(key, "exit_code"))	/* an exit status; the daemon keeps it in 16 bits */
+			bad = parse_int(value, &r->exit_code) || r->exit_code < 0 || r->exit_code > 255;
 		else if (!strcmp(key, "signal"))
-			bad = parse_int(value, &r->signal);
+			bad = parse_int(value, &r->signal) || r->signal < 0 || r->signal > 255;
 		else if (!strcmp(key, "start"))
 			bad = parse_double(value, &r->start);
 		else if (!strcmp(key, "end"))

@@ -104,8 +104,8 @@ static struct job *full_job(void)
 	j->dep_any = true;
 	j->auto_cancel = false;
 	jm_w(j)->begin_at = 1796292960.125;
-	jm_w(j)->array_task_id = 17;
-	jm_w(j)->group_id = 3;
+	job_set_array_task_id(j, 17);
+	job_set_group_id(j, 3);
 	j->max_concurrent = 4;
 	j->max_retries = 2;
 	j->attempt = 1;
@@ -475,6 +475,106 @@ static void rare_fields_are_kept_only_when_set(void **state)
 	job_free(j);
 }
 
+/* j read both ways from text, then written and read back: the same ids,
+ * and a job_more block only when `block`. */
+static void ids_read_back(const char *text, int64_t task, int64_t group, bool block)
+{
+	json_t *o = json_loads(text, 0, NULL);
+	struct job *q = job_from_row(text, strlen(text)), *s;
+	struct gf_err e;
+	char *row;
+
+	assert_non_null(o);
+	assert_non_null(q);
+	assert_non_null(s = job_from_json(o, &e));
+	json_decref(o);
+	for (struct job *j = q;; j = s) {
+		assert_int_equal(job_array_task_id(j), task);
+		assert_int_equal(job_group_id(j), group);
+		assert_true((j->more != NULL) == block);
+		if (j == s)
+			break;
+	}
+	assert_same_job(q, s);
+	check_written(q);
+	row = jobw_row(q);
+	job_free(s);
+	s = job_from_row(row, strlen(row));
+	assert_non_null(s);
+	assert_int_equal(job_array_task_id(s), task);
+	assert_int_equal(job_group_id(s), group);
+	assert_true((s->more != NULL) == block);
+	free(row);
+	job_free(s);
+	job_free(q);
+}
+
+/* Issue 13: every array task and every job of a multi-job submission has a
+ * group; they live in struct job, so such a job has no job_more block. Ids
+ * over 32 bits (never in practice) go to job_more and come back whole. */
+static void array_and_group_ids_need_no_block(void **state)
+{
+	struct job *j = job_new();
+
+	(void)state;
+	ids_read_back("{\"state\":\"Queued\",\"command\":[\"true\"],\"array_task_id\":17,\"group_id\":5}", 17, 5,
+		      false);
+	ids_read_back("{\"state\":\"Hold\",\"command\":[\"true\"],\"array_task_id\":0,\"group_id\":99999}", 0,
+		      99999, false);
+	ids_read_back("{\"state\":\"Queued\",\"command\":[\"true\"],\"array_task_id\":4294967295,"
+		      "\"group_id\":4294967295}",
+		      UINT32_MAX, UINT32_MAX, false);
+	ids_read_back("{\"state\":\"Queued\",\"command\":[\"true\"],\"array_task_id\":1099511627776,"
+		      "\"group_id\":4294967296}",
+		      INT64_C(1) << 40, INT64_C(1) << 32, true);
+	ids_read_back("{\"state\":\"Queued\",\"command\":[\"true\"],\"array_task_id\":3,\"group_id\":"
+		      "9000000000000}",
+		      3, INT64_C(9000000000000), true);
+	/* the setters: the block comes with a wide value and goes with it */
+	job_set_group_id(j, 12);
+	job_set_array_task_id(j, 4);
+	assert_null(j->more);
+	job_set_group_id(j, INT64_C(1) << 33);
+	assert_non_null(j->more);
+	assert_int_equal(j->group_id32, 0);
+	assert_int_equal(job_group_id(j), INT64_C(1) << 33);
+	assert_int_equal(job_array_task_id(j), 4);
+	job_set_group_id(j, 12);
+	assert_null(j->more);
+	assert_int_equal(job_group_id(j), 12);
+	job_set_array_task_id(j, INT64_C(1) << 40);
+	jm_w(j)->retry_of = 2;
+	job_set_array_task_id(j, 0);
+	assert_non_null(j->more);	/* retry_of still needs it */
+	assert_int_equal(job_array_task_id(j), 0);
+	job_free(j);
+}
+
+/* struct job's narrow fields take no stored value they would cut: such a
+ * row is refused both ways (and stands in as unreadable, jobs.c). */
+static void values_too_wide_for_a_field_are_refused(void **state)
+{
+	static const char *const rows[] = {
+		"{\"state\":\"Finished\",\"command\":[\"a\"],\"exit_code\":70000}",
+		"{\"state\":\"Failed\",\"command\":[\"a\"],\"exit_signal\":-40000}",
+		"{\"state\":\"Failed\",\"command\":[\"a\"],\"run_seq\":-1}",
+		"{\"state\":\"Failed\",\"command\":[\"a\"],\"run_seq\":4294967296}",
+	};
+	static const char *const names[] = { "'exit_code'", "'exit_signal'", "'run_seq'", "'run_seq'" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+		json_t *o = json_loads(rows[i], 0, NULL);
+		struct gf_err e = { 0 };
+
+		assert_null(job_from_row(rows[i], strlen(rows[i])));
+		assert_null(job_from_json(o, &e));
+		assert_non_null(strstr(e.msg, names[i]));
+		json_decref(o);
+	}
+	same_as_jansson("{\"state\":\"Finished\",\"command\":[\"a\"],\"exit_code\":-32768,\"run_seq\":4294967295}");
+}
+
 /* Runtime fields: defaults without a block; a clone has none of them; the
  * block goes when all are back to their defaults. */
 static void runtime_block_lives_while_set(void **state)
@@ -513,6 +613,8 @@ int main(void)
 		cmocka_unit_test(rare_fields_are_kept_only_when_set),
 		cmocka_unit_test(commands_are_pooled_whole),
 		cmocka_unit_test(runtime_block_lives_while_set),
+		cmocka_unit_test(array_and_group_ids_need_no_block),
+		cmocka_unit_test(values_too_wide_for_a_field_are_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,8 +69,9 @@ static struct job *varied(int k)
 	j->dep_any = k % 4 == 1;
 	j->auto_cancel = k % 3;
 	jm_w(j)->begin_at = k % 4 == 2 ? 1733220000.5 : 0;
-	jm_w(j)->array_task_id = k % 3 ? k : 0;
-	jm_w(j)->group_id = k % 2 ? 7 : 0;
+	/* some ids too wide for struct job's 32 bits: kept in job_more */
+	job_set_array_task_id(j, k % 11 == 4 ? INT64_C(1) << 40 : k % 3 ? k : 0);
+	job_set_group_id(j, k % 13 == 6 ? INT64_C(5000000000) : k % 2 ? 7 : 0);
 	j->max_concurrent = k % 3;
 	j->max_retries = k % 2;
 	j->attempt = k % 2;

@@ -169,6 +169,18 @@ static void result_incomplete_or_bad_rejected(void **state)
 	put(dir, "result", "exited=1\nexit_code=zero\nended_by=exit\n");
 	assert_int_equal(runfile_read_result(dir, &out, &e), -1);
 	assert_non_null(strstr(e.msg, "'exit_code'"));
+	/* an exit status is 0-255 (the daemon keeps it in 16 bits), a signal too */
+	put(dir, "result", "exited=1\nexit_code=70000\nended_by=exit\n");
+	assert_int_equal(runfile_read_result(dir, &out, &e), -1);
+	assert_non_null(strstr(e.msg, "'exit_code'"));
+	put(dir, "result", "exited=1\nexit_code=-1\nended_by=exit\n");
+	assert_int_equal(runfile_read_result(dir, &out, &e), -1);
+	put(dir, "result", "exited=0\nsignal=256\nended_by=exit\n");
+	assert_int_equal(runfile_read_result(dir, &out, &e), -1);
+	assert_non_null(strstr(e.msg, "'signal'"));
+	put(dir, "result", "exited=1\nexit_code=255\nended_by=exit\n");
+	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
+	assert_int_equal(out.exit_code, 255);
 	put(dir, "result", "exited=1\nended_by=a-very-long-ended-by\n");
 	assert_int_equal(runfile_read_result(dir, &out, &e), -1);
 	put(dir, "result", "newer=1\nexited=1\nexit_code=3\nended_by=exit\n");

@@ -429,7 +429,7 @@ struct job *api_spec_to_job(struct server *s, uid_t uid, json_t *spec, const cha
 	if (api_get_int(spec, "array_task_id", 0, INT64_C(1) << 40, &v, e))
 		goto fail;
 	if (v)
-		jm_w(j)->array_task_id = v;
+		job_set_array_task_id(j, v);
 	v = 1;
 	if (api_get_int(spec, "cpus", 1, 65536, &v, e))
 		goto fail;

@@ -135,8 +135,7 @@ static struct job *edited(struct server *s, uid_t uid, const struct job *old, js
 	n->uid = old->uid;
 	job_set_str(&n->user, old->user);
 	n->env_id = old->env_id;
-	if (jm(old)->group_id)
-		jm_w(n)->group_id = jm(old)->group_id;
+	job_set_group_id(n, job_group_id(old));
 	n->executor = old->executor;
 	job_set_str(&jm_w(n)->log_dir, jm(old)->log_dir);
 	/* stays preemptible (or not), as submitted */
@@ -354,13 +353,13 @@ void api_h_limit(struct server *s, struct evhttp_request *req, struct caller *c,
 		return;
 	}
 	j = jobs_get(s, id);
-	group = jm(j)->group_id ? jm(j)->group_id : j->id;
+	group = job_group_id(j) ? job_group_id(j) : j->id;
 	if (jobs_txn_begin(s, &e))
 		goto fail;
 	for (int64_t i = group; i <= s->max_id && !s->txn.failed; i++) {
 		struct job *g = s->jobs[i];
 
-		if (!g || g->unreadable || (g->id != group && jm(g)->group_id != group))
+		if (!g || g->unreadable || (g->id != group && job_group_id(g) != group))
 			continue;
 		if (!api_owns(c, g)) {
 			jobs_txn_rollback(s);

@@ -81,7 +81,7 @@ static struct job *remote_job(struct server *s, uid_t uid, const char *cluster, 
 	if (api_get_int(spec, "array_task_id", 0, INT64_C(1) << 40, &v, e))
 		goto fail;
 	if (v)
-		jm_w(j)->array_task_id = v;
+		job_set_array_task_id(j, v);
 	if (!jm(j)->slurm_id || !j->name || !jm(j)->slurm_id[0] || !j->name[0]) {
 		gf_err_set(e, "a remote job needs 'name' and 'slurm_id'");
 		goto fail;
@@ -159,11 +159,11 @@ static void record(struct server *s, struct evhttp_request *req, uid_t uid, json
 
 		list[i] = NULL;	/* the table's now, or freed */
 		if (first)
-			jm_w(j)->group_id = first;
+			job_set_group_id(j, first);
 		if (jobs_insert(s, j, &e))
 			goto store;
 		if (n > 1 && !first) {
-			first = jm_w(j)->group_id = j->id;
+			job_set_group_id(j, first = j->id);
 			if (jobs_save(s, j, &e))
 				goto store;
 		}

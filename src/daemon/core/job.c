@@ -91,6 +91,30 @@ void job_more_trim(struct job *j)
 	}
 }
 
+/* Both setters: the uint32_t field, or the job_more overflow (the block
+ * made only when a value needs it, trimmed when it no longer does). */
+void job_set_array_task_id(struct job *j, int64_t v)
+{
+	int64_t wide;
+
+	job_split_u32(v, &j->array_task_id32, &wide);
+	if (wide || j->more) {
+		jm_w(j)->array_task_id_wide = wide;
+		job_more_trim(j);
+	}
+}
+
+void job_set_group_id(struct job *j, int64_t v)
+{
+	int64_t wide;
+
+	job_split_u32(v, &j->group_id32, &wide);
+	if (wide || j->more) {
+		jm_w(j)->group_id_wide = wide;
+		job_more_trim(j);
+	}
+}
+
 const struct job_rt job_rt_none = { .pidfd = -1 };
 
 struct job_rt *jr_w(struct job *j)
@@ -716,9 +740,9 @@ json_t *job_to_json_only(const struct job *j, const char *log_path, char *const 
 	if (want(only, "begin_at"))
 		json_object_set_new(o, "begin_at", time_or_null(m->begin_at));
 	if (want(only, "array_task_id"))
-		json_object_set_new(o, "array_task_id", json_integer(m->array_task_id));
+		json_object_set_new(o, "array_task_id", json_integer(job_array_task_id(j)));
 	if (want(only, "group_id"))
-		json_object_set_new(o, "group_id", pos_or_null(m->group_id));
+		json_object_set_new(o, "group_id", pos_or_null(job_group_id(j)));
 	if (want(only, "max_concurrent"))
 		json_object_set_new(o, "max_concurrent", json_integer(j->max_concurrent));
 	if (want(only, "max_retries"))
@@ -865,6 +889,18 @@ static double get_num(json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
+/* False (e set) when o's k is an integer outside lo..hi: the narrow
+ * fields of struct job take no value that they would cut. */
+static bool int_fits(json_t *o, const char *k, int64_t lo, int64_t hi, struct gf_err *e)
+{
+	int64_t v = get_int(o, k);
+
+	if (v >= lo && v <= hi)
+		return true;
+	gf_err_set(e, "job record: '%s' out of range (%lld..%lld)", k, (long long)lo, (long long)hi);
+	return false;
+}
+
 struct job *job_from_json(json_t *o, struct gf_err *e)
 {
 	struct job *j;
@@ -882,6 +918,9 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 		gf_err_set(e, "job record has no valid state");
 		return NULL;
 	}
+	if (!int_fits(o, "exit_code", INT16_MIN, INT16_MAX, e) || !int_fits(o, "exit_signal", INT16_MIN, INT16_MAX, e) ||
+	    !int_fits(o, "run_seq", 0, UINT32_MAX, e))
+		return NULL;
 	j = job_new();
 	j->state = (enum job_state)st;
 	j->argv = strv_from_json(json_object_get(o, "command"), e, "command");
@@ -923,8 +962,8 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->dep_any = json_is_string(v) && !strcmp(json_string_value(v), "any");
 	j->auto_cancel = !json_is_false(json_object_get(o, "auto_cancel"));
 	m.begin_at = get_num(o, "begin_at");
-	m.array_task_id = get_int(o, "array_task_id");
-	m.group_id = get_int(o, "group_id");
+	job_split_u32(get_int(o, "array_task_id"), &j->array_task_id32, &m.array_task_id_wide);
+	job_split_u32(get_int(o, "group_id"), &j->group_id32, &m.group_id_wide);
 	j->max_concurrent = (int)get_int(o, "max_concurrent");
 	j->max_retries = (int)get_int(o, "max_retries");
 	j->attempt = (int)get_int(o, "attempt");
@@ -942,10 +981,10 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->end_time = get_num(o, "end_time");
 	if (json_is_integer(json_object_get(o, "exit_signal"))) {
 		j->has_exit = true;
-		j->exit_signal = (int)get_int(o, "exit_signal");
+		j->exit_signal = (int16_t)get_int(o, "exit_signal");
 	} else if (json_is_integer(json_object_get(o, "exit_code"))) {
 		j->has_exit = true;
-		j->exit_code = (int)get_int(o, "exit_code");
+		j->exit_code = (int16_t)get_int(o, "exit_code");
 	}
 	v = json_object_get(o, "gpu_ids");
 	json_array_foreach(v, i, it) {
@@ -964,7 +1003,7 @@ struct job *job_from_json(json_t *o, struct gf_err *e)
 	j->active = json_is_true(json_object_get(o, "active"));
 	j->runner_pid = (pid_t)get_int(o, "runner_pid");
 	j->runner_ticks = (unsigned long long)get_int(o, "runner_ticks");
-	j->run_seq = get_int(o, "run_seq");
+	j->run_seq = (uint32_t)get_int(o, "run_seq");
 	v = json_object_get(o, "gpu_usage");
 	m.gpu_usage = json_is_object(v) ? json_deep_copy(v) : NULL;
 	m.cluster = get_str(o, "cluster");

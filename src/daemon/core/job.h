@@ -64,8 +64,11 @@ struct job_more {
 	int64_t preempt_sig, preempt_secs;
 	int64_t requeues;
 	double preempt_since;
-	int64_t array_task_id;	/* 0 unless an array's task */
-	int64_t group_id;	/* its array's or batch's first job; 0 = none */
+	/* An array task id or group id that does not fit struct job's
+	 * uint32_t (over UINT32_MAX, or negative, from a hand-made row): never
+	 * in practice (ids are dense from 1, api_decode takes tasks up to
+	 * 2^40); read and set them through job_array_task_id/job_group_id. */
+	int64_t array_task_id_wide, group_id_wide;
 	int64_t gpu_memory_mb;	/* 0 = not set */
 };
 
@@ -118,7 +121,6 @@ struct job {
 	 * time; a job holds its resources while `active` (its runner is
 	 * starting or alive), whatever its state says. */
 	unsigned long long runner_ticks;
-	int64_t run_seq;	/* distinguishes run directories of one job */
 
 	/* Runtime only. txn.c keeps these when a job's stored fields are
 	 * replaced (an update, a rollback: see adopt()); add new ones there. */
@@ -132,10 +134,19 @@ struct job {
 	int max_concurrent;
 	int max_retries;
 	int attempt;
-	int exit_code;		/* when exited normally */
-	int exit_signal;	/* when killed by a signal (0 otherwise) */
 	pid_t runner_pid;
-	uint32_t txn_seq;	/* the transaction that has a snapshot of it (txn.c) */
+	uint32_t txn_seq;	/* runtime: the transaction that has a snapshot of it (txn.c) */
+	uint32_t run_seq;	/* distinguishes run directories of one job: one per start */
+	/* Every array task and every job of a multi-job submission has these:
+	 * in job_more they would cost each such job a block of its own. Read
+	 * and set them through job_array_task_id/job_group_id and their
+	 * setters: a value over UINT32_MAX lives in job_more (rare, see
+	 * there), and 0 here then. */
+	uint32_t array_task_id32;	/* 0 unless an array's task */
+	uint32_t group_id32;	/* its array's or batch's first job; 0 = none */
+
+	int16_t exit_code;	/* when exited normally: 0-255 (runfile.c, api_remote.c check) */
+	int16_t exit_signal;	/* when killed by a signal (0 otherwise): likewise */
 
 	uint8_t state;		/* enum job_state */
 	uint8_t executor;	/* enum job_executor */
@@ -153,8 +164,11 @@ struct job {
 /* The daemon's memory with 1,000,000 jobs stored is mostly this struct
  * (issue 31: RSS with 1,000,000 jobs <= 250 MiB; records come from job.c's
  * slabs, so it costs exactly its size): a field added here costs 1,000,000
- * times its size, so put what most jobs leave unset in job_more. */
-_Static_assert(sizeof(struct job) <= 232, "struct job grew: see the comment above");
+ * times its size, so put what most jobs leave unset in job_more, and what
+ * many jobs set (array task and group ids: issue 13's 100,000 jobs are
+ * such) in the narrowest type that holds it. 232 bytes: 22 of 8, 12 of 4,
+ * 2 of 2 and 4 of 1, no holes. */
+_Static_assert(sizeof(struct job) <= 232, "struct job grew past 232 bytes: see the comment above");
 
 static inline size_t job_ndependents(const struct job *j)
 {
@@ -213,6 +227,33 @@ static inline int job_cpus(const struct job *j)
 
 /* j's rarely set fields, for writing: the block is made when missing. */
 struct job_more *jm_w(struct job *j);
+
+/* Splits v into a uint32_t field (when 1..UINT32_MAX) or its job_more
+ * overflow (any other value but 0): what the setters below and the
+ * loaders (with a job_more of their own) use. */
+static inline void job_split_u32(int64_t v, uint32_t *narrow, int64_t *wide)
+{
+	bool fits = v > 0 && v <= (int64_t)UINT32_MAX;
+
+	*narrow = fits ? (uint32_t)v : 0;
+	*wide = fits ? 0 : v;
+}
+
+/* Its task id in its array (0 unless an array's task). */
+static inline int64_t job_array_task_id(const struct job *j)
+{
+	return j->array_task_id32 ? (int64_t)j->array_task_id32 : jm(j)->array_task_id_wide;
+}
+
+/* Its array's or batch's first job (0: none). */
+static inline int64_t job_group_id(const struct job *j)
+{
+	return j->group_id32 ? (int64_t)j->group_id32 : jm(j)->group_id_wide;
+}
+
+void job_set_array_task_id(struct job *j, int64_t v);
+void job_set_group_id(struct job *j, int64_t v);
+
 /* j takes the fields of m (which it then owns) as its block, made only
  * when one of them is set. */
 void job_more_adopt(struct job *j, const struct job_more *m);

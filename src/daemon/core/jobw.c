@@ -271,9 +271,9 @@ void jobw_members(struct jsonw *w, const struct job *j, const char *log_path, ui
 	if (WANT(F_BEGIN_AT))
 		KEY(F_BEGIN_AT), time_or_null(w, m->begin_at);
 	if (WANT(F_ARRAY_TASK_ID))
-		KEY(F_ARRAY_TASK_ID), jw_int(w, m->array_task_id);
+		KEY(F_ARRAY_TASK_ID), jw_int(w, job_array_task_id(j));
 	if (WANT(F_GROUP_ID))
-		KEY(F_GROUP_ID), pos_or_null(w, jm(j)->group_id);
+		KEY(F_GROUP_ID), pos_or_null(w, job_group_id(j));
 	if (WANT(F_MAX_CONCURRENT))
 		KEY(F_MAX_CONCURRENT), jw_int(w, j->max_concurrent);
 	if (WANT(F_MAX_RETRIES))

@@ -27,7 +27,7 @@ int jobs_submit(struct server *s, struct job **jobs, size_t n, const char *env, 
 		jobs[i] = NULL;	/* the table's now, or freed */
 		j->env_id = env_id;
 		if (n > 1 && i > 0)
-			jm_w(j)->group_id = ids[0];
+			job_set_group_id(j, ids[0]);
 		if (jobs_insert(s, j, e))
 			goto fail;
 		ids[i] = j->id;
@@ -36,7 +36,7 @@ int jobs_submit(struct server *s, struct job **jobs, size_t n, const char *env, 
 	if (n > 1) {
 		struct job *first = jobs_get(s, ids[0]);
 
-		jm_w(first)->group_id = first->id;
+		job_set_group_id(first, first->id);
 		if (jobs_save(s, first, e))
 			goto fail;
 	}

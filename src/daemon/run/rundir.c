@@ -95,7 +95,7 @@ int rundir_env(struct server *s, const struct job *j, struct gf_bytes *out, stru
 	snprintf(num, sizeof num, "%lld", (long long)j->id);
 	buf_var(&b, "GFLOW_JOB_ID", num);
 	buf_var(&b, "GFLOW_JOB_NAME", j->name ? j->name : "");
-	snprintf(num, sizeof num, "%lld", (long long)jm(j)->array_task_id);
+	snprintf(num, sizeof num, "%lld", (long long)job_array_task_id(j));
 	buf_var(&b, "GFLOW_ARRAY_TASK_ID", num);
 	/* How many times it was preempted and queued again (0: its first run). */
 	snprintf(num, sizeof num, "%lld", (long long)jm(j)->requeues);

@@ -417,7 +417,7 @@ void quota_notes(struct server *s, const struct quota_subjects *qs, const struct
 			w.ref = d[i].resv_id;
 		} else if (!strcmp(d[i].reason, "Resources") && d[i].limit == LIM_GROUP) {
 			w.kind = NOTE_GROUP;
-			w.ref = jm(j)->group_id;
+			w.ref = job_group_id(j);
 			w.value = j->max_concurrent;
 		} else if (!strcmp(d[i].reason, "Resources") && d[i].limit == LIM_CPUS) {
 			w.kind = NOTE_CPUS;

@@ -132,7 +132,7 @@ static bool pass_fields_differ(const struct job *a, const struct job *b)
 	return a->state != b->state || a->active != b->active || a->gpu_mask != b->gpu_mask ||
 	       a->gpus != b->gpus || a->shared != b->shared || jm(a)->gpu_memory_mb != jm(b)->gpu_memory_mb ||
 	       a->memory_mb != b->memory_mb || jm(a)->cpus != jm(b)->cpus || a->time_limit_secs != b->time_limit_secs ||
-	       a->priority != b->priority || a->priority_by_admin != b->priority_by_admin || jm(a)->group_id != jm(b)->group_id ||
+	       a->priority != b->priority || a->priority_by_admin != b->priority_by_admin || job_group_id(a) != job_group_id(b) ||
 	       a->max_concurrent != b->max_concurrent || a->uid != b->uid || jm(a)->begin_at != jm(b)->begin_at ||
 	       a->start_time != b->start_time || a->dep_any != b->dep_any || a->ndeps != b->ndeps ||
 	       (a->ndeps && memcmp(a->deps, b->deps, a->ndeps * sizeof *a->deps)) ||

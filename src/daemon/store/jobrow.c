@@ -623,7 +623,10 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	free(mode);
 	j->auto_cancel = f[F_AUTO_CANCEL].kind != V_FALSE;
 	ok &= get_num(&f[F_BEGIN_AT], &m->begin_at);
-	ok &= get_int(&f[F_ARRAY_TASK_ID], &m->array_task_id) && get_int(&f[F_GROUP_ID], &m->group_id);
+	ok &= get_int(&f[F_ARRAY_TASK_ID], &x);
+	job_split_u32(x, &j->array_task_id32, &m->array_task_id_wide);
+	ok &= get_int(&f[F_GROUP_ID], &x);
+	job_split_u32(x, &j->group_id32, &m->group_id_wide);
 	ok &= get_int(&f[F_MAX_CONCURRENT], &x);
 	j->max_concurrent = (int)x;
 	ok &= get_int(&f[F_MAX_RETRIES], &x);
@@ -653,12 +656,12 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	      get_num(&f[F_END_TIME], &j->end_time);
 	if (f[F_EXIT_SIGNAL].kind == V_INT) {
 		j->has_exit = true;
-		ok &= get_int(&f[F_EXIT_SIGNAL], &x);
-		j->exit_signal = (int)x;
+		ok &= get_int(&f[F_EXIT_SIGNAL], &x) && x >= INT16_MIN && x <= INT16_MAX;
+		j->exit_signal = (int16_t)x;
 	} else if (f[F_EXIT_CODE].kind == V_INT) {
 		j->has_exit = true;
-		ok &= get_int(&f[F_EXIT_CODE], &x);
-		j->exit_code = (int)x;
+		ok &= get_int(&f[F_EXIT_CODE], &x) && x >= INT16_MIN && x <= INT16_MAX;
+		j->exit_code = (int16_t)x;
 	}
 	if (f[F_GPU_IDS].kind == V_ARR) {
 		struct ints_build b = { 0 };
@@ -677,7 +680,8 @@ static bool read_fields(struct job *j, struct job_more *m, const struct span *f)
 	j->runner_pid = (pid_t)x;
 	ok &= get_int(&f[F_RUNNER_TICKS], &x);
 	j->runner_ticks = (unsigned long long)x;
-	ok &= get_int(&f[F_RUN_SEQ], &j->run_seq);
+	ok &= get_int(&f[F_RUN_SEQ], &x) && x >= 0 && x <= UINT32_MAX;
+	j->run_seq = (uint32_t)x;
 	if (f[F_GPU_USAGE].kind == V_OBJ && !(m->gpu_usage = nested(&f[F_GPU_USAGE])))
 		return false;
 	ok &= get_str(&f[F_CLUSTER], &m->cluster) && get_str(&f[F_SLURM_ID], &m->slurm_id) &&

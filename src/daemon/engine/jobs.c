@@ -484,16 +484,20 @@ static void ends_clear(struct server *s)
 	s->nends = 0;
 }
 
+static struct job *launch_first_held(struct server *s);
+
 /* Every queued end in one transaction, with (starts) the starts a pass
- * can make in it (jobs_start_at_once), launched after the commit. When the
- * store refuses it, each job is left to the backstop as a refused end is
- * (end_pending: its result is read again). */
+ * can make in it (jobs_start_at_once), launched after the commit (the
+ * first while it is synced, held: launch_held). When the store refuses
+ * it, each job is left to the backstop as a refused end is (end_pending:
+ * its result is read again). */
 static void record_ends(struct server *s, bool starts)
 {
 	struct gf_err e;
+	struct job *held = NULL;
 	size_t n = 0;
 
-	if (jobs_txn_begin(s, &e))
+	if (jobs_txn_begin_sync_later(s, &e))
 		goto fail;
 	for (size_t i = 0; i < s->nends && !s->txn.failed; i++) {
 		struct queued_end *q = &s->ends[i];
@@ -508,6 +512,13 @@ static void record_ends(struct server *s, bool starts)
 		jobs_start_at_once(s);
 	if (jobs_txn_commit(s, &e))
 		goto fail;
+	if (starts)
+		held = launch_first_held(s);
+	jobs_txn_sync(s);	/* before any end is shown or answered */
+	if (held) {
+		gf_trace("synced", held->id);
+		standby_release(s);
+	}
 	usage_commit(s);
 	cascade_after(s);
 	for (size_t i = 0; i < s->nends; i++) {
@@ -698,6 +709,49 @@ static void launch(struct server *s, struct job *j)
 	     j->user ? j->user : "?", (gf_format_gpu_mask(j->gpu_mask, ids, sizeof ids), ids));
 }
 
+/* A launch recorded by the transaction just committed, not yet synced
+ * (jobs_txn_begin_sync_later): handed to a standby held until the sync is
+ * done (the caller's jobs_txn_sync, then standby_release): its runner
+ * prepares the start while the store syncs. False when j's start would not
+ * go to a standby: nothing was done, and j is launched after the sync. */
+static bool launch_held(struct server *s, struct job *j)
+{
+	if (!exec_holds_start(s, j))
+		return false;
+	s->start_held = true;
+	launch(s, j);
+	s->start_held = false;
+	return true;
+}
+
+/* s->launch[i]'s job, when it is still to be launched (a refused commit
+ * took it back), else NULL. */
+static struct job *to_launch(struct server *s, size_t i)
+{
+	struct job *j = jobs_get(s, s->launch[i].id);
+
+	if (!j || j->state != JS_RUNNING || !j->active || j->run_seq != s->launch[i].run_seq || j->runner_pid ||
+	    jr(j)->pidfd >= 0)
+		return NULL;
+	return j;
+}
+
+/* The first recorded launch, held (launch_held), taken off the list. */
+static struct job *launch_first_held(struct server *s)
+{
+	for (size_t i = 0; i < s->nlaunch; i++) {
+		struct job *j = to_launch(s, i);
+
+		if (!j)
+			continue;
+		if (!launch_held(s, j))
+			return NULL;
+		s->launch[i].id = 0;	/* launched */
+		return j;
+	}
+	return NULL;
+}
+
 /* Launch what a submission's transaction recorded as started (and that
  * still is: a refused commit took it back). */
 void jobs_launch_recorded(struct server *s)
@@ -706,12 +760,10 @@ void jobs_launch_recorded(struct server *s)
 
 	s->nlaunch = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct job *j = jobs_get(s, s->launch[i].id);
+		struct job *j = to_launch(s, i);
 
-		if (!j || j->state != JS_RUNNING || !j->active || j->run_seq != s->launch[i].run_seq || j->runner_pid ||
-		    jr(j)->pidfd >= 0)
-			continue;
-		launch(s, j);
+		if (j)
+			launch(s, j);
 	}
 }
 
@@ -863,6 +915,7 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 	struct sched_preempt preempt = { 0 };
 	double now = now_real(), next_begin = INFINITY;
 	bool recorded = false;
+	struct job *held = NULL;
 	struct gf_err e;
 	uint64_t traced = gf_trace_on() ? gf_trace_now() : 0;	/* trace.h */
 
@@ -1010,7 +1063,7 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 			gf_trace_at(traced, "pass", j->id);
 		}
 		started = 0;	/* launched after the commit (jobs_launch_recorded) */
-	} else if (started && jobs_txn_begin(s, &e) == 0) {
+	} else if (started && jobs_txn_begin_sync_later(s, &e) == 0) {
 		for (size_t i = 0; i < nq && !s->txn.failed; i++) {
 			struct job *j = jobs_get(s, d[i].id);
 
@@ -1037,10 +1090,26 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 		s->starts_refused = started && !recorded;
 	if (!recorded)
 		started = 0;
+	/* The first start goes to a standby held while the commit is synced
+	 * (launch_held), the others after the sync. */
+	for (size_t i = 0; i < nq && started; i++)
+		if (!d[i].reason) {
+			struct job *j = jobs_get(s, d[i].id);
+
+			if (launch_held(s, j))
+				held = j;
+			break;
+		}
+	if (!joined)
+		jobs_txn_sync(s);
+	if (held) {
+		gf_trace("synced", held->id);
+		standby_release(s);
+	}
 	for (size_t i = 0; i < nq && started; i++) {
 		struct job *j = jobs_get(s, d[i].id);
 
-		if (d[i].reason)
+		if (d[i].reason || j == held)
 			continue;
 		launch(s, j);
 	}

@@ -37,7 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define STANDBY_DELAY_SECS 0.005	/* before a standby or spares are made (after a use, or at start) */
+#define STANDBY_DELAY_SECS 0.001	/* before standbys or spares are made (after a use, or at start) */
 
 /* ---- the tmux executor's standby ------------------------------------------
  * A session of the daemon's tmux server ("gflow-standby-PID-N") whose runner
@@ -115,7 +115,7 @@ static int standby_count(struct server *s)
 	if (!s->nstandby) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-		s->nstandby = n < 1 ? 1 : n > GF_STANDBY_MAX ? GF_STANDBY_MAX : (int)n;
+		s->nstandby = n < 1 ? 2 : 2 * n > GF_STANDBY_MAX ? GF_STANDBY_MAX : 2 * (int)n;
 	}
 	return s->nstandby;
 }

@@ -185,9 +185,9 @@ def case_throughput(b):
 # The hand-off trace's steps in path order: A's end (stamp_a: the last
 # process of job A reads the clock, writes its file and exits), then B's
 # start (bench/README.md, "handoff").
-HANDOFF_STEPS = ["stamp_a", "job_exit", "job_gone", "result_written", "runner_exit", "end_commit", "pass",
-                 "running_commit", "fork", "synced", "runner_start", "exec", "job_start"]
-A_STEPS = {"job_exit", "job_gone", "result_written", "runner_exit", "end_commit"}
+HANDOFF_STEPS = ["stamp_a", "job_exit", "job_gone", "result_told", "result_written", "runner_exit", "end_commit",
+                 "pass", "running_commit", "fork", "synced", "runner_start", "exec", "job_start"]
+A_STEPS = {"job_exit", "job_gone", "result_told", "result_written", "runner_exit", "end_commit"}
 
 
 def handoff_steps(text, a, b_id):

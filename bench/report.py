@@ -312,8 +312,10 @@ def handoff_text(b):
     out = [f"Medians over {t['jobs']} hand-offs on one fake GPU (process executor), CLOCK_MONOTONIC "
            "stamps. `stamp_a` is job A's last process reading the clock just before it writes its file "
            "and exits; `job_exit` and `job_gone` are A's runner seeing its main process and then its "
-           "last process gone, `result_written` its result on disk, `runner_exit` the daemon seeing "
-           "A's runner exit, `end_commit` A's end committed (its GPU free from then on); the rest is "
+           "last process gone, `result_told` its result sent to the daemon on the runner's socket (a "
+           "standby runner's way), `result_written` its result file on disk and `runner_exit` the daemon "
+           "seeing A's runner exit (the way of a runner without the socket), `end_commit` A's end "
+           "committed (its GPU free from then on); the rest is "
            "job B's start as in the start-latency trace, up to `job_start`, B's first act.", "",
            "| step | since the step above | since `stamp_a` | samples |", "|---|---|---|---|"]
     if t["missing"]:

@@ -4,7 +4,7 @@
  * pane: the runner listens on a Unix socket (--attach PATH, made by root
  * in a root-owned directory, owned by the job's owner and the attach group)
  * and lets viewers in — root, the owner, members of the attach group, as
- * the kernel names them (SO_PEERCRED); anyone else gets one line naming
+ * the kernel names them (SO_PEERCRED, SO_PEERGROUPS); anyone else gets one line naming
  * the rule. A new viewer gets a line, the last 64 KiB of the job's output,
  * then the output as it comes. Each viewer has a bounded queue: a viewer
  * that does not read loses output (a marker says where), never stalls the
@@ -13,8 +13,6 @@
 #include "attach.h"
 
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,28 +183,36 @@ static void viewer_read(struct attach *a, struct viewer *v)
 
 /* --- who may attach ---------------------------------------------------- */
 
-static bool in_group(uid_t uid, gid_t group)
+/* Is the peer on fd (credentials cr) in group: its primary group or one
+ * of its supplementary groups, as the kernel recorded them when it
+ * connected (SO_PEERGROUPS)? No user database is asked: the runner may be
+ * linked statically, and a process's groups are what its file accesses
+ * are checked against too. */
+static bool peer_in_group(int fd, const struct ucred *cr, gid_t group)
 {
-	struct passwd pw, *res = NULL;
-	char buf[16384];
-	gid_t groups[1024];
-	int n = (int)(sizeof groups / sizeof groups[0]);
+	gid_t some[64], *groups = some;
+	socklen_t len = sizeof some;
+	bool in = false;
 
-	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) || !res)
-		return false;
-	if (res->pw_gid == group)
+	if (cr->gid == group)
 		return true;
-	if (getgrouplist(res->pw_name, res->pw_gid, groups, &n) < 0)
-		return false;
-	for (int i = 0; i < n; i++)
-		if (groups[i] == group)
-			return true;
-	return false;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len)) {
+		/* ERANGE: more than fit; len says how many bytes they take */
+		if (errno != ERANGE || !(groups = malloc(len)))
+			return false;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+			len = 0;
+	}
+	for (size_t i = 0; !in && i < len / sizeof *groups; i++)
+		in = groups[i] == group;
+	if (groups != some)
+		free(groups);
+	return in;
 }
 
-static bool allowed(const struct attach *a, uid_t uid)
+static bool allowed(const struct attach *a, int fd, const struct ucred *cr)
 {
-	return uid == 0 || uid == a->owner || (a->group_set && in_group(uid, a->group));
+	return cr->uid == 0 || cr->uid == a->owner || (a->group_set && peer_in_group(fd, cr, a->group));
 }
 
 /* Say one line to a connection we are about to close. */
@@ -228,7 +234,7 @@ static void on_accept(struct attach *a)
 			continue;
 		if (fd < 0)
 			return;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) || !allowed(a, cr.uid)) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) || !allowed(a, fd, &cr)) {
 			snprintf(line, sizeof line, "gflow: job %s belongs to %s; only %s or an admin may attach\n",
 				 a->job, a->owner_name, a->owner_name);
 			say(fd, line);

@@ -146,7 +146,8 @@ static void cloexec_from(int lowfd)
 {
 	long max;
 
-	if (close_range((unsigned)lowfd, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+	/* the system call (musl has no wrapper); CLOSE_RANGE_CLOEXEC is 4 */
+	if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 4U) == 0)
 		return;
 	max = sysconf(_SC_OPEN_MAX);
 	if (max < 0 || max > 65536)
@@ -278,7 +279,8 @@ void open_log(struct runner *r)
 {
 	int seq = 0;
 
-	r->log_failed = (r->o.uid >= 0 && owner_lookup(&r->owner, (uid_t)r->o.uid, (gid_t)r->o.gid, &r->log_err)) ||
+	r->log_failed = (r->o.uid >= 0 && owner_lookup(&r->owner, (uid_t)r->o.uid, (gid_t)r->o.gid, r->spec_owner,
+						       r->spec_groups, &r->log_err)) ||
 			(r->logfd = owner_open_log(&r->owner, r->o.log, r->o.log_new, r->log_path,
 						   sizeof r->log_path, &seq, &r->log_err)) < 0;
 	if (!r->log_failed && seq && runfile_write_logseq_at(r->dirfd, seq))

@@ -367,6 +367,10 @@ int read_spec(struct runner *r, struct gf_err *e)
 			r->o.log = v;
 		else if (!strcmp(kv, "log-new=1"))
 			r->o.log_new = true;
+		else if (!strncmp(kv, "owner=", 6))
+			r->spec_owner = v;
+		else if (!strncmp(kv, "groups=", 7))
+			r->spec_groups = v;
 		else if (!strncmp(kv, "cpus=", 5)) {
 			if (parse_cpus(v, &r->cpuset))
 				return gf_err_set(e, "the job's spec: cpus= '%.64s' is not a CPU list", v);

@@ -15,12 +15,43 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int owner_lookup(struct owner *o, uid_t uid, gid_t gid, struct gf_err *e)
+/* "G1,G2,…" into o->groups. */
+static int parse_groups(struct owner *o, const char *groups, struct gf_err *e)
+{
+	const char *p = groups;
+
+	o->ngroups = 0;
+	while (*p) {
+		char *end;
+		unsigned long g;
+
+		errno = 0;
+		g = strtoul(p, &end, 10);
+		if (end == p || errno || g > (gid_t)-1 - 1 || (*end && *end != ','))
+			return gf_err_set(e, "the job's spec: groups= '%.64s' is not a list of group ids", groups);
+		if (o->ngroups == OWNER_MAX_GROUPS)
+			return gf_err_set(e, "user %s is in more than %d groups", o->name, OWNER_MAX_GROUPS);
+		o->groups[o->ngroups++] = (gid_t)g;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+int owner_lookup(struct owner *o, uid_t uid, gid_t gid, const char *name, const char *groups, struct gf_err *e)
 {
 	struct passwd pw, *res = NULL;
 	char buf[16384];
 
 	memset(o, 0, sizeof *o);
+	if (name && groups) {
+		snprintf(o->name, sizeof o->name, "%s", name);
+		o->uid = uid;
+		o->gid = gid;
+		if (parse_groups(o, groups, e))
+			return -1;
+		o->set = true;
+		return 0;
+	}
 	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) || !res)
 		return gf_err_set(e, "the job's owner (uid %u) is not a user of this machine", (unsigned)uid);
 	snprintf(o->name, sizeof o->name, "%s", res->pw_name);

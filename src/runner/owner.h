@@ -22,8 +22,9 @@ struct owner {
 	int nsaved;
 };
 
-/* Look the user up (name and supplementary groups). */
-int owner_lookup(struct owner *o, uid_t uid, gid_t gid, struct gf_err *e);
+/* The owner: name and supplementary groups as given (the daemon's lookup,
+ * "G1,G2,…"), else looked up in the user database. */
+int owner_lookup(struct owner *o, uid_t uid, gid_t gid, const char *name, const char *groups, struct gf_err *e);
 
 /* Act as the owner (effective ids and groups) until owner_leave: what is
  * made or opened meanwhile is theirs and checked with their rights. */

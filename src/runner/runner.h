@@ -73,6 +73,9 @@ struct runner {
 	char *spec_blob;	/* the spec file (cwd, log), NUL-separated */
 	char **spec;		/* points into spec_blob */
 	const char *cpus;	/* spec's cpus= ([daemon] constrain_cpus): "0-1,4", or NULL */
+	/* spec's owner= and groups= (system mode): the owner's name and
+	 * supplementary groups, looked up by the daemon; NULL: we look */
+	const char *spec_owner, *spec_groups;
 	cpu_set_t cpuset;	/* what cpus says; the child pins the job to it */
 	char log_path[4096];	/* the log opened: o.log, or the free name after it */
 	bool log_failed;	/* open_log failed: log_err says why (start_job reports it) */

@@ -6,6 +6,8 @@ import pwd
 
 import pytest
 
+from test_start import standby_count
+
 from conftest import SystemGflow
 
 
@@ -128,7 +130,7 @@ def test_runner_cmdline_shows_no_cwd_log_name_or_command(tmp_path, executor):
         name = f"secret-name-{g.tag[:6]}"
         secs = str(100000 + int(g.tag[:5], 16))    # the command: this test's own
         job = f"sleep\x00{secs}\x00"
-        # several jobs at once: the first go to the standby runners (one a
+        # several jobs at once: the first go to the standby runners (two a
         # CPU, up to 4), the others get runners of their own (the command
         # lines at stake)
         r = g.as_user(a, "gbatch", "--array", "1-6", "--name", name, "sleep", secs,
@@ -148,7 +150,7 @@ def test_runner_cmdline_shows_no_cwd_log_name_or_command(tmp_path, executor):
                 continue        # the job's own command (hidepid=2 hides it: docs/design.md)
             for s in secrets:
                 assert s not in cmd, (pid, cmd.split("\0"))
-        assert runners >= 6 - min(os.cpu_count() or 1, 4)
+        assert runners >= 6 - standby_count()
         g.as_user(a, "gcancel", *map(str, ids), check=True)
         for jid in ids:
             g.wait_state(jid, "Cancelled")

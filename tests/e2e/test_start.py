@@ -223,7 +223,7 @@ def test_a_start_a_standby_never_takes_is_made_again_and_runs_once(gflow, tmp_pa
     # and starts the job again; let go, the old runner finds no run to take.
     g = gflow
     g.start()
-    want = min(os.cpu_count() or 1, 4)    # one a CPU (test_report.py)
+    want = standby_count()
     g.wait_for(lambda: len(standbys(g)) == want, what="the standby runners")
     olds = standbys(g)
     for old in olds:
@@ -239,6 +239,11 @@ def test_a_start_a_standby_never_takes_is_made_again_and_runs_once(gflow, tmp_pa
     assert count.read_text() == "ran\n"
     assert f"job {jid}: the standby runner did not take the start within" in g.daemon_log()
     assert g.job(jid)["runner_pid"] not in olds
+
+
+def standby_count():
+    """How many standby runners a daemon keeps: two a CPU, up to 4."""
+    return min(2 * (os.cpu_count() or 1), 4)
 
 
 def standbys(g):

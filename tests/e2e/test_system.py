@@ -301,3 +301,24 @@ def test_service_install_system_says_so_where_systemd_does_not_run(system_gflow)
     assert r.returncode != 0
     assert "systemd is not running on this machine" in r.stderr and "gflowd up --system" in r.stderr
     assert not os.path.exists("/etc/systemd/system/gflowd.service")
+
+
+def test_a_job_gets_its_owners_supplementary_groups_from_the_daemons_lookup(system_gflow):
+    # The system daemon looks the owner up (NSS) and gives the runner the
+    # name and groups in its spec: the runner (linked statically) asks no
+    # user database, and the job has every group of its owner.
+    g = system_gflow
+    g.start()
+    grp = g.add_group(f"gfx{uuid.uuid4().hex[:6]}")
+    c = g.add_user("c", groups=(grp,))
+    jid = g.submit_as(c, "sh", "-c", "id -G")
+    j = wait_done(g, jid)
+    assert j["state"] == "Finished", j
+    got = log_path(g, c, jid).read_text().split()
+    assert str(grp_gid(grp)) in got
+    assert sorted(got) == sorted(g.as_user(c, "id", "-G", check=True).stdout.split())
+
+
+def grp_gid(name):
+    import grp
+    return grp.getgrnam(name).gr_gid

@@ -143,6 +143,8 @@ static int hand_to_standby(struct server *s, struct job *j, struct argv *a, cons
 int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 {
 	char dir[GF_PATH_MAX], log[GF_PATH_MAX], cgroups[4][GF_PATH_MAX], attach[GF_PATH_MAX];
+	char owner[256] = "", groups[SPAWN_GROUPS_MAX] = "";
+	gid_t gid = 0;
 	struct argv a = { .n = 0 };
 	struct gf_bytes env = { 0 }, argv = { 0 }, spec = { 0 };
 	/* System mode: the runner makes the log, as the owner, with the first
@@ -176,7 +178,11 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	argv = rundir_argv(j);
 	if (rundir_write_limits(dfd, dir, j, e))
 		goto out;
-	spec = rundir_spec(j, log, log_new);
+	if (s->paths.system && spawn_owner_ids(j->uid, &gid, owner, sizeof owner, groups, sizeof groups, e)) {
+		gf_err_prefix(e, "the job's owner");
+		goto out;
+	}
+	spec = rundir_spec(j, log, log_new, s->paths.system ? owner : NULL, groups);
 	/* Nothing of the job (its directory, log, name or command) is on the
 	 * runner's command line, which anyone may read: that is in the spec. */
 	arg(&a, s->runner_path);
@@ -196,12 +202,6 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	argf(&a, "%lld", (long long)s->grace_secs);
 	if (s->paths.system) {
 		/* The runner stays root; the job becomes its owner. */
-		gid_t gid;
-
-		if (spawn_owner_gid(j->uid, &gid, e)) {
-			gf_err_prefix(e, "the job's owner");
-			goto out;
-		}
 		arg(&a, "--uid");
 		argf(&a, "%lld", (long long)j->uid);
 		arg(&a, "--gid");

@@ -91,8 +91,10 @@ int rundir_make_log(struct server *s, const struct job *j, int dfd, char *path, 
 int rundir_env(struct server *s, const struct job *j, struct gf_bytes *out, struct gf_err *e);
 struct gf_bytes rundir_argv(const struct job *j);
 /* What the runner needs of the job that its command line must not show
- * (cwd, log): NAME=value entries. */
-struct gf_bytes rundir_spec(const struct job *j, const char *log, bool log_new);
+ * (cwd, log; owner, when not NULL, and groups: who the job runs as, in
+ * system mode): NAME=value entries. */
+struct gf_bytes rundir_spec(const struct job *j, const char *log, bool log_new, const char *owner,
+			    const char *groups);
 /* RUNDIR/env, RUNDIR/argv and RUNDIR/spec, for a runner that reads them
  * from files. */
 int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, const struct gf_bytes *argv,

@@ -138,12 +138,17 @@ struct gf_bytes rundir_argv(const struct job *j)
  * ps): its working directory and its log, NUL-separated NAME=value entries
  * (cwd=, log=, and log-new=1 when the runner makes the log: as the owner,
  * a new file, the first free name from log= on; runner/opts.c). */
-struct gf_bytes rundir_spec(const struct job *j, const char *log, bool log_new)
+struct gf_bytes rundir_spec(const struct job *j, const char *log, bool log_new, const char *owner,
+			    const char *groups)
 {
 	struct gf_bytes b = { 0 };
 
 	buf_var(&b, "cwd", j->cwd ? j->cwd : "/");
 	buf_var(&b, "log", log);
+	if (owner) {	/* system mode: who the job runs as (spawn_owner_ids) */
+		buf_var(&b, "owner", owner);
+		buf_var(&b, "groups", groups);
+	}
 	if (log_new)
 		buf_var(&b, "log-new", "1");
 	if (jm(j)->cpu_ids)	/* [daemon] constrain_cpus: the runner pins the job */

@@ -329,13 +329,23 @@ static int owner_entry(uid_t uid, struct owner_entry *o, struct gf_err *e)
 	return 0;
 }
 
-int spawn_owner_gid(uid_t uid, gid_t *gid, struct gf_err *e)
+int spawn_owner_ids(uid_t uid, gid_t *gid, char *name, size_t nsize, char *groups, size_t gsize, struct gf_err *e)
 {
 	struct owner_entry o;
+	size_t at = 0;
 
 	if (owner_entry(uid, &o, e))
 		return -1;
 	*gid = o.gid;
+	snprintf(name, nsize, "%s", o.name);
+	groups[0] = '\0';
+	for (int i = 0; i < o.ngroups; i++) {
+		int n = snprintf(groups + at, gsize - at, "%s%u", i ? "," : "", (unsigned)o.groups[i]);
+
+		if (n < 0 || (size_t)n >= gsize - at)
+			return gf_err_set(e, "user %s is in too many groups", o.name);
+		at += (size_t)n;
+	}
 	return 0;
 }
 

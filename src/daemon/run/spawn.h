@@ -34,7 +34,11 @@ int spawn_runner(char *const argv[], int out_fd, struct gf_err *e);
 int spawn_runner_into(char *const argv[], int out_fd, const char *cgroup, struct gf_err *e);
 /* A short-lived child moves into cgroup first (see spawn.c). */
 void spawn_prime_moves(const char *cgroup);
-/* System mode: the primary group of a job's owner (passwd). */
-int spawn_owner_gid(uid_t uid, gid_t *gid, struct gf_err *e);
+/* System mode: a job's owner as its runner needs them, from the user
+ * database (NSS): the primary group, the name, the supplementary groups
+ * as "G1,G2,…" (the runner, which may be linked statically, asks no user
+ * database: they go in its spec). */
+#define SPAWN_GROUPS_MAX (1024 * 11)
+int spawn_owner_ids(uid_t uid, gid_t *gid, char *name, size_t nsize, char *groups, size_t gsize, struct gf_err *e);
 
 #endif

@@ -81,6 +81,15 @@ def test_handoff_steps_take_a_end_and_b_start_after_it():
     b = fake_bench([])
     b.handoff_trace = br
     assert "| `end_commit` |" in R.handoff_text(b)
+    # a standby runner tells its result on its socket and exits after the
+    # end's commit: that exit is off the path, and no file step is missing
+    told = text.replace("2200 result_written 7", "1420 result_told 7").replace("2400 runner_exit 7",
+                                                                                 "3000 runner_exit 7")
+    t = F.handoff_steps(told, 7, 8)
+    assert t["result_told"] == 1420 and "runner_exit" not in t and "result_written" not in t
+    br = F.handoff_breakdown([t])
+    assert [s[0] for s in br["steps"]][:5] == ["stamp_a", "job_exit", "job_gone", "result_told", "end_commit"]
+    assert br["missing"] == []
 
 
 def test_trace_missing_steps_are_named_not_a_crash():

@@ -28,6 +28,17 @@ def traced(g, standby=True):
     return trace
 
 
+def ends_with_the_daemon_stopped(g, tail):
+    """A job that runs until the daemon is stopped (SIGSTOP), then ends
+    with the shell words tail: its id."""
+    flag = g.tmp / "go"
+    jid = g.submit("sh", "-c", f"while [ ! -e {flag} ]; do sleep 0.05; done; {tail}")
+    g.wait_state(jid, "Running")
+    os.kill(g.proc.pid, signal.SIGSTOP)
+    flag.touch()
+    return jid
+
+
 def test_a_result_told_on_the_socket_is_recorded_and_no_file_is_written(gflow):
     g = gflow
     trace = traced(g)
@@ -58,12 +69,8 @@ def test_a_stopped_daemon_gets_the_result_from_the_file_and_loses_nothing(gflow)
     # stuck; a daemon killed then reads the file at its next start.
     g = gflow
     trace = traced(g)
-    flag = g.tmp / "go"
-    jid = g.submit("sh", "-c", f"while [ ! -e {flag} ]; do sleep 0.05; done; echo ran >> {g.tmp}/count; exit 7")
-    g.wait_state(jid, "Running")
-    os.kill(g.proc.pid, signal.SIGSTOP)
+    jid = ends_with_the_daemon_stopped(g, f"echo ran >> {g.tmp}/count; exit 7")
     try:
-        flag.touch()
         g.wait_for(lambda: (g.data / "run" / f"{jid}.1" / "result").exists(), timeout=20,
                    what="the result file of a runner that got no answer")
         assert "result_told" in steps_of(trace, jid)
@@ -80,11 +87,7 @@ def test_a_daemon_killed_while_a_runner_waits_loses_nothing(gflow):
     # answered: the runner sees its socket end and writes the file at once.
     g = gflow
     trace = traced(g)
-    flag = g.tmp / "go"
-    jid = g.submit("sh", "-c", f"while [ ! -e {flag} ]; do sleep 0.05; done; exit 3")
-    g.wait_state(jid, "Running")
-    os.kill(g.proc.pid, signal.SIGSTOP)
-    flag.touch()
+    jid = ends_with_the_daemon_stopped(g, "exit 3")
     g.wait_for(lambda: "result_told" in steps_of(trace, jid), timeout=20, what="the result told")
     g.kill9()
     g.wait_for(lambda: "result_written" in steps_of(trace, jid), timeout=20, what="the result file written")

@@ -1,5 +1,5 @@
 /* standby.c — the standby runners: gflow-runners started ahead of any job
- * (`gflow-runner --standby`, its stdin a socket of ours), one a CPU (up to
+ * (`gflow-runner --standby`, its stdin a socket of ours), two a CPU (up to
  * GF_STANDBY_MAX), since short jobs end and start one a CPU at a time. A
  * start of the process executor hands the last one made the runner's
  * options (NUL-ended words, then an empty one) and the job's environment
@@ -107,9 +107,10 @@ static void make_tmux_standby(struct server *s)
 	s->tsb_made = now_mono();
 }
 
-/* How many standbys are kept: one a CPU, up to GF_STANDBY_MAX (short jobs
- * end and start one a CPU at a time; a start without one forks and execs
- * a runner on its way). */
+/* How many standbys are kept: two a CPU, up to GF_STANDBY_MAX (short jobs
+ * end and start one a CPU at a time, and the ones used are made again a
+ * moment later; a start without one forks the daemon and waits for a
+ * runner's exec). */
 static int standby_count(struct server *s)
 {
 	if (!s->nstandby) {

@@ -72,6 +72,11 @@ static void test_duration(void **state)
 	assert_string_equal(b, "12-05:00:07");
 	fmt_duration(-4, b, sizeof b);
 	assert_string_equal(b, "0:00:00");
+	/* the largest: 2^63 - 1 seconds; and cut to the buffer, as snprintf */
+	fmt_duration(INT64_MAX, b, sizeof b);
+	assert_string_equal(b, "106751991167300-15:30:07");
+	fmt_duration(86400 * 12 + 3600 * 5 + 7, b, 5);
+	assert_string_equal(b, "12-0");
 }
 
 static void test_time_column(void **state)

@@ -1,11 +1,15 @@
-"""N (1,000) running `sleep 60` jobs under a personal daemon (process
+"""N (1,000) running `sleep` jobs under a personal daemon (process
 executor), as the e2e tests start one: the memory (RSS, PSS) and CPU of their
-runners, the daemon's, and how much MemAvailable falls.
+runners, the daemon's, how much MemAvailable falls, and submit → start of
+one more job (bench/stamp.c, median of 15) with them running against the
+same with none (issue 31's "per running job" row).
 
     GFLOW_BUILD_DIR=build python3 bench/runners.py 1000
 """
 import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -18,17 +22,36 @@ import conftest
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 tmp = Path(tempfile.mkdtemp(prefix="gflow-runners-"))
 g = conftest.Gflow(tmp)
+stamp = tmp / "stamp"
+subprocess.run(["cc", "-O2", "-o", str(stamp), str(ROOT / "bench/stamp.c")], check=True)
+
+
+def start_latency(n=15):
+    """Median seconds from submitting a `stamp` job to its first act."""
+    out = []
+    for i in range(n):
+        f = tmp / f"stamp-{i}-{time.time()}"
+        t0 = time.time()
+        jid = g.submit(str(stamp), str(f))
+        while not f.exists() or not f.read_text().strip():
+            time.sleep(0.001)
+        out.append(float(f.read_text().split()[0]) - t0)
+        g.wait_state(jid, "Finished")
+    return statistics.median(out)
+
+
 try:
     g.start()
+    idle_start = start_latency()
     def avail():
         for ln in open("/proc/meminfo"):
             if ln.startswith("MemAvailable:"): return int(ln.split()[1])
     a0 = avail()
     t0 = time.time()
-    r = g.cli("gbatch", "--array", f"1-{N}", "--", "sleep", "60", check=True)
+    r = g.cli("gbatch", "--array", f"1-{N}", "--", "sleep", "120", check=True)
     t1 = time.time()
     def running():
-        st, b = g.api("GET", "/jobs?state=Running&fields=id")
+        st, b = g.api("GET", "/jobs?states=Running&fields=id")
         return len(b["jobs"]) if st == 200 else 0
     while running() < N and time.time() - t0 < 50:
         time.sleep(0.5)
@@ -72,6 +95,9 @@ try:
     print(f"runners' CPU over {w1-w0:.1f}s: {tot_cpu:.2f} s in all ({100*tot_cpu/(w1-w0):.2f}% of one CPU)")
     print(f"daemon CPU over the same: {(d1-d0)/hz:.2f} s; daemon RSS/PSS {mem(dpid)} KiB")
     print(f"MemAvailable fell by {(a0-avail())/1024:.0f} MiB with {N} jobs running (runners, jobs, kernel)")
+    busy_start = start_latency()
+    print(f"submit -> start of one more job: {busy_start * 1e3:.2f} ms with {N} running, "
+          f"{idle_start * 1e3:.2f} ms with none: {busy_start / idle_start:.2f}x")
     r = g.cli("gqueue", "-s", "Running", "-f", "JOBID")
     print("gqueue answered:", r.returncode, len(r.stdout.splitlines()) - 1, "running rows")
 finally:

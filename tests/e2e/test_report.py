@@ -135,3 +135,24 @@ def test_runners_of_the_tmux_executor_write_their_file(gflow, executor):
     assert g.job(jid)["exit_code"] == 5
     steps = steps_of(trace, jid)
     assert "result_written" in steps and "result_told" not in steps, steps
+
+
+def test_a_told_error_with_hostile_bytes_is_one_message(gflow):
+    # The command cannot run; its name (a newline, quotes, $( ), a
+    # non-ASCII character, 3,000 characters) is in the error the runner
+    # tells: it stays one message of one result, cut to the error's room,
+    # on one line.
+    g = gflow
+    trace = traced(g)
+    name = "no\nsuch $(touch /tmp/x) 'q' \"d\" \u00ff" + "z" * 3000
+    g.wait_for(lambda: len(standbys(g)) == standby_count(), what="the standby runners")
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": [name]}],
+                                       "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
+    assert st == 201, body
+    jid = body["jobs"][0]["id"]
+    j = g.wait_state(jid, "Failed")
+    assert j["exit_code"] == 127, j
+    assert j["reason"].startswith("SystemError:cannot run 'no such $(touch /tmp/x)"), j["reason"]
+    assert "\n" not in j["reason"] and len(j["reason"]) < 400, j["reason"]
+    steps = steps_of(trace, jid)
+    assert "result_told" in steps and "result_written" not in steps, steps

@@ -198,6 +198,32 @@ def test_admin_group_member_attaches_beside_the_owner_after_a_daemon_restart(sys
     g.wait_state(jid, "Finished")
 
 
+def test_the_admin_group_counts_among_many_groups_and_only_as_the_kernel_says(system_gflow):
+    # The runner asks no user database (it may be linked statically): a
+    # viewer's groups are the connecting process's, as the kernel keeps
+    # them (SO_PEERGROUPS), also past the first 64. A user in 70 groups,
+    # the admin group last, gets in; one in 70 others is refused in one
+    # line, however the socket's mode treats them.
+    g = system_gflow
+    tag = g.tag[:5]
+    many = [g.add_group(f"gfm{tag}{i}") for i in range(70)]
+    admin = g.add_group(f"gfadm{tag}")
+    start_tmux_daemon(g, f'[daemon]\nadmin_group = "{admin}"\n')
+    a = g.add_user("a")
+    boss = g.add_user("y", groups=many + [admin])
+    other = g.add_user("x", groups=many)
+    jid, _ = running_job(g, a, "echo ready; read x; echo bye=$x")
+    v = Viewer(g, boss, jid)
+    v.expect("ready")
+    r = g.as_user(other, "gjob", "attach", jid)
+    assert r.returncode != 0 and "only" in (r.stderr + r.stdout), (r.stdout, r.stderr)
+    v.type(b"in\r")
+    v.expect("bye=in")
+    v.expect("has ended")
+    assert v.finish() == 0, v.out
+    g.wait_state(jid, "Finished")
+
+
 def test_a_viewer_that_never_reads_stalls_neither_job_nor_log(system_gflow):
     g = system_gflow
     start_tmux_daemon(g)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,7 +59,7 @@ int gf_write_all(int fd, const void *data, size_t len)
  * of the file before the link costs a journal commit of its own). A
  * reader may see name before it is durable, never before it is whole; a
  * crash of the machine before the syncs may leave it empty, which a reader
- * takes as a claim without a pid (the runner had not started its job). */
+ * takes for none. */
 static int link_durably(int dfd, const char *label, const char *name, const char *tmp, int fd, int durable,
 			struct gf_err *e)
 {
@@ -420,29 +421,49 @@ static int runner_text(char *buf, size_t size, const struct runner_info *ri)
 			ri->start_ticks, ri->started_at);
 }
 
+/* The in-place form, where the run directory keeps an empty `runner`
+ * (rundir.c's recycled and spare directories): one write under an
+ * exclusive flock, refused (EEXIST) when the file is not empty, so of the
+ * runner and the daemon's claim the first to hold the lock has it. No
+ * inode is made or freed: on ext4 without a journal each new one scans
+ * every inode freed in the last minutes. A reader takes an empty or
+ * unfinished file for none (runfile_read_runner_at). 1: no such file. */
+static int write_in_place(int dfd, const char *dir, const char *buf, size_t len, int durable, struct gf_err *e)
+{
+	struct stat st;
+	int fd = openat(dfd, "runner", O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), saved;
+
+	if (fd < 0 && errno == ENOENT)
+		return 1;
+	if (fd < 0 && (errno == ELOOP || errno == ENXIO || errno == EISDIR))
+		return fail(e, EEXIST, "%s/runner exists already", dir);	/* a link, a FIFO, a directory */
+	if (fd < 0)
+		return fail(e, errno, "cannot open %s/runner: %s", dir, strerror(errno));
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size) {
+		close(fd);
+		return fail(e, EEXIST, "%s/runner exists already", dir);
+	}
+	if (gf_write_all(fd, buf, len) || (durable && (fsync(fd) || fsync(dfd)))) {
+		saved = errno;
+		if (ftruncate(fd, 0))	/* a claim half made is none */
+			saved = errno;
+		close(fd);
+		return fail(e, saved, "cannot write %s/runner: %s", dir, strerror(saved));
+	}
+	close(fd);	/* and the lock with it */
+	return 0;
+}
+
 int runfile_write_runner_at(int dfd, const char *dir, const struct runner_info *ri, int durable, struct gf_err *e)
 {
 	char buf[256];
-	int n = runner_text(buf, sizeof buf, ri);
+	int n = runner_text(buf, sizeof buf, ri), rc = write_in_place(dfd, dir, buf, (size_t)n, durable, e);
 
+	if (rc <= 0)
+		return rc;
 	return write_file(dfd, dir, "runner", buf, (size_t)n, 1, durable, e);
-}
-
-int runfile_runner_ahead(int rootfd, const struct runner_info *ri)
-{
-	char buf[256];
-	int n = runner_text(buf, sizeof buf, ri), fd = unnamed_file(rootfd);
-
-	if (fd >= 0 && gf_write_all(fd, buf, (size_t)n)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-int runfile_link_runner_at(int dfd, const char *dir, int fd, struct gf_err *e)
-{
-	return link_durably(dfd, dir, "runner", NULL, fd, 0, e);
 }
 
 int runfile_read_runner_at(int dfd, const char *dir, struct runner_info *ri, struct gf_err *e)
@@ -453,6 +474,8 @@ int runfile_read_runner_at(int dfd, const char *dir, struct runner_info *ri, str
 	memset(ri, 0, sizeof *ri);
 	if (read_small(dfd, dir, "runner", buf, sizeof buf, e))
 		return -1;
+	if (!buf[0] || buf[strlen(buf) - 1] != '\n')	/* kept empty, or being written */
+		return fail(e, ENOENT, "%s/runner: not written yet", dir);
 	while (next_line(&p, &key, &value)) {
 		if (!strcmp(key, "pid")) {
 			if (parse_ll(value, &pid) || pid < 0 || pid > INT_MAX)

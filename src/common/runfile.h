@@ -42,24 +42,20 @@ struct job_result {
 /* Write all of data to fd (retrying short writes and EINTR); -1 with errno. */
 int gf_write_all(int fd, const void *data, size_t len);
 
-/* Writes `runner` exclusively: fails with errno EEXIST when the file is
- * there already (the daemon claimed the directory for a start it gave up
- * on), so a runner never overwrites a claim. The path form (the daemon's
- * claim) is durable; the runner's announcement (_at, durable 0) is not
- * synced: it outlives a daemon crash in the page cache, and after a machine
- * crash the daemon does not trust its absence (reap.c's recover). */
+/* Writes `runner` exclusively: fails with errno EEXIST when it is there
+ * already and not empty (the daemon claimed the directory for a start it
+ * gave up on), so a runner never overwrites a claim. An empty one, kept by
+ * a recycled or spare run directory, is written in place under a lock;
+ * else the file is made and linked in. The path form (the daemon's claim)
+ * is durable; the runner's announcement (_at, durable 0) is not synced: it
+ * outlives a daemon crash in the page cache, and after a machine crash the
+ * daemon does not trust its absence (reap.c's recover). */
 int runfile_write_runner(const char *dir, const struct runner_info *ri, struct gf_err *e);
 int runfile_write_runner_at(int dirfd, const char *dir, const struct runner_info *ri, int durable,
 			    struct gf_err *e);
-/* The announcement made ahead (a standby's, before it has a run directory):
- * an unnamed file in rootfd's file system holding ri, or -1.
- * runfile_link_runner_at links it into dir as `runner`, exclusively as
- * runfile_write_runner_at writes, and closes fd. */
-int runfile_runner_ahead(int rootfd, const struct runner_info *ri);
-int runfile_link_runner_at(int dfd, const char *dir, int fd, struct gf_err *e);
 
-/* A `runner` file with no pid line (a claim still being written) reads as
- * pid 0. */
+/* An empty `runner`, or one still being written (no final newline), reads
+ * as none: -1 with errno ENOENT. */
 int runfile_read_runner(const char *dir, struct runner_info *ri, struct gf_err *e);
 int runfile_read_runner_at(int dirfd, const char *dir, struct runner_info *ri, struct gf_err *e);
 

@@ -11,10 +11,9 @@
  * is never given up). Under --attach it offers the pty to viewers through a
  * socket (attach.c). It needs nothing from the daemon after it starts, so it
  * outlives daemon restarts.
- * Started with --standby [--ahead RUNROOT] (standby.c) it waits for these
+ * Started with --standby (standby.c) it waits for these
  * options on stdin (with --env-bytes/--argv-bytes the environment and
- * command follow them there), writes its announcement ahead in RUNROOT's
- * file system, makes RUNDIR/runner.out itself when it has something to say,
+ * command follow them there), makes RUNDIR/runner.out itself when it has something to say,
  * under --hold lets the job exec only on the daemon's word (the commit
  * that started it is on disk), and under --report tells the result on its
  * stdin (a socket of the daemon's) and writes RUNDIR/result only when the
@@ -62,39 +61,21 @@ static void ensure_std_fds(void)
 
 /* --- the runner file --------------------------------------------------- */
 
-/* A standby's announcement, made while it waits (`--ahead RUNROOT`): an
- * unnamed file in the run directories' file system, linked into place at
- * the start (one link instead of a new inode on the start path). */
-static int announce_ahead(const char *root)
-{
-	struct runner_info ri = { .pid = getpid(), .started_at = now_real() };
-	int rootfd, fd;
-
-	if (proc_start_ticks(ri.pid, &ri.start_ticks) || (rootfd = runfile_open_dir(root, 1)) < 0)
-		return -1;
-	fd = runfile_runner_ahead(rootfd, &ri);
-	close(rootfd);
-	return fd;
-}
-
+/* RUNDIR/runner: our pid and start, in place where the run directory
+ * keeps an empty one (no inode made: runfile.c), exclusively: a claim of
+ * the daemon's there is never replaced. A standby read its start ticks as
+ * it waited. */
 static int announce(struct runner *r, struct gf_err *e)
 {
-	struct runner_info ri = { .pid = getpid(), .started_at = now_real() };
-	int rc;
+	struct runner_info ri = { .pid = getpid(), .start_ticks = r->start_ticks, .started_at = now_real() };
 
-	if (r->ahead >= 0) {
-		rc = runfile_link_runner_at(r->dirfd, r->o.dir, r->ahead, e);
-		r->ahead = -1;	/* closed */
-		if (rc == 0 || errno == EEXIST)
-			goto done;
-	}
-	if (proc_start_ticks(ri.pid, &ri.start_ticks))
+	if (!ri.start_ticks && proc_start_ticks(ri.pid, &ri.start_ticks))
 		return gf_err_set(e, "cannot read /proc/self/stat: %s", strerror(errno));
-	rc = runfile_write_runner_at(r->dirfd, r->o.dir, &ri, 0, e);
-done:
-	if (rc && errno == EEXIST)
+	if (runfile_write_runner_at(r->dirfd, r->o.dir, &ri, 0, e) == 0)
+		return 0;
+	if (errno == EEXIST)
 		return gf_err_set(e, "%s/runner exists: the daemon gave up on this start", r->o.dir);
-	return rc;
+	return -1;
 }
 
 static void runner_free(struct runner *r)
@@ -126,7 +107,7 @@ static void runner_free(struct runner *r)
  * so a daemon that finds the job recorded as started queues it again. */
 static void give_up(struct runner *r)
 {
-	unlinkat(r->dirfd, "runner", 0);
+	unlinkat(r->dirfd, "runner", 0);	/* read as none, like an empty one */
 	say(r, "job %s: the daemon stopped before this start was on disk; not started", r->o.job);
 }
 
@@ -170,7 +151,7 @@ static void keep_channel(struct runner *r, struct standby_pipe *p)
 int main(int argc, char **argv)
 {
 	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1, .dirfd = -1,
-			    .holdfd = -1, .ahead = -1, .chan = -1, .pane_flags = { -1, -1 },
+			    .holdfd = -1, .chan = -1, .pane_flags = { -1, -1 },
 			    .ended_by = "exit" };
 	struct job_result res = { 0 };
 	struct gf_err e;
@@ -189,10 +170,10 @@ int main(int argc, char **argv)
 		pid_t daemon = 0;
 		int in = 0;
 
+		if (proc_start_ticks(getpid(), &r.start_ticks))
+			r.start_ticks = 0;	/* read again at the start */
 		for (int i = 2; i + 1 < argc; i++)
-			if (!strcmp(argv[i], "--ahead"))
-				r.ahead = announce_ahead(argv[++i]);
-			else if (!strcmp(argv[i], "--request"))
+			if (!strcmp(argv[i], "--request"))
 				fifo = argv[++i];
 			else if (!strcmp(argv[i], "--daemon"))
 				daemon = (pid_t)atoi(argv[++i]);

@@ -88,7 +88,7 @@ struct runner {
 	int holdfd;		/* --hold: the daemon's pipe, to wait on before the exec; -1: go */
 	int chan;		/* --report: the daemon's socket, to tell the result on; -1: none */
 	bool moved;		/* moved itself into a v1 group: the daemon waits for its exit */
-	int ahead;		/* a standby's announcement made ahead (announce_ahead), -1: none */
+	unsigned long long start_ticks;	/* ours, read ahead by a standby as it waits; 0: not yet */
 	bool output_due;	/* a standby without runner.out yet (say()) */
 	/* The signals ignored here, bit sig - 1: of what a process is given,
 	 * only an ignored disposition outlives exec (handlers are reset), so

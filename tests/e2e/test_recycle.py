@@ -26,11 +26,12 @@ def test_a_kept_run_directory_serves_the_next_start_with_nothing_of_its_job(gflo
     g.wait_for(lambda: kept(g), what="the kept run directory")
     d = kept(g)[0]
     # what the start made there (a standby's start has its lists on a pipe),
-    # emptied; the runner's own files (runner, result) gone
-    assert {p.name for p in d.iterdir()} <= {"argv", "env", "limits", "runner.out", "spec"}
-    assert "limits" in {p.name for p in d.iterdir()}
+    # emptied, the runner file too (read as none; the next runner writes it
+    # in place); the runner's other files (result) gone
+    assert {p.name for p in d.iterdir()} <= {"argv", "env", "limits", "runner", "runner.out", "spec"}
+    assert {"limits", "runner"} <= {p.name for p in d.iterdir()}
     assert all(p.stat().st_size == 0 and stat.S_ISREG(p.lstat().st_mode) for p in d.iterdir())
-    ino = d.stat().st_ino
+    ino, runner_ino = d.stat().st_ino, (d / "runner").stat().st_ino
     # a job with no stored limits (an API client's): the empty limits file
     # it finds is none, not the last job's 200
     go = tmp_path / "go"
@@ -44,6 +45,9 @@ def test_a_kept_run_directory_serves_the_next_start_with_nothing_of_its_job(gflo
     run_b = g.data / "run" / f"{b}.1"
     g.wait_for(lambda: run_b.exists(), what="b's run directory")
     assert run_b.stat().st_ino == ino          # the kept one, renamed into place
+    # b's runner announced itself in the kept runner file: no inode made
+    assert (run_b / "runner").stat().st_ino == runner_ino
+    assert int(dict(ln.split("=", 1) for ln in (run_b / "runner").read_text().splitlines())["pid"]) > 0
     go.touch()
     g.wait_state(b, "Finished")
     out = g.log_of(b).split()

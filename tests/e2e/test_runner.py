@@ -741,9 +741,9 @@ def test_pty_stalled_pane_does_not_stall_the_job(runs, tmp_path, pane):
 
 # --- the standby runner ----------------------------------------------------------
 
-def standby(tmp_path, request, ahead=()):
+def standby(tmp_path, request):
     """gflow-runner --standby given `request` on its stdin; returns it ended."""
-    p = subprocess.Popen([str(runner_path()), "--standby", *ahead, " " * 24], stdin=subprocess.PIPE,
+    p = subprocess.Popen([str(runner_path()), "--standby", " " * 24], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                          cwd=tmp_path)
     out, err = p.communicate(request, timeout=20 * SLOW)
@@ -861,28 +861,64 @@ def test_hold_and_the_lists_on_stdin_are_for_a_standby_only(tmp_path):
         assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
-def test_a_standby_announces_itself_ahead_and_links_it_in_at_the_start(tmp_path):
-    # --ahead ROOT: its runner file is written while it waits, as a file
-    # with no name in ROOT's file system, and linked into the run directory
-    # when the job comes (exclusively: a claim there is never replaced)
+def test_a_standby_writes_its_runner_file_in_place_and_never_over_a_claim(tmp_path):
+    # no runner file in the run directory: it makes one
     run = standby_run(tmp_path)
     request = job7(run, tmp_path, "--", "sh", "-c", "echo $PPID")
-    rc, said = standby(tmp_path, request, ("--ahead", str(tmp_path)))
+    rc, said = standby(tmp_path, request)
     assert rc == 0 and said == "", said
     ri = parse_kv(run / "runner")
     assert ri["pid"] == (tmp_path / "job.log").read_text().strip()
     assert int(ri["start_ticks"]) > 0 and float(ri["started_at"]) > 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log", "run"]
-    # given nothing, it leaves nothing
-    rc, said = standby(tmp_path, b"", ("--ahead", str(tmp_path)))
-    assert rc == 0 and said == ""
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log", "run"]
-    # a claim is there already: refused, not replaced
+    # an empty one, as a recycled or spare run directory keeps: written in
+    # place, the same file (no new inode)
     (run / "result").unlink()
     (run / "runner").write_text("")
-    rc, said = standby(tmp_path, request, ("--ahead", str(tmp_path)))
+    (tmp_path / "job.log").unlink()
+    ino = (run / "runner").stat().st_ino
+    rc, said = standby(tmp_path, request)
+    assert rc == 0 and said == "", said
+    assert (run / "runner").stat().st_ino == ino
+    assert parse_kv(run / "runner")["pid"] == (tmp_path / "job.log").read_text().strip()
+    # a claim is there already (the daemon's: pid 0): refused, not replaced,
+    # and the job never runs
+    (run / "result").unlink()
+    (run / "runner").write_text("pid=0\nstart_ticks=0\nstarted_at=0.000000\n")
+    (tmp_path / "job.log").unlink()
+    rc, said = standby(tmp_path, request)
     assert rc == 2 and "runner exists: the daemon gave up on this start" in (run / "runner.out").read_text()
-    assert (run / "runner").read_text() == "" and not (run / "result").exists()
+    assert (run / "runner").read_text() == "pid=0\nstart_ticks=0\nstarted_at=0.000000\n"
+    assert not (run / "result").exists() and (tmp_path / "job.log").read_text() == ""
+    # a link planted there is not followed: refused
+    (run / "runner").unlink()
+    (run / "runner.out").unlink()
+    target = tmp_path / "elsewhere"
+    target.write_text("")
+    (run / "runner").symlink_to(target)
+    rc, said = standby(tmp_path, request)
+    assert rc == 2 and "runner exists" in (run / "runner.out").read_text()
+    assert target.read_text() == "" and not (run / "result").exists()
+
+
+def test_the_daemons_claim_and_a_runner_racing_for_a_kept_runner_file_one_wins(tmp_path):
+    # Many standbys at once on one run directory with an empty runner file:
+    # exactly one writes it and runs the job; the others are refused.
+    run = standby_run(tmp_path)
+    (run / "runner").write_text("")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    request = job7(run, tmp_path, "--", "sh", "-c", f"touch {marks}/$$")
+    procs = [subprocess.Popen([str(runner_path()), "--standby", " " * 24], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, cwd=tmp_path)
+             for _ in range(8)]
+    for p in procs:
+        p.stdin.write(request)
+    for p in procs:
+        p.stdin.close()
+    codes = sorted(p.wait(timeout=20 * SLOW) for p in procs)
+    assert codes == [0] + [2] * 7, codes
+    assert len(list(marks.iterdir())) == 1
+    assert int(parse_kv(run / "runner")["pid"]) > 0
 
 
 def test_standby_given_nothing_or_part_of_a_request_does_nothing(tmp_path):

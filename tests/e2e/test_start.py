@@ -109,13 +109,14 @@ def test_a_start_takes_a_run_directory_and_log_made_ahead(gflow):
 def test_under_tmux_the_spare_run_directory_brings_the_jobs_list_files(gflow_exec):
     # A runner under tmux reads the job's environment and command from its
     # run directory: the spare holds those files too, empty, for the start
-    # to fill (no new inode on its path); the standby path needs none.
+    # to fill (no new inode on its path); the standby path needs none. Every
+    # spare holds an empty runner file, which the runner writes in place.
     g = gflow_exec
     g.start()
     spare = g.data / "run" / ".spare"
     g.wait_for(lambda: spare.is_dir(), what="the spare run directory")
     tmux = g.env["GFLOW_EXECUTOR__TYPE"] == "tmux"
-    want = ["argv", "env", "spec"] if tmux else []
+    want = ["argv", "env", "runner", "spec"] if tmux else ["runner"]
 
     def names():
         # a start renames the spare away; the next one follows a moment later
@@ -343,10 +344,11 @@ assert b"--hold" in words, words
 d = words[words.index(b"--dir") + 1].decode()
 with open("/proc/self/stat") as f:
     ticks = f.read().rpartition(")")[2].split()[19]
-with open(d + "/runner.tmp", "w") as f:
+# announced as the runner does: in place into the empty runner file the
+# spare or kept run directory holds
+with open(d + "/runner", "r+") as f:
+    assert f.read() == ""
     f.write(f"pid={os.getpid()}\\nstart_ticks={ticks}\\nstarted_at={time.time():.6f}\\n")
-os.link(d + "/runner.tmp", d + "/runner")
-os.unlink(d + "/runner.tmp")
 os.kill(os.getppid(), 9)
 while not os.path.exists(os.environ["FAKE_GO"]):
     time.sleep(0.01)

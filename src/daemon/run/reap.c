@@ -816,7 +816,9 @@ void reap_watch_start(struct server *s, struct job *j, bool standby)
 	p->id = j->id;
 	p->standby = standby;
 	p->deadline = now_mono() + (double)tv.tv_sec;
-	p->wd = inotify_add_watch(s->inotify_fd, dir, IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW);
+	/* made, or written in place (an empty one kept: runfile.c) */
+	p->wd = inotify_add_watch(s->inotify_fd, dir,
+				  IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE | IN_ONLYDIR | IN_DONT_FOLLOW);
 	p->timeout = event_new(s->base, -1, 0, on_start_timeout, p);
 	event_add(p->timeout, &tv);
 	p->next = s->pending;

@@ -214,21 +214,22 @@ int rundir_attach_prepare(struct server *s, const struct job *j, char *sock, siz
 }
 
 /* Recycling. A job's run directory is not removed when it ends but kept,
- * its lists and runner.out emptied, as RUNDIR/.spare.K for a later start
- * (up to RECYCLED of them): a file system allocates and frees no inode for
- * those, which on ext4 without a journal costs a scan of recently freed
- * inodes, and a start only renames. An empty limits file is a job without
- * limits (runner/opts.c). The runner's own files (runner, result, logseq,
- * any .tmp) go; anything else in it (a directory, a FIFO)
- * and the directory is removed as before. Only the daemon and, under it,
- * the runner write in a run directory; a kept one serves any owner's job
- * (under the system daemon all of it is root's). */
+ * its lists, runner and runner.out emptied, as RUNDIR/.spare.K for a later
+ * start (up to RECYCLED of them): a file system allocates and frees no
+ * inode for those, which on ext4 without a journal costs a scan of every
+ * inode freed in the last minutes, and a start only renames. An empty
+ * limits file is a job without limits (runner/opts.c), an empty runner
+ * file none (the runner writes it in place: runfile.c). The runner's other
+ * files (result, logseq, any .tmp) go; anything else in it (a directory, a
+ * FIFO) and the directory is removed as before. Only the daemon and, under
+ * it, the runner write in a run directory; a kept one serves any owner's
+ * job (under the system daemon all of it is root's). */
 #define RECYCLED 64
 
 static bool kept_file(const char *name)
 {
 	return !strcmp(name, "env") || !strcmp(name, "argv") || !strcmp(name, "spec") ||
-	       !strcmp(name, "limits") || !strcmp(name, "runner.out");
+	       !strcmp(name, "limits") || !strcmp(name, "runner") || !strcmp(name, "runner.out");
 }
 
 /* Every file of dfd emptied or removed: whether it can be kept. */
@@ -354,23 +355,27 @@ static const char *what_is_there(int dfd, const char *name)
  * without following links. Made again a moment after one is used (with
  * the standby, standby.c); one left by a stop or crash is used as it is
  * (only we write in these directories; a name with a dot is no job's).
- * Where runners read the job's environment, command and spec from files
- * (tmux), the spare directory holds them too, empty (put_list). */
+ * The spare directory holds an empty runner file (written in place, as
+ * in a recycled one) and, where runners read the job's environment,
+ * command and spec from files (tmux), those too, empty (put_list). */
 void rundir_make_spares(struct server *s)
 {
 	int fd, dfd;
+	bool lists = s->executor == EXEC_TMUX && !s->paths.system;
 
 	if (mkdirat(s->run_dfd, ".spare", 0700) && errno != EEXIST)
 		return;
 	fd = openat(s->log_dfd, ".spare.log", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
-	if (s->executor != EXEC_TMUX || s->paths.system ||
-	    (dfd = openat(s->run_dfd, ".spare", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	if ((dfd = openat(s->run_dfd, ".spare", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return;
-	for (int i = 0; i < 3; i++)
-		if ((fd = openat(dfd, i == 2 ? "spec" : i ? "argv" : "env", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0)
+	for (int i = 0; i < (lists ? 4 : 1); i++) {
+		static const char *const names[] = { "runner", "env", "argv", "spec" };
+
+		if ((fd = openat(dfd, names[i], O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0)
 			close(fd);
+	}
 	close(dfd);
 }
 

@@ -9,7 +9,7 @@
  * that records it is synced) writes one more byte, "g", when the sync is
  * done, that lets the job exec; the runner prepares everything meanwhile.
  * The exec and loading of a runner (~2 ms here) leave the submit → start
- * path; it writes its announcement while it waits (--ahead). New standbys
+ * path; it reads what it announces itself with as it waits. New standbys
  * (and new spares, rundir.c) are made a moment after one is used (not at
  * once: it would compete with the start it just made for the CPUs, and a
  * daemon killed while it spawns leaves a child holding its lock until the
@@ -134,7 +134,7 @@ static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct server *s = arg;
 	/* The blank word is room for the runner to name its job in (ps). */
-	char *argv[] = { s->runner_path, "--standby", "--ahead", s->paths.run_dir, "                        ", NULL };
+	char *argv[] = { s->runner_path, "--standby", "                        ", NULL };
 	struct gf_err e;
 	pid_t pid;
 

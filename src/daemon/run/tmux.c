@@ -110,8 +110,6 @@ int exec_tmux_standby(struct server *s, const char *session, const char *fifo)
 	arg(&w, "--standby");
 	arg(&w, "--request");
 	arg(&w, fifo);
-	arg(&w, "--ahead");
-	arg(&w, s->paths.run_dir);
 	arg(&w, "--daemon");
 	arg(&w, pid);
 	arg(&w, "                        ");	/* room for the runner to name its job in (ps) */

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "runfile.h"
 #include "trace.h"
 
@@ -410,13 +411,69 @@ static void pending_drop(struct server *s, int64_t id)
 	free(p);
 }
 
+/* Runner pids seen, stored together a moment later (PIDS_SAVE_SECS): one
+ * commit for the starts of many short jobs, not a commit each. A restart
+ * finds a runner through its run directory (its runner file) as well; the
+ * stored pid is for a directory removed under a running job. */
+#define PIDS_SAVE_SECS 0.02
+
+static void save_pids(struct server *s)
+{
+	struct gf_err e;
+	size_t n = s->npids_due;
+
+	s->npids_due = 0;
+	if (!n || s->txn.open || store_begin(s->store, &e)) {
+		if (n && !s->txn.open)
+			fprintf(stderr, "gflowd: storing the runners' pids: %s\n", e.msg);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = jobs_get(s, s->pids_due[i]);
+
+		if (j && j->active && !j->unreadable && store_update_job(s->store, j, &e)) {
+			store_rollback(s->store);
+			fprintf(stderr, "gflowd: storing the runners' pids: %s\n", e.msg);
+			return;
+		}
+	}
+	if (store_commit(s->store, &e))
+		fprintf(stderr, "gflowd: storing the runners' pids: %s\n", e.msg);
+}
+
+static void on_pids_due(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	save_pids(arg);
+}
+
+static void pid_save_soon(struct server *s, struct job *j)
+{
+	struct timeval tv = { 0, (suseconds_t)(PIDS_SAVE_SECS * 1e6) };
+	struct gf_err e;
+
+	if (s->txn.open || !s->base) {
+		if (jobs_save(s, j, &e))
+			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		return;
+	}
+	s->pids_due = gf_grow(s->pids_due, &s->pids_due_cap, s->npids_due + 1, sizeof *s->pids_due, 16);
+	s->pids_due[s->npids_due++] = j->id;
+	if (!s->pids_ev && !(s->pids_ev = evtimer_new(s->base, on_pids_due, s))) {
+		save_pids(s);
+		return;
+	}
+	if (!evtimer_pending(s->pids_ev, NULL))
+		evtimer_add(s->pids_ev, &tv);
+}
+
 /* Watch a live runner through a pidfd. -1 when it is gone already (or the
  * pid is someone else's now), -2 when there is no descriptor for it now. */
 static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long long start_ticks)
 {
 	unsigned long long ticks = 0;
 	struct pending *p;
-	struct gf_err e;
 	int fd = pidfd_open_(pid);
 
 	if (fd < 0 && fd_short(errno))
@@ -434,8 +491,7 @@ static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long l
 		 * through its run directory). */
 		j->runner_pid = pid;
 		j->runner_ticks = start_ticks;
-		if (jobs_save(s, j, &e))
-			fprintf(stderr, "gflowd: job %lld: %s\n", (long long)j->id, e.msg);
+		pid_save_soon(s, j);
 	}
 	p = calloc(1, sizeof *p);
 	if (!p)
@@ -931,6 +987,13 @@ void reap_job_close(struct job *j)
 
 void reap_close(struct server *s)
 {
+	save_pids(s);
+	free(s->pids_due);
+	s->pids_due = NULL;
+	s->pids_due_cap = 0;
+	if (s->pids_ev)
+		event_free(s->pids_ev);
+	s->pids_ev = NULL;
 	while (s->pending)
 		pending_drop(s, s->pending->id);
 	if (s->watch_ev)

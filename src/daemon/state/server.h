@@ -345,6 +345,9 @@ struct server {
 	struct event *standby_ev;		/* makes the next standby */
 	struct tracker track;			/* each job's processes (track.c) */
 	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
+	int64_t *pids_due;			/* jobs whose runner's pid is not stored yet (reap.c) */
+	size_t npids_due, pids_due_cap;
+	struct event *pids_ev;			/* stores them, a moment after the first */
 	int run_dfd, log_dfd;			/* <data>/run and <data>/logs, opened once */
 	uint64_t recycled;			/* RUNDIR/.spare.K held for reuse: bit K (rundir.c) */
 	int grace_secs;				/* between the signals of a cancel */

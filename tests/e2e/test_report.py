@@ -6,8 +6,10 @@ its store gets the result from the file the runner writes when no answer
 comes, and loses nothing; the job never holds the socket. And there is a
 standby runner per CPU (up to 4), so that short jobs ending one a CPU at a
 time each find one."""
+import json
 import os
 import signal
+import sqlite3
 
 import pytest
 
@@ -156,3 +158,40 @@ def test_a_told_error_with_hostile_bytes_is_one_message(gflow):
     assert "\n" not in j["reason"] and len(j["reason"]) < 400, j["reason"]
     steps = steps_of(trace, jid)
     assert "result_told" in steps and "result_written" not in steps, steps
+
+
+def stored_runner_pids(g):
+    """{job id: runner_pid} as the store has them (json of each row)."""
+    with sqlite3.connect(g.data / "gflow.db") as db:
+        return {i: json.loads(d).get("runner_pid") for i, d in db.execute("SELECT id, data FROM jobs")}
+
+
+def test_runners_pids_are_stored_together_a_moment_later_and_at_a_stop(gflow, tmp_path):
+    # A runner seen is not stored in a commit of its own: with the others
+    # seen in the next moment (one commit, one sync, for many starts). A
+    # daemon killed a moment after has them all; one stopped at once stores
+    # them as it stops. Either way a restart finds each job running, once.
+    g = gflow
+    g.start()
+    ran = tmp_path / "ran"
+    ids = [g.submit("sh", "-c", f"echo $GFLOW_JOB_ID >> {ran}; exec sleep 60") for _ in range(3)]
+    for jid in ids:
+        g.wait_state(jid, "Running")
+    pids = {jid: g.wait_for(lambda: g.job(jid)["runner_pid"], what="the runner") for jid in ids}
+    g.wait_for(lambda: {i: stored_runner_pids(g)[i] for i in ids} == pids, timeout=5,
+               what="the runners' pids in the store")
+    g.kill9()
+    g.start()
+    for jid in ids:
+        j = g.job(jid)
+        assert j["state"] == "Running" and j["runner_pid"] == pids[jid], j
+    # stopped right after a start: its runner's pid is stored at the stop
+    late = g.submit("sh", "-c", f"echo $GFLOW_JOB_ID >> {ran}; exec sleep 60")
+    g.wait_state(late, "Running")
+    pid = g.wait_for(lambda: g.job(late)["runner_pid"], what="the runner")
+    g.stop()
+    assert stored_runner_pids(g)[late] == pid
+    g.start()
+    assert g.job(late)["state"] == "Running" and g.job(late)["runner_pid"] == pid
+    assert sorted(int(x) for x in ran.read_text().split()) == sorted(ids + [late])   # each ran once
+    g.cli("gcancel", *map(str, ids + [late]), check=True)

@@ -257,7 +257,7 @@ static pid_t start_child(const struct runner *r, int into, int slave, int errw, 
 	static char stack[256 << 10] __attribute__((aligned(64)));
 	struct child_args a = { r, slave, errw };
 	char **ours = environ;
-	long pid = gf_vmclone(into, child_main, &a, stack, sizeof stack);
+	long pid = gf_vmclone(into, 0, child_main, &a, stack, sizeof stack);
 	pid_t fpid;
 
 	environ = ours;	/* the child set the job's on our memory before its exec */

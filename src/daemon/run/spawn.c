@@ -8,6 +8,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "clone3.h"
 #include "runfile.h"
 #include "spawn.h"
+#include "vmclone.h"
 
 extern char **environ;
 
@@ -59,17 +61,81 @@ static void child_exec(char *const argv[], int out_fd)
 	_exit(127);
 }
 
-/* Start argv as a child of ours in a session of its own, with posix_spawn
- * (vfork-like: the daemon's memory is neither copied nor torn down, which a
- * fork of it costs a millisecond or more). stdin is /dev/null, stdout and
- * stderr out_fd (-1: /dev/null), nothing else open. */
+/* The child of a spawn sharing our memory (vmclone.c), on a stack of its
+ * own, until its exec: only system calls. Its handlers are the default
+ * ones already (CLONE_CLEAR_SIGHAND) and its signals blocked until the
+ * exec. A failed exec leaves its errno in err for the parent. */
+struct spawn_child {
+	char *const *argv;
+	int in_fd, out_fd, cgroup_fd;
+	volatile int err;
+};
+
+static int spawn_entry(void *arg)
+{
+	struct spawn_child *c = arg;
+	sigset_t none;
+	int null = -1;
+
+	if (setsid() < 0 ||
+	    ((c->in_fd < 0 || c->out_fd < 0) && (null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) ||
+	    dup2(c->in_fd >= 0 ? c->in_fd : null, 0) < 0 || dup2(c->out_fd >= 0 ? c->out_fd : null, 1) < 0 ||
+	    dup2(1, 2) < 0)
+		goto fail;
+	close_fds_from(3);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(c->argv[0], c->argv, environ);
+fail:
+	c->err = errno ? errno : EINVAL;
+	_exit(127);
+}
+
+/* Start argv as a child of ours in a session of its own, without a copy of
+ * the daemon's memory (vfork-like: a fork of it costs a millisecond or
+ * more): stdin in_fd (-1: /dev/null), stdout and stderr out_fd (-1:
+ * /dev/null), nothing else open; born in the cgroup v2 group open at
+ * cgroup_fd (-1: ours). 0, or -1 with errno; 1 where the kernel cannot
+ * (before Linux 5.5, other machines, the sanitizers): then posix_spawn or
+ * a fork does it. Signals are blocked meanwhile, so the child begins with
+ * them blocked and no handler of ours ever runs in it. */
+static int vm_spawn(char *const argv[], int in_fd, int out_fd, int cgroup_fd, pid_t *pid)
+{
+	struct spawn_child c = { argv, in_fd, out_fd, cgroup_fd, 0 };
+	char stack[32768] __attribute__((aligned(16)));
+	sigset_t all, old;
+	long rc;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = gf_vmclone(cgroup_fd, GF_VMCLONE_CLEAR_SIGHAND, spawn_entry, &c, stack, sizeof stack);
+	err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0) {
+		errno = err;
+		return err == ENOSYS || err == EINVAL || err == E2BIG ? 1 : -1;
+	}
+	if (c.err) {
+		waitpid((pid_t)rc, NULL, 0);
+		errno = c.err;
+		return -1;
+	}
+	*pid = (pid_t)rc;
+	return 0;
+}
+
+/* The same with posix_spawn where vm_spawn cannot (it looks at and resets
+ * each of the 64 signals' handlers in the child, 128 system calls). */
 static int spawn_child_io(char *const argv[], int in_fd, int out_fd, pid_t *pid, struct gf_err *e)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none;
-	int rc;
+	int rc = vm_spawn(argv, in_fd, out_fd, -1, pid);
 
+	if (rc <= 0)
+		return rc ? gf_err_set(e, "cannot run %s: %s", argv[0], strerror(errno)) : 0;
 	sigemptyset(&none);
 	if (posix_spawn_file_actions_init(&fa))
 		return gf_err_set(e, "posix_spawn: out of memory");
@@ -195,16 +261,28 @@ static int spawn(char *const argv[], int out_fd, bool wait_for_exit, int *status
  * CLONE_INTO_CGROUP): it need not move itself in, and a move costs the
  * kernel an RCU grace period (~10 ms here) whenever no move happened in the
  * last few milliseconds, which is every start of an idle daemon. The child
- * is a fork of the daemon (threads: only system calls until the exec).
+ * shares the daemon's memory until its exec (vm_spawn); where it cannot,
+ * it is a fork of the daemon (threads: only system calls until the exec).
  * Returns 1 when the kernel cannot do it (then spawn_runner does). */
 int spawn_runner_into(char *const argv[], int out_fd, const char *cgroup, struct gf_err *e)
 {
 	sigset_t none;
+	pid_t vpid;
 	long pid;
-	int cg = open(cgroup, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int cg = open(cgroup, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
 
 	if (cg < 0)
 		return 1;
+	if ((rc = vm_spawn(argv, -1, out_fd, cg, &vpid)) <= 0) {
+		int err = errno;
+
+		close(cg);
+		if (rc == 0)
+			return 0;
+		if (err == EPERM || err == EACCES || err == EBUSY)
+			return 1;	/* not into this group: the runner moves itself in */
+		return gf_err_set(e, "cannot start %s: %s", argv[0], strerror(err));
+	}
 	sigemptyset(&none);
 	pid = gf_fork_into_cgroup(cg);
 	if (pid == 0) {

@@ -1,8 +1,11 @@
-/* vmclone.c — clone3(CLONE_VM | CLONE_VFORK) for the job's process: what
- * glibc's posix_spawn does, which posix_spawn cannot do here (a job born
- * in its cgroup v2 group, as its owner, on a held start). fork() copies
- * the runner's page tables, which on a virtual machine costs as much as
- * the rest of the runner's start; a child sharing them costs nothing.
+/* vmclone.c — clone3(CLONE_VM | CLONE_VFORK): what glibc's posix_spawn
+ * does, which posix_spawn cannot do here (the runner's job, born in its
+ * cgroup v2 group, as its owner, on a held start; the daemon's runners,
+ * born in a group, or without posix_spawn's 128 system calls that look at
+ * and reset each signal's handler: CLONE_CLEAR_SIGHAND does it in one).
+ * fork() copies the parent's page tables, which on a virtual machine
+ * costs as much as the rest of the runner's start; a child sharing them
+ * costs nothing. libc only: the runner links it.
  * The child needs a stack of its own and must begin in code that does not
  * return into ours: a few instructions per machine, which call fn(arg) and
  * exit with what it returns. Elsewhere, and under the sanitizers (whose
@@ -74,9 +77,9 @@ __asm__(".text\n"
 	".size vmclone_raw, .-vmclone_raw\n");
 #endif
 
-long gf_vmclone(int cgroup_fd, int (*fn)(void *), void *arg, void *stack, size_t size)
+long gf_vmclone(int cgroup_fd, unsigned long long flags, int (*fn)(void *), void *arg, void *stack, size_t size)
 {
-	struct gf_clone3_args ca = { .flags = GF_CLONE_VM | GF_CLONE_VFORK, .exit_signal = SIGCHLD,
+	struct gf_clone3_args ca = { .flags = GF_CLONE_VM | GF_CLONE_VFORK | flags, .exit_signal = SIGCHLD,
 				     .stack = (uint64_t)(uintptr_t)stack, .stack_size = size };
 	long rc;
 
@@ -92,9 +95,10 @@ long gf_vmclone(int cgroup_fd, int (*fn)(void *), void *arg, void *stack, size_t
 	return rc;
 }
 #else
-long gf_vmclone(int cgroup_fd, int (*fn)(void *), void *arg, void *stack, size_t size)
+long gf_vmclone(int cgroup_fd, unsigned long long flags, int (*fn)(void *), void *arg, void *stack, size_t size)
 {
 	(void)cgroup_fd;
+	(void)flags;
 	(void)fn;
 	(void)arg;
 	(void)stack;

@@ -107,6 +107,26 @@ static int unnamed_file(int dfd)
 	return openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 }
 
+/* dir/name.tmp kept empty for the next write (rundir.c keeps a run
+ * directory's result.tmp): opened and emptied, when it is a plain file of
+ * its own (never a link, a FIFO or a directory). No inode is made, nor
+ * freed by the rename, which on ext4 without a journal costs each new
+ * inode a scan of those freed in the last minutes. -1: none such. */
+static int reuse_tmp(int dfd, const char *tmp)
+{
+	struct stat st;
+	int fd = openat(dfd, tmp, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 || (st.st_size && ftruncate(fd, 0)) ||
+	    fcntl(fd, F_SETFL, 0)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Write dir/name.tmp and move it into place: with rename (replacing), or
  * with link (failing with EEXIST when dir/name exists; an unnamed file
  * instead of name.tmp where it can). Nothing is reached
@@ -129,8 +149,10 @@ static int write_file(int dfd, const char *label, const char *name, const void *
 	}
 	if (snprintf(tmp, sizeof tmp, "%s.tmp", name) >= (int)sizeof tmp)
 		return fail(e, ENAMETOOLONG, "name too long: %s/%s", label, name);
-	unlinkat(dfd, tmp, 0);	/* left by a crash, or planted */
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (exclusive || (fd = reuse_tmp(dfd, tmp)) < 0) {
+		unlinkat(dfd, tmp, 0);	/* left by a crash, or planted */
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
 	if (fd < 0) {
 		saved = errno;
 		return fail(e, saved, "cannot create %s/%s: %s", label, tmp, strerror(saved));
@@ -253,8 +275,10 @@ int write_file_replace(const char *dir, const char *name, const void *data, size
 	return write_in(dir, name, data, len, 0, e);
 }
 
-/* Read name (never through a link) whole into buf (NUL-terminated). */
-static int read_small(int dfd, const char *label, const char *name, char *buf, size_t size, struct gf_err *e)
+/* Read name (never through a link) whole into buf (NUL-terminated), its
+ * length in *got. */
+static int read_small_n(int dfd, const char *label, const char *name, char *buf, size_t size, size_t *got,
+			struct gf_err *e)
 {
 	size_t len = 0;
 	int fd, saved;
@@ -284,7 +308,15 @@ static int read_small(int dfd, const char *label, const char *name, char *buf, s
 	}
 	close(fd);
 	buf[len] = '\0';
+	*got = len;
 	return 0;
+}
+
+static int read_small(int dfd, const char *label, const char *name, char *buf, size_t size, struct gf_err *e)
+{
+	size_t len;
+
+	return read_small_n(dfd, label, name, buf, size, &len, e);
 }
 
 int runfile_write_logseq_at(int dirfd, long long seq)
@@ -470,11 +502,14 @@ int runfile_read_runner_at(int dfd, const char *dir, struct runner_info *ri, str
 {
 	char buf[RUNFILE_MAX], *p = buf, *key, *value;
 	long long pid;
+	size_t len;
 
 	memset(ri, 0, sizeof *ri);
-	if (read_small(dfd, dir, "runner", buf, sizeof buf, e))
+	if (read_small_n(dfd, dir, "runner", buf, sizeof buf, &len, e))
 		return -1;
-	if (!buf[0] || buf[strlen(buf) - 1] != '\n')	/* kept empty, or being written */
+	/* Kept empty (rundir.c), or caught as it is written: none yet. Zeros
+	 * (a machine stopped before a claim's sync) are a claim without a pid. */
+	if (!len || (buf[0] && buf[len - 1] != '\n'))
 		return fail(e, ENOENT, "%s/runner: not written yet", dir);
 	while (next_line(&p, &key, &value)) {
 		if (!strcmp(key, "pid")) {

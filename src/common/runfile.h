@@ -54,8 +54,9 @@ int runfile_write_runner(const char *dir, const struct runner_info *ri, struct g
 int runfile_write_runner_at(int dirfd, const char *dir, const struct runner_info *ri, int durable,
 			    struct gf_err *e);
 
-/* An empty `runner`, or one still being written (no final newline), reads
- * as none: -1 with errno ENOENT. */
+/* An empty `runner` (kept by a run directory), or one caught as it is
+ * written (no final newline), reads as none: -1 with errno ENOENT. One of
+ * zeros (a machine stopped before a claim was synced) reads as pid 0. */
 int runfile_read_runner(const char *dir, struct runner_info *ri, struct gf_err *e);
 int runfile_read_runner_at(int dirfd, const char *dir, struct runner_info *ri, struct gf_err *e);
 

@@ -106,6 +106,12 @@ def test_many_ends_at_once_keep_at_most_the_pool_and_remove_the_rest(gflow):
     run = g.data / "run"
     g.wait_for(lambda: not [d for d in run.iterdir() if d.name[0].isdigit()], what="no job's run directory left")
     assert 0 < len(kept(g)) <= 64
+    # more starts at once than standbys: some runners wrote a result file,
+    # kept as the next one's result.tmp, emptied; nothing else of theirs
+    names = [{p.name for p in d.iterdir()} for d in kept(g)]
+    assert any("result.tmp" in n for n in names), names
+    assert all(n <= {"argv", "env", "limits", "runner", "runner.out", "spec", "result.tmp"} for n in names), names
+    assert all(p.stat().st_size == 0 for d in kept(g) for p in d.iterdir())
 
 
 # ---- ends recorded together ---------------------------------------------------

@@ -73,13 +73,58 @@ static void runner_never_overwrites_a_claim(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
-static void runner_claim_being_written_reads_as_pid_0(void **state)
+/* Kept empty by a recycled run directory, or caught as it is written:
+ * none yet (the daemon waits for it). */
+static void runner_empty_or_unfinished_reads_as_none(void **state)
 {
 	const char *dir = *state;
 	struct runner_info out = { .pid = 99 };
 	struct gf_err e;
 
 	put(dir, "runner", "");
+	assert_int_equal(runfile_read_runner(dir, &out, &e), -1);
+	assert_int_equal(errno, ENOENT);
+	put(dir, "runner", "pid=4242\nstart_ti");
+	assert_int_equal(runfile_read_runner(dir, &out, &e), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+static ino_t ino_of(const char *dir, const char *name)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if (lstat(path, &st))
+		return 0;
+	return st.st_ino;
+}
+
+/* An empty runner file, kept: written in place (the same inode), and
+ * exclusively: one not empty (a claim, or zeros) is refused, untouched. */
+static void runner_written_in_place_into_a_kept_one(void **state)
+{
+	const char *dir = *state;
+	struct runner_info in = { .pid = 4242, .start_ticks = 77, .started_at = 1.5 }, out;
+	char zeros[40] = { 0 };
+	struct gf_err e;
+	ino_t ino;
+
+	put(dir, "runner", "");
+	ino = ino_of(dir, "runner");
+	assert_int_equal(runfile_write_runner(dir, &in, &e), 0);
+	assert_true(ino_of(dir, "runner") == ino);
+	assert_int_equal(runfile_read_runner(dir, &out, &e), 0);
+	assert_int_equal(out.pid, 4242);
+	assert_true(out.start_ticks == 77);
+	in.pid = 7;
+	assert_int_equal(runfile_write_runner(dir, &in, &e), -1);
+	assert_int_equal(errno, EEXIST);
+	assert_int_equal(runfile_read_runner(dir, &out, &e), 0);
+	assert_int_equal(out.pid, 4242);
+	assert_int_equal(write_file_atomic(dir, "runner", zeros, sizeof zeros, &e), 0);
+	assert_int_equal(runfile_write_runner(dir, &in, &e), -1);
+	assert_int_equal(errno, EEXIST);
 	assert_int_equal(runfile_read_runner(dir, &out, &e), 0);
 	assert_int_equal(out.pid, 0);
 }
@@ -123,6 +168,59 @@ static void runner_absent_is_enoent(void **state)
 
 	assert_int_equal(runfile_read_runner(*state, &out, &e), -1);
 	assert_int_equal(errno, ENOENT);
+}
+
+/* A run directory's result.tmp, kept empty (rundir.c): the result is
+ * written into it and renamed, no inode made. One that is not a plain file
+ * of its own (a link, a FIFO, a second name of another file) is never
+ * written through: removed and made anew. */
+static void result_written_through_a_kept_tmp(void **state)
+{
+	const char *dir = *state;
+	struct job_result in = { .exited = 1, .exit_code = 3, .ended_by = "exit" }, out;
+	char path[256], other[256], target[256];
+	struct gf_err e;
+	ino_t ino;
+	int fd;
+
+	put(dir, "result.tmp", "stale words of an earlier job");
+	ino = ino_of(dir, "result.tmp");
+	assert_int_equal(runfile_write_result(dir, &in, &e), 0);
+	assert_true(ino_of(dir, "result") == ino);
+	assert_true(ino_of(dir, "result.tmp") == 0);
+	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
+	assert_int_equal(out.exit_code, 3);
+	/* a link planted there: not followed, its target untouched */
+	snprintf(target, sizeof target, "%s/target", dir);
+	snprintf(path, sizeof path, "%s/result.tmp", dir);
+	fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0 && write(fd, "mine", 4) == 4);
+	close(fd);
+	assert_int_equal(symlink(target, path), 0);
+	in.exit_code = 4;
+	assert_int_equal(runfile_write_result(dir, &in, &e), 0);
+	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
+	assert_int_equal(out.exit_code, 4);
+	assert_true(ino_of(dir, "result.tmp") == 0);
+	fd = open(target, O_RDONLY);
+	assert_true(fd >= 0 && read(fd, other, sizeof other) == 4);
+	close(fd);
+	/* a second name of another file: that file is not emptied */
+	assert_int_equal(link(target, path), 0);
+	in.exit_code = 5;
+	assert_int_equal(runfile_write_result(dir, &in, &e), 0);
+	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
+	assert_int_equal(out.exit_code, 5);
+	fd = open(target, O_RDONLY);
+	assert_true(fd >= 0 && read(fd, other, sizeof other) == 4);
+	close(fd);
+	/* a FIFO: not opened for long, replaced */
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	in.exit_code = 6;
+	assert_int_equal(runfile_write_result(dir, &in, &e), 0);
+	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
+	assert_int_equal(out.exit_code, 6);
 }
 
 static void result_round_trip(void **state)
@@ -383,7 +481,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(runner_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_never_overwrites_a_claim, setup, teardown),
-		cmocka_unit_test_setup_teardown(runner_claim_being_written_reads_as_pid_0, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_empty_or_unfinished_reads_as_none, setup, teardown),
+		cmocka_unit_test_setup_teardown(runner_written_in_place_into_a_kept_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(result_written_through_a_kept_tmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_zeros_read_as_pid_0, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_bad_values_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(runner_absent_is_enoent, setup, teardown),

@@ -219,17 +219,18 @@ int rundir_attach_prepare(struct server *s, const struct job *j, char *sock, siz
  * inode for those, which on ext4 without a journal costs a scan of every
  * inode freed in the last minutes, and a start only renames. An empty
  * limits file is a job without limits (runner/opts.c), an empty runner
- * file none (the runner writes it in place: runfile.c). The runner's other
- * files (result, logseq, any .tmp) go; anything else in it (a directory, a
- * FIFO) and the directory is removed as before. Only the daemon and, under
+ * file none (the runner writes it in place: runfile.c); a result becomes
+ * result.tmp, which the next result is written into before its rename.
+ * The runner's other files (logseq, other .tmp) go; anything else in it
+ * (a directory, a FIFO) and the directory is removed as before. Only the daemon and, under
  * it, the runner write in a run directory; a kept one serves any owner's
  * job (under the system daemon all of it is root's). */
 #define RECYCLED 64
 
 static bool kept_file(const char *name)
 {
-	return !strcmp(name, "env") || !strcmp(name, "argv") || !strcmp(name, "spec") ||
-	       !strcmp(name, "limits") || !strcmp(name, "runner") || !strcmp(name, "runner.out");
+	return !strcmp(name, "env") || !strcmp(name, "argv") || !strcmp(name, "spec") || !strcmp(name, "limits") ||
+	       !strcmp(name, "runner") || !strcmp(name, "runner.out") || !strcmp(name, "result.tmp");
 }
 
 /* Every file of dfd emptied or removed: whether it can be kept. */
@@ -247,6 +248,16 @@ static bool empty_out(int dfd, bool keep)
 
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
+		/* The result becomes the next one's result.tmp (runfile.c),
+		 * emptied as the other kept files are. */
+		if (keep && !strcmp(d->d_name, "result") && d->d_type == DT_REG &&
+		    renameat2(dirfd(dp), "result", dirfd(dp), "result.tmp", RENAME_NOREPLACE) == 0 &&
+		    (fd = openat(dirfd(dp), "result.tmp", O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+			if (ftruncate(fd, 0))
+				keep = false;
+			close(fd);
+			continue;
+		}
 		if (keep && kept_file(d->d_name) && (d->d_type == DT_REG || d->d_type == DT_UNKNOWN) &&
 		    (fd = openat(dirfd(dp), d->d_name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) >= 0) {
 			struct stat st;

@@ -215,7 +215,7 @@ int rundir_attach_prepare(struct server *s, const struct job *j, char *sock, siz
 
 /* Recycling. A job's run directory is not removed when it ends but kept,
  * its lists, runner and runner.out emptied, as RUNDIR/.spare.K for a later
- * start (up to RECYCLED of them): a file system allocates and frees no
+ * start (up to GF_RECYCLED of them): a file system allocates and frees no
  * inode for those, which on ext4 without a journal costs a scan of every
  * inode freed in the last minutes, and a start only renames. An empty
  * limits file is a job without limits (runner/opts.c), an empty runner
@@ -225,8 +225,6 @@ int rundir_attach_prepare(struct server *s, const struct job *j, char *sock, siz
  * (a directory, a FIFO) and the directory is removed as before. Only the daemon and, under
  * it, the runner write in a run directory; a kept one serves any owner's
  * job (under the system daemon all of it is root's). */
-#define RECYCLED 64
-
 static bool kept_file(const char *name)
 {
 	return !strcmp(name, "env") || !strcmp(name, "argv") || !strcmp(name, "spec") || !strcmp(name, "limits") ||
@@ -306,13 +304,16 @@ void rundir_remove(struct server *s, const struct job *j)
 	if (rundir_attach_socket(s, j, sock, sizeof sock))
 		unlink(sock);
 	run_dir_name(j, name, sizeof name);
-	for (k = 0; k < RECYCLED && s->recycled & (1ull << k); k++)
+	for (k = 0; k < GF_RECYCLED && s->recycled[k / 64] == ~0ull; k += 64)
 		;
-	if (k < RECYCLED && (dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+	if (k < GF_RECYCLED)
+		k += __builtin_ctzll(~s->recycled[k / 64]);
+	if (k < GF_RECYCLED &&
+	    (dfd = openat(s->run_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
 	    empty_out(dfd, true)) {
 		spare_name(k, spare, sizeof spare);
 		if (renameat2(s->run_dfd, name, s->run_dfd, spare, RENAME_NOREPLACE) == 0) {
-			s->recycled |= 1ull << k;
+			s->recycled[k / 64] |= 1ull << (k % 64);
 			return;
 		}
 	}
@@ -324,14 +325,15 @@ static int take_recycled(struct server *s, const char *name)
 {
 	char spare[32];
 
-	while (s->recycled) {
-		int k = __builtin_ctzll(s->recycled);
+	for (int w = 0; w < GF_RECYCLED / 64; w++)
+		while (s->recycled[w]) {
+			int k = w * 64 + __builtin_ctzll(s->recycled[w]);
 
-		s->recycled &= ~(1ull << k);
-		spare_name(k, spare, sizeof spare);
-		if (renameat2(s->run_dfd, spare, s->run_dfd, name, RENAME_NOREPLACE) == 0)
-			return 0;
-	}
+			s->recycled[w] &= s->recycled[w] - 1;	/* its lowest bit, k */
+			spare_name(k, spare, sizeof spare);
+			if (renameat2(s->run_dfd, spare, s->run_dfd, name, RENAME_NOREPLACE) == 0)
+				return 0;
+		}
 	return -1;
 }
 
@@ -339,13 +341,21 @@ static int take_recycled(struct server *s, const char *name)
  * not known to this one, and a start makes what it needs). */
 void rundir_drop_recycled(struct server *s)
 {
-	char spare[32];
+	int fd = fcntl(s->run_dfd, F_DUPFD_CLOEXEC, 0);
+	DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *d;
 
-	for (int k = 0; k < RECYCLED; k++) {
-		spare_name(k, spare, sizeof spare);
-		remove_dir(s, spare);
+	memset(s->recycled, 0, sizeof s->recycled);
+	if (!dp) {
+		if (fd >= 0)
+			close(fd);
+		return;
 	}
-	s->recycled = 0;
+	rewinddir(dp);
+	while ((d = readdir(dp)))
+		if (!strncmp(d->d_name, ".spare.", 7) && d->d_name[7] >= '0' && d->d_name[7] <= '9')
+			remove_dir(s, d->d_name);
+	closedir(dp);
 }
 
 /* What is at dir/name that made an exclusive create fail. */

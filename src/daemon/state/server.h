@@ -329,6 +329,9 @@ struct server {
 
 	/* Runners */
 #define GF_STANDBY_MAX 4
+/* Run directories kept for reuse, at most (rundir.c): as many as jobs end
+ * at once, so that none is removed (a freed inode slows every new one). */
+#define GF_RECYCLED 4096
 	struct pending *pending;		/* launched, not yet announced (reap.c) */
 	struct tmuxctl *tmuxctl;		/* the tmux control client (tmuxctl.c), or NULL */
 	/* The standby runners' sockets and pidfds (standby.c), -1: none; a
@@ -349,7 +352,7 @@ struct server {
 	size_t npids_due, pids_due_cap;
 	struct event *pids_ev;			/* stores them, a moment after the first */
 	int run_dfd, log_dfd;			/* <data>/run and <data>/logs, opened once */
-	uint64_t recycled;			/* RUNDIR/.spare.K held for reuse: bit K (rundir.c) */
+	uint64_t recycled[GF_RECYCLED / 64];	/* RUNDIR/.spare.K held for reuse: bit K (rundir.c) */
 	int grace_secs;				/* between the signals of a cancel */
 	int inotify_fd;
 	struct event *inotify_ev;

@@ -67,6 +67,39 @@ def pids_with(*entries):
     return pids
 
 
+class DirEvents:
+    """inotify on one directory, as a context manager: events() is every
+    (name, mask) seen so far."""
+    IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x80, 0x100, 0x200
+
+    def __init__(self, path, mask):
+        self.path, self.mask, self.buf = path, mask, b""
+
+    def __enter__(self):
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        assert self.fd >= 0 and libc.inotify_add_watch(self.fd, str(self.path).encode(), self.mask) >= 0
+        return self
+
+    def events(self):
+        import struct
+        while True:
+            try:
+                self.buf += os.read(self.fd, 65536)
+            except BlockingIOError:
+                break
+        out, buf = [], self.buf
+        while buf:
+            _, mask, _, n = struct.unpack("iIII", buf[:16])
+            out.append((buf[16:16 + n].rstrip(b"\0").decode(), mask & self.mask))
+            buf = buf[16 + n:]
+        return out
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+
+
 def tagged_pids(tag, var="GFLOW_E2E_TAG"):
     """Processes whose environment carries this test's tag (var=tag)."""
     return pids_with(f"{var}={tag}")

@@ -2,14 +2,14 @@
 emptied) and taken by a later start instead of a new one: no inode made or
 freed for it (issue 31). What a later job gets from it is only the place:
 nothing of the earlier job's environment, command or limits."""
-import ctypes
 import os
 import stat
-import struct
 import subprocess
 import time
 
 import pytest
+
+from conftest import DirEvents
 
 
 def kept(g):
@@ -104,29 +104,14 @@ def test_many_ends_at_once_keep_every_run_directory_and_free_no_inode(gflow):
     g = gflow
     g.start()
     run = g.data / "run"
-    libc = ctypes.CDLL(None, use_errno=True)
-    IN_DELETE = 0x200
-    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-    assert fd >= 0 and libc.inotify_add_watch(fd, str(run).encode(), IN_DELETE) >= 0
-    try:
+    with DirEvents(run, DirEvents.IN_DELETE) as watch:
         r = g.cli("gbatch", "--array", "1-80", "true", check=True)
         ids = [int(ln.split()[3]) for ln in r.stdout.splitlines() if ln.startswith("Submitted batch job ")]
         for i in ids:
             g.wait_state(i, "Finished")
         g.wait_for(lambda: not [d for d in run.iterdir() if d.name[0].isdigit()],
                    what="no job's run directory left")
-        removed, buf = [], b""
-        while True:
-            try:
-                buf += os.read(fd, 65536)
-            except BlockingIOError:
-                break
-        while buf:
-            _, mask, _, n = struct.unpack("iIII", buf[:16])
-            removed.append(buf[16:16 + n].rstrip(b"\0").decode())
-            buf = buf[16 + n:]
-    finally:
-        os.close(fd)
+        removed = [name for name, _ in watch.events()]
     assert removed == [], removed
     assert 0 < len(kept(g)) <= 80
     # more starts at once than standbys: some runners wrote a result file,

@@ -18,7 +18,7 @@ import subprocess
 import termios
 import time
 
-from conftest import SLOW
+from conftest import SLOW, DirEvents
 
 
 class Viewer:
@@ -266,32 +266,16 @@ def test_the_attach_socket_appears_only_once_it_is_the_owners(system_gflow):
     # Made under another name and renamed when handed over and listening:
     # the socket never appears at its path root's (an owner connecting then
     # was told "only <owner> or an admin may attach": a flaky galloc).
-    import ctypes
-    IN_CREATE, IN_MOVED_TO = 0x100, 0x80
+    IN_CREATE, IN_MOVED_TO = DirEvents.IN_CREATE, DirEvents.IN_MOVED_TO
     g = system_gflow
     start_tmux_daemon(g)
     a = g.add_user("a")
     adir = g.root / "run/gflow/attach"
     adir.mkdir(mode=0o711, parents=True, exist_ok=True)
     os.chmod(adir, 0o711)
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-    assert fd >= 0
-    try:
-        assert libc.inotify_add_watch(fd, str(adir).encode(), IN_CREATE | IN_MOVED_TO) >= 0
+    with DirEvents(adir, IN_CREATE | IN_MOVED_TO) as watch:
         jid, _ = running_job(g, a)
-        events, buf = [], b""
-        while True:
-            try:
-                buf += os.read(fd, 65536)
-            except BlockingIOError:
-                break
-        while buf:
-            _, mask, _, n = struct.unpack("iIII", buf[:16])
-            events.append((buf[16:16 + n].rstrip(b"\0").decode(), mask & (IN_CREATE | IN_MOVED_TO)))
-            buf = buf[16 + n:]
-    finally:
-        os.close(fd)
+        events = watch.events()
     assert (f"{jid}.sock", IN_MOVED_TO) in events, events
     assert (f"{jid}.sock", IN_CREATE) not in events, events
     assert os.stat(adir / f"{jid}.sock").st_uid == pwd.getpwnam(a).pw_uid

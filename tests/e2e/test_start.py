@@ -404,3 +404,27 @@ def test_after_a_machine_restart_a_job_caught_starting_is_failed_not_run_again(g
     g.stop()
     g.start()
     assert g.job(1)["state"] == "Failed" and not count.exists()
+
+
+def test_a_runner_that_cannot_be_run_is_said_once_per_try_and_fails_the_job_not_the_daemon(gflow, tmp_path):
+    # A standby whose exec fails (clone3 with CLONE_VM: spawn.c) is said in
+    # the log, naming the file and why, and none is there; the job's start
+    # makes a runner of its own, whose exec fails too: the job fails with
+    # the reason, the daemon goes on and does not loop on it.
+    g = gflow
+    runner = tmp_path / "not-executable"
+    runner.write_text("#!/bin/sh\nexit 0\n")
+    runner.chmod(0o644)
+    g.env["GFLOW_RUNNER"] = str(runner)
+    g.start()
+    jid = g.submit("echo", "never")
+    job = g.wait_state(jid, {"Failed", "Finished"}, timeout=30)
+    assert job["state"] == "Failed", job
+    assert "Permission denied" in (job["reason"] or ""), job
+    g.wait_for(lambda: "no standby runner" in g.daemon_log(), what="the standby's failure said")
+    assert "Permission denied" in g.daemon_log()
+    # a few tries, not a loop: each start makes at most its standbys again
+    time.sleep(0.5)
+    tries = g.daemon_log().count("no standby runner")
+    assert 0 < tries <= 2 * 4, g.daemon_log()[-2000:]
+    assert g.api("GET", "/health")[0] == 200

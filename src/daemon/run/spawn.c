@@ -67,7 +67,7 @@ static void child_exec(char *const argv[], int out_fd)
  * exec. A failed exec leaves its errno in err for the parent. */
 struct spawn_child {
 	char *const *argv;
-	int in_fd, out_fd, cgroup_fd;
+	int in_fd, out_fd;
 	volatile int err;
 };
 
@@ -101,7 +101,7 @@ fail:
  * them blocked and no handler of ours ever runs in it. */
 static int vm_spawn(char *const argv[], int in_fd, int out_fd, int cgroup_fd, pid_t *pid)
 {
-	struct spawn_child c = { argv, in_fd, out_fd, cgroup_fd, 0 };
+	struct spawn_child c = { argv, in_fd, out_fd, 0 };
 	char stack[32768] __attribute__((aligned(16)));
 	sigset_t all, old;
 	long rc;

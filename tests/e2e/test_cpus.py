@@ -142,3 +142,18 @@ def test_no_constrain_job_sees_all_cpus(gflow):
     g.wait_state(jid, "Finished")
     assert g.log_of(jid).split()[0] == str(len(os.sched_getaffinity(0)))
     assert "cpu_ids" not in g.job(jid)
+
+
+def test_every_waiting_job_has_its_note_whatever_the_order_of_priorities(gflow):
+    # The pass's notes are looked up by id (a binary search): decisions in
+    # priority order, not id order, must still each find theirs.
+    g = gflow
+    g.env["GFLOW_DAEMON__CPUS"] = "1"
+    g.start()
+    a = g.submit("--cpus", "1", "sleep", "300")
+    g.wait_state(a, "Running")
+    waiting = [g.submit("--cpus", "1", "--priority", str(p), "sleep", "300") for p in (5, 50, 20, 90, 1, 70)]
+    for jid in waiting:
+        g.wait_for(lambda: (g.job(jid).get("reason_detail") or "").startswith("Resources: cpus 1 of 1 busy"),
+                   what=f"job {jid}'s note")
+    g.cli("gcancel", str(a), *map(str, waiting), check=True)

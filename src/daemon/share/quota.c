@@ -436,8 +436,13 @@ void quota_notes(struct server *s, const struct quota_subjects *qs, const struct
 	}
 	free(at);
 	s->nnotes = k;
-	if (k)
-		qsort(s->notes, k, sizeof *s->notes, cmp_note);
+	/* Decisions come in id order mostly (a queue of equal priorities):
+	 * sorted already, a pass over 2,000 waiting jobs skips the sort. */
+	for (size_t i = 1; i < k; i++)
+		if (s->notes[i - 1].id > s->notes[i].id) {
+			qsort(s->notes, k, sizeof *s->notes, cmp_note);
+			break;
+		}
 }
 
 const struct wait_note *quota_note(struct server *s, int64_t id)

@@ -204,6 +204,7 @@ struct quota_subjects {
 		bool project;
 		char *name;
 		struct gf_quota lim;
+		const char *seen;	/* the job's string it was found by: jobs share one a user (job.h's pool) */
 	} *who;
 	size_t n, cap;
 };
@@ -217,7 +218,7 @@ static int subject_index(struct server *s, struct quota_subjects *qs, bool proje
 	if (!name)
 		return 0;
 	for (size_t i = 0; i < qs->n; i++)
-		if (qs->who[i].project == project && !strcmp(qs->who[i].name, name))
+		if (qs->who[i].project == project && (qs->who[i].seen == name || !strcmp(qs->who[i].name, name)))
 			return qs->q[i].max_jobs == -2 ? 0 : (int)i + 1;
 	quota_effective(s, project, name, &lim);
 	if (qs->n == qs->cap) {
@@ -227,7 +228,7 @@ static int subject_index(struct server *s, struct quota_subjects *qs, bool proje
 		if (!qs->q || !qs->who)
 			abort();
 	}
-	qs->who[qs->n] = (struct subject_name){ project, strdup(name), lim };
+	qs->who[qs->n] = (struct subject_name){ project, strdup(name), lim, name };
 	if (!qs->who[qs->n].name)
 		abort();
 	/* An unlimited subject is remembered as such (max_jobs -2), so it is
@@ -396,10 +397,12 @@ void quota_notes(struct server *s, const struct quota_subjects *qs, const struct
 	for (size_t i = 0; i < n; i++) {
 		struct wait_note w = { .id = d[i].id, .expected_start = d[i].expected_start, .subject = -1 };
 		const struct job *j = jobs_get(s, d[i].id);
+		bool resources;
 
 		if (!d[i].reason)
 			continue;
-		if (!strcmp(d[i].reason, "Quota") && d[i].quota >= 1 && (size_t)d[i].quota <= qs->n) {
+		resources = !strcmp(d[i].reason, "Resources");	/* the common one, compared once */
+		if (!resources && !strcmp(d[i].reason, "Quota") && d[i].quota >= 1 && (size_t)d[i].quota <= qs->n) {
 			const struct subject_name *who = &qs->who[d[i].quota - 1];
 			int li = d[i].limit == LIM_JOBS ? 0 : d[i].limit == LIM_GPUS ? 1 : d[i].limit == LIM_PREEMPT_GPUS ? 4 : 3;
 			double *c = &at[(size_t)(d[i].quota - 1) * 66 +
@@ -412,17 +415,17 @@ void quota_notes(struct server *s, const struct quota_subjects *qs, const struct
 			w.value = *field((struct gf_quota *)&who->lim, li);
 			w.subject = d[i].quota - 1;
 			w.expected_start = *c;
-		} else if (!strcmp(d[i].reason, "Reservation")) {
+		} else if (!resources && !strcmp(d[i].reason, "Reservation")) {
 			w.kind = NOTE_RESERVATION;
 			w.ref = d[i].resv_id;
-		} else if (!strcmp(d[i].reason, "Resources") && d[i].limit == LIM_GROUP) {
+		} else if (resources && d[i].limit == LIM_GROUP) {
 			w.kind = NOTE_GROUP;
 			w.ref = job_group_id(j);
 			w.value = j->max_concurrent;
-		} else if (!strcmp(d[i].reason, "Resources") && d[i].limit == LIM_CPUS) {
+		} else if (resources && d[i].limit == LIM_CPUS) {
 			w.kind = NOTE_CPUS;
 			w.value = d[i].cpus_busy;
-		} else if (!strcmp(d[i].reason, "Resources") && d[i].expected_start > 0)
+		} else if (resources && d[i].expected_start > 0)
 			w.kind = NOTE_RESOURCES;
 		else
 			continue;	/* its reason says it all */

@@ -271,7 +271,13 @@ enum attach_how attach_session(long long id, const char *sock_path, const char *
 		close(sock);
 		return REFUSED;
 	}
+	errno = 0;
 	m->tty = isatty(0) && isatty(1) && tcgetattr(0, &saved) == 0;
+	if (!m->tty && errno == EIO) {
+		/* the terminal hung up already, as the relay would have found */
+		close(sock);
+		return DETACHED;
+	}
 	if (!m->tty && !m->pipe) {
 		fprintf(stderr, "%s: attach needs a terminal (stdin and stdout); follow the output with: "
 			"gjob log %lld --follow\n", PROG, id);
@@ -304,8 +310,10 @@ enum attach_how attach_session(long long id, const char *sock_path, const char *
 			fprintf(stderr, "%s: cannot set the terminal to raw mode: %s\n", PROG, strerror(errno));
 		how = errno == EIO ? DETACHED : BROKEN;
 	} else {
-		if (send_winsize(sock) || (have && gf_write_all(1, buf + start, have)))
+		if (send_winsize(sock))
 			how = ENDED;
+		else if (have && gf_write_all(1, buf + start, have))	/* EIO: the terminal hung up */
+			how = errno == EIO || errno == EPIPE ? DETACHED : BROKEN;
 		else
 			how = relay(sock, sigfd, m, &m->signo);
 		if (m->tty)

@@ -38,10 +38,12 @@ static void close_fds_from(int from)
 }
 
 /* In the child: stdin from /dev/null, stdout and stderr to out_fd (-1:
- * /dev/null), nothing else open, then exec. */
-static void child_exec(char *const argv[], int out_fd)
+ * /dev/null), nothing else open, then exec. report_fd (-1: none), a pipe
+ * of the parent's, is kept at 3 (close-on-exec: it reads EOF at the exec)
+ * and told the exec's errno when it fails. */
+static void child_exec(char *const argv[], int out_fd, int report_fd)
 {
-	int fd = open("/dev/null", O_RDWR);
+	int fd = open("/dev/null", O_RDWR), err;
 
 	if (fd >= 0 && fd != 0) {
 		dup2(fd, 0);
@@ -52,8 +54,13 @@ static void child_exec(char *const argv[], int out_fd)
 		dup2(out_fd, 1);
 		dup2(out_fd, 2);
 	}
-	close_fds_from(3);
+	if (report_fd >= 0 && report_fd != 3 && dup3(report_fd, 3, O_CLOEXEC) < 0)
+		report_fd = -1;
+	close_fds_from(report_fd >= 0 ? 4 : 3);
 	execv(argv[0], argv);
+	err = errno;
+	if (report_fd >= 0)
+		(void)!write(3, &err, sizeof err);
 	/* Only async-signal-safe calls here: the daemon has a poller thread. */
 	(void)!write(2, "gflowd: cannot run ", 19);
 	(void)!write(2, argv[0], strlen(argv[0]));
@@ -245,7 +252,7 @@ static int spawn(char *const argv[], int out_fd, bool wait_for_exit, int *status
 			if (g != 0)
 				_exit(g < 0 ? 1 : 0);
 		}
-		child_exec(argv, out_fd);
+		child_exec(argv, out_fd, -1);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
@@ -269,7 +276,7 @@ int spawn_runner_into(char *const argv[], int out_fd, const char *cgroup, struct
 	sigset_t none;
 	pid_t vpid;
 	long pid;
-	int cg = open(cgroup, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
+	int cg = open(cgroup, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc, ep[2];
 
 	if (cg < 0)
 		return 1;
@@ -284,15 +291,33 @@ int spawn_runner_into(char *const argv[], int out_fd, const char *cgroup, struct
 		return gf_err_set(e, "cannot start %s: %s", argv[0], strerror(err));
 	}
 	sigemptyset(&none);
+	if (pipe2(ep, O_CLOEXEC)) {
+		close(cg);
+		return gf_err_set(e, "pipe: %s", strerror(errno));
+	}
 	pid = gf_fork_into_cgroup(cg);
 	if (pid == 0) {
 		setsid();
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		child_exec(argv, out_fd);
+		child_exec(argv, out_fd, ep[1]);
 	}
+	close(ep[1]);
 	close(cg);
-	if (pid > 0)
-		return 0;
+	if (pid > 0) {
+		/* EOF at its exec; its errno when the exec failed, as vm_spawn's */
+		int err;
+		ssize_t n;
+
+		do
+			n = read(ep[0], &err, sizeof err);
+		while (n < 0 && errno == EINTR);
+		close(ep[0]);
+		if (n != (ssize_t)sizeof err)
+			return 0;
+		waitpid((pid_t)pid, NULL, 0);
+		return gf_err_set(e, "cannot run %s: %s", argv[0], strerror(err));
+	}
+	close(ep[0]);
 	if (gf_clone3_unsupported(errno) || errno == EPERM || errno == EACCES || errno == EBUSY)
 		return 1;	/* or not into this group: the runner moves itself in */
 	return gf_err_set(e, "cannot start %s: clone3: %s", argv[0], strerror(errno));

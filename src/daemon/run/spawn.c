@@ -102,10 +102,11 @@ fail:
  * the daemon's memory (vfork-like: a fork of it costs a millisecond or
  * more): stdin in_fd (-1: /dev/null), stdout and stderr out_fd (-1:
  * /dev/null), nothing else open; born in the cgroup v2 group open at
- * cgroup_fd (-1: ours). 0, or -1 with errno; 1 where the kernel cannot
- * (before Linux 5.5, other machines, the sanitizers): then posix_spawn or
- * a fork does it. Signals are blocked meanwhile, so the child begins with
- * them blocked and no handler of ours ever runs in it. */
+ * cgroup_fd (-1: ours). 0; -1 with errno when the clone failed, -2 with
+ * errno when the exec did; 1 where the kernel cannot (before Linux 5.5,
+ * other machines, the sanitizers): then posix_spawn or a fork does it.
+ * Signals are blocked meanwhile, so the child begins with them blocked and
+ * no handler of ours ever runs in it. */
 static int vm_spawn(char *const argv[], int in_fd, int out_fd, int cgroup_fd, pid_t *pid)
 {
 	struct spawn_child c = { argv, in_fd, out_fd, 0 };
@@ -126,7 +127,7 @@ static int vm_spawn(char *const argv[], int in_fd, int out_fd, int cgroup_fd, pi
 	if (c.err) {
 		waitpid((pid_t)rc, NULL, 0);
 		errno = c.err;
-		return -1;
+		return -2;
 	}
 	*pid = (pid_t)rc;
 	return 0;
@@ -142,7 +143,7 @@ static int spawn_child_io(char *const argv[], int in_fd, int out_fd, pid_t *pid,
 	int rc = vm_spawn(argv, in_fd, out_fd, -1, pid);
 
 	if (rc <= 0)
-		return rc ? gf_err_set(e, "cannot run %s: %s", argv[0], strerror(errno)) : 0;
+		return rc ? gf_err_set(e, "cannot run %s: %s", argv[0], strerror(errno)) : 0;	/* clone or exec */
 	sigemptyset(&none);
 	if (posix_spawn_file_actions_init(&fa))
 		return gf_err_set(e, "posix_spawn: out of memory");
@@ -286,9 +287,9 @@ int spawn_runner_into(char *const argv[], int out_fd, const char *cgroup, struct
 		close(cg);
 		if (rc == 0)
 			return 0;
-		if (err == EPERM || err == EACCES || err == EBUSY)
+		if (rc == -1 && (err == EPERM || err == EACCES || err == EBUSY))
 			return 1;	/* not into this group: the runner moves itself in */
-		return gf_err_set(e, "cannot start %s: %s", argv[0], strerror(err));
+		return gf_err_set(e, "cannot %s %s: %s", rc == -2 ? "run" : "start", argv[0], strerror(err));
 	}
 	sigemptyset(&none);
 	if (pipe2(ep, O_CLOEXEC)) {

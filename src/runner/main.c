@@ -11,9 +11,9 @@
  * is never given up). Under --attach it offers the pty to viewers through a
  * socket (attach.c). It needs nothing from the daemon after it starts, so it
  * outlives daemon restarts.
- * Started with --standby (standby.c) it waits for these
- * options on stdin (with --env-bytes/--argv-bytes the environment and
- * command follow them there), makes RUNDIR/runner.out itself when it has something to say,
+ * Started with --standby (standby.c) it waits for these options on stdin
+ * (with --env-bytes/--argv-bytes the environment and command follow them
+ * there), makes RUNDIR/runner.out itself when it has something to say,
  * under --hold lets the job exec only on the daemon's word (the commit
  * that started it is on disk), and under --report tells the result on its
  * stdin (a socket of the daemon's) and writes RUNDIR/result only when the

@@ -420,25 +420,26 @@ static void pending_drop(struct server *s, int64_t id)
 static void save_pids(struct server *s)
 {
 	struct gf_err e;
-	size_t n = s->npids_due;
+	size_t n = s->npids_due, i = 0;
 
+	if (!n || s->txn.open)
+		return;	/* kept for later: a transaction is never open across a turn of the loop */
 	s->npids_due = 0;
-	if (!n || s->txn.open || store_begin(s->store, &e)) {
-		if (n && !s->txn.open)
-			fprintf(stderr, "gflowd: storing the runners' pids: %s\n", e.msg);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
+	if (store_begin(s->store, &e))
+		goto fail;
+	for (; i < n; i++) {
 		struct job *j = jobs_get(s, s->pids_due[i]);
 
-		if (j && j->active && !j->unreadable && store_update_job(s->store, j, &e)) {
-			store_rollback(s->store);
-			fprintf(stderr, "gflowd: storing the runners' pids: %s\n", e.msg);
-			return;
-		}
+		if (j && j->active && !j->unreadable && store_update_job(s->store, j, &e))
+			break;
 	}
-	if (store_commit(s->store, &e))
-		fprintf(stderr, "gflowd: storing the runners' pids: %s\n", e.msg);
+	if (i < n)
+		store_rollback(s->store);
+	else if (store_commit(s->store, &e) == 0)
+		return;
+fail:
+	/* As before: in memory, and stored with the job's next change. */
+	fprintf(stderr, "gflowd: storing the runners' pids: %s\n", e.msg);
 }
 
 static void on_pids_due(evutil_socket_t fd, short what, void *arg)

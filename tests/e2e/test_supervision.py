@@ -242,7 +242,59 @@ def test_tmux_sessions_made_by_the_control_client_and_without_it(gflow):
     for i, jid in enumerate(late):
         assert g.wait_state(jid, "Finished")["state"] == "Finished"
         assert f"late-{i}" in g.log_of(jid)
-    assert len(control_clients(g)) == 1
+    assert len(control_clients(g)) == 1, g.daemon_log()
+
+
+def fake_tmux_mute_clients(tmp_path, n):
+    """A tmux on PATH whose first n control clients (`-C`) exit before
+    they answer, as one started while tmux's server exits does ("server
+    exited unexpectedly"); everything else is the real tmux."""
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    count = tmp_path / "mute"
+    (fake / "tmux").write_text(
+        "#!/bin/sh\n"
+        "for a; do [ \"$a\" = -C ] || continue\n"
+        f"  [ $(wc -c < {count} 2>/dev/null || echo 0) -lt {n} ] || break\n"
+        f"  printf x >> {count}; echo 'server exited unexpectedly' >&2; exit 1\n"
+        "done\n"
+        f"exec {shutil.which('tmux')} \"$@\"\n")
+    (fake / "tmux").chmod(0o755)
+    return fake, count
+
+
+def test_tmux_control_client_that_died_before_answering_once_is_started_again(gflow, tmp_path):
+    """One control client that dies before its first answer (tmux's server
+    was exiting as it connected) is no broken tmux: the next start starts
+    another at once. Two in a row are: tmux clients for a while, and the
+    jobs still run."""
+    g = gflow
+    fake, count = fake_tmux_mute_clients(tmp_path, 1)
+    g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
+    g.env["PATH"] = f"{fake}:{g.env['PATH']}"
+    g.start()
+    g.wait_for(lambda: count.exists(), what="the first control client")
+    ids = [g.submit("--", "sh", "-c", "echo ran-$0", str(i)) for i in range(3)]
+    for i, jid in enumerate(ids):
+        assert g.wait_state(jid, "Finished")["state"] == "Finished"
+        assert f"ran-{i}" in g.log_of(jid)
+    assert count.read_text() == "x"
+    assert len(control_clients(g)) == 1, g.daemon_log()
+    assert g.daemon_log().count("before its first answer") == 1
+
+
+def test_tmux_control_clients_that_die_before_answering_twice_leave_tmux_clients(gflow, tmp_path):
+    g = gflow
+    fake, count = fake_tmux_mute_clients(tmp_path, 2)
+    g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
+    g.env["PATH"] = f"{fake}:{g.env['PATH']}"
+    g.start()
+    ids = [g.submit("--", "sh", "-c", "echo ran-$0", str(i)) for i in range(3)]
+    for i, jid in enumerate(ids):
+        assert g.wait_state(jid, "Finished")["state"] == "Finished"
+        assert f"ran-{i}" in g.log_of(jid)
+    assert count.read_text() == "xx"
+    assert not control_clients(g), g.daemon_log()
 
 
 def test_tmux_words_reach_the_runner_as_they_are(gflow, tmp_path):

@@ -19,7 +19,10 @@
  * their answer are made that way too (a session made already is found
  * there), and so are the other commands waiting (the standby's session,
  * its rename to a job's); the next start starts a new client, unless this
- * one died before its first answer (then tmux clients for RESTART_SECS). */
+ * one and the one before it died before their first answer (then tmux
+ * clients for RESTART_SECS). One such death alone is no sign of a tmux
+ * that cannot serve: a client started as the server exits (kill-server)
+ * connects to it and is told "server exited unexpectedly". */
 #include "run.h"
 
 #include <errno.h>
@@ -35,7 +38,7 @@
 #include "grow.h"
 
 #define CTL_SESSION "gflow-control"
-#define RESTART_SECS 10		/* after a client that never answered, tmux clients this long */
+#define RESTART_SECS 10		/* after two clients in a row that never answered, tmux clients this long */
 
 struct ctl_line {
 	int64_t id;		/* the job whose session it makes; 0: another command */
@@ -51,6 +54,7 @@ struct tmuxctl {
 	struct evbuffer *in;
 	double retry_after;		/* monotonic seconds */
 	bool answered;			/* this client answered a line */
+	int mute;			/* clients in a row that died before their first answer */
 	char tmux[GF_PATH_MAX], sock[GF_PATH_MAX + 16];
 	struct ctl_line *q;	/* sent, waiting for their answer: q[head..len) */
 	size_t head, len, cap;
@@ -188,7 +192,9 @@ static void client_died(struct server *s, struct tmuxctl *c)
 
 	fprintf(stderr, "gflowd: the tmux control client (pid %ld) is gone%s\n", (long)c->pid,
 		c->answered ? "" : " before its first answer");
-	if (!c->answered)
+	if (c->answered)
+		c->mute = 0;
+	else if (++c->mute >= 2)
 		c->retry_after = now_mono() + RESTART_SECS;
 	close_client(c);
 	/* The queue is let go first: a start made meanwhile has a new one. */

@@ -17,8 +17,10 @@
  * under --hold lets the job exec only on the daemon's word (the commit
  * that started it is on disk), and under --report tells the result on its
  * stdin (a socket of the daemon's) and writes RUNDIR/result only when the
- * daemon does not answer that it recorded it. Nothing in RUNDIR or the log
- * is reached through a symbolic link.
+ * daemon does not answer that it recorded it; asked back ("K") after a
+ * plain run, it waits on that socket for the next job's options and runs
+ * that job the same way (standby_main). Nothing in RUNDIR or the log is
+ * reached through a symbolic link.
  * This file owns the order (options, the run directory, the announcement,
  * start, supervise, result) and the standby's handshake; the start of the
  * child is child.c's, the poll() loop until all are gone supervise.c's,
@@ -32,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "attach.h"
@@ -90,6 +93,10 @@ static void runner_free(struct runner *r)
 		close(r->dirfd);
 	if (r->chan >= 0)
 		close(r->chan);
+	if (r->holdfd >= 0)
+		close(r->holdfd);
+	if (r->errfd >= 0)
+		close(r->errfd);
 	free(r->envp);
 	free(r->env_blob);
 	if (r->argv_blob)
@@ -148,106 +155,169 @@ static void keep_channel(struct runner *r, struct standby_pipe *p)
 	}
 }
 
-int main(int argc, char **argv)
+/* A runner's state before its job: nothing open, nothing read. What a
+ * standby learnt as it waited (its start ticks, the signals it was started
+ * with ignored) is kept across the jobs it serves. */
+static void runner_reset(struct runner *r)
 {
-	struct runner r = { .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1, .dirfd = -1,
-			    .holdfd = -1, .chan = -1, .pane_flags = { -1, -1 },
-			    .ended_by = "exit" };
+	unsigned long long ticks = r->start_ticks;
+	uint64_t ignored = r->ignored_signals;
+
+	*r = (struct runner){ .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1, .dirfd = -1,
+			      .holdfd = -1, .chan = -1, .pane_flags = { -1, -1 }, .ended_by = "exit",
+			      .start_ticks = ticks, .ignored_signals = ignored };
+}
+
+/* May this runner, its job's end recorded, serve the daemon's next job?
+ * Only a plain run on the daemon's socket that left nothing behind in us:
+ * no terminal, no viewers, no output of ours redirected (runner.out), not
+ * moved into a job's group. */
+static bool can_serve_again(const struct runner *r, bool piped)
+{
+	return r->stay && piped && r->chan >= 0 && !r->moved && !r->o.pty && !r->o.attach && !r->o.interactive &&
+	       r->output_due;
+}
+
+/* One job, from its options on (`bad`/`e`: they could not be read); the
+ * exit status. *again: its end was told, recorded, and we may serve the
+ * next job (the daemon's socket is left open in r->chan). */
+static int run_job(struct runner *r, bool piped, uint64_t started, int bad, struct gf_err *e, bool *again)
+{
 	struct job_result res = { 0 };
-	struct gf_err e;
-	uint64_t started = gf_trace_now();	/* the start-latency trace (trace.h) */
-	char **request = NULL;
-	struct standby_pipe pipe = { .fd = -1 };
-	bool piped = false;	/* a standby of the daemon's pipe: our output is not a pane's */
-	int bad;
 
-	ensure_std_fds();
-	read_ignored_signals(&r);
-	if (argc >= 2 && !strcmp(argv[1], "--standby")) {
-		/* Started ahead: the options come when there is a job. */
-		char **own = argv;
-		const char *fifo = NULL;
-		pid_t daemon = 0;
-		int in = 0;
-
-		if (proc_start_ticks(getpid(), &r.start_ticks))
-			r.start_ticks = 0;	/* read again at the start */
-		for (int i = 2; i + 1 < argc; i++)
-			if (!strcmp(argv[i], "--request"))
-				fifo = argv[++i];
-			else if (!strcmp(argv[i], "--daemon"))
-				daemon = (pid_t)atoi(argv[++i]);
-		piped = !fifo;
-		if (fifo && (in = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
-			fprintf(stderr, "gflow-runner: --standby: cannot open %s: %s\n", fifo, strerror(errno));
-			return 2;
+	*again = false;
+	/* Traced only for a personal daemon (the system one never passes it). */
+	if (!bad && r->o.uid < 0 && gf_trace_open())
+		gf_trace_at(started, "runner_start", strtoll(r->o.job, NULL, 10));
+	r->output_due = piped;
+	if (bad || open_run_dir(r, e) || (piped && r->o.pty && own_output(r, e)) || read_env(r, e) ||
+	    read_spec(r, e) || setup_signals(r, e) || become_subreaper(e) || (open_log(r), announce(r, e))) {
+		say(r, "%s", e->msg);
+		return 2;
+	}
+	/* From here on, every way out writes a result. */
+	if (!r->o.pty || !isatty(0))
+		setsid();	/* no pane: a session of our own (fails harmlessly when we lead one) */
+	if (start_job(r, e) == 0) {
+		if (r->o.pty)
+			pane_setup(r);
+		if (r->o.attach)
+			offer_attach(r);
+		supervise(r);
+		if (r->have_cerr && r->cerr.stage == STAGE_HOLD) {
+			give_up(r);
+			return 0;
 		}
-		bad = standby_wait(in, daemon, argv[0], &argc, &request, &pipe);
+		fill_result(r, &res);
+		pane_flush_final(r);
+		pane_restore(r);
+		if (r->o.interactive)	/* galloc sees the output of a quick job too */
+			attach_await_viewer(r->attach, r->start_mono + r->o.attach_wait);
+		attach_close(r->attach, 0.5);	/* viewers see the end, then EOF */
+		r->attach = NULL;
+	} else
+		result_not_started(r, e->msg, &res);
+	if (report_result(r, &res))
+		write_result(r, &res);
+	else
+		*again = can_serve_again(r, piped);
+	return 0;
+}
+
+/* --standby: waits for a job's options, runs it, and, when the daemon
+ * recorded its end and asks (result.c's report_result), says so ("r") on
+ * the daemon's socket once everything of that job is closed, and waits
+ * there for the next job's, up to RUNS_MAX jobs. The daemon then reuses
+ * its run directory: nothing of ours touches it after the "r". */
+#define RUNS_MAX 1000
+
+static int standby_main(struct runner *r, int argc, char **argv)
+{
+	char **own = argv, **request = NULL;
+	const char *fifo = NULL;
+	pid_t daemon = 0;
+	int in = 0, rc = 0;
+	bool piped, again = false;
+
+	if (proc_start_ticks(getpid(), &r->start_ticks))
+		r->start_ticks = 0;	/* read again at the start */
+	for (int i = 2; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--request"))
+			fifo = argv[++i];
+		else if (!strcmp(argv[i], "--daemon"))
+			daemon = (pid_t)atoi(argv[++i]);
+	piped = !fifo;	/* the daemon's socket: our output is not a pane's */
+	if (fifo && (in = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "gflow-runner: --standby: cannot open %s: %s\n", fifo, strerror(errno));
+		return 2;
+	}
+	for (int runs = 0; runs < RUNS_MAX; runs++) {
+		struct standby_pipe pipe = { .fd = -1 };
+		struct gf_err e;
+		uint64_t started;
+		int bad = standby_wait(in, fifo != NULL, daemon, argv[0], &argc, &request, &pipe);
+
 		if (bad < 0)
 			fprintf(stderr, "gflow-runner: --standby: cannot read the job's options on %s: %s\n",
-				fifo ? fifo : "stdin", strerror(errno));
+				fifo ? fifo : runs ? "its socket" : "stdin", strerror(errno));
 		if (bad)
 			return bad > 0 ? 0 : 2;
-		argv = request;
-		started = gf_trace_now();
-		bad = parse_opts(argc, argv, &r.o, &e);
-		if (!bad && take_the_rest(&r, &pipe)) {
+		started = gf_trace_now();	/* the start-latency trace (trace.h) */
+		bad = parse_opts(argc, request, &r->o, &e);
+		if (!bad && take_the_rest(r, &pipe)) {
 			standby_pipe_close(&pipe);	/* given up before we began */
-			runner_free(&r);
+			runner_free(r);
 			free(request);
 			return 0;
 		}
-		if (!bad && r.o.report && piped)
-			keep_channel(&r, &pipe);
+		if (!bad && r->o.report && piped)
+			keep_channel(r, &pipe);
 		standby_pipe_close(&pipe);
 		if (!bad)
-			standby_retitle(own, r.o.job);
-	} else if (!(bad = parse_opts(argc, argv, &r.o, &e)) &&
-		   (r.o.hold || r.o.report || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0 || r.o.spec_bytes >= 0))
+			standby_retitle(own, r->o.job);
+		rc = run_job(r, piped, started, bad, &e, &again);
+		if (again) {
+			in = r->chan;	/* ours to wait on for the next */
+			r->chan = -1;
+			rest_signals(r);
+		}
+		runner_free(r);
+		free(request);
+		request = NULL;
+		if (!again)
+			return rc;
+		runner_reset(r);
+		standby_retitle(own, NULL);
+		if (send(in, "r", 1, MSG_NOSIGNAL) != 1)
+			return 0;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct runner r;
+	struct gf_err e;
+	uint64_t started = gf_trace_now();	/* the start-latency trace (trace.h) */
+	bool again;
+	int bad, rc;
+
+	r.start_ticks = 0;
+	r.ignored_signals = 0;
+	runner_reset(&r);
+	ensure_std_fds();
+	read_ignored_signals(&r);
+	if (argc >= 2 && !strcmp(argv[1], "--standby"))
+		return standby_main(&r, argc, argv);	/* started ahead: the options come when there is a job */
+	if (!(bad = parse_opts(argc, argv, &r.o, &e)) &&
+	    (r.o.hold || r.o.report || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0 || r.o.spec_bytes >= 0))
 		bad = gf_err_set(&e, "%s: only for a standby runner (--standby), which reads it from its stdin",
 				 r.o.hold		? "--hold"
 				 : r.o.report		? "--report"
 				 : r.o.env_bytes >= 0	? "--env-bytes"
 				 : r.o.argv_bytes >= 0 ? "--argv-bytes"
 							: "--spec-bytes");
-	/* Traced only for a personal daemon (the system one never passes it). */
-	if (!bad && r.o.uid < 0 && gf_trace_open())
-		gf_trace_at(started, "runner_start", strtoll(r.o.job, NULL, 10));
-	r.output_due = piped;
-	if (bad || open_run_dir(&r, &e) || (piped && r.o.pty && own_output(&r, &e)) || read_env(&r, &e) ||
-	    read_spec(&r, &e) || setup_signals(&r, &e) || become_subreaper(&e) || (open_log(&r), announce(&r, &e))) {
-		say(&r, "%s", e.msg);
-		runner_free(&r);
-		free(request);
-		return 2;
-	}
-	/* From here on, every way out writes a result. */
-	if (!r.o.pty || !isatty(0))
-		setsid();	/* no pane: a session of our own (fails harmlessly when we lead one) */
-	if (start_job(&r, &e) == 0) {
-		if (r.o.pty)
-			pane_setup(&r);
-		if (r.o.attach)
-			offer_attach(&r);
-		supervise(&r);
-		if (r.have_cerr && r.cerr.stage == STAGE_HOLD) {
-			give_up(&r);
-			runner_free(&r);
-			free(request);
-			return 0;
-		}
-		fill_result(&r, &res);
-		pane_flush_final(&r);
-		pane_restore(&r);
-		if (r.o.interactive)	/* galloc sees the output of a quick job too */
-			attach_await_viewer(r.attach, r.start_mono + r.o.attach_wait);
-		attach_close(r.attach, 0.5);	/* viewers see the end, then EOF */
-		r.attach = NULL;
-	} else
-		result_not_started(&r, e.msg, &res);
-	if (report_result(&r, &res))
-		write_result(&r, &res);
+	rc = run_job(&r, false, started, bad, &e, &again);
 	runner_free(&r);
-	free(request);
-	return 0;
+	return rc;
 }

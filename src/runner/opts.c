@@ -61,6 +61,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 	o->attach_wait = 60;
 	o->uid = o->gid = o->attach_gid = o->env_bytes = o->argv_bytes = o->spec_bytes = -1;
 	opterr = 0;
+	optind = 0;	/* from the first word again: a standby parses a request per job it serves */
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_JOB:

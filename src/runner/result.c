@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -81,13 +80,10 @@ static void log_error(struct runner *r, const char *msg)
 
 void fill_result(struct runner *r, struct job_result *res)
 {
-	struct rusage ru;
-
 	res->start = r->start_real;
 	res->end = now_real();
 	snprintf(res->ended_by, sizeof res->ended_by, "%s", r->ended_by);
-	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
-		res->peak_rss_kb = ru.ru_maxrss;
+	res->peak_rss_kb = r->peak_rss_kb;
 	res->memory_enforced = r->enforced;
 	res->oom = cg_oom(r);
 	if (r->have_cerr) {
@@ -182,9 +178,10 @@ void write_result(struct runner *r, const struct job_result *res)
  * after its next commit, milliseconds after it reads us. */
 #define REPORT_WAIT_MS 2000
 
-/* The message is runfile.h's report; the answer one byte: "k" recorded (its end is on disk), anything else, EOF
- * (the daemon stopped or exec'd itself again) or no answer in time: write
- * the file. Not told when we moved ourselves into a v1 group: the daemon
+/* The message is runfile.h's report; the answer one byte: "k" recorded
+ * (its end is on disk), "K" recorded, and serve the next job if you can
+ * (main.c; r->stay); anything else, EOF (the daemon stopped or exec'd
+ * itself again) or no answer in time: write the file. Not told when we moved ourselves into a v1 group: the daemon
  * then waits for our exit before the job's groups are free, and reads the
  * file. */
 int report_result(struct runner *r, const struct job_result *res)
@@ -200,5 +197,8 @@ int report_result(struct runner *r, const struct job_result *res)
 	do
 		rc = poll(&p, 1, REPORT_WAIT_MS);
 	while (rc < 0 && errno == EINTR);
-	return rc == 1 && recv(r->chan, &c, 1, 0) == 1 && c == 'k' ? 0 : -1;
+	if (rc != 1 || recv(r->chan, &c, 1, 0) != 1 || (c != 'k' && c != 'K'))
+		return -1;
+	r->stay = c == 'K';
+	return 0;
 }

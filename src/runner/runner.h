@@ -88,6 +88,7 @@ struct runner {
 	int holdfd;		/* --hold: the daemon's pipe, to wait on before the exec; -1: go */
 	int chan;		/* --report: the daemon's socket, to tell the result on; -1: none */
 	bool moved;		/* moved itself into a v1 group: the daemon waits for its exit */
+	bool stay;		/* the daemon recorded the told result and asks us to serve its next job */
 	unsigned long long start_ticks;	/* ours, read ahead by a standby as it waits; 0: not yet */
 	bool output_due;	/* a standby without runner.out yet (say()) */
 	/* The signals ignored here, bit sig - 1: of what a process is given,
@@ -100,6 +101,7 @@ struct runner {
 
 	pid_t pid;		/* the job's main process (and its process group) */
 	bool reaped, gone;	/* main process waited for; no children left */
+	long peak_rss_kb;	/* the most any process of the job waited for held (wait4) */
 	int status;
 	int errfd;		/* read end of the child's error pipe */
 	struct child_err cerr;
@@ -157,6 +159,10 @@ int read_spec(struct runner *r, struct gf_err *e);
  * pipes and terminal stops ignored (and told to r->ignored_signals). */
 int setup_signals(struct runner *r, struct gf_err *e);
 int become_subreaper(struct gf_err *e);
+/* Between two jobs (a standby serving its next): what was sent for the one
+ * that ended is dropped, and a cancel or SIGINT ends us while we wait, as
+ * it ends a standby that never served. */
+void rest_signals(struct runner *r);
 /* Until the job and every descendant are gone and the pty is drained. */
 void supervise(struct runner *r);
 

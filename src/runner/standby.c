@@ -72,9 +72,9 @@ static int read_more(int fd, bool fifo, pid_t daemon, char **buf, size_t *len, s
 	return got == 0;
 }
 
-int standby_wait(int in, pid_t daemon, const char *argv0, int *argc_out, char ***argv_out, struct standby_pipe *p)
+int standby_wait(int in, bool fifo, pid_t daemon, const char *argv0, int *argc_out, char ***argv_out,
+		 struct standby_pipe *p)
 {
-	bool fifo = in != 0;
 	size_t len = 0, n = 0, cap = 4096;
 	char *buf = malloc(cap), **argv;
 	long end = -1;
@@ -107,13 +107,15 @@ int standby_wait(int in, pid_t daemon, const char *argv0, int *argc_out, char **
 	p->rest = malloc(p->nrest + 1);
 	if (rc) {
 		p->fd = -1;	/* ended with the request */
-		if (fifo)
+		if (in != 0)
 			close(in);
 	} else if (fifo) {
 		/* It has had its writer: blocking reads end at its EOF. */
 		p->fd = in;
 		fcntl(in, F_SETFL, fcntl(in, F_GETFL) & ~O_NONBLOCK);
-	} else
+	} else if (in != 0)
+		p->fd = in;	/* the socket a job before this one was told on */
+	else
 		p->fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
 	if (!argv || !p->rest) {
 		free(argv);
@@ -131,7 +133,7 @@ int standby_wait(int in, pid_t daemon, const char *argv0, int *argc_out, char **
 	for (long i = 0; i + 1 < end; i += (long)strlen(buf + i) + 1)
 		argv[n++] = buf + i;
 	argv[n] = NULL;
-	fd = fifo ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fd = fifo || in != 0 ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd > 0) {
 		dup2(fd, 0);
 		close(fd);
@@ -205,15 +207,18 @@ void standby_pipe_close(struct standby_pipe *p)
 
 void standby_retitle(char **argv, const char *job)
 {
-	char *start = argv[1], *end = start;
+	static char *start, *end;	/* the words after argv[0]: found once, before they are written over */
 	char title[64];
 	int n;
 
-	if (!start)
-		return;
-	for (int i = 1; argv[i]; i++)
-		end = argv[i] + strlen(argv[i]);	/* the words lie one after another */
-	n = snprintf(title, sizeof title, "--job %s", job);
+	if (!start) {
+		if (!argv[1])
+			return;
+		start = end = argv[1];
+		for (int i = 1; argv[i]; i++)
+			end = argv[i] + strlen(argv[i]);	/* the words lie one after another */
+	}
+	n = job ? snprintf(title, sizeof title, "--job %s", job) : snprintf(title, sizeof title, "--standby");
 	if (n < 0 || n > end - start)
 		return;
 	memset(start, 0, (size_t)(end - start));

@@ -19,14 +19,16 @@ struct standby_pipe {
 
 /* Waits on `in` for the daemon's request: the words of a runner's command
  * line after argv[0], each ending in a NUL, then one more NUL. `in` is
- * stdin (a pipe of the daemon's; /dev/null afterwards) or a FIFO opened
- * non-blocking (under tmux, whose pane is stdin), which waits for the
- * daemon to open it unless the daemon (pid `daemon`, 0: not watched) is
- * gone. Returns 0 with *argv_out (argv0 first, NULL-terminated, one
+ * stdin (a socket of the daemon's; /dev/null afterwards), that socket
+ * again (kept close-on-exec by a runner serving its next job), or, `fifo`,
+ * a FIFO opened non-blocking (under tmux, whose pane is stdin), which waits
+ * for the daemon to open it unless the daemon (pid `daemon`, 0: not
+ * watched) is gone. Returns 0 with *argv_out (argv0 first, NULL-terminated, one
  * allocation with the words), *argc_out and *p set (p takes `in` over); 1
  * when the request did not come whole (the daemon stopped, or gave up on
  * this standby): nothing is to be done; -1 when it could not be read. */
-int standby_wait(int in, pid_t daemon, const char *argv0, int *argc_out, char ***argv_out, struct standby_pipe *p);
+int standby_wait(int in, bool fifo, pid_t daemon, const char *argv0, int *argc_out, char ***argv_out,
+		 struct standby_pipe *p);
 
 /* The next n bytes, in *out (malloc'd, NUL added). -1 when the pipe ends
  * first or cannot be read. */
@@ -43,7 +45,8 @@ bool standby_released(int fd);
 void standby_pipe_close(struct standby_pipe *p);
 
 /* What ps shows of us becomes "gflow-runner --job ID", written over the
- * words after argv[0] (the daemon leaves room), when it fits. */
+ * words after argv[0] (the daemon leaves room), when it fits; job NULL:
+ * "gflow-runner --standby" again (waiting for the next). */
 void standby_retitle(char **argv, const char *job);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +47,15 @@ static void ignore_signal(struct runner *r, int sig)
 
 /* Cancel, child exits and pane resizes come through a signalfd; hangups
  * (the tmux session closed) and broken pipes are ignored. */
+static void signalfd_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGWINCH);
+}
+
 int setup_signals(struct runner *r, struct gf_err *e)
 {
 	sigset_t set;
@@ -56,17 +66,24 @@ int setup_signals(struct runner *r, struct gf_err *e)
 	ignore_signal(r, SIGTTIN);
 	signal(SIGCHLD, SIG_DFL);	/* ignored SIGCHLD would auto-reap: no exit status */
 	r->ignored_signals &= ~(1ull << (SIGCHLD - 1));
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGWINCH);
+	signalfd_set(&set);
 	if (sigprocmask(SIG_BLOCK, &set, NULL))
 		return gf_err_set(e, "sigprocmask: %s", strerror(errno));
 	r->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (r->sigfd < 0)
 		return gf_err_set(e, "signalfd: %s", strerror(errno));
 	return 0;
+}
+
+void rest_signals(struct runner *r)
+{
+	struct signalfd_siginfo si;
+	sigset_t set;
+
+	while (r->sigfd >= 0 && read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+		;
+	signalfd_set(&set);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 /* Orphans of the job (daemonised grandchildren) become our children. */
@@ -204,10 +221,15 @@ static void ladder_step(struct runner *r)
 static void reap(struct runner *r)
 {
 	for (;;) {
+		struct rusage ru;
 		int st;
-		pid_t p = waitpid(-1, &st, WNOHANG);
+		pid_t p = wait4(-1, &st, WNOHANG, &ru);
 
 		if (p > 0) {
+			/* Each process's own: a runner serving its next job would
+			 * carry the last one's in RUSAGE_CHILDREN. */
+			if (ru.ru_maxrss > r->peak_rss_kb)
+				r->peak_rss_kb = ru.ru_maxrss;
 			if (p == r->pid) {
 				r->status = st;
 				r->reaped = true;

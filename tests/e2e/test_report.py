@@ -8,8 +8,10 @@ standby runner per CPU (up to 4), so that short jobs ending one a CPU at a
 time each find one."""
 import json
 import os
+import pwd
 import signal
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -50,7 +52,7 @@ def test_a_result_told_on_the_socket_is_recorded_and_no_file_is_written(gflow):
                        (["sh", "-c", "kill -USR1 $$"], "Failed")):
         # each start finds a standby runner (a start without one runs a
         # runner of its own, which writes its file)
-        g.wait_for(lambda: len(standbys(g)) == want, what="the standby runners")
+        g.wait_for(lambda: len(standbys(g)) >= want, what="the standby runners")
         ids.append(g.submit(*cmd))
         g.wait_state(ids[-1], state)
     ok, bad, killed = ids
@@ -113,10 +115,10 @@ def test_there_are_two_standby_runners_a_cpu_up_to_four(gflow):
     g = gflow
     g.start()
     want = standby_count()
-    g.wait_for(lambda: len(standbys(g)) == want, what=f"{want} standby runners")
+    g.wait_for(lambda: len(standbys(g)) >= want, what=f"{want} standby runners")
     jid = g.submit("sleep", "30")
     g.wait_for(lambda: g.job(jid)["runner_pid"], what="the runner")
-    g.wait_for(lambda: len(standbys(g)) == want, what="the standby used made again")
+    g.wait_for(lambda: len(standbys(g)) >= want, what="the standby used made again")
     assert g.job(jid)["runner_pid"] not in standbys(g)
     g.cli("gcancel", jid, check=True)
     g.wait_state(jid, "Cancelled")
@@ -147,7 +149,7 @@ def test_a_told_error_with_hostile_bytes_is_one_message(gflow):
     g = gflow
     trace = traced(g)
     name = "no\nsuch $(touch /tmp/x) 'q' \"d\" \u00ff" + "z" * 3000
-    g.wait_for(lambda: len(standbys(g)) == standby_count(), what="the standby runners")
+    g.wait_for(lambda: len(standbys(g)) >= standby_count(), what="the standby runners")
     st, body = g.api("POST", "/jobs", {"jobs": [{"command": [name]}],
                                        "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]})
     assert st == 201, body
@@ -195,3 +197,122 @@ def test_runners_pids_are_stored_together_a_moment_later_and_at_a_stop(gflow, tm
     assert g.job(late)["state"] == "Running" and g.job(late)["runner_pid"] == pid
     assert sorted(int(x) for x in ran.read_text().split()) == sorted(ids + [late])   # each ran once
     g.cli("gcancel", *map(str, ids + [late]), check=True)
+
+
+# ---- a runner serves the next job --------------------------------------------------------
+# Its job's end recorded, the daemon answers "K" and the runner, done with
+# everything of that job, says "r" and waits on its socket as a standby.
+
+def api_job(g, command, cwd, env):
+    st, body = g.api("POST", "/jobs", {"jobs": [{"command": command}], "cwd": str(cwd), "env": env})
+    assert st == 201, body
+    return body["jobs"][0]["id"]
+
+
+def served_by(g, runner, jobs=8, **kw):
+    """Jobs one after another until one is run by `runner`: [(id, n)]."""
+    done = []
+    for n in range(jobs):
+        jid = kw["make"](n)
+        g.wait_state(jid, {"Finished", "Failed"})
+        done.append((jid, n))
+        if g.job(jid)["runner_pid"] == runner:
+            return done
+    raise AssertionError(f"no job of {done} was run by the runner {runner} back from its job")
+
+
+def test_a_runner_back_from_its_job_serves_the_next_with_nothing_of_the_last(gflow, tmp_path):
+    g = gflow
+    trace = traced(g)
+    g.wait_for(lambda: len(standbys(g)) >= standby_count(), what="the standby runners")
+    first_dir = tmp_path / "first"
+    first_dir.mkdir()
+    script = 'echo "FOO=${FOO-unset} $(pwd)"; ls -l /proc/$$/fd/; exit $CODE'
+    env = lambda foo, code: [f"CODE={code}", "PATH=/usr/bin:/bin"] + ([f"FOO={foo}"] if foo else [])
+    first = api_job(g, ["sh", "-c", script], first_dir, env("secret-of-the-first", 3))
+    assert g.wait_state(first, "Failed")["exit_code"] == 3
+    runner = g.job(first)["runner_pid"]
+    # back as a standby, what ps shows of it too
+    g.wait_for(lambda: runner in standbys(g), what="the runner back as a standby")
+    with open(f"/proc/{runner}/cmdline", "rb") as f:
+        assert f.read().split(b"\0")[1] == b"--standby"
+    dirs = []
+
+    def make(n):
+        d = tmp_path / f"next{n}"
+        d.mkdir()
+        dirs.append(d)
+        return api_job(g, ["sh", "-c", script], d, env(None, 0))
+    done = served_by(g, runner, make=make)
+    jid, n = done[-1]
+    j = g.job(jid)
+    assert j["state"] == "Finished" and j["exit_code"] == 0, j
+    out = g.log_of(jid)
+    assert out.splitlines()[0] == f"FOO=unset {dirs[n]}", out
+    assert "secret-of-the-first" not in out and "socket:" not in out, out
+    fds = [ln.split()[-3] for ln in out.splitlines() if " -> " in ln]
+    assert sorted(fds) == ["0", "1", "2", "255"] or sorted(fds) == ["0", "1", "2"], out
+    for k in (first, jid):
+        steps = steps_of(trace, k)
+        assert "result_told" in steps and "result_written" not in steps, steps
+    # the first job's run directory went when the runner came back
+    g.wait_for(lambda: not (g.data / "run" / f"{first}.1").exists(), what="the first run directory recycled")
+    kept = standbys(g)
+    g.stop()
+    assert not [p for p in kept if os.path.exists(f"/proc/{p}")]    # gone with the daemon
+
+
+def test_a_runner_back_from_its_job_ended_by_a_signal_costs_no_start(gflow, tmp_path):
+    # A cancel that reaches a runner waiting for its next job ends it, as it
+    # ends any standby: the start handed to it (its socket is dead) is made
+    # by a runner of its own, and every job runs once.
+    g = gflow
+    g.start()
+    g.wait_for(lambda: len(standbys(g)) >= standby_count(), what="the standby runners")
+    jid = g.submit("true")
+    g.wait_state(jid, "Finished")
+    runner = g.job(jid)["runner_pid"]
+    g.wait_for(lambda: runner in standbys(g), what="the runner back as a standby")
+    os.kill(runner, signal.SIGTERM)
+    g.wait_for(lambda: not os.path.exists(f"/proc/{runner}") or runner not in standbys(g),
+               what="the runner gone")
+    count = tmp_path / "count"
+    ids = [g.submit("sh", "-c", f"echo $GFLOW_JOB_ID >> {count}") for _ in range(8)]
+    for k in ids:
+        assert g.wait_state(k, {"Finished", "Failed"})["state"] == "Finished"
+    assert sorted(int(x) for x in count.read_text().split()) == ids
+    assert runner not in [g.job(k)["runner_pid"] for k in ids]
+
+
+def test_a_runner_serves_jobs_of_the_process_executor_only(gflow):
+    # Under tmux the runner's stdin is a pane: it writes its file and exits.
+    g = gflow
+    g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
+    g.start()
+    ids = [g.submit("true") for _ in range(3)]
+    runners = [g.wait_state(k, "Finished") and g.job(k)["runner_pid"] for k in ids]
+    assert len(set(runners)) == 3, runners
+
+
+def test_a_runner_back_from_one_users_job_runs_the_next_users_as_that_user(system_gflow):
+    # The system daemon's runners stay root: one that ran a's job and came
+    # back runs b's as b (uid, groups, HOME, log), holding nothing of a's.
+    g = system_gflow
+    g.start()
+    a, b = g.add_user("a"), g.add_user("b")
+    g.wait_for(lambda: len(standbys(g)) >= standby_count(), what="the standby runners")
+    first = g.submit_as(a, "sh", "-c", "echo secret-of-a")
+    g.wait_state(first, "Finished")
+    runner = g.job(first)["runner_pid"]
+    g.wait_for(lambda: runner in standbys(g), what="the runner back as a standby")
+    script = 'id -u; id -G; echo "$HOME"; ls -l /proc/$$/fd/'
+    done = served_by(g, runner, make=lambda n: g.submit_as(b, "sh", "-c", script))
+    j = g.job(done[-1][0])
+    assert j["state"] == "Finished", j
+    log = Path(j["log_path"])
+    assert log.stat().st_uid == pwd.getpwnam(b).pw_uid
+    out = log.read_text().splitlines()
+    want_groups = g.as_user(b, "id", "-G", check=True).stdout.split()
+    assert out[0] == str(pwd.getpwnam(b).pw_uid) and sorted(out[1].split()) == sorted(want_groups), out
+    assert out[2] == str(g.home_of(b)), out
+    assert not [ln for ln in out if "socket:" in ln or "secret" in ln or str(g.home_of(a)) in ln], out

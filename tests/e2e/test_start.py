@@ -225,7 +225,7 @@ def test_a_start_a_standby_never_takes_is_made_again_and_runs_once(gflow, tmp_pa
     g = gflow
     g.start()
     want = standby_count()
-    g.wait_for(lambda: len(standbys(g)) == want, what="the standby runners")
+    g.wait_for(lambda: len(standbys(g)) >= want, what="the standby runners")
     olds = standbys(g)
     for old in olds:
         os.kill(old, signal.SIGSTOP)

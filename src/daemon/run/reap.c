@@ -72,7 +72,12 @@ struct pending {
  * exit status is never only in memory for long. After "k" the run
  * directory and the job's groups go when the runner has exited
  * (on_runner_exit): a runner whose wait ended just before the answer came
- * writes its file there, never into a directory reused. */
+ * writes its file there, never into a directory reused.
+ * "K" instead, while there is room for another standby, asks the runner
+ * back: one that can serve again (a plain run, main.c) closes all it had of
+ * the job and says "r", and is a standby again (standby_take_back), its
+ * job's directory and groups released then, as at an exit (take_back). A
+ * runner that cannot, or an older one, takes "K" as "k" or exits. */
 
 #define REPORT_MAX 1200	/* "result LEN\n" and a result's text (under 1 KiB) */
 
@@ -82,7 +87,7 @@ struct report {
 	struct event *ev;
 	int fd;
 	bool told;	/* its result is taken: the runner waits for our answer */
-	bool answered;	/* "k" given: the job's end is on disk */
+	bool answered;	/* "k" or "K" given: the job's end is on disk */
 	size_t len;
 	char buf[REPORT_MAX + 1];
 };
@@ -97,7 +102,8 @@ static void report_free(struct report *rp)
 {
 	if (rp->ev)
 		event_free(rp->ev);
-	close(rp->fd);
+	if (rp->fd >= 0)
+		close(rp->fd);
 	free(rp);
 }
 
@@ -114,16 +120,17 @@ static void report_drop(struct job *j)
 	j->rt->report = NULL;
 }
 
-/* After the commit of a told job's end: "k". True when the runner was told
- * so (now or before): it may still be alive. */
-static bool report_answer(struct job *j)
+/* After the commit of a told job's end: "k", or "K" (come back) when a
+ * standby more can be held. True when the runner was told so (now or
+ * before): it may still be alive. */
+static bool report_answer(struct server *s, struct job *j)
 {
 	struct report *rp = report_of(j);
 
 	if (!rp || !rp->told)
 		return false;
 	if (!rp->answered)
-		report_say(rp, 'k');
+		report_say(rp, standby_room(s) ? 'K' : 'k');
 	rp->answered = true;
 	return true;
 }
@@ -627,6 +634,22 @@ static bool report_take(struct server *s, struct job *j, struct report *rp, char
 	return true;
 }
 
+/* The runner is done with the job it told ("r", after our "K"): it waits
+ * on its socket for another job's options. Its socket and pidfd go to the
+ * standbys, and the job's run directory and groups are released, as at
+ * its exit. */
+static void take_back(struct server *s, struct job *j)
+{
+	int fd = jr(j)->report->fd, pidfd = jr(j)->pidfd;
+
+	jr_w(j)->report->fd = -1;
+	jr_w(j)->pidfd = -1;
+	unwatch(j);
+	report_drop(j);
+	standby_take_back(s, fd, pidfd);
+	reap_forget(s, j);
+}
+
 static void on_report(evutil_socket_t fd, short what, void *arg)
 {
 	struct report *rp = arg;
@@ -646,6 +669,10 @@ static void on_report(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (rp->told) {
+		if (rp->answered && got == 1 && rp->buf[rp->len] == 'r' && jr(j)->pidfd_ev) {
+			take_back(rp->s, j);
+			return;
+		}
 		/* EOF (it exited, or stopped waiting), or more than it should
 		 * say: nothing more is read. Its answer and the rest are due
 		 * as they were. */
@@ -964,7 +991,7 @@ void reap_forget(struct server *s, struct job *j)
 	/* A runner that told its result waits for our word that its end is on
 	 * disk (it is, when this is called): given now, and the rest waits
 	 * for its exit (on_runner_exit). */
-	if (report_answer(j) && jr(j)->pidfd_ev)
+	if (report_answer(s, j) && jr(j)->pidfd_ev)
 		return;
 	report_drop(j);
 	pending_drop(s, j->id);

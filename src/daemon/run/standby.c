@@ -18,7 +18,9 @@
  * standby of its own, below). Each is our child like any runner
  * (exec_reap collects it). EOF on its socket before a whole request — we
  * stop, crash or exec ourselves again (the socket is close-on-exec) — ends
- * it with nothing done. */
+ * it with nothing done. A runner whose job's end was told and recorded
+ * comes back to serve the next (standby_take_back): up to GF_STANDBY_MAX
+ * are held, and none is made while as many as are kept wait. */
 #include "run.h"
 
 #include <dirent.h>
@@ -107,7 +109,9 @@ static void make_tmux_standby(struct server *s)
 	s->tsb_made = now_mono();
 }
 
-/* How many standbys are kept: two a CPU, up to GF_STANDBY_MAX (short jobs
+#define STANDBY_MADE_MAX 4	/* made ahead, at most */
+
+/* How many standbys are kept: two a CPU, up to STANDBY_MADE_MAX (short jobs
  * end and start one a CPU at a time, and the ones used are made again a
  * moment later; a start without one forks the daemon and waits for a
  * runner's exec). */
@@ -116,9 +120,19 @@ static int standby_count(struct server *s)
 	if (!s->nstandby) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-		s->nstandby = n < 1 ? 2 : 2 * n > GF_STANDBY_MAX ? GF_STANDBY_MAX : 2 * (int)n;
+		s->nstandby = n < 1 ? 2 : 2 * n > STANDBY_MADE_MAX ? STANDBY_MADE_MAX : 2 * (int)n;
 	}
 	return s->nstandby;
+}
+
+/* How many wait for a job now. */
+static int standby_idle(const struct server *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < GF_STANDBY_MAX; i++)
+		n += s->standby_fd[i] >= 0;
+	return n;
 }
 
 /* The last standby made, or -1. */
@@ -151,7 +165,7 @@ static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
 	if (!s->standby_due)
 		return;
 	s->standby_due = false;
-	for (int i = 0; i < standby_count(s); i++) {
+	for (int i = 0; i < GF_STANDBY_MAX && standby_idle(s) < standby_count(s); i++) {
 		if (s->standby_fd[i] >= 0)
 			continue;
 		if (exec_spawn_socket(argv, &s->standby_fd[i], &pid, &e)) {
@@ -177,14 +191,28 @@ static void arm(struct server *s)
 
 void standby_want(struct server *s)
 {
-	int i = 0;
-
-	while (i < standby_count(s) && s->standby_fd[i] >= 0)
-		i++;
-	if (i == standby_count(s))
+	if (standby_idle(s) >= standby_count(s))
 		return;
 	s->standby_due = true;
 	arm(s);
+}
+
+bool standby_room(const struct server *s)
+{
+	return s->base && standby_idle(s) < GF_STANDBY_MAX;
+}
+
+void standby_take_back(struct server *s, int fd, int pidfd)
+{
+	for (int i = 0; i < GF_STANDBY_MAX; i++)
+		if (s->standby_fd[i] < 0) {
+			s->standby_fd[i] = fd;
+			s->standby_pidfd[i] = pidfd;
+			return;
+		}
+	close(fd);	/* it reads EOF and exits (exec_reap collects it) */
+	if (pidfd >= 0)
+		close(pidfd);
 }
 
 void standby_want_tmux(struct server *s)

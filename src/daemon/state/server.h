@@ -328,7 +328,9 @@ struct server {
 	size_t nviews;
 
 	/* Runners */
-#define GF_STANDBY_MAX 4
+/* Standby runners held at most: those made (up to 4, standby.c) and those
+ * back from a job they served (reap.c's report section). */
+#define GF_STANDBY_MAX 8
 /* Run directories kept for reuse, at most (rundir.c): as many as jobs end
  * at once, so that none is removed (a freed inode slows every new one). */
 #define GF_RECYCLED 4096

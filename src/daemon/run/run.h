@@ -144,13 +144,15 @@ int standby_hand_tmux(struct server *s, const struct job *j, char *const argv[],
 		      bool hold);
 bool standby_tmux_ready(const struct server *s);
 void standby_want(struct server *s);
-/* A runner back from the job it served (its end recorded; reap.c): on its
- * socket fd it waits for the next job's, as a standby does. Held, or, when
- * GF_STANDBY_MAX are, let go (closed: it exits). standby_room: whether one
- * would be held now (the answer "K" asks the runner back). */
+void standby_close(struct server *s);
+/* pool.c: the standbys waiting. standby_take_back holds a runner back from
+ * the job it served (its end recorded; reap.c): on its socket fd it waits
+ * for the next job's, as a standby does; when GF_STANDBY_MAX wait, it is
+ * let go (closed: it exits). standby_room: whether one would be held now
+ * (the answer "K" asks the runner back). standby_idle: how many wait. */
+int standby_idle(const struct server *s);
 bool standby_room(const struct server *s);
 void standby_take_back(struct server *s, int fd, int pidfd);
-void standby_close(struct server *s);
 
 /* reap.c — watching runners, and the backstop when one dies or stops */
 int reap_init(struct server *s, struct gf_err *e);

@@ -125,15 +125,6 @@ static int standby_count(struct server *s)
 	return s->nstandby;
 }
 
-/* How many wait for a job now. */
-static int standby_idle(const struct server *s)
-{
-	int n = 0;
-
-	for (int i = 0; i < GF_STANDBY_MAX; i++)
-		n += s->standby_fd[i] >= 0;
-	return n;
-}
 
 /* The last standby made, or -1. */
 static int standby_last(const struct server *s)
@@ -197,23 +188,6 @@ void standby_want(struct server *s)
 	arm(s);
 }
 
-bool standby_room(const struct server *s)
-{
-	return s->base && standby_idle(s) < GF_STANDBY_MAX;
-}
-
-void standby_take_back(struct server *s, int fd, int pidfd)
-{
-	for (int i = 0; i < GF_STANDBY_MAX; i++)
-		if (s->standby_fd[i] < 0) {
-			s->standby_fd[i] = fd;
-			s->standby_pidfd[i] = pidfd;
-			return;
-		}
-	close(fd);	/* it reads EOF and exits (exec_reap collects it) */
-	if (pidfd >= 0)
-		close(pidfd);
-}
 
 void standby_want_tmux(struct server *s)
 {

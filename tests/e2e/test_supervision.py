@@ -410,3 +410,20 @@ def test_forced_tracking_that_is_not_available_is_refused(gflow):
     g.start(wait=False)
     assert g.proc.wait(timeout=10 * SLOW) != 0
     assert "GFLOW_TRACKING='cgroup7'" in g.daemon_log()
+
+
+def test_groups_a_job_made_inside_its_own_go_with_it(gflow):
+    """A job may make groups inside its cgroup v2 group: at its end they go
+    with it, deepest first (a job's group nearly always goes at the first
+    rmdir; one with groups below it does not)."""
+    g = gflow
+    g.start()
+    info = g.api("GET", "/info")[1]["tracking"]
+    if info["method"] != "cgroup2":
+        pytest.skip("no cgroup v2 tracking here")
+    jid = g.submit("sh", "-c", 'd=$(findmnt -n -t cgroup2 -o TARGET | head -1)$(sed -n "s/^0:://p" /proc/self/cgroup); '
+                   'mkdir -p "$d/a/b" "$d/c" && echo "$d"')
+    g.wait_state(jid, "Finished")
+    group = Path(g.log_of(jid).strip())
+    assert group.name.startswith(f"job-{jid}.") and str(group).startswith(info["cgroup"]), (group, info)
+    g.wait_for(lambda: not group.exists(), what="the job's group and those it made removed")

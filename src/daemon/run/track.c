@@ -697,13 +697,16 @@ void track_kill(struct server *s, const struct job *j)
 		write_text(frz, "freezer.state", "THAWED");	/* killed processes die only when thawed */
 }
 
-/* Remove dir and every group below it, deepest first. */
+/* Remove dir and every group below it, deepest first. One with no group
+ * below it (a job's nearly always) goes at the first rmdir. */
 static void remove_group(const char *dir, int depth)
 {
 	char path[GF_PATH_MAX + 256];
 	struct dirent *d;
 	DIR *dp;
 
+	if (rmdir(dir) == 0 || errno == ENOENT)
+		return;
 	if (depth < 8 && (dp = opendir(dir))) {
 		while ((d = readdir(dp)))
 			if (d->d_type == DT_DIR && d->d_name[0] != '.' &&

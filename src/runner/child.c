@@ -112,6 +112,14 @@ static int join_cgroups(struct runner *r, int *into, struct gf_err *e)
 	return 0;
 }
 
+void leave_cgroups(const struct runner *r)
+{
+	if (r->moved)
+		return;
+	for (int i = 0; i < r->o.ncgroups; i++)
+		rmdir(r->o.cgroups[i]);	/* EBUSY: groups the job made below it, or us in it */
+}
+
 /* fork(), the child born in the cgroup `into` when it is not -1; when the
  * kernel cannot do that, we move in first (our children are born where
  * we are) and fork. */

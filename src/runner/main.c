@@ -217,6 +217,8 @@ static int run_job(struct runner *r, bool piped, uint64_t started, int bad, stru
 		r->attach = NULL;
 	} else
 		result_not_started(r, e->msg, &res);
+	if (r->chan >= 0)
+		leave_cgroups(r);	/* a daemon we tell it to knows (track.c) */
 	if (report_result(r, &res))
 		write_result(r, &res);
 	else
@@ -276,6 +278,7 @@ static int standby_main(struct runner *r, int argc, char **argv)
 		if (!bad)
 			standby_retitle(own, r->o.job);
 		rc = run_job(r, piped, started, bad, &e, &again);
+		again = again && runs + 1 < RUNS_MAX;
 		if (again) {
 			in = r->chan;	/* ours to wait on for the next */
 			r->chan = -1;
@@ -291,7 +294,7 @@ static int standby_main(struct runner *r, int argc, char **argv)
 		if (send(in, "r", 1, MSG_NOSIGNAL) != 1)
 			return 0;
 	}
-	return rc;
+	return rc;	/* not reached: the last run is never offered again */
 }
 
 int main(int argc, char **argv)

@@ -316,3 +316,23 @@ def test_a_runner_back_from_one_users_job_runs_the_next_users_as_that_user(syste
     assert out[0] == str(pwd.getpwnam(b).pw_uid) and sorted(out[1].split()) == sorted(want_groups), out
     assert out[2] == str(g.home_of(b)), out
     assert not [ln for ln in out if "socket:" in ln or "secret" in ln or str(g.home_of(a)) in ln], out
+
+
+def test_a_runner_that_tells_its_result_has_removed_the_jobs_group_first(gflow):
+    # The job and all of it gone, the runner removes its (empty) v2 group
+    # before it tells the result, even with the daemon stopped; the daemon,
+    # which made the group, takes it as empty and records the end.
+    g = gflow
+    g.start()
+    info = g.api("GET", "/info")[1]["tracking"]
+    if info["method"] != "cgroup2":
+        pytest.skip("no cgroup v2 tracking here")
+    g.wait_for(lambda: len(standbys(g)) >= standby_count(), what="the standby runners")
+    jid = ends_with_the_daemon_stopped(g, "exit 3")
+    group = f"{info['cgroup']}/job-{jid}.1"
+    try:
+        g.wait_for(lambda: not os.path.exists(group), timeout=5, what="the group removed by the runner")
+    finally:
+        os.kill(g.proc.pid, signal.SIGCONT)
+    j = g.wait_state(jid, "Failed")
+    assert j["exit_code"] == 3 and j["reason"] != "SystemError:supervisor killed", j

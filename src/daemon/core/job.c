@@ -132,7 +132,7 @@ void job_rt_trim(struct job *j)
 	const struct job_rt *r = j->rt;
 
 	if (r && !r->pidfd_ev && !r->report && !r->backstop && !r->retried_by && r->pidfd < 0 && !r->stopped_ticks &&
-	    !r->cancel_sent && !r->draining && !r->end_pending && !r->end_queued) {
+	    !r->cancel_sent && !r->draining && !r->end_pending && !r->end_queued && !r->group_made) {
 		free(j->rt);
 		j->rt = NULL;
 	}

@@ -195,6 +195,10 @@ struct job_rt {
 	bool draining, end_pending;
 	/* Its end waits in s->ends for the next pass's commit (engine). */
 	bool end_queued;
+	/* This daemon made the group it tracks this run through (track.c):
+	 * once gone, it was empty (rmdir refuses a populated group), as when
+	 * the runner removes it before telling its result. */
+	bool group_made;
 };
 
 /* The defaults, what jr() gives for a job without a block. */

@@ -159,6 +159,8 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	/* A log in the owner's home is made by the runner, as the owner. */
 	if ((ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1)
 		goto out;
+	if (ncg && s->track.method != TRACK_SESSION)
+		jr_w(j)->group_made = true;
 	/* The groups the runner moves itself into: v1's. The v2 group comes
 	 * first; the runner is born in it (process executor, no standby) or
 	 * has the job born in it (a standby, or under tmux). A prime there

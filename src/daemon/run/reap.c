@@ -1003,6 +1003,7 @@ void reap_forget(struct server *s, struct job *j)
 		j->rt->draining = j->rt->end_pending = false;
 		j->rt->stopped_ticks = 0;
 		j->rt->cancel_sent = false;	/* a later run is signalled afresh */
+		j->rt->group_made = false;
 	}
 	job_rt_trim(j);	/* the runner's block goes with it */
 }

@@ -125,7 +125,6 @@ static int standby_count(struct server *s)
 	return s->nstandby;
 }
 
-
 /* The last standby made, or -1. */
 static int standby_last(const struct server *s)
 {
@@ -187,7 +186,6 @@ void standby_want(struct server *s)
 	s->standby_due = true;
 	arm(s);
 }
-
 
 void standby_want_tmux(struct server *s)
 {

@@ -643,8 +643,8 @@ size_t track_pids(struct server *s, const struct job *j, pid_t **out)
 
 	if (has_group(s, j, dir, sizeof dir))
 		group_pids(dir, &p, 0);
-	else
-		session_pids(s, j, &p);
+	else if (s->track.method == TRACK_SESSION || !jr(j)->group_made)
+		session_pids(s, j, &p);	/* (a group made here and gone was empty) */
 	*out = p.v;
 	return p.n;
 }

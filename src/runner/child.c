@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -86,6 +87,11 @@ static int join_cgroups(struct runner *r, int *into, struct gf_err *e)
 	for (int i = 0; i < r->o.ncgroups; i++) {
 		const char *cg = r->o.cgroups[i];
 		int fd = -2, err = 0;
+
+		/* --make-cgroup: the daemon left the v2 group to us (it saw
+		 * none at its name). One there now is not ours to use. */
+		if (i == 0 && r->o.make_cgroup && mkdir(cg, 0755))
+			return gf_err_set(e, "cannot make the job's cgroup %s: %s", cg, strerror(errno));
 
 		snprintf(path, sizeof path, "%s/cgroup.controllers", cg);
 		if (member_of(cg, pid))

@@ -313,10 +313,12 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "--standby"))
 		return standby_main(&r, argc, argv);	/* started ahead: the options come when there is a job */
 	if (!(bad = parse_opts(argc, argv, &r.o, &e)) &&
-	    (r.o.hold || r.o.report || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0 || r.o.spec_bytes >= 0))
+	    (r.o.hold || r.o.report || r.o.make_cgroup || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0 ||
+	     r.o.spec_bytes >= 0))
 		bad = gf_err_set(&e, "%s: only for a standby runner (--standby), which reads it from its stdin",
 				 r.o.hold		? "--hold"
 				 : r.o.report		? "--report"
+				 : r.o.make_cgroup	? "--make-cgroup"
 				 : r.o.env_bytes >= 0	? "--env-bytes"
 				 : r.o.argv_bytes >= 0 ? "--argv-bytes"
 							: "--spec-bytes");

@@ -30,7 +30,7 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
 	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW,
-	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES, O_INTERACTIVE, O_ATTACH_WAIT, O_REPORT };
+	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES, O_INTERACTIVE, O_ATTACH_WAIT, O_REPORT, O_MAKE_CGROUP };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -47,6 +47,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "attach-group", required_argument, NULL, O_ATTACH_GID },
 		{ "hold", no_argument, NULL, O_HOLD },
 		{ "report", no_argument, NULL, O_REPORT },
+		{ "make-cgroup", no_argument, NULL, O_MAKE_CGROUP },
 		{ "interactive", no_argument, NULL, O_INTERACTIVE },
 		{ "attach-wait", required_argument, NULL, O_ATTACH_WAIT },
 		{ "env-bytes", required_argument, NULL, O_ENV_BYTES },
@@ -130,6 +131,9 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 			break;
 		case O_REPORT:
 			o->report = true;
+			break;
+		case O_MAKE_CGROUP:
+			o->make_cgroup = true;
 			break;
 		case O_INTERACTIVE:
 			o->interactive = true;

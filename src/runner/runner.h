@@ -42,6 +42,7 @@ struct opts {
 	bool pty;
 	bool hold;			/* --hold (a standby's): the exec waits for the daemon's byte */
 	bool report;			/* --report (a standby's): the result is told on stdin's socket */
+	bool make_cgroup;		/* --make-cgroup (a standby's): the first --cgroup is ours to make */
 	long long env_bytes, argv_bytes, spec_bytes;	/* --env-bytes/... (a standby's): on stdin, -1: files */
 	const char *attach;		/* --attach: the socket to offer the pty at */
 	long long attach_gid;		/* --attach-group, -1: none */

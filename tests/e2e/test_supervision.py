@@ -427,3 +427,33 @@ def test_groups_a_job_made_inside_its_own_go_with_it(gflow):
     group = Path(g.log_of(jid).strip())
     assert group.name.startswith(f"job-{jid}.") and str(group).startswith(info["cgroup"]), (group, info)
     g.wait_for(lambda: not group.exists(), what="the job's group and those it made removed")
+
+
+def test_a_group_left_at_the_next_jobs_name_is_made_again_or_refused_when_it_holds_processes(gflow):
+    """The v2 group of a start is made by the standby runner that takes it
+    (--make-cgroup) or by the daemon: an empty one left at its name (a
+    start that never ran, before a crash) is made again; one with a process
+    in it is not the job's, and the start fails without touching it."""
+    g = gflow
+    g.start()
+    info = g.api("GET", "/info")[1]["tracking"]
+    if info["method"] != "cgroup2":
+        pytest.skip("no cgroup v2 tracking here")
+    g.wait_state(g.submit("true"), "Finished")
+    left = Path(info["cgroup"]) / "job-2.1"
+    left.mkdir()
+    assert g.wait_state(g.submit("--", "sh", "-c", "echo ran"), "Finished")["state"] == "Finished"
+    assert g.log_of(2) == "ran\n"
+    busy = Path(info["cgroup"]) / "job-3.1"
+    busy.mkdir()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        (busy / "cgroup.procs").write_text(str(sleeper.pid))
+        j = g.wait_state(g.submit("true"), "Failed")
+        assert "cgroup" in j["reason"] and str(busy) in j["reason"], j
+        assert sleeper.poll() is None and (busy / "cgroup.procs").read_text().split() == [str(sleeper.pid)]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        g.wait_for(lambda: not (busy / "cgroup.procs").read_text().strip(), what="the sleeper gone")
+        busy.rmdir()

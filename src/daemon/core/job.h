@@ -195,9 +195,11 @@ struct job_rt {
 	bool draining, end_pending;
 	/* Its end waits in s->ends for the next pass's commit (engine). */
 	bool end_queued;
-	/* This daemon made the group it tracks this run through (track.c):
-	 * once gone, it was empty (rmdir refuses a populated group), as when
-	 * the runner removes it before telling its result. */
+	/* This daemon made the group it tracks this run through, or left it
+	 * to the runner to make (track.c): until made, and once gone, it holds
+	 * nothing (a job process is only born inside; rmdir refuses a
+	 * populated group), as when the runner removes it before telling its
+	 * result. */
 	bool group_made;
 };
 

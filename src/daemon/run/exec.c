@@ -107,7 +107,7 @@ bool exec_holds_start(const struct server *s, const struct job *j)
  * is held (--hold) while the commit that started the job is not yet
  * synced. 0: handed. */
 static int hand_to_standby(struct server *s, struct job *j, struct argv *a, const struct gf_bytes *env,
-			   const struct gf_bytes *argv, const struct gf_bytes *spec)
+			   const struct gf_bytes *argv, const struct gf_bytes *spec, bool make_cgroup)
 {
 	struct iovec more[3] = { { env->p, env->len }, { argv->p, argv->len }, { spec->p, spec->len } };
 	int n = a->n, nown = a->nown, rc, chan = -1;
@@ -122,6 +122,8 @@ static int hand_to_standby(struct server *s, struct job *j, struct argv *a, cons
 	argf(a, "%lld", (long long)spec->len);
 	if (s->start_held)
 		arg(a, "--hold");
+	if (make_cgroup)
+		arg(a, "--make-cgroup");
 	if (in_tmux(s, j))
 		rc = standby_hand_tmux(s, j, a->v, more, 3, s->start_held);
 	else {
@@ -153,11 +155,13 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	bool log_new = jm(j)->log_dir && (j->run_seq <= 1 || (!jm(j)->log_seq && !jm(j)->requeues));
 	size_t ncg;
 	int dfd, out, rc = -1, err;
+	/* A standby of the process executor makes the v2 group itself. */
+	bool runner_makes = !in_tmux(s, j) && standby_ready(s);
 
 	if ((dfd = rundir_make(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
 	/* A log in the owner's home is made by the runner, as the owner. */
-	if ((ncg = track_prepare(s, j, cgroups, e)) == (size_t)-1)
+	if ((ncg = track_prepare(s, j, cgroups, &runner_makes, e)) == (size_t)-1)
 		goto out;
 	if (ncg && s->track.method != TRACK_SESSION)
 		jr_w(j)->group_made = true;
@@ -220,7 +224,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 			job_set_str(&j->tmux_session, session);
 			job_set_shared(&j->tmux_socket, sock);	/* one per daemon */
 			gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
-			if (hand_to_standby(s, j, &a, &env, &argv, &spec) == 0) {
+			if (hand_to_standby(s, j, &a, &env, &argv, &spec, false) == 0) {
 				rc = 1;
 				goto out;
 			}
@@ -256,10 +260,12 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	gf_trace("fork", j->id);	/* the start-latency trace (trace.h) */
 	/* The standby makes runner.out itself; then the job is born in the
 	 * v2 group (the runner is not in it), as under tmux. */
-	if (hand_to_standby(s, j, &a, &env, &argv, &spec) == 0) {
+	if (hand_to_standby(s, j, &a, &env, &argv, &spec, runner_makes) == 0) {
 		rc = 1;
 		goto out;
 	}
+	if (runner_makes && track_make_group(cgroups[0], e))
+		goto out;	/* no standby took it after all: made here */
 	jobs_txn_sync(s);	/* a runner of its own is not held: it starts after the sync */
 	if (rundir_write_lists(dfd, dir, &env, &argv, &spec, e))
 		goto out;

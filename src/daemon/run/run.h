@@ -190,8 +190,15 @@ json_t *track_json(struct server *s);
 /* "GFLOW_JOB_MARK=…" for this start: put in the job's environment. */
 void track_marker(struct server *s, const struct job *j, char *buf, size_t size);
 /* Make this start's groups; fills paths (the runner joins them). Returns
- * their count, or (size_t)-1 with e set. */
-size_t track_prepare(struct server *s, const struct job *j, char paths[][GF_PATH_MAX], struct gf_err *e);
+ * their count, or (size_t)-1 with e set. *runner_makes: asked, the first
+ * (the v2 group) is left for the runner to make (`--make-cgroup`: a
+ * standby's, which makes it while the start's commit is synced), where
+ * the daemon sets nothing in it; false when it was made here. A job
+ * process is only ever born inside it, so until it is made none exists
+ * (track_empty). track_make_group makes it when the start goes elsewhere. */
+size_t track_prepare(struct server *s, const struct job *j, char paths[][GF_PATH_MAX], bool *runner_makes,
+		     struct gf_err *e);
+int track_make_group(const char *dir, struct gf_err *e);
 size_t track_pids(struct server *s, const struct job *j, pid_t **out);	/* malloc'd */
 bool track_empty(struct server *s, const struct job *j);
 void track_kill(struct server *s, const struct job *j);	/* SIGKILL all that is left */

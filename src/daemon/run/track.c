@@ -393,6 +393,11 @@ static int make_group(const char *dir, struct gf_err *e)
 	return gf_err_set(e, "cannot make the job's cgroup %s: %s", dir, strerror(errno));
 }
 
+int track_make_group(const char *dir, struct gf_err *e)
+{
+	return make_group(dir, e);
+}
+
 static void set_memory(const char *dir, bool v1, int64_t mb)
 {
 	char value[32];
@@ -409,13 +414,22 @@ static void set_memory(const char *dir, bool v1, int64_t mb)
 	write_text(dir, "memory.oom.group", "1");	/* an OOM kill takes the whole job */
 }
 
-size_t track_prepare(struct server *s, const struct job *j, char paths[][GF_PATH_MAX], struct gf_err *e)
+size_t track_prepare(struct server *s, const struct job *j, char paths[][GF_PATH_MAX], bool *runner_makes,
+		     struct gf_err *e)
 {
 	struct tracker *t = &s->track;
 	size_t n = 0;
 
+	/* Nothing of ours to set in it: the runner may make it (see run.h).
+	 * One left at its name (a start that never ran, before a crash) is
+	 * looked at here, as ever: made again when empty, else refused. */
+	*runner_makes = *runner_makes && t->method == TRACK_CGROUP2 && !(j->memory_mb && t->mem[0] && !strcmp(t->mem, t->cg));
 	if (t->method != TRACK_SESSION) {
-		if (job_group(t->cg, j, paths[n], GF_PATH_MAX) || make_group(paths[n], e))
+		if (job_group(t->cg, j, paths[n], GF_PATH_MAX))
+			return (size_t)-1;
+		if (*runner_makes && access(paths[n], F_OK) == 0)
+			*runner_makes = false;
+		if (!*runner_makes && make_group(paths[n], e))
 			return (size_t)-1;
 		n++;
 	}

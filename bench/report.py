@@ -425,15 +425,25 @@ def scale_svg(b):
 HAND_MARK = "<!-- measured by hand: kept by make bench -->"
 
 
+# Sections bench/run.sh appends after bench.py has written the report: each
+# run writes them anew, so they are never kept.
+APPENDED = ("\n## Load\n", "\n## Dashboard\n")
+
+
 def kept_by_hand(path):
     """What the report at path holds after HAND_MARK (sections measured by
-    hand with their own command, e.g. bench/runners.py), to keep."""
+    hand with their own command, e.g. bench/runners.py), to keep, up to the
+    sections the last run appended (APPENDED)."""
     try:
         text = path.read_text()
     except OSError:
         return ""
     i = text.find(HAND_MARK)
-    return "\n" + text[i:] if i >= 0 else ""
+    if i < 0:
+        return ""
+    kept = text[i:]
+    ends = [k for k in (kept.find(a) for a in APPENDED) if k >= 0]
+    return "\n" + (kept[:min(ends)] if ends else kept).rstrip("\n") + "\n"
 
 
 def markdown(b, started, elapsed, cases, svg_name=None):

@@ -168,6 +168,22 @@ def test_short_real_run_writes_report_and_plot(tmp_path):
     ET.parse(out.parent / "img" / "bench-scaling.svg")
 
 
+def test_sections_measured_by_hand_are_kept_once_and_appended_ones_not_at_all(tmp_path):
+    """A run keeps what follows the hand mark, but not the Load and
+    Dashboard sections bench/run.sh appended to the last report: those it
+    writes anew (a copy of each piled up per run before)."""
+    out = tmp_path / "benchmarks.md"
+    hand = R.HAND_MARK + "\n\n## Runners per running job (measured by hand)\n\n1,000 running: 1.5 s\n"
+    out.write_text("# gflow benchmarks\n\n## Results\n\nold\n\n" + hand +
+                   "\n## Load\n\nold load\n\n## Dashboard\n\nold dashboard\n" * 3)
+    kept = R.kept_by_hand(out)
+    assert kept == "\n" + hand
+    out.write_text("# new report\n" + kept)
+    assert R.kept_by_hand(out) == kept              # the same after a second run
+    out.write_text("# no hand section\n\n## Load\n\nx\n")
+    assert R.kept_by_hand(out) == ""
+
+
 def test_times_are_written_in_the_unit_their_digits_round_to():
     """999.7 ms rounds to 1.00 s, not to "1e+03 ms" (a Slurm latency row
     wrote that), and 999.8 µs to 1 ms."""

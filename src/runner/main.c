@@ -299,14 +299,12 @@ static int standby_main(struct runner *r, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct runner r;
+	struct runner r = { 0 };
 	struct gf_err e;
 	uint64_t started = gf_trace_now();	/* the start-latency trace (trace.h) */
 	bool again;
 	int bad, rc;
 
-	r.start_ticks = 0;
-	r.ignored_signals = 0;
 	runner_reset(&r);
 	ensure_std_fds();
 	read_ignored_signals(&r);

@@ -181,9 +181,9 @@ void write_result(struct runner *r, const struct job_result *res)
 /* The message is runfile.h's report; the answer one byte: "k" recorded
  * (its end is on disk), "K" recorded, and serve the next job if you can
  * (main.c; r->stay); anything else, EOF (the daemon stopped or exec'd
- * itself again) or no answer in time: write the file. Not told when we moved ourselves into a v1 group: the daemon
- * then waits for our exit before the job's groups are free, and reads the
- * file. */
+ * itself again) or no answer in time: write the file. Not told when we
+ * moved ourselves into a v1 group: the daemon then waits for our exit
+ * before the job's groups are free, and reads the file. */
 int report_result(struct runner *r, const struct job_result *res)
 {
 	char msg[1100], c = 0;

@@ -45,8 +45,7 @@ static void ignore_signal(struct runner *r, int sig)
 	r->ignored_signals |= 1ull << (sig - 1);
 }
 
-/* Cancel, child exits and pane resizes come through a signalfd; hangups
- * (the tmux session closed) and broken pipes are ignored. */
+/* What comes through the signalfd: cancel, child exits, pane resizes. */
 static void signalfd_set(sigset_t *set)
 {
 	sigemptyset(set);
@@ -56,6 +55,8 @@ static void signalfd_set(sigset_t *set)
 	sigaddset(set, SIGWINCH);
 }
 
+/* Cancel, child exits and pane resizes come through a signalfd; hangups
+ * (the tmux session closed) and broken pipes are ignored. */
 int setup_signals(struct runner *r, struct gf_err *e)
 {
 	sigset_t set;

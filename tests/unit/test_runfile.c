@@ -170,6 +170,28 @@ static void runner_absent_is_enoent(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* A result with this exit code written to dir, and read back the same. */
+static void write_and_read_back(const char *dir, int code)
+{
+	struct job_result in = { .exited = 1, .exit_code = code, .ended_by = "exit" }, out;
+	struct gf_err e;
+
+	assert_int_equal(runfile_write_result(dir, &in, &e), 0);
+	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
+	assert_int_equal(out.exit_code, code);
+}
+
+/* The file at path still holds its 4 bytes, "mine". */
+static void still_mine(const char *path)
+{
+	char text[256];
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0 && read(fd, text, sizeof text) == 4);
+	assert_memory_equal(text, "mine", 4);
+	close(fd);
+}
+
 /* A run directory's result.tmp, kept empty (rundir.c): the result is
  * written into it and renamed, no inode made. One that is not a plain file
  * of its own (a link, a FIFO, a second name of another file) is never
@@ -177,19 +199,15 @@ static void runner_absent_is_enoent(void **state)
 static void result_written_through_a_kept_tmp(void **state)
 {
 	const char *dir = *state;
-	struct job_result in = { .exited = 1, .exit_code = 3, .ended_by = "exit" }, out;
-	char path[256], other[256], target[256];
-	struct gf_err e;
+	char path[256], target[256];
 	ino_t ino;
 	int fd;
 
 	put(dir, "result.tmp", "stale words of an earlier job");
 	ino = ino_of(dir, "result.tmp");
-	assert_int_equal(runfile_write_result(dir, &in, &e), 0);
+	write_and_read_back(dir, 3);
 	assert_true(ino_of(dir, "result") == ino);
 	assert_true(ino_of(dir, "result.tmp") == 0);
-	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
-	assert_int_equal(out.exit_code, 3);
 	/* a link planted there: not followed, its target untouched */
 	snprintf(target, sizeof target, "%s/target", dir);
 	snprintf(path, sizeof path, "%s/result.tmp", dir);
@@ -197,30 +215,17 @@ static void result_written_through_a_kept_tmp(void **state)
 	assert_true(fd >= 0 && write(fd, "mine", 4) == 4);
 	close(fd);
 	assert_int_equal(symlink(target, path), 0);
-	in.exit_code = 4;
-	assert_int_equal(runfile_write_result(dir, &in, &e), 0);
-	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
-	assert_int_equal(out.exit_code, 4);
+	write_and_read_back(dir, 4);
 	assert_true(ino_of(dir, "result.tmp") == 0);
-	fd = open(target, O_RDONLY);
-	assert_true(fd >= 0 && read(fd, other, sizeof other) == 4);
-	close(fd);
+	still_mine(target);
 	/* a second name of another file: that file is not emptied */
 	assert_int_equal(link(target, path), 0);
-	in.exit_code = 5;
-	assert_int_equal(runfile_write_result(dir, &in, &e), 0);
-	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
-	assert_int_equal(out.exit_code, 5);
-	fd = open(target, O_RDONLY);
-	assert_true(fd >= 0 && read(fd, other, sizeof other) == 4);
-	close(fd);
+	write_and_read_back(dir, 5);
+	still_mine(target);
 	/* a FIFO: not opened for long, replaced */
 	unlink(path);
 	assert_int_equal(mkfifo(path, 0600), 0);
-	in.exit_code = 6;
-	assert_int_equal(runfile_write_result(dir, &in, &e), 0);
-	assert_int_equal(runfile_read_result(dir, &out, &e), 0);
-	assert_int_equal(out.exit_code, 6);
+	write_and_read_back(dir, 6);
 }
 
 static void result_round_trip(void **state)

@@ -384,18 +384,13 @@ static int job_group(const char *jobs_dir, const struct job *j, char *out, size_
 
 /* Make dir (a leftover empty one is made again; one with processes is an
  * error: it is not ours to reuse). */
-static int make_group(const char *dir, struct gf_err *e)
+int track_make_group(const char *dir, struct gf_err *e)
 {
 	if (mkdir(dir, 0755) == 0)
 		return 0;
 	if (errno == EEXIST && rmdir(dir) == 0 && mkdir(dir, 0755) == 0)
 		return 0;
 	return gf_err_set(e, "cannot make the job's cgroup %s: %s", dir, strerror(errno));
-}
-
-int track_make_group(const char *dir, struct gf_err *e)
-{
-	return make_group(dir, e);
 }
 
 static void set_memory(const char *dir, bool v1, int64_t mb)
@@ -423,31 +418,32 @@ size_t track_prepare(struct server *s, const struct job *j, char paths[][GF_PATH
 	/* Nothing of ours to set in it: the runner may make it (see run.h).
 	 * One left at its name (a start that never ran, before a crash) is
 	 * looked at here, as ever: made again when empty, else refused. */
-	*runner_makes = *runner_makes && t->method == TRACK_CGROUP2 && !(j->memory_mb && t->mem[0] && !strcmp(t->mem, t->cg));
+	*runner_makes = *runner_makes && t->method == TRACK_CGROUP2 &&
+			!(j->memory_mb && t->mem[0] && !strcmp(t->mem, t->cg));
 	if (t->method != TRACK_SESSION) {
 		if (job_group(t->cg, j, paths[n], GF_PATH_MAX))
 			return (size_t)-1;
 		if (*runner_makes && access(paths[n], F_OK) == 0)
 			*runner_makes = false;
-		if (!*runner_makes && make_group(paths[n], e))
+		if (!*runner_makes && track_make_group(paths[n], e))
 			return (size_t)-1;
 		n++;
 	}
 	if (t->method == TRACK_CGROUP1 && t->freezer[0] && strcmp(t->freezer, t->cg)) {
-		if (job_group(t->freezer, j, paths[n], GF_PATH_MAX) || make_group(paths[n], e))
+		if (job_group(t->freezer, j, paths[n], GF_PATH_MAX) || track_make_group(paths[n], e))
 			return (size_t)-1;
 		n++;
 	}
 	if (j->memory_mb && t->mem[0]) {
 		if (strcmp(t->mem, t->cg)) {
-			if (job_group(t->mem, j, paths[n], GF_PATH_MAX) || make_group(paths[n], e))
+			if (job_group(t->mem, j, paths[n], GF_PATH_MAX) || track_make_group(paths[n], e))
 				return (size_t)-1;
 			n++;
 		}
 		set_memory(paths[strcmp(t->mem, t->cg) ? n - 1 : 0], t->mem_v1, j->memory_mb);
 	}
 	if (t->devices[0]) {
-		if (job_group(t->devices, j, paths[n], GF_PATH_MAX) || make_group(paths[n], e) ||
+		if (job_group(t->devices, j, paths[n], GF_PATH_MAX) || track_make_group(paths[n], e) ||
 		    devices_restrict(s, j, paths[n], e))
 			return (size_t)-1;
 		n++;
@@ -670,8 +666,11 @@ bool track_empty(struct server *s, const struct job *j)
 	size_t n;
 
 	/* v2 says at once, for the group and all below it. */
-	if (has_group(s, j, dir, sizeof dir) && runfile_read_text(dir, "cgroup.events", buf, sizeof buf) == 0)
-		return strstr(buf, "populated 0") != NULL;
+	if (has_group(s, j, dir, sizeof dir)) {
+		if (runfile_read_text(dir, "cgroup.events", buf, sizeof buf) == 0)
+			return strstr(buf, "populated 0") != NULL;
+	} else if (s->track.method != TRACK_SESSION && jr(j)->group_made)
+		return true;	/* not made yet, or removed: a group made here holds nothing then */
 	n = track_pids(s, j, &v);
 	free(v);
 	return n == 0;

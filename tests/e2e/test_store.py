@@ -149,6 +149,34 @@ def test_job_that_exits_0_on_a_full_disk_is_recorded_finished_once_there_is_room
     assert j["state"] == "Finished" and j["exit_code"] == 0, j
 
 
+def test_an_end_and_the_start_it_makes_room_for_are_refused_together_on_a_full_disk(small_disk, tmp_path):
+    """The end of a job and the start of the one waiting for its GPU are one
+    commit: refused, the first is still Running holding the GPU and the
+    second still Queued (never started unrecorded); with room again both
+    are recorded, and the second runs once."""
+    g, mnt = small_disk
+    g.gpus(1)
+    g.start()
+    go = tmp_path / "go"
+    first = g.submit("--gpus", "1", "--", "sh", "-c", f"while [ ! -e {go} ]; do sleep 0.05; done")
+    g.wait_state(first, "Running")
+    g.wait_for(lambda: g.job(first)["runner_pid"], what="the runner to be attached")
+    ran = tmp_path / "ran"
+    second = g.submit("--gpus", "1", "--", "sh", "-c", f"echo x >> {ran}")
+    assert g.job(second)["state"] == "Queued"
+    fill(mnt / "filler")
+    go.touch()
+    g.wait_for(lambda: not g.job_pids(first), what="the first job's process to end")
+    time.sleep(2 * SLOW)
+    assert g.job(first)["state"] == "Running"
+    assert g.job(second)["state"] == "Queued"
+    assert not ran.exists()
+    os.unlink(mnt / "filler")
+    assert g.wait_state(first, {"Finished", "Failed"}, timeout=30)["state"] == "Finished"
+    assert g.wait_state(second, {"Finished", "Failed"}, timeout=30)["state"] == "Finished"
+    assert ran.read_text() == "x\n"
+
+
 # ---- cascades ---------------------------------------------------------------
 
 def submit_dependents(g, root, n, batch=5000):

@@ -484,61 +484,13 @@ static void ends_clear(struct server *s)
 	s->nends = 0;
 }
 
-static struct job *launch_first_held(struct server *s);
-
-/* Every queued end in one transaction, with (starts) the starts a pass
- * can make in it (jobs_start_at_once), launched after the commit (the
- * first while it is synced, held: launch_held). When the store refuses
- * it, each job is left to the backstop as a refused end is (end_pending:
- * its result is read again). */
-static void record_ends(struct server *s, bool starts)
+/* The queued ends refused by the store: each job is left to the backstop
+ * as a refused end is (end_pending: its result is read again). */
+static void ends_refused(struct server *s, const struct gf_err *e)
 {
-	struct gf_err e;
-	struct job *held = NULL;
-	size_t n = 0;
-
-	if (jobs_txn_begin_sync_later(s, &e))
-		goto fail;
-	for (size_t i = 0; i < s->nends && !s->txn.failed; i++) {
-		struct queued_end *q = &s->ends[i];
-		struct job *j = queued_job(s, q);
-
-		if (j && end_in_txn(s, j, q->has_result ? &q->result : NULL, q->why, &e))
-			goto fail;
-		n += j != NULL;
-	}
-	cascade_work(s);
-	if (starts)
-		jobs_start_at_once(s);
-	if (jobs_txn_commit(s, &e))
-		goto fail;
-	if (starts)
-		held = launch_first_held(s);
-	jobs_txn_sync(s);	/* before any end is shown or answered */
-	if (held) {
-		gf_trace("synced", held->id);
-		standby_release(s);
-	}
-	usage_commit(s);
-	cascade_after(s);
-	for (size_t i = 0; i < s->nends; i++) {
-		struct job *j = queued_job(s, &s->ends[i]);
-
-		if (j) {
-			jr_w(j)->end_queued = false;
-			end_after(s, j);
-		}
-	}
-	ends_clear(s);
-	vlog(3, "%zu end%s recorded in one commit", n, n == 1 ? "" : "s");
-	if (starts)
-		jobs_launch_recorded(s);
-	return;
-fail:
-	fprintf(stderr, "gflowd: recording the end of %zu job%s: %s\n", s->nends, s->nends == 1 ? "" : "s", e.msg);
+	fprintf(stderr, "gflowd: recording the end of %zu job%s: %s\n", s->nends, s->nends == 1 ? "" : "s", e->msg);
 	jobs_txn_rollback(s);
 	usage_drop(s);
-	s->nlaunch = 0;
 	for (size_t i = 0; i < s->nends; i++) {
 		struct job *j = queued_job(s, &s->ends[i]);
 
@@ -548,10 +500,62 @@ fail:
 	ends_clear(s);
 }
 
+/* Every queued end, in a transaction opened here for the caller to commit
+ * (the pass records what they make room to start in it: one commit and one
+ * sync for both). -1: refused (ends_refused). */
+static int ends_begin(struct server *s)
+{
+	struct gf_err e;
+
+	if (jobs_txn_begin_sync_later(s, &e))
+		goto fail;
+	for (size_t i = 0; i < s->nends && !s->txn.failed; i++) {
+		struct queued_end *q = &s->ends[i];
+		struct job *j = queued_job(s, q);
+
+		if (j && end_in_txn(s, j, q->has_result ? &q->result : NULL, q->why, &e))
+			goto fail;
+	}
+	cascade_work(s);
+	return 0;
+fail:
+	ends_refused(s, &e);
+	return -1;
+}
+
+/* After the ends' commit, synced: before any end is shown or answered. */
+static void ends_committed(struct server *s)
+{
+	size_t n = 0;
+
+	usage_commit(s);
+	cascade_after(s);
+	for (size_t i = 0; i < s->nends; i++) {
+		struct job *j = queued_job(s, &s->ends[i]);
+
+		if (j) {
+			jr_w(j)->end_queued = false;
+			end_after(s, j);
+			n++;
+		}
+	}
+	ends_clear(s);
+	vlog(3, "%zu end%s recorded in one commit", n, n == 1 ? "" : "s");
+}
+
 void jobs_close_ends(struct server *s)
 {
-	if (s->nends)
-		record_ends(s, false);	/* a stop records them, and starts nothing */
+	struct gf_err e;
+
+	/* A stop records them, and starts nothing. */
+	if (s->nends && ends_begin(s) == 0) {
+		if (jobs_txn_commit(s, &e))
+			ends_refused(s, &e);
+		else {
+			jobs_txn_sync(s);
+			ends_committed(s);
+		}
+	}
 	ends_clear(s);
 	free(s->ends);
 	s->ends = NULL;
@@ -736,22 +740,6 @@ static struct job *to_launch(struct server *s, size_t i)
 	return j;
 }
 
-/* The first recorded launch, held (launch_held), taken off the list. */
-static struct job *launch_first_held(struct server *s)
-{
-	for (size_t i = 0; i < s->nlaunch; i++) {
-		struct job *j = to_launch(s, i);
-
-		if (!j)
-			continue;
-		if (!launch_held(s, j))
-			return NULL;
-		s->launch[i].id = 0;	/* launched */
-		return j;
-	}
-	return NULL;
-}
-
 /* Launch what a submission's transaction recorded as started (and that
  * still is: a refused commit took it back). */
 void jobs_launch_recorded(struct server *s)
@@ -777,9 +765,7 @@ static bool pass(struct server *s, bool joined)
 bool jobs_schedule_pass(struct server *s)
 {
 	jobs_launch_recorded(s);	/* none are left, but for a refused commit's */
-	if (s->nends)
-		record_ends(s, true);
-	return pass(s, false);
+	return pass(s, false);	/* it records the queued ends too */
 }
 
 /* A submission's transaction is open: its jobs are in the table. When the
@@ -897,7 +883,10 @@ void jobs_expected_close(struct server *s)
 
 /* One scheduler pass. joined: inside the caller's transaction (see
  * jobs_start_at_once), which commits the starts; they are launched later.
- * est: only work out the expected starts (s->est) from the same input. */
+ * est: only work out the expected starts (s->est) from the same input.
+ * Otherwise the ends queued since the last pass are recorded in its own
+ * transaction, with the starts they make room for: one commit and one sync
+ * for both, before any of them is shown, answered or launched. */
 static bool pass_or_estimate(struct server *s, bool joined, bool est)
 {
 	size_t nq = 0, nr = 0, ng, started;
@@ -914,7 +903,7 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 	struct sched_input in;
 	struct sched_preempt preempt = { 0 };
 	double now = now_real(), next_begin = INFINITY;
-	bool recorded = false;
+	bool recorded = false, ends = false, ends_lost = false, in_txn = joined;
 	struct job *held = NULL;
 	struct gf_err e;
 	uint64_t traced = gf_trace_on() ? gf_trace_now() : 0;	/* trace.h */
@@ -923,16 +912,18 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 		jobs_compact(s);
 		cancel_impossible(s);
 	}
+	if (!joined && !est && s->nends)
+		in_txn = ends = ends_begin(s) == 0;	/* what they held is free in it */
 	gpustate_refresh(s);
 	ng = gpustate_sched_gpus(s, gpus);
-	if (!joined && !est && pass_unchanged(s, gpus, ng, now)) {
+	if (!joined && !est && !ends && pass_unchanged(s, gpus, ng, now)) {
 		/* The timer may have fired a moment before its time (the loop's
 		 * clock is not the wall clock): it is armed again for it. */
 		arm_begin_timer(s, s->last_pass.due, now);
 		return false;
 	}
-	for (size_t i = 0; i < pass_njobs(s, joined); i++) {
-		struct job *j = pass_job_at(s, i, joined);
+	for (size_t i = 0; i < pass_njobs(s, in_txn); i++) {
+		struct job *j = pass_job_at(s, i, in_txn);
 
 		if (j && j->state == JS_QUEUED && !jm(j)->cluster)	/* Slurm's, not ours */
 			nq++;
@@ -948,8 +939,8 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 	if (!q || !qj || !r || !d)
 		abort();
 	nq = nr = 0;
-	for (size_t i = 0; i < pass_njobs(s, joined); i++) {
-		struct job *j = pass_job_at(s, i, joined);
+	for (size_t i = 0; i < pass_njobs(s, in_txn); i++) {
+		struct job *j = pass_job_at(s, i, in_txn);
 
 		if (!j)
 			continue;
@@ -1063,8 +1054,8 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 			gf_trace_at(traced, "pass", j->id);
 		}
 		started = 0;	/* launched after the commit (jobs_launch_recorded) */
-	} else if (started && jobs_txn_begin_sync_later(s, &e) == 0) {
-		for (size_t i = 0; i < nq && !s->txn.failed; i++) {
+	} else if ((started || ends) && (ends || jobs_txn_begin_sync_later(s, &e) == 0)) {
+		for (size_t i = 0; i < nq && started && !s->txn.failed; i++) {
 			struct job *j = jobs_get(s, d[i].id);
 
 			if (d[i].reason)
@@ -1073,6 +1064,11 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 		}
 		if (jobs_txn_commit(s, &e) == 0)
 			recorded = true;
+		else if (ends) {
+			ends_refused(s, &e);
+			ends = false;
+			ends_lost = true;	/* the pass saw them recorded */
+		}
 		for (size_t i = 0; i < nq && recorded && traced; i++)
 			if (!d[i].reason) {
 				gf_trace_at(traced, "pass", d[i].id);
@@ -1106,6 +1102,8 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 		gf_trace("synced", held->id);
 		standby_release(s);
 	}
+	if (ends)
+		ends_committed(s);
 	for (size_t i = 0; i < nq && started; i++) {
 		struct job *j = jobs_get(s, d[i].id);
 
@@ -1125,7 +1123,7 @@ static bool pass_or_estimate(struct server *s, bool joined, bool est)
 	if (joined)
 		s->last_pass.valid = false;	/* its transaction may yet be rolled back */
 	else
-		pass_remember(s, gpus, ng, now, next_begin, started || s->starts_refused);
+		pass_remember(s, gpus, ng, now, next_begin, started || s->starts_refused || ends_lost);
 	free(q);
 	free(qj);
 	free(r);

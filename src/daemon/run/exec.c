@@ -110,7 +110,8 @@ static int hand_to_standby(struct server *s, struct job *j, struct argv *a, cons
 			   const struct gf_bytes *argv, const struct gf_bytes *spec, bool make_cgroup)
 {
 	struct iovec more[3] = { { env->p, env->len }, { argv->p, argv->len }, { spec->p, spec->len } };
-	int n = a->n, nown = a->nown, rc, chan = -1;
+	int n = a->n, nown = a->nown, rc;
+	struct standby_chan chan;
 
 	if (a->n > 63 - 8 || a->nown > 16 - 3)
 		return 1;
@@ -130,7 +131,7 @@ static int hand_to_standby(struct server *s, struct job *j, struct argv *a, cons
 		/* Its result comes on its socket (reap.c's report section). */
 		arg(a, "--report");
 		if ((rc = standby_hand(s, a->v, more, 3, s->start_held, &chan)) == 0)
-			reap_report_watch(s, j, chan);
+			reap_report_watch(s, j, &chan);
 	}
 	a->n = n;	/* a runner of its own takes the options before these */
 	a->v[n] = NULL;

@@ -20,15 +20,16 @@ bool standby_room(const struct server *s)
 	return s->base && standby_idle(s) < GF_STANDBY_MAX;
 }
 
-void standby_take_back(struct server *s, int fd, int pidfd)
+void standby_take_back(struct server *s, const struct standby_chan *c)
 {
 	for (int i = 0; i < GF_STANDBY_MAX; i++)
 		if (s->standby_fd[i] < 0) {
-			s->standby_fd[i] = fd;
-			s->standby_pidfd[i] = pidfd;
+			s->standby_fd[i] = c->fd;
+			s->standby_pidfd[i] = c->pidfd;
+			s->standby_pid[i] = c->pid;
 			return;
 		}
-	close(fd);	/* it reads EOF and exits (exec_reap collects it) */
-	if (pidfd >= 0)
-		close(pidfd);
+	close(c->fd);	/* it reads EOF and exits (exec_reap collects it) */
+	if (c->pidfd >= 0)
+		close(c->pidfd);
 }

@@ -86,6 +86,8 @@ struct report {
 	int64_t id;
 	struct event *ev;
 	int fd;
+	int pidfd;	/* the runner's, from the standbys: watched when it announces pid */
+	pid_t pid;
 	bool told;	/* its result is taken: the runner waits for our answer */
 	bool answered;	/* "k" or "K" given: the job's end is on disk */
 	size_t len;
@@ -104,6 +106,8 @@ static void report_free(struct report *rp)
 		event_free(rp->ev);
 	if (rp->fd >= 0)
 		close(rp->fd);
+	if (rp->pidfd >= 0)
+		close(rp->pidfd);
 	free(rp);
 }
 
@@ -476,17 +480,32 @@ static void pid_save_soon(struct server *s, struct job *j)
 		evtimer_add(s->pids_ev, &tv);
 }
 
+/* The pidfd of the standby that took j's start, when pid is its: opened
+ * while that very process was ours to watch, so /proc need not say so. */
+static int handed_pidfd(struct job *j, pid_t pid)
+{
+	struct report *rp = report_of(j);
+	int fd = -1;
+
+	if (rp && rp->pidfd >= 0 && rp->pid == pid) {
+		fd = rp->pidfd;
+		rp->pidfd = -1;
+	}
+	return fd;
+}
+
 /* Watch a live runner through a pidfd. -1 when it is gone already (or the
  * pid is someone else's now), -2 when there is no descriptor for it now. */
 static int watch_pid(struct server *s, struct job *j, pid_t pid, unsigned long long start_ticks)
 {
 	unsigned long long ticks = 0;
 	struct pending *p;
-	int fd = pidfd_open_(pid);
+	int fd = handed_pidfd(j, pid);
+	bool handed = fd >= 0;
 
-	if (fd < 0 && fd_short(errno))
+	if (!handed && (fd = pidfd_open_(pid)) < 0 && fd_short(errno))
 		return -2;
-	if (fd < 0 || proc_start_ticks(pid, &ticks) || ticks != start_ticks ||
+	if (fd < 0 || (!handed && (proc_start_ticks(pid, &ticks) || ticks != start_ticks)) ||
 	    (j->runner_ticks && j->runner_ticks != start_ticks)) {
 		if (fd >= 0)
 			close(fd);
@@ -527,7 +546,8 @@ static int attach(struct server *s, struct job *j)
 	struct gf_err e;
 	int rc;
 
-	if (!fd_room()) {
+	/* A pidfd comes with the standby's start: no descriptor is needed. */
+	if (!(report_of(j) && report_of(j)->pidfd >= 0) && !fd_room()) {
 		attach_later(s, j);
 		return 0;
 	}
@@ -640,13 +660,13 @@ static bool report_take(struct server *s, struct job *j, struct report *rp, char
  * its exit. */
 static void take_back(struct server *s, struct job *j)
 {
-	int fd = jr(j)->report->fd, pidfd = jr(j)->pidfd;
+	struct standby_chan c = { .fd = jr(j)->report->fd, .pidfd = jr(j)->pidfd, .pid = j->runner_pid };
 
 	jr_w(j)->report->fd = -1;
 	jr_w(j)->pidfd = -1;
 	unwatch(j);
 	report_drop(j);
-	standby_take_back(s, fd, pidfd);
+	standby_take_back(s, &c);
 	reap_forget(s, j);
 }
 
@@ -692,18 +712,22 @@ static void on_report(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-int reap_report_watch(struct server *s, struct job *j, int fd)
+int reap_report_watch(struct server *s, struct job *j, const struct standby_chan *c)
 {
 	struct report *rp = calloc(1, sizeof *rp);
 
 	if (!rp) {
-		close(fd);
+		close(c->fd);
+		if (c->pidfd >= 0)
+			close(c->pidfd);
 		return -1;
 	}
 	rp->s = s;
 	rp->id = j->id;
-	rp->fd = fd;
-	if (!(rp->ev = event_new(s->base, fd, EV_READ | EV_PERSIST, on_report, rp)) || event_add(rp->ev, NULL)) {
+	rp->fd = c->fd;
+	rp->pidfd = c->pidfd;
+	rp->pid = c->pid;
+	if (!(rp->ev = event_new(s->base, c->fd, EV_READ | EV_PERSIST, on_report, rp)) || event_add(rp->ev, NULL)) {
 		report_free(rp);
 		return -1;
 	}

@@ -128,10 +128,16 @@ void tmuxctl_close(struct server *s);
  * (start a runner then). hold: the job waits before its exec until
  * standby_release (after the commit that started it is synced); EOF instead
  * — we stopped — and the runner gives the start up. Handed, *chan is the
- * socket the runner is on (the caller's: reap_report_watch). standby_want
- * makes one in a moment unless there is one. */
+ * runner: its socket, and its pidfd (-1: none) and pid (the caller's:
+ * reap_report_watch). standby_want makes one in a moment unless there is
+ * one. */
 struct iovec;
-int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold, int *chan);
+struct standby_chan {
+	int fd, pidfd;
+	pid_t pid;
+};
+int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold,
+		 struct standby_chan *chan);
 bool standby_ready(const struct server *s);
 void standby_release(struct server *s);
 /* The run directory and log spares (rundir.c) are made again in a moment. */
@@ -152,7 +158,7 @@ void standby_close(struct server *s);
  * (the answer "K" asks the runner back). standby_idle: how many wait. */
 int standby_idle(const struct server *s);
 bool standby_room(const struct server *s);
-void standby_take_back(struct server *s, int fd, int pidfd);
+void standby_take_back(struct server *s, const struct standby_chan *c);
 
 /* reap.c — watching runners, and the backstop when one dies or stops */
 int reap_init(struct server *s, struct gf_err *e);
@@ -174,8 +180,9 @@ int reap_preempt(struct server *s, struct job *j);
  * answered, and the rest waits for its exit. */
 void reap_forget(struct server *s, struct job *j);
 /* The socket of j's runner (a standby given --report), to read its result
- * on (the socket is the job's then, also when -1 is returned). */
-int reap_report_watch(struct server *s, struct job *j, int fd);
+ * on, and its pidfd, watched once the runner announces itself with that
+ * pid (both are the job's then, also when -1 is returned). */
+int reap_report_watch(struct server *s, struct job *j, const struct standby_chan *c);
 /* The store refused to record j's end (r: its result, or none): the job
  * says so and the backstop reads its result again (end_pending). */
 void reap_end_unrecorded(struct server *s, struct job *j, const struct job_result *r);

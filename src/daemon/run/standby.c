@@ -164,6 +164,7 @@ static void on_standby_timer(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		s->standby_pidfd[i] = (int)syscall(SYS_pidfd_open, pid, 0);
+		s->standby_pid[i] = pid;
 	}
 }
 
@@ -263,27 +264,26 @@ static bool put_request(struct server *s, int fd, char *buf, size_t total, bool 
 	return sent;
 }
 
-int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold, int *chan)
+int standby_hand(struct server *s, char *const argv[], const struct iovec *more, int nmore, bool hold,
+		 struct standby_chan *chan)
 {
 	char *buf;
 	size_t total;
-	int i = standby_last(s), fd;
+	int i = standby_last(s);
 	bool sent;
 
 	if (i < 0 || (hold && s->standby_held_fd >= 0) || !(buf = request(argv, more, nmore, &total)))
 		return 1;
 	/* It is taken whatever happens next: a standby that got part of a
 	 * request, or none, exits without doing anything. */
-	fd = s->standby_fd[i];
-	s->standby_fd[i] = -1;
-	if (s->standby_pidfd[i] >= 0)
-		close(s->standby_pidfd[i]);
-	s->standby_pidfd[i] = -1;
-	sent = put_request(s, fd, buf, total, hold, true);
-	if (sent)
-		*chan = fd;	/* the runner tells its result there (--report) */
-	else
-		close(fd);
+	*chan = (struct standby_chan){ .fd = s->standby_fd[i], .pidfd = s->standby_pidfd[i], .pid = s->standby_pid[i] };
+	s->standby_fd[i] = s->standby_pidfd[i] = -1;
+	sent = put_request(s, chan->fd, buf, total, hold, true);
+	if (!sent) {
+		close(chan->fd);
+		if (chan->pidfd >= 0)
+			close(chan->pidfd);
+	}
 	standby_want(s);
 	return sent ? 0 : 1;
 }

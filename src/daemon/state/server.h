@@ -336,9 +336,10 @@ struct server {
 #define GF_RECYCLED 4096
 	struct pending *pending;		/* launched, not yet announced (reap.c) */
 	struct tmuxctl *tmuxctl;		/* the tmux control client (tmuxctl.c), or NULL */
-	/* The standby runners' sockets and pidfds (standby.c), -1: none; a
-	 * start takes the last. */
+	/* The standby runners' sockets, pidfds and pids (standby.c), -1: none;
+	 * a start takes the last. */
 	int standby_fd[GF_STANDBY_MAX], standby_pidfd[GF_STANDBY_MAX];
+	pid_t standby_pid[GF_STANDBY_MAX];
 	int nstandby;				/* how many are kept (standby.c) */
 	int standby_held_fd;			/* the pipe of a held start (standby.c), -1: none */
 	bool start_held;			/* a launch now is held until jobs_txn_sync */

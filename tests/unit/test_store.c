@@ -1,8 +1,9 @@
 /* test_store.c — the SQLite store: rows that cannot be read are handed to
  * the loader as such (not an error that stops the load), the id
  * sequence can be raised past ids found elsewhere, the keyed rows of
- * the fair-use tables (schema 2) are kept, replaced and deleted, and a
- * commit can be synced after it is made. */
+ * the fair-use tables (schema 2) are kept, replaced and deleted, a commit
+ * can be synced after it is made, and every other is synced before it
+ * returns. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -411,10 +413,130 @@ static void a_commit_synced_later(void **state)
 	assert_int_equal(s.ids[1], b);
 }
 
+/* ---- the log synced at each commit ------------------------------------
+ *
+ * A VFS over the default one that counts the syncs of write-ahead logs:
+ * a log it opens keeps the default's methods but for xSync. */
+static sqlite3_vfs *real_vfs;
+static sqlite3_vfs counting_vfs;
+static const sqlite3_io_methods *real_io;	/* a log's */
+static sqlite3_io_methods wal_io;
+static int wal_syncs;
+
+static int wal_sync(sqlite3_file *f, int flags)
+{
+	wal_syncs++;
+	return real_io->xSync(f, flags);
+}
+
+static int counting_open(sqlite3_vfs *v, sqlite3_filename name, sqlite3_file *f, int flags, int *out)
+{
+	int rc = real_vfs->xOpen(real_vfs, name, f, flags, out);
+
+	(void)v;
+	if (rc != SQLITE_OK || !f->pMethods || !(flags & SQLITE_OPEN_WAL))
+		return rc;
+	if (!real_io) {
+		real_io = f->pMethods;
+		wal_io = *real_io;
+		wal_io.xSync = wal_sync;
+	}
+	assert_ptr_equal(f->pMethods, real_io);	/* every log's are the same */
+	f->pMethods = &wal_io;
+	return rc;
+}
+
+static void count_wal_syncs(void)
+{
+	if (real_vfs)
+		return;
+	real_vfs = sqlite3_vfs_find(NULL);
+	counting_vfs = *real_vfs;
+	counting_vfs.zName = "counting";
+	counting_vfs.xOpen = counting_open;
+	assert_int_equal(sqlite3_vfs_register(&counting_vfs, 1), SQLITE_OK);
+}
+
+/* The connection stays at synchronous=NORMAL (no statement per
+ * transaction sets it), so the store syncs the log itself: a plain commit
+ * and a write outside any transaction are synced before they return, a
+ * commit synced later only at store_sync, a rollback never. */
+static void each_commit_is_synced_before_it_returns(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_err e;
+	int before;
+
+	count_wal_syncs();
+	store_close(f->st);
+	f->st = store_open(f->db, &e);	/* now through the counting VFS */
+	assert_non_null(f->st);
+	/* The first commit to a log begun again also syncs its new header
+	 * (SQLite's own): counted from the second on. */
+	assert_int_equal(store_begin(f->st, &e), 0);
+	insert(f->st, "first");
+	assert_int_equal(store_commit(f->st, &e), 0);
+	assert_true(wal_syncs >= 1);
+	before = wal_syncs;
+	assert_int_equal(store_begin(f->st, &e), 0);
+	insert(f->st, "plain");
+	assert_int_equal(wal_syncs, before);
+	assert_int_equal(store_commit(f->st, &e), 0);
+	assert_int_equal(wal_syncs, before + 1);
+	assert_false(store_unsynced(f->st));
+
+	assert_int_equal(store_set_setting(f->st, "k", "v", &e), 0);	/* a write on its own */
+	assert_int_equal(wal_syncs, before + 2);
+
+	assert_int_equal(store_begin_sync_later(f->st, &e), 0);
+	insert(f->st, "later");
+	assert_int_equal(store_commit(f->st, &e), 0);
+	assert_int_equal(wal_syncs, before + 2);
+	assert_true(store_unsynced(f->st));
+	assert_int_equal(store_sync(f->st, &e), 0);
+	assert_int_equal(wal_syncs, before + 3);
+
+	assert_int_equal(store_begin(f->st, &e), 0);
+	insert(f->st, "rolled back");
+	store_rollback(f->st);
+	assert_int_equal(wal_syncs, before + 3);
+	assert_false(store_unsynced(f->st));
+
+	/* A plain commit after one synced later is synced again. */
+	assert_int_equal(store_begin(f->st, &e), 0);
+	insert(f->st, "plain again");
+	assert_int_equal(store_commit(f->st, &e), 0);
+	assert_int_equal(wal_syncs, before + 4);
+}
+
+/* The hook that syncs each commit replaces SQLite's own checkpoint (every
+ * 1000 pages): the store checkpoints, so the log goes back to its start
+ * and does not grow with every commit. */
+static void the_log_is_checkpointed(void **state)
+{
+	struct fixture *f = *state;
+	char wal[160];
+	struct stat st;
+	struct gf_err e;
+
+	snprintf(wal, sizeof wal, "%s-wal", f->db);
+	for (int i = 0; i < 3000; i++) {
+		assert_int_equal(store_begin_sync_later(f->st, &e), 0);
+		insert(f->st, "a job among many");
+		assert_int_equal(store_commit(f->st, &e), 0);
+	}
+	assert_int_equal(store_sync(f->st, &e), 0);
+	assert_int_equal(stat(wal, &st), 0);
+	/* 3000 commits of 2 pages or more, were none checkpointed: 24 MiB */
+	assert_true(st.st_size < 8 * 1024 * 1024);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(a_row_that_is_not_json_is_handed_over_not_fatal, setup, teardown),
+		cmocka_unit_test_setup_teardown(each_commit_is_synced_before_it_returns, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_log_is_checkpointed, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_loader_can_still_stop_the_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(rows_and_their_scans_arrive_in_order_across_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(without_a_thread_the_caller_reads, setup, teardown),

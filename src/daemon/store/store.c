@@ -18,7 +18,7 @@
 
 enum {
 	ST_INSERT_JOB, ST_UPDATE_JOB, ST_PUT_ENV, ST_GET_ENV, ST_SET, ST_DEL, ST_GET, ST_ADD_SAMPLE, ST_TRIM_SAMPLES,
-	ST_ROW_PUT, ST_ROW_DEL = ST_ROW_PUT + STORE_NTABLES, ST_N = ST_ROW_DEL + STORE_NTABLES
+	ST_BEGIN, ST_COMMIT, ST_ROW_PUT, ST_ROW_DEL = ST_ROW_PUT + STORE_NTABLES, ST_N = ST_ROW_DEL + STORE_NTABLES
 };
 
 static const char *const table_name[STORE_NTABLES] = {
@@ -46,6 +46,8 @@ static const char *const stmt_sql[ST_N] = {
 	[ST_ADD_SAMPLE] = "INSERT OR REPLACE INTO history(t, gpus_used, gpus_total, queued, running, held) "
 			  "VALUES (?, ?, ?, ?, ?, ?)",
 	[ST_TRIM_SAMPLES] = "DELETE FROM history WHERE t < ?",
+	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_COMMIT] = "COMMIT",
 };
 
 /* Each entry migrates from version i to i+1. */
@@ -74,6 +76,8 @@ struct store {
 	bool sync_later;	/* the open transaction's commit leaves the sync to store_sync */
 	bool unsynced;		/* a commit is written but not yet synced */
 };
+
+static int step_done(struct store *s, sqlite3_stmt *q, struct gf_err *e, const char *what);
 
 /* A write refused for want of space, by SQLite's word or the system's. */
 static bool out_of_space(struct store *s, int rc)
@@ -195,6 +199,46 @@ static void wal_make_room(const char *path)
 	close(fd);	/* SQLite holds no lock on the log itself */
 }
 
+/* The log's own file, synced as SQLite syncs it at a FULL commit: its
+ * journal pointer is the write-ahead log in WAL mode. */
+static int wal_xsync(struct store *s)
+{
+	sqlite3_file *wal = NULL;
+	int rc = sqlite3_file_control(s->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal);
+
+	if (rc == SQLITE_OK && (!wal || !wal->pMethods))
+		rc = SQLITE_ERROR;
+	if (rc == SQLITE_OK)
+		rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
+	return rc;
+}
+
+/* Each commit, once SQLite has written it to the log: the connection is at
+ * synchronous=NORMAL, which leaves the log unsynced, and it is synced here
+ * before the commit returns, as FULL would sync it — unless the transaction
+ * was begun with store_begin_sync_later, whose caller syncs it (store_sync).
+ * (One level for good: SQLite reads it only outside a transaction, and
+ * setting it there around each such transaction cost two statements.) A
+ * commit that cannot be synced is past undoing: the daemon stops, and the
+ * next one reads the store as it is. The hook also takes over SQLite's
+ * checkpoint every WAL_CHECKPOINT_PAGES (sqlite3_wal_hook replaces it). */
+#define WAL_CHECKPOINT_PAGES 1000
+
+static int on_commit(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	struct store *s = arg;
+	struct gf_err e;
+
+	s->unsynced = true;
+	if (!s->sync_later && store_sync(s, &e)) {
+		fprintf(stderr, "gflowd: %s; stopping: a change may not be on disk\n", e.msg);
+		exit(1);
+	}
+	if (pages >= WAL_CHECKPOINT_PAGES)
+		sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	return SQLITE_OK;
+}
+
 struct store *store_open(const char *path, struct gf_err *e)
 {
 	struct store *s = calloc(1, sizeof *s);
@@ -209,7 +253,8 @@ struct store *store_open(const char *path, struct gf_err *e)
 		return NULL;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
-	if (exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;", e) ||
+	sqlite3_wal_hook(s->db, on_commit, s);
+	if (exec_sql(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", e) ||
 	    migrate(s, e)) {
 		gf_err_prefix(e, "%s", path);
 		store_close(s);
@@ -261,48 +306,25 @@ bool store_no_room(const struct store *s)
 int store_begin(struct store *s, struct gf_err *e)
 {
 	s->full = false;
-	return exec_sql(s, "BEGIN IMMEDIATE", e);
+	return step_done(s, s->st[ST_BEGIN], e, "beginning a transaction");
 }
 
-/* SQLite takes its safety level only outside a transaction: NORMAL leaves
- * the write-ahead log unsynced at commit (checkpoints still sync it). */
 int store_begin_sync_later(struct store *s, struct gf_err *e)
 {
-	if (exec_sql(s, "PRAGMA synchronous=NORMAL", e))
-		return -1;
 	s->sync_later = true;
 	if (store_begin(s, e) == 0)
 		return 0;
 	s->sync_later = false;
-	exec_sql(s, "PRAGMA synchronous=FULL", NULL);
 	return -1;
-}
-
-/* Back to FULL after a transaction begun with store_begin_sync_later. */
-static void sync_now_again(struct store *s)
-{
-	if (!s->sync_later)
-		return;
-	s->sync_later = false;
-	if (exec_sql(s, "PRAGMA synchronous=FULL", NULL)) {
-		/* Never left at NORMAL: every later commit would be unsynced. */
-		fprintf(stderr, "gflowd: the store cannot be set back to synchronous writes: %s\n",
-			sqlite3_errmsg(s->db));
-		exit(1);
-	}
 }
 
 int store_commit(struct store *s, struct gf_err *e)
 {
-	bool later = s->sync_later;
-
-	if (exec_sql(s, "COMMIT", e)) {
+	if (step_done(s, s->st[ST_COMMIT], e, "committing")) {
 		store_rollback(s);
 		return -1;
 	}
-	sync_now_again(s);
-	if (later)
-		s->unsynced = true;
+	s->sync_later = false;
 	return 0;
 }
 
@@ -311,21 +333,13 @@ bool store_unsynced(const struct store *s)
 	return s->unsynced;
 }
 
-/* The log's own file, synced as SQLite syncs it at a FULL commit: its
- * journal pointer is the write-ahead log in WAL mode. */
 int store_sync(struct store *s, struct gf_err *e)
 {
-	sqlite3_file *wal = NULL;
 	int rc;
 
 	if (!s->unsynced)
 		return 0;
-	rc = sqlite3_file_control(s->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal);
-	if (rc == SQLITE_OK && (!wal || !wal->pMethods))
-		rc = SQLITE_ERROR;
-	if (rc == SQLITE_OK)
-		rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
-	if (rc != SQLITE_OK)
+	if ((rc = wal_xsync(s)) != SQLITE_OK)
 		return fail_rc(s, rc, e, "syncing the write-ahead log", sqlite3_errstr(rc));
 	s->unsynced = false;
 	return 0;
@@ -335,7 +349,7 @@ void store_rollback(struct store *s)
 {
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	sync_now_again(s);
+	s->sync_later = false;
 	/* The cached env may name a row that was just rolled back. */
 	free(s->last_env);
 	s->last_env = NULL;

@@ -1,6 +1,7 @@
 /* store.h — the SQLite store: the write-ahead truth for jobs and settings.
  *
- * WAL mode with synchronous=FULL: when a write returns 0 it is on disk
+ * WAL mode, each commit's log synced before it returns (as synchronous=FULL
+ * would: store.c's on_commit): when a write returns 0 it is on disk
  * (store_begin_sync_later: once store_sync returns 0).
  * Jobs are stored as their JSON form (job.c); ids come from an AUTOINCREMENT
  * key, so they are never reused, also after a crash. */

@@ -289,13 +289,43 @@ static pid_t start_child(const struct runner *r, int into, int slave, int errw, 
  * RUNDIR/logseq before we announce ourselves (the daemon reads it when it
  * sees the announcement). What fails here is the job's error (start_job),
  * as any failure after the announcement: kept in r->log_err. */
+/* The spare for this log: one made in the log's own directory. */
+static int *spare_for(struct runner *r)
+{
+	size_t n = strlen(r->spare_dir);
+
+	return r->spare_log >= 0 && n && !strncmp(r->o.log, r->spare_dir, n) && r->o.log[n] == '/' &&
+			       !strchr(r->o.log + n + 1, '/')
+		       ? &r->spare_log
+		       : NULL;
+}
+
+/* After a job whose log we made new (a personal daemon's: no owner to
+ * become), an unnamed file in that directory for the next job's log, made
+ * while no job waits for us: a new inode is the slow part of making a log
+ * (owner_open_log links this one at its name instead). */
+void spare_log_make(struct runner *r)
+{
+	char *slash;
+
+	if (r->spare_log >= 0 || !r->o.log_new || r->o.uid >= 0 || r->log_failed ||
+	    snprintf(r->spare_dir, sizeof r->spare_dir, "%s", r->log_path) >= (int)sizeof r->spare_dir ||
+	    !(slash = strrchr(r->spare_dir, '/')) || slash == r->spare_dir) {
+		if (r->spare_log < 0)
+			r->spare_dir[0] = '\0';
+		return;
+	}
+	*slash = '\0';
+	r->spare_log = open(r->spare_dir, O_TMPFILE | O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
 void open_log(struct runner *r)
 {
 	int seq = 0;
 
 	r->log_failed = (r->o.uid >= 0 && owner_lookup(&r->owner, (uid_t)r->o.uid, (gid_t)r->o.gid, r->spec_owner,
 						       r->spec_groups, &r->log_err)) ||
-			(r->logfd = owner_open_log(&r->owner, r->o.log, r->o.log_new, r->log_path,
+			(r->logfd = owner_open_log(&r->owner, r->o.log, r->o.log_new, spare_for(r), r->log_path,
 						   sizeof r->log_path, &seq, &r->log_err)) < 0;
 	if (!r->log_failed && seq && runfile_write_logseq_at(r->dirfd, seq))
 		r->log_failed = gf_err_set(&r->log_err, "cannot write %s/logseq: %s", r->o.dir, strerror(errno)) != 0;

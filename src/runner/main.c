@@ -157,15 +157,20 @@ static void keep_channel(struct runner *r, struct standby_pipe *p)
 
 /* A runner's state before its job: nothing open, nothing read. What a
  * standby learnt as it waited (its start ticks, the signals it was started
- * with ignored) is kept across the jobs it serves. */
+ * with ignored) is kept across the jobs it serves, and so is the spare log
+ * it made for the next (spare_log_make). r is zeroed or a runner's. */
 static void runner_reset(struct runner *r)
 {
 	unsigned long long ticks = r->start_ticks;
 	uint64_t ignored = r->ignored_signals;
+	int spare = r->spare_dir[0] ? r->spare_log : -1;
+	char dir[sizeof r->spare_dir];
 
+	memcpy(dir, r->spare_dir, sizeof dir);
 	*r = (struct runner){ .sigfd = -1, .logfd = -1, .errfd = -1, .master = -1, .slave_keep = -1, .dirfd = -1,
 			      .holdfd = -1, .chan = -1, .pane_flags = { -1, -1 }, .ended_by = "exit",
-			      .start_ticks = ticks, .ignored_signals = ignored };
+			      .start_ticks = ticks, .ignored_signals = ignored, .spare_log = spare };
+	memcpy(r->spare_dir, dir, sizeof dir);
 }
 
 /* May this runner, its job's end recorded, serve the daemon's next job?
@@ -283,6 +288,7 @@ static int standby_main(struct runner *r, int argc, char **argv)
 			in = r->chan;	/* ours to wait on for the next */
 			r->chan = -1;
 			rest_signals(r);
+			spare_log_make(r);
 		}
 		runner_free(r);
 		free(request);

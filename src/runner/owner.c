@@ -124,7 +124,28 @@ static int make_parents(const char *path)
 	return 0;
 }
 
-int owner_open_log(struct owner *o, const char *path, bool fresh, char *used, size_t size, int *seq,
+/* The spare linked at used: its descriptor; -1 with errno EEXIST when
+ * that name is taken; -2 when there is no spare (any more). */
+static int link_spare(int *spare, const char *used)
+{
+	char proc[64];
+	int fd = *spare;
+
+	if (fd < 0)
+		return -2;
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, used, AT_SYMLINK_FOLLOW) == 0) {
+		*spare = -1;
+		return fd;
+	}
+	if (errno == EEXIST)
+		return -1;
+	close(fd);	/* no /proc, another file system: made as before */
+	*spare = -1;
+	return -2;
+}
+
+int owner_open_log(struct owner *o, const char *path, bool fresh, int *spare, char *used, size_t size, int *seq,
 		   struct gf_err *e)
 {
 	int fd = -1, err = 0, flags = O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC;
@@ -148,7 +169,9 @@ int owner_open_log(struct owner *o, const char *path, bool fresh, char *used, si
 			err = ENAMETOOLONG;
 			break;
 		}
-		fd = open(used, flags | (fresh ? O_EXCL : 0), 0600);
+		fd = fresh && spare && !o->set ? link_spare(spare, used) : -2;
+		if (fd == -2)
+			fd = open(used, flags | (fresh ? O_EXCL : 0), 0600);
 		if (fd >= 0) {
 			*seq = n;
 			break;

@@ -39,8 +39,12 @@ int owner_become(const struct owner *o);
  * mode 0700), open path for appending, never through a link. When `fresh`,
  * a new file (O_EXCL): path, or when that is taken (by anything: a file,
  * a link), the first free one of STEM.1.log … STEM.GF_LOG_SEQ_MAX.log (path
- * is STEM.log). The path opened in used, its number (0: path) in *seq. */
-int owner_open_log(struct owner *o, const char *path, bool fresh, char *used, size_t size, int *seq,
+ * is STEM.log). The path opened in used, its number (0: path) in *seq.
+ * spare (NULL or -1: none): an unnamed file made ahead in path's directory
+ * (O_TMPFILE), linked at the free name instead of a new file made there,
+ * when fresh and there is no owner; then it is the descriptor returned
+ * (*spare -1). One that cannot be linked is closed, and a file made. */
+int owner_open_log(struct owner *o, const char *path, bool fresh, int *spare, char *used, size_t size, int *seq,
 		   struct gf_err *e);
 
 #endif

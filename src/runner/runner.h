@@ -91,6 +91,10 @@ struct runner {
 	bool moved;		/* moved itself into a v1 group: the daemon waits for its exit */
 	bool stay;		/* the daemon recorded the told result and asks us to serve its next job */
 	unsigned long long start_ticks;	/* ours, read ahead by a standby as it waits; 0: not yet */
+	/* A standby's unnamed file for its next job's log (-1: none), made in
+	 * spare_dir after a job whose log it made (spare_log_make). */
+	int spare_log;
+	char spare_dir[4096];
 	bool output_due;	/* a standby without runner.out yet (say()) */
 	/* The signals ignored here, bit sig - 1: of what a process is given,
 	 * only an ignored disposition outlives exec (handlers are reset), so
@@ -171,6 +175,7 @@ void supervise(struct runner *r);
 void read_ignored_signals(struct runner *r);
 /* Open the job's log (as its owner); what fails is kept for start_job. */
 void open_log(struct runner *r);
+void spare_log_make(struct runner *r);
 /* Start the job's process. -1 (e set) when it could not be started at all. */
 int start_job(struct runner *r, struct gf_err *e);
 /* The job and all of it gone: its groups go with it (rmdir), where we are

@@ -262,6 +262,54 @@ def test_a_runner_back_from_its_job_serves_the_next_with_nothing_of_the_last(gfl
     assert not [p for p in kept if os.path.exists(f"/proc/{p}")]    # gone with the daemon
 
 
+def spare_log_inode(runner, logs):
+    """The inode of the unnamed file a runner holds in logs (O_TMPFILE:
+    /proc shows it as LOGS/#INODE (deleted)), or None."""
+    for fd in os.listdir(f"/proc/{runner}/fd"):
+        try:
+            target = os.readlink(f"/proc/{runner}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(f"{logs}/#") and target.endswith(" (deleted)"):
+            return os.stat(f"/proc/{runner}/fd/{fd}").st_ino
+    return None
+
+
+def test_a_runner_back_from_its_job_links_the_next_log_it_made_ahead(gflow, tmp_path):
+    # Back from a job whose log it made, a runner makes an unnamed file in
+    # that directory while it waits; the next job it serves gets it as its
+    # log, linked at the job's name: no inode is made on the start's path.
+    # A name that is taken, by a link too, is passed over as ever.
+    g = gflow
+    g.start()
+    logs = g.data / "logs"
+    g.wait_for(lambda: len(standbys(g)) >= standby_count(), what="the standby runners")
+    (logs / ".spare.log").unlink()      # the daemon's own spare: gone, so the runner makes the log
+    first = g.submit("echo", "first")
+    g.wait_state(first, "Finished")
+    runner = g.job(first)["runner_pid"]
+    g.wait_for(lambda: runner in standbys(g), what="the runner back as a standby")
+    ino = g.wait_for(lambda: spare_log_inode(runner, logs), what="the spare log it holds")
+    target = tmp_path / "target"
+    target.write_text("not a log\n")
+
+    last = [first]
+
+    def make(n):
+        (logs / ".spare.log").unlink(missing_ok=True)
+        os.symlink(target, logs / f"{last[0] + 1}.log")
+        last[0] = g.submit("echo", f"job {n}")
+        return last[0]
+    done = served_by(g, runner, make=make)
+    jid, n = done[-1]
+    job = g.job(jid)
+    assert job["log_path"] == str(logs / f"{jid}.1.log")
+    assert os.stat(logs / f"{jid}.1.log").st_ino == ino
+    assert (logs / f"{jid}.1.log").read_text() == f"job {n}\n"
+    assert os.path.islink(logs / f"{jid}.log") and target.read_text() == "not a log\n"
+    assert oct(os.stat(logs / f"{jid}.1.log").st_mode & 0o777) == "0o600"
+
+
 def test_a_runner_back_from_its_job_ended_by_a_signal_costs_no_start(gflow, tmp_path):
     # A cancel that reaches a runner waiting for its next job ends it, as it
     # ends any standby: the start handed to it (its socket is dead) is made

@@ -106,6 +106,44 @@ def test_a_start_takes_a_run_directory_and_log_made_ahead(gflow):
     assert (logs / f"{nxt}.1.log").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("spare", [False, True])
+def test_a_log_the_runner_makes_never_follows_a_link_planted_at_its_name(gflow, tmp_path, spare):
+    # With no spare log ready (a burst of starts uses it up) the runner makes
+    # the job's first log, with the first free name; a link planted at the
+    # name is passed over, never followed, spare or not.
+    g = gflow
+    g.start()
+    logs = g.data / "logs"
+    g.wait_for(lambda: (logs / ".spare.log").is_file(), what="the spare log")
+    if not spare:
+        (logs / ".spare.log").unlink()
+    target = tmp_path / "target"
+    target.write_text("not the job's\n")
+    first = g.submit("echo", "one")
+    g.wait_state(first, "Finished")
+    assert g.log_of(first) == "one\n"
+    # the start took the spare run directory: the spares are made again
+    g.wait_for(lambda: (g.data / "run" / ".spare").is_dir() and (logs / ".spare.log").is_file(),
+               what="the next spares")
+    if not spare:
+        (logs / ".spare.log").unlink()
+    os.symlink(target, logs / f"{first + 1}.log")
+    nxt = g.submit("echo", "mine")
+    assert nxt == first + 1
+    job = g.wait_state(nxt, "Finished")
+    assert job["log_path"] == str(logs / f"{nxt}.1.log")
+    assert (logs / f"{nxt}.1.log").read_text() == "mine\n"
+    assert target.read_text() == "not the job's\n"
+    assert os.path.islink(logs / f"{nxt}.log")
+    # a burst: each job's log is its own, whoever made it
+    r = g.cli("gbatch", "--array", "1-20", "sh", "-c", "echo task $GFLOW_ARRAY_TASK_ID", check=True)
+    ids = [int(ln.split()[3]) for ln in r.stdout.splitlines() if ln.startswith("Submitted batch job ")]
+    assert len(ids) == 20
+    for k, i in enumerate(ids):
+        g.wait_state(i, "Finished")
+        assert g.log_of(i) == f"task {k + 1}\n"
+
+
 def test_under_tmux_the_spare_run_directory_brings_the_jobs_list_files(gflow_exec):
     # A runner under tmux reads the job's environment and command from its
     # run directory: the spare holds those files too, empty, for the start

@@ -150,10 +150,14 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	gid_t gid = 0;
 	struct argv a = { .n = 0 };
 	struct gf_bytes env = { 0 }, argv = { 0 }, spec = { 0 };
-	/* System mode: the runner makes the log, as the owner, with the first
-	 * free name; a start after one in which nothing ran uses the name that
-	 * start recorded; a requeued job (engine/preempt.c) goes on in its log. */
-	bool log_new = jm(j)->log_dir && (j->run_seq <= 1 || (!jm(j)->log_seq && !jm(j)->requeues));
+	/* The runner makes the log, with the first free name: a job's first
+	 * log (a personal daemon's when the spare made ahead is not ready), so
+	 * that its inode is made off the loop (a held start's as the store
+	 * syncs; a runner back from a job has one made ahead, child.c); in
+	 * system mode, as the owner, also a later start's, unless an earlier
+	 * start recorded the name to use or the job was requeued (it goes on
+	 * in its log, engine/preempt.c). */
+	bool log_new = j->run_seq <= 1 || (jm(j)->log_dir && !jm(j)->log_seq && !jm(j)->requeues);
 	size_t ncg;
 	int dfd, out, rc = -1, err;
 	/* A standby of the process executor makes the v2 group itself. */
@@ -161,7 +165,6 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 
 	if ((dfd = rundir_make(s, j, dir, sizeof dir, e)) < 0)
 		return -1;
-	/* A log in the owner's home is made by the runner, as the owner. */
 	if ((ncg = track_prepare(s, j, cgroups, &runner_makes, e)) == (size_t)-1)
 		goto out;
 	if (ncg && s->track.method != TRACK_SESSION)
@@ -173,12 +176,15 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	 * cgroup_mutex, which a clone into a group needs too. */
 	if (ncg > (s->track.method == TRACK_CGROUP2 ? 1u : 0u))
 		spawn_prime_moves(cgroups[ncg - 1]);
-	if (!jm(j)->log_dir) {
+	if (log_new && !jm(j)->log_dir && rundir_log_spare(s, j, log, sizeof log) == 0)
+		log_new = false;	/* the spare made ahead is its log */
+	else if (log_new)
+		gf_pathf(log, sizeof log, "%s/%lld.log", jm(j)->log_dir ? jm(j)->log_dir : s->paths.log_dir,
+			 (long long)j->id);
+	else if (!jm(j)->log_dir) {
 		if (rundir_make_log(s, j, dfd, log, sizeof log, e))
 			goto out;
-	} else if (log_new)
-		gf_pathf(log, sizeof log, "%s/%lld.log", jm(j)->log_dir, (long long)j->id);
-	else
+	} else
 		jobs_log_path(s, j, log, sizeof log);
 	if (rundir_env(s, j, &env, e))
 		goto out;

@@ -86,6 +86,10 @@ int rundir_make(struct server *s, const struct job *j, char *dir, size_t size, s
  * RUNDIR/logseq, dfd); only a job whose earlier start never ran finds its
  * own. Its path in path. */
 int rundir_make_log(struct server *s, const struct job *j, int dfd, char *path, size_t size, struct gf_err *e);
+/* The spare log renamed to j's first name, LOGDIR/ID.log (its path in
+ * path): 0, or -1 when there is no spare or that name is taken (nothing
+ * done). */
+int rundir_log_spare(struct server *s, const struct job *j, char *path, size_t size);
 /* The job's environment (what it was submitted with, less gflow's own
  * variables, and gflow's) and command (conda's activation first). */
 int rundir_env(struct server *s, const struct job *j, struct gf_bytes *out, struct gf_err *e);

@@ -409,6 +409,17 @@ static int take_spare(struct server *s, int dfd, const char *spare, const char *
 	return 0;
 }
 
+int rundir_log_spare(struct server *s, const struct job *j, char *path, size_t size)
+{
+	char name[64];
+
+	jobs_log_name(j, 0, name, sizeof name);
+	if (take_spare(s, s->log_dfd, ".spare.log", name))
+		return -1;
+	gf_pathf(path, size, "%s/%s", s->paths.log_dir, name);
+	return 0;
+}
+
 /* The run directory: a kept one emptied (rundir_remove), the spare, else
  * made new; nothing already at its name is reused or followed. */
 int rundir_make(struct server *s, const struct job *j, char *dir, size_t size, struct gf_err *e)

@@ -7,6 +7,7 @@ ids continue past the logs of a store that was replaced.
 """
 import errno
 import os
+import signal
 import sqlite3
 import subprocess
 import threading
@@ -175,6 +176,43 @@ def test_an_end_and_the_start_it_makes_room_for_are_refused_together_on_a_full_d
     assert g.wait_state(first, {"Finished", "Failed"}, timeout=30)["state"] == "Finished"
     assert g.wait_state(second, {"Finished", "Failed"}, timeout=30)["state"] == "Finished"
     assert ran.read_text() == "x\n"
+
+
+def test_a_submission_refused_on_a_full_disk_takes_no_end_with_it(small_disk, tmp_path):
+    """An end told while the daemon could not read it, and a submission that
+    comes with it. Refused on a full disk, the submission is answered so
+    and stored nowhere, the job that ended is still Running (its result
+    kept, never lost), and with room again it is recorded, once."""
+    g, mnt = small_disk
+    g.start()
+    go = tmp_path / "go"
+    first = g.submit("--", "sh", "-c", f"while [ ! -e {go} ]; do sleep 0.05; done; exit 7")
+    g.wait_state(first, "Running")
+    g.wait_for(lambda: g.job(first)["runner_pid"], what="the runner to be attached")
+    os.kill(g.proc.pid, signal.SIGSTOP)
+    try:
+        go.touch()
+        g.wait_for(lambda: not g.job_pids(first), what="the job's process to end")
+        time.sleep(0.5 * SLOW)      # its end is told on the runner's socket, unread
+        fill(mnt / "filler")
+        sub = subprocess.Popen([str(g.build / "gbatch"), "true"], env=g.env, cwd=g.tmp,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.3 * SLOW)
+    finally:
+        os.kill(g.proc.pid, signal.SIGCONT)
+    out, err = sub.communicate(timeout=30 * SLOW)
+    assert sub.returncode != 0 and "disk full" in err, (out, err)
+    time.sleep(SLOW)
+    j = g.job(first)
+    assert j["state"] == "Running", j
+    st, body = g.api("GET", "/jobs?users=all&fields=id")
+    assert [x["id"] for x in body["jobs"]] == [first]
+    os.unlink(mnt / "filler")
+    j = g.wait_state(first, {"Finished", "Failed"}, timeout=30)
+    assert j["state"] == "Failed" and j["exit_code"] == 7, j
+    nxt = g.submit("true")
+    assert nxt == first + 1
+    assert g.wait_state(nxt, {"Finished", "Failed"})["state"] == "Finished"
 
 
 # ---- cascades ---------------------------------------------------------------

@@ -283,12 +283,6 @@ static pid_t start_child(const struct runner *r, int into, int slave, int errw, 
 	return fpid;
 }
 
-/* The log, appended to; a symbolic link or anything but a plain file
- * there is refused, not followed. A new one (log-new) gets the first free
- * name, and one other than the one given is told to the daemon in
- * RUNDIR/logseq before we announce ourselves (the daemon reads it when it
- * sees the announcement). What fails here is the job's error (start_job),
- * as any failure after the announcement: kept in r->log_err. */
 /* The spare for this log: one made in the log's own directory. */
 static int *spare_for(struct runner *r)
 {
@@ -319,6 +313,12 @@ void spare_log_make(struct runner *r)
 	r->spare_log = open(r->spare_dir, O_TMPFILE | O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
+/* The log, appended to; a symbolic link or anything but a plain file
+ * there is refused, not followed. A new one (log-new) gets the first free
+ * name, and one other than the one given is told to the daemon in
+ * RUNDIR/logseq before we announce ourselves (the daemon reads it when it
+ * sees the announcement). What fails here is the job's error (start_job),
+ * as any failure after the announcement: kept in r->log_err. */
 void open_log(struct runner *r)
 {
 	int seq = 0;

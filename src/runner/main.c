@@ -104,6 +104,7 @@ static void runner_free(struct runner *r)
 	free(r->argv_blob);
 	free(r->spec);
 	free(r->spec_blob);
+	free(r->limits_blob);
 	for (size_t i = 0; r->argv_owned && i < r->nargv; i++)
 		free(r->argv_owned[i]);
 	free(r->argv_owned);
@@ -119,16 +120,17 @@ static void give_up(struct runner *r)
 }
 
 /* A standby's: what follows the request on the pipe (the job's
- * environment and command, as the options say) and, held, the pipe to
- * wait on before the exec. Nonzero: the pipe ended first (the daemon
- * stopped): nothing is to be done. */
+ * environment, command, spec and limits, as the options say) and, held,
+ * the pipe to wait on before the exec. Nonzero: the pipe ended first (the
+ * daemon stopped): nothing is to be done. */
 static int take_the_rest(struct runner *r, struct standby_pipe *p)
 {
 	int go;
 
 	if ((r->o.env_bytes >= 0 && standby_take(p, (size_t)r->o.env_bytes, &r->env_blob)) ||
 	    (r->o.argv_bytes >= 0 && standby_take(p, (size_t)r->o.argv_bytes, &r->argv_blob)) ||
-	    (r->o.spec_bytes >= 0 && standby_take(p, (size_t)r->o.spec_bytes, &r->spec_blob)))
+	    (r->o.spec_bytes >= 0 && standby_take(p, (size_t)r->o.spec_bytes, &r->spec_blob)) ||
+	    (r->o.limits_bytes >= 0 && standby_take(p, (size_t)r->o.limits_bytes, &r->limits_blob)))
 		return -1;
 	if (!r->o.hold)
 		return 0;
@@ -318,14 +320,15 @@ int main(int argc, char **argv)
 		return standby_main(&r, argc, argv);	/* started ahead: the options come when there is a job */
 	if (!(bad = parse_opts(argc, argv, &r.o, &e)) &&
 	    (r.o.hold || r.o.report || r.o.make_cgroup || r.o.env_bytes >= 0 || r.o.argv_bytes >= 0 ||
-	     r.o.spec_bytes >= 0))
+	     r.o.spec_bytes >= 0 || r.o.limits_bytes >= 0))
 		bad = gf_err_set(&e, "%s: only for a standby runner (--standby), which reads it from its stdin",
 				 r.o.hold		? "--hold"
 				 : r.o.report		? "--report"
 				 : r.o.make_cgroup	? "--make-cgroup"
 				 : r.o.env_bytes >= 0	? "--env-bytes"
 				 : r.o.argv_bytes >= 0 ? "--argv-bytes"
-							: "--spec-bytes");
+				 : r.o.spec_bytes >= 0 ? "--spec-bytes"
+							: "--limits-bytes");
 	rc = run_job(&r, false, started, bad, &e, &again);
 	runner_free(&r);
 	return rc;

@@ -30,7 +30,7 @@ static int parse_secs(const char *opt, const char *s, bool zero_ok, double *v, s
 int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 {
 	enum { O_JOB = 1, O_DIR, O_LOG, O_CWD, O_TIME, O_GRACE, O_CGROUP, O_PTY, O_UID, O_GID, O_LOGNEW,
-	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES, O_INTERACTIVE, O_ATTACH_WAIT, O_REPORT, O_MAKE_CGROUP };
+	       O_ATTACH, O_ATTACH_GID, O_HOLD, O_ENV_BYTES, O_ARGV_BYTES, O_SPEC_BYTES, O_LIMITS_BYTES, O_INTERACTIVE, O_ATTACH_WAIT, O_REPORT, O_MAKE_CGROUP };
 	static const struct option longopts[] = {
 		{ "job", required_argument, NULL, O_JOB },
 		{ "dir", required_argument, NULL, O_DIR },
@@ -53,6 +53,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		{ "env-bytes", required_argument, NULL, O_ENV_BYTES },
 		{ "argv-bytes", required_argument, NULL, O_ARGV_BYTES },
 		{ "spec-bytes", required_argument, NULL, O_SPEC_BYTES },
+		{ "limits-bytes", required_argument, NULL, O_LIMITS_BYTES },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -60,7 +61,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 	memset(o, 0, sizeof *o);
 	o->grace = 10;
 	o->attach_wait = 60;
-	o->uid = o->gid = o->attach_gid = o->env_bytes = o->argv_bytes = o->spec_bytes = -1;
+	o->uid = o->gid = o->attach_gid = o->env_bytes = o->argv_bytes = o->spec_bytes = o->limits_bytes = -1;
 	opterr = 0;
 	optind = 0;	/* from the first word again: a standby parses a request per job it serves */
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
@@ -104,7 +105,8 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 		case O_ATTACH_GID:
 		case O_ENV_BYTES:
 		case O_ARGV_BYTES:
-		case O_SPEC_BYTES: {
+		case O_SPEC_BYTES:
+		case O_LIMITS_BYTES: {
 			char *end;
 			long long v;
 
@@ -117,6 +119,7 @@ int parse_opts(int argc, char **argv, struct opts *o, struct gf_err *e)
 			  : c == O_ENV_BYTES ? &o->env_bytes
 			  : c == O_ARGV_BYTES ? &o->argv_bytes
 			  : c == O_SPEC_BYTES ? &o->spec_bytes
+			  : c == O_LIMITS_BYTES ? &o->limits_bytes
 					     : &o->attach_gid) = v;
 			break;
 		}
@@ -257,17 +260,28 @@ int read_env(struct runner *r, struct gf_err *e)
 	return 0;
 }
 
-/* RUNDIR/limits (rundir.c), when there: the submitter's resource limits,
- * each capped at our own hard limit (a job never gets a limit raised past
- * what we have: that needs a privilege it must not get from us). */
+/* RUNDIR/limits (rundir.c), when there — a standby's follow its request
+ * (--limits-bytes) —: the submitter's resource limits, each capped at our
+ * own hard limit (a job never gets a limit raised past what we have: that
+ * needs a privilege it must not get from us). */
 int read_limits(struct runner *r, struct gf_err *e)
 {
 	char text[GF_RLIMITS_TEXT_MAX];
 	struct gf_rlimits own;
 	ssize_t n;
-	int fd = openat(r->dirfd, "limits", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = -1;
 
 	memset(&r->limits, 0, sizeof r->limits);
+	if (r->o.limits_bytes >= 0) {
+		if ((size_t)r->o.limits_bytes >= sizeof text)
+			return gf_err_set(e, "the job's limits are too long");
+		memcpy(text, r->limits_blob, (size_t)r->o.limits_bytes);
+		text[r->o.limits_bytes] = '\0';
+		if (gf_rlimits_parse(text, &r->limits, e))
+			return gf_err_prefix(e, "the job's limits");
+		goto clamp;
+	}
+	fd = openat(r->dirfd, "limits", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
 		return 0;	/* a job submitted without limits */
 	if (fd < 0)
@@ -283,6 +297,7 @@ int read_limits(struct runner *r, struct gf_err *e)
 	text[n] = '\0';
 	if (gf_rlimits_parse(text, &r->limits, e))
 		return gf_err_prefix(e, "%s/limits", r->o.dir);
+clamp:
 	gf_rlimits_capture(&own);
 	gf_rlimits_clamp(&r->limits, &own);
 	return 0;

@@ -43,7 +43,8 @@ struct opts {
 	bool hold;			/* --hold (a standby's): the exec waits for the daemon's byte */
 	bool report;			/* --report (a standby's): the result is told on stdin's socket */
 	bool make_cgroup;		/* --make-cgroup (a standby's): the first --cgroup is ours to make */
-	long long env_bytes, argv_bytes, spec_bytes;	/* --env-bytes/... (a standby's): on stdin, -1: files */
+	/* --env-bytes/... (a standby's): on stdin, -1: files */
+	long long env_bytes, argv_bytes, spec_bytes, limits_bytes;
 	const char *attach;		/* --attach: the socket to offer the pty at */
 	long long attach_gid;		/* --attach-group, -1: none */
 	bool interactive;		/* --interactive (galloc): the job ends when its caller leaves */
@@ -72,6 +73,7 @@ struct runner {
 	char **envp;		/* points into env_blob */
 	char *argv_blob;	/* the argv file, when the command was not given */
 	char *spec_blob;	/* the spec file (cwd, log), NUL-separated */
+	char *limits_blob;	/* a standby's limits (--limits-bytes), else NULL */
 	char **spec;		/* points into spec_blob */
 	const char *cpus;	/* spec's cpus= ([daemon] constrain_cpus): "0-1,4", or NULL */
 	/* spec's owner= and groups= (system mode): the owner's name and

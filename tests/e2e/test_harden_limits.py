@@ -6,6 +6,7 @@ import json
 import subprocess
 
 from conftest import SLOW  # noqa: F401  (the timeouts stretch for sanitizers)
+from test_start import standbys
 
 SHOW_LIMITS = 'echo "n=$(ulimit -n) hn=$(ulimit -Hn) c=$(ulimit -c) u=$(ulimit -p)"'
 
@@ -47,6 +48,28 @@ def test_a_job_runs_under_its_submitters_limits_and_a_redo_keeps_them(gflow):
     copy = int([w for w in r.stdout.split() if w.isdigit()][0])
     assert copy != jid
     assert "n=77 hn=77 c=0 " in ended_log(g, copy)
+
+
+def test_a_standby_gets_the_limits_with_its_request_and_a_runner_of_its_own_from_the_file(gflow):
+    # A standby takes the limits after its request: no limits file is
+    # written for it; a start no standby takes (more start at once than
+    # wait) reads them from the run directory. Each runs under them.
+    g = gflow
+    g.start()
+    g.wait_for(lambda: standbys(g), what="a standby runner")
+    flag = g.tmp / "go"
+    cmd = f'{SHOW_LIMITS}; d=$(ls -d {g.data}/run/$GFLOW_JOB_ID.*); ' \
+          f'[ -s "$d/limits" ] && echo file || echo nofile; while [ ! -e {flag} ]; do sleep 0.05; done'
+    r = g.cli("prlimit", "--nofile=77:77", "gbatch", "--array", "1-16", "--", "sh", "-c", cmd, check=True)
+    ids = [int(ln.split()[3]) for ln in r.stdout.splitlines() if ln.startswith("Submitted batch job ")]
+    assert len(ids) == 16
+    for jid in ids:
+        g.wait_state(jid, "Running")
+    flag.touch()
+    outs = [ended_log(g, jid) for jid in ids]
+    assert all("n=77 hn=77 " in o for o in outs), outs
+    where = [o.splitlines()[1] for o in outs]
+    assert "nofile" in where and "file" in where, where
 
 
 def test_a_limit_above_the_daemons_hard_one_is_capped_and_the_job_runs(gflow):

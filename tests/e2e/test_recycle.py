@@ -27,11 +27,11 @@ def test_a_kept_run_directory_serves_the_next_start_with_nothing_of_its_job(gflo
     assert g.log_of(a) == "first 200 a0\n"
     g.wait_for(lambda: kept(g), what="the kept run directory")
     d = kept(g)[0]
-    # what the start made there (a standby's start has its lists on a pipe),
-    # emptied, the runner file too (read as none; the next runner writes it
-    # in place); the runner's other files (result) gone
+    # what the start made there (a standby's start has its lists and limits
+    # on its socket), emptied, the runner file too (read as none; the next
+    # runner writes it in place); the runner's other files (result) gone
     assert {p.name for p in d.iterdir()} <= {"argv", "env", "limits", "runner", "runner.out", "spec"}
-    assert {"limits", "runner"} <= {p.name for p in d.iterdir()}
+    assert "runner" in {p.name for p in d.iterdir()}
     assert all(p.stat().st_size == 0 and stat.S_ISREG(p.lstat().st_mode) for p in d.iterdir())
     ino, runner_ino = d.stat().st_ino, (d / "runner").stat().st_ino
     # a job with no stored limits (an API client's): the empty limits file
@@ -59,8 +59,9 @@ def test_a_kept_run_directory_serves_the_next_start_with_nothing_of_its_job(gflo
 
 
 def test_something_planted_in_a_kept_directory_fails_the_start_not_the_daemon(gflow):
-    # Only the daemon writes there; a file with something in it, or a FIFO
-    # (whose open would block), is refused by name and never written into.
+    # Only the daemon and its runners write there. What a standby's start
+    # takes on its socket (lists, limits) is never read from there; a
+    # runner file with something in it is a claim: nothing runs.
     g = gflow
     g.start()
     a = g.submit("true")
@@ -68,12 +69,18 @@ def test_something_planted_in_a_kept_directory_fails_the_start_not_the_daemon(gf
     g.wait_for(lambda: kept(g), what="the kept run directory")
     d = kept(g)[0]
     (d / "limits").unlink(missing_ok=True)
-    os.mkfifo(d / "limits")       # every start with limits writes them there
+    os.mkfifo(d / "limits")
     (d / "argv").write_text("rm\0-rf\0/\0")
     b = g.submit("echo", "fine")
+    assert g.wait_state(b, {"Failed", "Finished"}, timeout=20)["state"] == "Finished"
+    assert g.log_of(b) == "fine\n"
+    g.wait_for(lambda: kept(g), what="the kept run directory")
+    d = kept(g)[0]
+    (d / "runner").write_text("pid=1\n")    # read as a claim: the start is given up
+    b = g.submit("echo", "fine")
     job = g.wait_state(b, {"Failed", "Finished"}, timeout=20)
-    assert job["state"] == "Failed", job
-    assert "not an empty file" in (job["reason"] or ""), job
+    assert job["state"] == "Failed" and job["reason"].startswith("SystemError:"), job
+    assert not (g.data / "logs" / f"{b}.log").exists() or g.log_of(b) == "", g.log_of(b)
     # the daemon goes on: the next start gets a clean directory
     c = g.submit("echo", "after")
     g.wait_state(c, "Finished")

@@ -852,7 +852,8 @@ def test_a_held_start_is_given_up_when_the_daemon_goes_without_the_byte(tmp_path
 
 
 def test_hold_and_the_lists_on_stdin_are_for_a_standby_only(tmp_path):
-    for opt in (["--hold"], ["--report"], ["--make-cgroup"], ["--env-bytes", "3"], ["--argv-bytes", "5"]):
+    for opt in (["--hold"], ["--report"], ["--make-cgroup"], ["--env-bytes", "3"], ["--argv-bytes", "5"],
+                ["--spec-bytes", "4"], ["--limits-bytes", "9"]):
         r = subprocess.run([str(runner_path()), "--job", "7", "--dir", str(tmp_path), "--log", str(tmp_path / "l"),
                             "--cwd", str(tmp_path), *opt, "--", "true"], capture_output=True, text=True, timeout=20)
         assert r.returncode == 2

@@ -102,18 +102,20 @@ bool exec_holds_start(const struct server *s, const struct job *j)
 	return standby_ready(s);
 }
 
-/* The start to the standby: the job's environment, command and spec follow
- * its options on the pipe (--env-bytes, --argv-bytes, --spec-bytes), and it
- * is held (--hold) while the commit that started the job is not yet
- * synced. 0: handed. */
+/* The start to the standby: the job's environment, command, spec and
+ * limits follow its options on the pipe (--env-bytes, --argv-bytes,
+ * --spec-bytes, --limits-bytes: no files), and it is held (--hold) while
+ * the commit that started the job is not yet synced. 0: handed. */
 static int hand_to_standby(struct server *s, struct job *j, struct argv *a, const struct gf_bytes *env,
 			   const struct gf_bytes *argv, const struct gf_bytes *spec, bool make_cgroup)
 {
-	struct iovec more[3] = { { env->p, env->len }, { argv->p, argv->len }, { spec->p, spec->len } };
+	const char *limits = j->rlimits ? j->rlimits : "";
+	struct iovec more[4] = { { env->p, env->len }, { argv->p, argv->len }, { spec->p, spec->len },
+				 { (void *)limits, strlen(limits) } };
 	int n = a->n, nown = a->nown, rc;
 	struct standby_chan chan;
 
-	if (a->n > 63 - 8 || a->nown > 16 - 3)
+	if (a->n > 63 - 10 || a->nown > 16 - 4)
 		return 1;
 	arg(a, "--env-bytes");
 	argf(a, "%lld", (long long)env->len);
@@ -121,16 +123,18 @@ static int hand_to_standby(struct server *s, struct job *j, struct argv *a, cons
 	argf(a, "%lld", (long long)argv->len);
 	arg(a, "--spec-bytes");
 	argf(a, "%lld", (long long)spec->len);
+	arg(a, "--limits-bytes");
+	argf(a, "%lld", (long long)strlen(limits));
 	if (s->start_held)
 		arg(a, "--hold");
 	if (make_cgroup)
 		arg(a, "--make-cgroup");
 	if (in_tmux(s, j))
-		rc = standby_hand_tmux(s, j, a->v, more, 3, s->start_held);
+		rc = standby_hand_tmux(s, j, a->v, more, 4, s->start_held);
 	else {
 		/* Its result comes on its socket (reap.c's report section). */
 		arg(a, "--report");
-		if ((rc = standby_hand(s, a->v, more, 3, s->start_held, &chan)) == 0)
+		if ((rc = standby_hand(s, a->v, more, 4, s->start_held, &chan)) == 0)
 			reap_report_watch(s, j, &chan);
 	}
 	a->n = n;	/* a runner of its own takes the options before these */
@@ -189,8 +193,6 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	if (rundir_env(s, j, &env, e))
 		goto out;
 	argv = rundir_argv(j);
-	if (rundir_write_limits(dfd, dir, j, e))
-		goto out;
 	if (s->paths.system && spawn_owner_ids(j->uid, &gid, owner, sizeof owner, groups, sizeof groups, e)) {
 		gf_err_prefix(e, "the job's owner");
 		goto out;
@@ -236,7 +238,8 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 				goto out;
 			}
 			jobs_txn_sync(s);	/* tmux starts it at once */
-			if (rundir_write_lists(dfd, dir, &env, &argv, &spec, e) == 0)
+			if (rundir_write_limits(dfd, dir, j, e) == 0 &&
+			    rundir_write_lists(dfd, dir, &env, &argv, &spec, e) == 0)
 				rc = start_in_tmux(s, j, &a, e);
 			goto out;
 		}
@@ -274,7 +277,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	if (runner_makes && track_make_group(cgroups[0], e))
 		goto out;	/* no standby took it after all: made here */
 	jobs_txn_sync(s);	/* a runner of its own is not held: it starts after the sync */
-	if (rundir_write_lists(dfd, dir, &env, &argv, &spec, e))
+	if (rundir_write_limits(dfd, dir, j, e) || rundir_write_lists(dfd, dir, &env, &argv, &spec, e))
 		goto out;
 	/* What the runner says before it has a log goes to runner.out. */
 	out = runfile_open_empty_at(dfd, "runner.out");

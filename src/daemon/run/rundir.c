@@ -172,10 +172,11 @@ int rundir_write_lists(int dfd, const char *dir, const struct gf_bytes *env, con
 }
 
 /* The job's resource limits (rlimits.h's text form, as stored) in
- * RUNDIR/limits, empty or new: the runner reads it whatever way it was
- * started (a standby too), caps each at its own hard limit and sets them on
- * the job's process before its exec. A job without limits gets no file (or
- * the empty one a kept run directory brings: no limits either). */
+ * RUNDIR/limits, empty or new, for a runner of its own or under tmux (a
+ * standby gets them after its request, --limits-bytes): the runner caps
+ * each at its own hard limit and sets them on the job's process before its
+ * exec. A job without limits gets no file (or the empty one a kept run
+ * directory brings: no limits either). */
 int rundir_write_limits(int dfd, const char *dir, const struct job *j, struct gf_err *e)
 {
 	const char *l = j->rlimits;

@@ -260,44 +260,50 @@ int read_env(struct runner *r, struct gf_err *e)
 	return 0;
 }
 
-/* RUNDIR/limits (rundir.c), when there — a standby's follow its request
- * (--limits-bytes) —: the submitter's resource limits, each capped at our
- * own hard limit (a job never gets a limit raised past what we have: that
- * needs a privilege it must not get from us). */
-int read_limits(struct runner *r, struct gf_err *e)
+/* RUNDIR/limits into text: 0, 1 when there is none (a job submitted
+ * without limits), -1 with e set. */
+static int limits_file(struct runner *r, char *text, size_t size, struct gf_err *e)
 {
-	char text[GF_RLIMITS_TEXT_MAX];
-	struct gf_rlimits own;
 	ssize_t n;
-	int fd = -1;
+	int fd = openat(r->dirfd, "limits", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
-	memset(&r->limits, 0, sizeof r->limits);
-	if (r->o.limits_bytes >= 0) {
-		if ((size_t)r->o.limits_bytes >= sizeof text)
-			return gf_err_set(e, "the job's limits are too long");
-		memcpy(text, r->limits_blob, (size_t)r->o.limits_bytes);
-		text[r->o.limits_bytes] = '\0';
-		if (gf_rlimits_parse(text, &r->limits, e))
-			return gf_err_prefix(e, "the job's limits");
-		goto clamp;
-	}
-	fd = openat(r->dirfd, "limits", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
-		return 0;	/* a job submitted without limits */
+		return 1;
 	if (fd < 0)
 		return gf_err_set(e, "cannot read the job's limits %s/limits: %s", r->o.dir, strerror(errno));
 	do
-		n = read(fd, text, sizeof text - 1);
+		n = read(fd, text, size - 1);
 	while (n < 0 && errno == EINTR);
 	close(fd);
 	if (n < 0)
 		return gf_err_set(e, "cannot read the job's limits %s/limits: %s", r->o.dir, strerror(errno));
-	if ((size_t)n == sizeof text - 1)
+	if ((size_t)n == size - 1)
 		return gf_err_set(e, "the job's limits %s/limits are too long", r->o.dir);
 	text[n] = '\0';
+	return 0;
+}
+
+/* The submitter's resource limits — a standby's follow its request
+ * (--limits-bytes), else RUNDIR/limits (rundir.c) when there —, each capped
+ * at our own hard limit (a job never gets a limit raised past what we have:
+ * that needs a privilege it must not get from us). */
+int read_limits(struct runner *r, struct gf_err *e)
+{
+	char text[GF_RLIMITS_TEXT_MAX];
+	struct gf_rlimits own;
+	bool given = r->o.limits_bytes >= 0;
+	int rc;
+
+	memset(&r->limits, 0, sizeof r->limits);
+	if (given) {
+		if ((size_t)r->o.limits_bytes >= sizeof text)
+			return gf_err_set(e, "the job's limits are too long");
+		memcpy(text, r->limits_blob, (size_t)r->o.limits_bytes);
+		text[r->o.limits_bytes] = '\0';
+	} else if ((rc = limits_file(r, text, sizeof text, e)))
+		return rc < 0 ? -1 : 0;
 	if (gf_rlimits_parse(text, &r->limits, e))
-		return gf_err_prefix(e, "%s/limits", r->o.dir);
-clamp:
+		return given ? gf_err_prefix(e, "the job's limits") : gf_err_prefix(e, "%s/limits", r->o.dir);
 	gf_rlimits_capture(&own);
 	gf_rlimits_clamp(&r->limits, &own);
 	return 0;

@@ -653,7 +653,7 @@ size_t track_pids(struct server *s, const struct job *j, pid_t **out)
 
 	if (has_group(s, j, dir, sizeof dir))
 		group_pids(dir, &p, 0);
-	else if (s->track.method == TRACK_SESSION || !jr(j)->group_made)
+	else if (!jr(j)->group_made)	/* (only made where there are groups) */
 		session_pids(s, j, &p);	/* (a group made here and gone was empty) */
 	*out = p.v;
 	return p.n;
@@ -669,7 +669,7 @@ bool track_empty(struct server *s, const struct job *j)
 	if (has_group(s, j, dir, sizeof dir)) {
 		if (runfile_read_text(dir, "cgroup.events", buf, sizeof buf) == 0)
 			return strstr(buf, "populated 0") != NULL;
-	} else if (s->track.method != TRACK_SESSION && jr(j)->group_made)
+	} else if (jr(j)->group_made)
 		return true;	/* not made yet, or removed: a group made here holds nothing then */
 	n = track_pids(s, j, &v);
 	free(v);

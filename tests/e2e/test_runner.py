@@ -807,6 +807,30 @@ def test_a_standby_takes_the_jobs_environment_and_command_from_its_pipe(tmp_path
     assert sorted(p.name for p in run.iterdir()) == ["result", "runner"]
 
 
+def test_a_standby_takes_the_limits_from_its_pipe_and_refuses_bad_ones(tmp_path):
+    # --limits-bytes: the limits follow the request; a limits file in the
+    # run directory is not read then. Text that is not limits (a shell
+    # expansion, bytes not UTF-8, too long) starts nothing and says so.
+    base = tmp_path
+    for k, (limits, ok) in enumerate([(b"nofile=33:33", True), (b"nofile=$(touch pwned)", False),
+                                      (b"nofile=\xff\xfe:1", False), (b"nofile=1:1," * 500, False)]):
+        tmp = base / f"t{k}"
+        tmp.mkdir()
+        run = standby_run(tmp)
+        (run / "limits").write_text("nofile=44:44")
+        request = job7(run, tmp, "--limits-bytes", str(len(limits)), "--", "sh", "-c", "ulimit -n > out")
+        rc, said = standby(tmp, request + limits)
+        assert rc == 0 and said == "", said
+        res = parse_kv(run / "result")
+        if ok:
+            assert res["exit_code"] == "0" and (tmp / "out").read_text() == "33\n", res
+        else:
+            assert res["ended_by"] == "error" and not (tmp / "out").exists(), res
+            out = (run / "runner.out").read_text()
+            assert "the job's limits" in out and out.count("\n") == 1, out
+        assert not (tmp / "pwned").exists() and not (base / "pwned").exists()
+
+
 def held_standby(tmp_path, ran):
     """A standby handed a held start (--hold) of `touch ran`; returns it
     running, its stdin still open, and the run directory."""

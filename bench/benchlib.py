@@ -180,6 +180,15 @@ class Daemon:
             "GFLOW_BENCH_TAG": self.tag,
         }
 
+    def jobs_as_tsp(self):
+        """From here on, clients, and so the jobs they submit (a job runs
+        in its submitter's environment), have task-spooler's PATH and no
+        LD_LIBRARY_PATH: only the daemon needed no-nvml. A `true` job then
+        costs what it costs under tsp, without a search of the build
+        directory for `true` and of no-nvml for its libraries."""
+        self.env = dict(self.env, PATH=JOB_PATH)
+        self.env.pop("LD_LIBRARY_PATH", None)
+
     def start(self, timeout=120):
         """Starts `gflowd run`; returns seconds until GET /health answered."""
         out = open(self.dir / "gflowd.out", "ab")
@@ -304,6 +313,8 @@ class Daemon:
 
 # ---- task-spooler ------------------------------------------------------------
 
+JOB_PATH = "/usr/local/bin:/usr/bin:/bin"	# tsp's jobs' PATH (and gflow's, after jobs_as_tsp)
+
 class Tsp:
     """One task-spooler queue of our own (its socket and output files in our
     temporary directory); tsp starts its server on first use."""
@@ -317,7 +328,7 @@ class Tsp:
         self.tag = uuid.uuid4().hex
         bench.tags.append(self.tag)
         self.env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.dir), "LANG": "C.UTF-8",
+            "PATH": JOB_PATH, "HOME": str(self.dir), "LANG": "C.UTF-8",
             "TMPDIR": str(self.dir), "TS_SOCKET": str(self.dir / "socket"),
             "TS_MAXFINISHED": "200000", "TS_SLOTS": "1", "GFLOW_BENCH_TAG": self.tag,
         }

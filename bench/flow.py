@@ -49,6 +49,7 @@ def gflow_array(b, n, load=False, uncounted=False):
         if load or uncounted:
             d.env["GFLOW_DAEMON__CPUS"] = "0"
         d.start()
+        d.jobs_as_tsp()
         if load:
             r = d.run_cli(["gbatch", "--array", "1-100", "sleep", "600"], stdout=subprocess.PIPE)[1]
             base = max(submitted(r.stdout))
@@ -91,6 +92,7 @@ def gflow_separate(b, n):
     d = Daemon(b)
     try:
         d.start()
+        d.jobs_as_tsp()
         t0 = time.perf_counter()
         shell_loop(n, [str(b.build / "gbatch"), "true"], d.env, d.dir)
         ended_ids(d, 1, n)

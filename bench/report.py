@@ -514,7 +514,7 @@ def markdown(b, started, elapsed, cases, svg_name=None):
             "- throughput: jobs/s = jobs ÷ the time from submitting to the last one ended (gflow: a "
             "listing of the still-active ids every 20 ms; tsp: `tsp -l` every 50 ms; Slurm: `squeue` "
             "every 50 ms); gflow counts the machine's CPUs ([daemon] cpus), so as many `true` jobs run "
-            "at once as tsp's slots.",
+            "at once as tsp's slots; the jobs of both run with the same PATH and no LD_LIBRARY_PATH.",
             "- handoff: job A (`--gpus 1`) and job B (`--gpus 1`, queued behind it) on one fake GPU; "
             "hand-off = B's first clock reading − A's last (`bench/stamp.c` in both).",
             "", "## Machine", ""]

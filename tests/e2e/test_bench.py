@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
@@ -232,3 +233,28 @@ def test_million_fill_writes_a_year_of_ended_jobs_from_one_row(tmp_path):
     b = fake_bench([], cases=["queue"])
     got = {text: fig for _, text, fig, _ in R.apply_targets(b)}
     assert got["`gqueue -a` ≤ 0.7 s (issue 31)"] == "not measured (case million not run)"
+
+
+def test_throughput_jobs_run_in_the_environment_tsp_gives_its_own(tmp_path):
+    """The throughput case compares a `true` under gflow with one under tsp:
+    after jobs_as_tsp, a job submitted through the bench's client has tsp's
+    PATH and no LD_LIBRARY_PATH, while the daemon keeps its no-nvml."""
+    import benchlib
+    work = Path(tempfile.mkdtemp(prefix="gb", dir="/tmp"))   # short: the daemon's socket path
+    b = SimpleNamespace(work=work, tags=[], build=build_dir(), discard=lambda d: shutil.rmtree(d, True))
+    d = benchlib.Daemon(b)
+    out = tmp_path / "env.txt"
+    try:
+        d.start()
+        d.jobs_as_tsp()
+        d.run_cli(["gbatch", "--", "sh", "-c", f'printf "%s|%s" "$PATH" "${{LD_LIBRARY_PATH-unset}}" > {out}.tmp '
+                   f'&& mv {out}.tmp {out}'])
+        deadline = time.monotonic() + 60
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert out.read_text() == f"{benchlib.JOB_PATH}|unset"
+        daemon_env = Path(f"/proc/{d.proc.pid}/environ").read_bytes().split(b"\0")
+        assert f"LD_LIBRARY_PATH={d.dir / 'no-nvml'}".encode() in daemon_env
+    finally:
+        d.close()
+        shutil.rmtree(work, ignore_errors=True)

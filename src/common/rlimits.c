@@ -143,6 +143,14 @@ void gf_rlimits_clamp(struct gf_rlimits *r, const struct gf_rlimits *cap)
 	}
 }
 
+void gf_rlimits_drop_held(struct gf_rlimits *r, const struct gf_rlimits *have)
+{
+	for (int i = 0; i < GF_NRLIMITS; i++)
+		if (r->set[i] && have->set[i] && r->v[i].rlim_cur == have->v[i].rlim_cur &&
+		    r->v[i].rlim_max == have->v[i].rlim_max)
+			r->set[i] = false;
+}
+
 rlim_t gf_rlimits_stack(const struct gf_rlimits *r, rlim_t own)
 {
 	for (int i = 0; i < GF_NRLIMITS; i++)

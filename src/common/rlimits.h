@@ -50,6 +50,10 @@ size_t gf_rlimits_format(const struct gf_rlimits *r, char *buf, size_t size);
  * a process with cap's limits may set without privilege. */
 void gf_rlimits_clamp(struct gf_rlimits *r, const struct gf_rlimits *cap);
 
+/* Each limit of r that `have` holds already, soft and hard alike, unset:
+ * a process with have's limits passes it on to its children as it is. */
+void gf_rlimits_drop_held(struct gf_rlimits *r, const struct gf_rlimits *have);
+
 /* The limits in the text of /proc/PID/limits ("Max open files  1024
  * 4096  files" lines), those of the table it names; -1 when none is
  * there. Pure: the daemon reads the file (gf_rlimits_of_pid). */

@@ -306,6 +306,7 @@ int read_limits(struct runner *r, struct gf_err *e)
 		return given ? gf_err_prefix(e, "the job's limits") : gf_err_prefix(e, "%s/limits", r->o.dir);
 	gf_rlimits_capture(&own);
 	gf_rlimits_clamp(&r->limits, &own);
+	gf_rlimits_drop_held(&r->limits, &own);	/* the job inherits those: no call to make */
 	return 0;
 }
 

@@ -100,6 +100,25 @@ static void capped_at_the_hard_limits_of_another(void **state)
 	assert_int_equal(gf_rlimits_stack(&r, 7), 7);
 }
 
+static void only_those_not_held_already_are_left_to_set(void **state)
+{
+	struct gf_rlimits r, have = { 0 };
+	struct gf_err e;
+	int n = index_of("nofile"), c = index_of("core"), s = index_of("stack"), a = index_of("as");
+
+	(void)state;
+	assert_int_equal(gf_rlimits_parse("nofile=2000:9000,core=0:unlimited,stack=100,as=5", &r, &e), 0);
+	have.set[n] = have.set[c] = have.set[s] = true;
+	have.v[n] = (struct rlimit){ 2000, 9000 };	/* the same: dropped */
+	have.v[c] = (struct rlimit){ 0, 0 };		/* the soft alone the same: kept */
+	have.v[s] = (struct rlimit){ 50, 100 };		/* the hard alone the same: kept */
+	gf_rlimits_drop_held(&r, &have);
+	assert_false(r.set[n]);
+	assert_true(r.set[c] && r.v[c].rlim_cur == 0 && r.v[c].rlim_max == RLIM_INFINITY);
+	assert_true(r.set[s] && r.v[s].rlim_cur == 100 && r.v[s].rlim_max == 100);
+	assert_true(r.set[a]);	/* have has none: kept */
+}
+
 static void applied_to_this_process(void **state)
 {
 	struct gf_rlimits r = { 0 }, now;
@@ -171,6 +190,7 @@ int main(void)
 		cmocka_unit_test(text_form_round_trips),
 		cmocka_unit_test(bad_forms_are_refused_naming_them),
 		cmocka_unit_test(capped_at_the_hard_limits_of_another),
+		cmocka_unit_test(only_those_not_held_already_are_left_to_set),
 		cmocka_unit_test(applied_to_this_process),
 		cmocka_unit_test(read_from_proc_text),
 		cmocka_unit_test(read_from_a_live_process),

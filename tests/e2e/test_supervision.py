@@ -273,7 +273,9 @@ def test_tmux_control_client_that_died_before_answering_once_is_started_again(gf
     g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
     g.env["PATH"] = f"{fake}:{g.env['PATH']}"
     g.start()
-    g.wait_for(lambda: count.exists(), what="the first control client")
+    # Its death seen first: a start before that writes to the dying client
+    # (and falls back to a tmux client) without starting the next one.
+    g.wait_for(lambda: "before its first answer" in g.daemon_log(), what="the first control client's death")
     ids = [g.submit("--", "sh", "-c", "echo ran-$0", str(i)) for i in range(3)]
     for i, jid in enumerate(ids):
         assert g.wait_state(jid, "Finished")["state"] == "Finished"
@@ -289,6 +291,7 @@ def test_tmux_control_clients_that_die_before_answering_twice_leave_tmux_clients
     g.env["GFLOW_EXECUTOR__TYPE"] = "tmux"
     g.env["PATH"] = f"{fake}:{g.env['PATH']}"
     g.start()
+    g.wait_for(lambda: "before its first answer" in g.daemon_log(), what="the first control client's death")
     ids = [g.submit("--", "sh", "-c", "echo ran-$0", str(i)) for i in range(3)]
     for i, jid in enumerate(ids):
         assert g.wait_state(jid, "Finished")["state"] == "Finished"

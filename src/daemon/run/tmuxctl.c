@@ -159,8 +159,22 @@ static void close_client(struct tmuxctl *c)
 		evbuffer_drain(c->in, evbuffer_get_length(c->in));
 }
 
+/* The client is gone: said, counted (two in a row that never answered
+ * mean tmux clients for a while) and closed. */
+static void client_gone(struct tmuxctl *c)
+{
+	fprintf(stderr, "gflowd: the tmux control client (pid %ld) is gone%s\n", (long)c->pid,
+		c->answered ? "" : " before its first answer");
+	if (c->answered)
+		c->mute = 0;
+	else if (++c->mute >= 2)
+		c->retry_after = now_mono() + RESTART_SECS;
+	close_client(c);
+}
+
 /* A client attached to CTL_SESSION (made if missing); the server, when
- * this starts it, never exits when its last session ends. */
+ * this starts it, never exits when its last session ends. -1 (e set) when
+ * it cannot be started, 1 when it died at once (client_gone). */
 static int start_client(struct server *s, struct tmuxctl *c, struct gf_err *e)
 {
 	static const char first[] = "set-option -s exit-empty off\n";
@@ -175,8 +189,8 @@ static int start_client(struct server *s, struct tmuxctl *c, struct gf_err *e)
 		abort();
 	c->in_block = false;
 	if (!write_line(c, first, sizeof first - 1)) {
-		close_client(c);
-		return gf_err_set(e, "the tmux control client does not read its commands");
+		client_gone(c);	/* its pipe closed already: it died before its first answer */
+		return 1;
 	}
 	queue_line(c, 0, 0, NULL, 0);
 	return 0;
@@ -190,13 +204,7 @@ static void client_died(struct server *s, struct tmuxctl *c)
 	struct ctl_line *q = c->q;
 	size_t head = c->head, len = c->len;
 
-	fprintf(stderr, "gflowd: the tmux control client (pid %ld) is gone%s\n", (long)c->pid,
-		c->answered ? "" : " before its first answer");
-	if (c->answered)
-		c->mute = 0;
-	else if (++c->mute >= 2)
-		c->retry_after = now_mono() + RESTART_SECS;
-	close_client(c);
+	client_gone(c);
 	/* The queue is let go first: a start made meanwhile has a new one. */
 	c->q = NULL;
 	c->head = c->len = c->cap = 0;
@@ -298,17 +306,19 @@ static int send_line(struct server *s, const struct job *j, const char *tmux, co
 	}
 	if (!c->pid) {
 		struct gf_err ce;
+		int rc;
 
 		if (now_mono() < c->retry_after)
 			return 1;
 		snprintf(c->tmux, sizeof c->tmux, "%s", tmux);
 		snprintf(c->sock, sizeof c->sock, "%s", sock);
-		if (start_client(s, c, &ce)) {
+		if ((rc = start_client(s, c, &ce)) < 0) {
 			fprintf(stderr, "gflowd: cannot start a tmux control client (%s): starting tmux for each job\n",
 				ce.msg);
 			c->retry_after = now_mono() + RESTART_SECS;
-			return 1;
 		}
+		if (rc)
+			return 1;
 	}
 	if (!(b = evbuffer_new()))
 		abort();

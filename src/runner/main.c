@@ -224,9 +224,7 @@ static int run_job(struct runner *r, bool piped, uint64_t started, int bad, stru
 		r->attach = NULL;
 	} else
 		result_not_started(r, e->msg, &res);
-	if (r->chan >= 0)
-		leave_cgroups(r);	/* a daemon we tell it to knows (track.c) */
-	if (report_result(r, &res))
+	if (report_result(r, &res))	/* (it leaves the job's groups) */
 		write_result(r, &res);
 	else
 		*again = can_serve_again(r, piped);

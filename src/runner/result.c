@@ -188,12 +188,20 @@ int report_result(struct runner *r, const struct job_result *res)
 {
 	char msg[1100], c = 0;
 	struct pollfd p = { .fd = r->chan, .events = POLLIN };
-	int len, rc;
+	int len = -1, rc;
+	bool told;
 
-	if (r->chan < 0 || r->moved || (len = runfile_report_message(res, msg, sizeof msg)) < 0 ||
-	    send(r->chan, msg, (size_t)len, MSG_NOSIGNAL) != len)
+	if (r->chan < 0)
 		return -1;
-	gf_trace("result_told", strtoll(r->o.job, NULL, 10));	/* trace.h */
+	told = !r->moved && (len = runfile_report_message(res, msg, sizeof msg)) >= 0 &&
+	       send(r->chan, msg, (size_t)len, MSG_NOSIGNAL) == len;
+	if (told)
+		gf_trace("result_told", strtoll(r->o.job, NULL, 10));	/* trace.h */
+	/* The job's groups go (a daemon we tell it to knows: track.c) while
+	 * the daemon records the end; told or not, before any file. */
+	leave_cgroups(r);
+	if (!told)
+		return -1;
 	do
 		rc = poll(&p, 1, REPORT_WAIT_MS);
 	while (rc < 0 && errno == EINTR);

@@ -194,9 +194,10 @@ void fill_result(struct runner *r, struct job_result *res);
 void result_not_started(struct runner *r, const char *msg, struct job_result *res);
 /* Write RUNDIR/result, again and again until it can be. */
 void write_result(struct runner *r, const struct job_result *res);
-/* --report: res told to the daemon on r->chan; 0 when the daemon answered
- * that it recorded it (its end is on disk): then there is nothing to
- * write. -1: write_result, as without --report. */
+/* --report: res told to the daemon on r->chan, and the job's groups left
+ * while the daemon records it; 0 when the daemon answered that it
+ * recorded it (its end is on disk): then there is nothing to write. -1:
+ * write_result, as without --report. */
 int report_result(struct runner *r, const struct job_result *res);
 
 /* pane.c */

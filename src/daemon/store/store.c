@@ -227,13 +227,10 @@ static int wal_xsync(struct store *s)
 static int on_commit(void *arg, sqlite3 *db, const char *name, int pages)
 {
 	struct store *s = arg;
-	struct gf_err e;
 
 	s->unsynced = true;
-	if (!s->sync_later && store_sync(s, &e)) {
-		fprintf(stderr, "gflowd: %s; stopping: a change may not be on disk\n", e.msg);
-		exit(1);
-	}
+	if (!s->sync_later)
+		store_sync_or_stop(s);
 	if (pages >= WAL_CHECKPOINT_PAGES)
 		sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	return SQLITE_OK;
@@ -343,6 +340,16 @@ int store_sync(struct store *s, struct gf_err *e)
 		return fail_rc(s, rc, e, "syncing the write-ahead log", sqlite3_errstr(rc));
 	s->unsynced = false;
 	return 0;
+}
+
+void store_sync_or_stop(struct store *s)
+{
+	struct gf_err e;
+
+	if (store_sync(s, &e)) {
+		fprintf(stderr, "gflowd: %s; stopping: a change may not be on disk\n", e.msg);
+		exit(1);
+	}
 }
 
 void store_rollback(struct store *s)

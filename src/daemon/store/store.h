@@ -38,6 +38,10 @@ void store_rollback(struct store *s);
 int store_begin_sync_later(struct store *s, struct gf_err *e);
 bool store_unsynced(const struct store *s);
 int store_sync(struct store *s, struct gf_err *e);
+/* store_sync, or the daemon stops (exit 1, the reason on stderr): such a
+ * commit is past undoing, and nothing of it was answered or started; the
+ * next daemon reads the store as it is. */
+void store_sync_or_stop(struct store *s);
 
 /* Captured environments (NUL-separated KEY=VALUE), deduplicated against the
  * last one written. Returns the id, or -1. */

@@ -55,16 +55,7 @@ int jobs_txn_begin_sync_later(struct server *s, struct gf_err *e)
 
 void jobs_txn_sync(struct server *s)
 {
-	struct gf_err e;
-
-	if (!store_unsynced(s->store))
-		return;
-	if (store_sync(s->store, &e)) {
-		/* Written, not known to be on disk, and past undoing: nothing
-		 * of it was answered or started, and nothing will be. */
-		fprintf(stderr, "gflowd: %s; stopping: a change may not be on disk\n", e.msg);
-		exit(1);
-	}
+	store_sync_or_stop(s->store);
 }
 
 static void undo_push(struct server *s, int64_t id, struct job *before, int64_t retried_by)

@@ -181,10 +181,11 @@ void spare_log_make(struct runner *r);
 /* Start the job's process. -1 (e set) when it could not be started at all. */
 int start_job(struct runner *r, struct gf_err *e);
 /* The job and all of it gone: its groups go with it (rmdir), where we are
- * not in them (v2's, where the job was born), before its result is told:
- * the daemon, which made them, finds them gone instead of removing them on
- * its own path from one job to the next. A group still populated, or with
- * groups below it, stays for the daemon. */
+ * not in them (v2's, where the job was born), as soon as its result is
+ * told (report_result: while the daemon records the end; before any result
+ * file): the daemon, which made them, finds them gone instead of removing
+ * them on its own path from one job to the next. A group still populated,
+ * or with groups below it, stays for the daemon. */
 void leave_cgroups(const struct runner *r);
 /* Like a shell's: 127, 126, or 1 (its directory, its owner, its limits). */
 int child_exit_code(const struct child_err *ce);

@@ -3,8 +3,8 @@
  * gbatch --cluster submits with sbatch itself (the user's own ssh, never
  * the daemon's) and then records what Slurm accepted here, so that gqueue,
  * gjob and gcancel show one queue. A remote job is never scheduled, run or
- * cascaded by the daemon (jobs.c skips jobs with a cluster); its state is
- * what its owner's client last read from squeue/sacct:
+ * cascaded by the daemon (the pass, pass.c, skips jobs with a cluster);
+ * its state is what its owner's client last read from squeue/sacct:
  *
  *   POST /remote/jobs    {"cluster","cwd","jobs":[{name, command, slurm_id,
  *                         remote_log, project, gpus, memory_mb,

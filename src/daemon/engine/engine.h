@@ -1,14 +1,14 @@
 /* engine.h — the engine layer (src/daemon/engine/): every transition of a
- * job (jobs.c: cancel, hold, release, end, retry; the scheduler pass),
- * submissions (submit.c) and dependency cascades (cascade.c). The one
- * place that decides what happens to jobs. May call: share, run, store,
- * state, gpu, core, common. */
+ * job (jobs.c: cancel, hold, release, end, retry), the scheduler pass
+ * (pass.c), submissions (submit.c), preemption (preempt.c) and dependency
+ * cascades (cascade.c). The one place that decides what happens to jobs.
+ * May call: share, run, store, state, gpu, core, common. */
 #ifndef GF_ENGINE_H
 #define GF_ENGINE_H
 
 #include "share.h"
 
-/* jobs.c — loading, every transition of a job, the scheduler pass */
+/* jobs.c — loading, every transition of a job */
 int jobs_load(struct server *s, struct gf_err *e);
 /* Cancel these jobs (each Queued, Hold or Running) in one transaction,
  * running ones signalled after it. Their dependents follow through the
@@ -28,11 +28,19 @@ int jobs_ended(struct server *s, struct job *j, const struct job_result *r, cons
 int jobs_end_later(struct server *s, struct job *j, const struct job_result *r, const char *why);
 /* Ends still queued, recorded (a stop: nothing is started). */
 void jobs_close_ends(struct server *s);
+/* For the pass (pass.c): every queued end, in a transaction opened here
+ * for the caller to commit with the starts they make room for (-1: the
+ * store refused it, and jobs_ends_refused was called); after that commit
+ * is synced, the ends answered and acted on; a refused commit's ends left
+ * to the backstop, the transaction rolled back. */
+int jobs_ends_begin(struct server *s);
+void jobs_ends_committed(struct server *s);
+void jobs_ends_refused(struct server *s, const struct gf_err *e);
 /* The last process of an ended job is gone: its resources go back. */
 int jobs_freed(struct server *s, struct job *j);
-/* The scheduler pass: build input, run sched_pass, start jobs. */
-/* One scheduler pass; false when it was skipped because nothing it looks
- * at changed since the last one. */
+/* pass.c — the scheduler pass: build its input, run sched_pass, start
+ * jobs. One pass; false when it was skipped because nothing it looks at
+ * changed since the last one. */
 bool jobs_schedule_pass(struct server *s);
 /* In a submission's open transaction: record as started the jobs that can
  * start now, so one commit holds both; jobs_launch_recorded after the

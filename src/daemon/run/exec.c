@@ -291,7 +291,7 @@ int exec_start_job(struct server *s, struct job *j, struct gf_err *e)
 	close(out);
 	standby_want(s);
 out:
-	err = errno;	/* EMFILE: the start waits for descriptors (jobs.c) */
+	err = errno;	/* EMFILE: the start waits for descriptors (pass.c) */
 	close(dfd);
 	free(env.p);
 	free(argv.p);

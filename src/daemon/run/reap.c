@@ -960,7 +960,7 @@ static void attach_later(struct server *s, struct job *j)
 	event_add(p->timeout, &tv);
 }
 
-/* A start undone before anything ran: out of descriptors (jobs.c). */
+/* A start undone before anything ran: out of descriptors (pass.c). */
 void reap_start_undo(struct server *s, struct job *j)
 {
 	start_again(s, j);

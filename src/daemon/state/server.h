@@ -240,8 +240,8 @@ struct server {
 	/* Some job's dependencies may have become impossible outside the
 	 * cascade queue (set at load and by commits): the pass looks. */
 	bool deps_dirty;
-	uint64_t commits;		/* committed changes a pass reads (txn.c, jobs.c) */
-	struct last_pass {		/* what the last pass saw (jobs.c) */
+	uint64_t commits;		/* committed changes a pass reads (txn.c, pass.c) */
+	struct last_pass {		/* what the last pass saw (pass.c) */
 		bool valid;
 		uint64_t commits;
 		size_t ngpus;
@@ -250,7 +250,7 @@ struct server {
 		int cpus_total;
 		double at, due;
 	} last_pass;
-	struct est_cache {		/* expected starts (jobs.c: jobs_expected) */
+	struct est_cache {		/* expected starts (pass.c: jobs_expected) */
 		bool valid;
 		uint64_t commits;
 		double at;
@@ -451,7 +451,7 @@ void jobs_log_name(const struct job *j, int64_t seq, char *buf, size_t size);
 typedef void (*jobs_done_cb)(struct server *s, void *arg, const char *err);
 /* Ids of the jobs whose store rows could not be read (shown as stand-ins). */
 size_t jobs_unreadable(struct server *s, int64_t *ids, size_t max);
-/* How a job's priority counts across users (jobs.c; sched.h). */
+/* How a job's priority counts across users (table.c; sched.h). */
 int jobs_cross_priority(const struct server *s, const struct job *j);
 /* Why a queued job may not start now (NULL: eligible). */
 const char *jobs_blocked_reason(struct server *s, const struct job *j, double now);

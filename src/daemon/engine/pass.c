@@ -3,10 +3,10 @@
  * jobs, and the expected starts worked out from the same input.
  *
  * A pass records the ends queued since the last one (jobs.c) and the
- * starts they make room for in one transaction, synced once, before any of
- * them is shown, answered or launched; the first start is handed to a
- * standby held while the store syncs. A pass whose inputs did not change
- * since the last one is skipped. */
+ * starts they make room for in one transaction, synced once before any of
+ * them is shown or answered and before any of its jobs runs: the first
+ * start is handed ahead to a standby that holds it until the sync is done.
+ * A pass whose inputs did not change since the last one is skipped. */
 #include "engine.h"
 
 #include "grow.h"

@@ -216,6 +216,12 @@ def control_clients(g):
     return found
 
 
+def tmux_server_gone(sock):
+    """No tmux server answers on sock, nor is one still exiting there."""
+    err = subprocess.run(["tmux", "-S", sock, "has-session"], capture_output=True, text=True).stderr
+    return "no server running" in err or "error connecting" in err
+
+
 def test_tmux_sessions_made_by_the_control_client_and_without_it(gflow):
     """Jobs' sessions are made through one `tmux -C` client of the daemon's;
     when it is killed (or tmux's server is), the next jobs still start."""
@@ -233,16 +239,24 @@ def test_tmux_sessions_made_by_the_control_client_and_without_it(gflow):
     # the jobs' sessions ended with them; the standby's waits for the next
     assert [n for n in names if not n.startswith("gflow-standby-")] == ["gflow-control"], names
     os.kill(clients[0], signal.SIGKILL)
-    g.wait_for(lambda: not control_clients(g) or control_clients(g) != clients, what="the client gone")
+    # Each client's end is seen by the daemon first: a start before that
+    # writes to the dying client and falls back to a tmux client without
+    # starting the next one (that start would leave none to count).
+    g.wait_for(lambda: g.daemon_log().count("the tmux control client") >= 1, what="the client's end seen")
     again = [g.submit("--", "sh", "-c", "sleep 0.2") for _ in range(3)]
     for jid in again:
         assert g.wait_state(jid, "Finished")["state"] == "Finished"
+    g.wait_for(lambda: len(control_clients(g)) == 1, what="a second control client")
     subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True)
+    g.wait_for(lambda: g.daemon_log().count("the tmux control client") >= 2, what="the second client's end seen")
+    # ...and the server gone, not exiting: a client that reaches an exiting
+    # server dies before it answers (the tests below)
+    g.wait_for(lambda: tmux_server_gone(sock), what="tmux's server gone")
     late = [g.submit("--", "sh", "-c", "echo late-$0", str(i)) for i in range(3)]
     for i, jid in enumerate(late):
         assert g.wait_state(jid, "Finished")["state"] == "Finished"
         assert f"late-{i}" in g.log_of(jid)
-    assert len(control_clients(g)) == 1, g.daemon_log()
+    g.wait_for(lambda: len(control_clients(g)) == 1, what="a third control client")
 
 
 def fake_tmux_mute_clients(tmp_path, n):

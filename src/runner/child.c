@@ -89,13 +89,15 @@ static int join_cgroups(struct runner *r, int *into, struct gf_err *e)
 		int fd = -2, err = 0;
 
 		/* --make-cgroup: the daemon left the v2 group to us (it saw
-		 * none at its name). One there now is not ours to use. */
-		if (i == 0 && r->o.make_cgroup && mkdir(cg, 0755))
-			return gf_err_set(e, "cannot make the job's cgroup %s: %s", cg, strerror(errno));
-		/* Made just now, it holds no one and no limit (the daemon sets
-		 * none in it): the job is born into it, nothing to read. */
-		if (i == 0 && r->o.make_cgroup && (*into = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
-			continue;
+		 * none at its name). One there now is not ours to use. Made
+		 * just now, it holds no one and no limit (the daemon sets none
+		 * in it): the job is born into it, nothing to read. */
+		if (i == 0 && r->o.make_cgroup) {
+			if (mkdir(cg, 0755))
+				return gf_err_set(e, "cannot make the job's cgroup %s: %s", cg, strerror(errno));
+			if ((*into = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+				continue;
+		}
 
 		snprintf(path, sizeof path, "%s/cgroup.controllers", cg);
 		if (member_of(cg, pid))

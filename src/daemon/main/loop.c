@@ -761,8 +761,10 @@ static int setup(struct server *s, struct gf_err *e)
 	sigprocmask(SIG_UNBLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);	/* a closed tmux session must not stop us */
-	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e) || gpustate_init(s, e) || notify_init(s, e) ||
-	    history_init(s, e))
+	if (track_setup(s, e) || exec_init(s, e) || reap_init(s, e))
+		return -1;
+	backstop_init(s);
+	if (gpustate_init(s, e) || notify_init(s, e) || history_init(s, e))
 		return -1;
 	if (reap_recover(s, e))
 		return -1;
@@ -779,6 +781,7 @@ static void teardown(struct server *s)
 	history_close(s);
 	metrics_close(s);
 	reap_close(s);
+	backstop_close(s);
 	exec_close(s);
 	track_close(s);
 	auth_close(s);

@@ -1,14 +1,12 @@
-/* reap.c — watching runners, and being their backstop.
+/* reap.c — watching runners, and recording how each ended.
  *
  * A started runner announces itself (its `runner` file appears; inotify);
  * the daemon then watches it through a pidfd and collects its result when
- * it exits, and re-attaches to runners after a restart. Independently of
- * any runner it checks, every second, that each running job is still
- * supervised: a runner that is stopped, or that lets its job run past
- * limit + 2 × grace + a margin, is ended by the daemon with everything of
- * its job. When a runner is gone, whatever is left of its job (track.c
- * knows) is killed, and the job's GPUs and memory go back only once no
- * process of it is left. An end the store could not record is tried again.
+ * it exits, and re-attaches to runners after a restart. When a runner is
+ * gone, whatever is left of its job (track.c knows) is killed, and the
+ * job's GPUs and memory go back only once no process of it is left. The
+ * check that each running job is still supervised, and the retry of an end
+ * the store could not record, are backstop.c's.
  *
  * A result told on the runner's socket (the "report" section below) is
  * taken without waiting for the runner's exit. */
@@ -26,7 +24,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "grow.h"
@@ -38,11 +35,6 @@
  * milliseconds unless it died first (its tmux server killed, say). */
 #define STANDBY_TIMEOUT_SECS 5
 #define BOOT_ID_KEY "boot_id"	/* the settings key: the boot the last daemon ran in */
-#define WATCH_SECS 1.0		/* how often every running job is checked */
-#define DRAIN_SECS 0.1		/* ... and while leftovers are being killed */
-#define STOPPED_CHECKS 2	/* a runner seen stopped this many times in a row is ended */
-#define LIMIT_MARGIN_SECS 5	/* past limit + 2 × grace, the daemon enforces the limit */
-#define DISK_NOTE "WaitingForDisk: "	/* a running job's reason while its end cannot be recorded */
 
 /* A job whose runner has been launched but has not written `runner` yet. */
 struct pending {
@@ -287,7 +279,7 @@ static void note_unrecorded(struct server *s, struct job *j, const struct job_re
 		snprintf(what, sizeof what, "it ended (signal %d)", r->signal);
 	if (store_no_room(s->store))
 		snprintf(note, sizeof note, "%s%s; the disk of %s is full: its end is recorded once there is room",
-			 DISK_NOTE, what, s->paths.db);
+			 GF_DISK_NOTE, what, s->paths.db);
 	else
 		snprintf(note, sizeof note, "WaitingForStore: %s; the store refused to record it (see the daemon's "
 			 "log): trying again", what);
@@ -298,7 +290,7 @@ void reap_end_unrecorded(struct server *s, struct job *j, const struct job_resul
 {
 	note_unrecorded(s, j, r);
 	/* A runner that waits for our word writes its result file now, and
-	 * its exit brings that here again (runner_gone). */
+	 * its exit brings that here again (reap_runner_gone). */
 	if (report_refuse(j))
 		return;
 	jr_w(j)->end_pending = true;
@@ -307,7 +299,7 @@ void reap_end_unrecorded(struct server *s, struct job *j, const struct job_resul
 
 /* The runner is gone: record how the job ended (its result, or why there
  * is none), and kill what is left of the job. */
-static void runner_gone(struct server *s, struct job *j)
+void reap_runner_gone(struct server *s, struct job *j)
 {
 	char dir[GF_PATH_MAX], why[GF_PATH_MAX + 400];
 	struct job_result r, *rp = &r;
@@ -390,7 +382,7 @@ static void on_runner_exit(evutil_socket_t fd, short what, void *arg)
 		event_free(jr(j)->pidfd_ev);	/* its argument, p, is ours to free */
 		jr_w(j)->pidfd_ev = NULL;
 		if (j->active && !jr(j)->draining)
-			runner_gone(p->s, j);
+			reap_runner_gone(p->s, j);
 		else if (report_of(j) && report_of(j)->answered)
 			reap_forget(p->s, j);	/* its run directory and groups, now that it is gone */
 	}
@@ -559,13 +551,13 @@ static int attach(struct server *s, struct job *j)
 	if (ri.pid <= 0) {
 		/* Claimed by an earlier daemon that gave up on this start. */
 		jr_w(j)->backstop = "the job's supervisor did not start";
-		runner_gone(s, j);
+		reap_runner_gone(s, j);
 		return 0;
 	}
 	if ((rc = watch_pid(s, j, ri.pid, ri.start_ticks)) == -2)
 		attach_later(s, j);
 	else if (rc)
-		runner_gone(s, j);
+		reap_runner_gone(s, j);
 	return 0;
 }
 
@@ -619,7 +611,7 @@ static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		jr_w(j)->backstop = "the job's supervisor did not start within 30 s";
-		runner_gone(s, j);
+		reap_runner_gone(s, j);
 	} else
 		attach(s, j);
 }
@@ -764,141 +756,6 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* ---- the backstop -------------------------------------------------------- */
-
-/* Does the job have a process besides its runner? */
-static bool job_has_work(struct server *s, const struct job *j)
-{
-	pid_t *v;
-	size_t n = track_pids(s, j, &v), others = 0;
-
-	for (size_t i = 0; i < n; i++)
-		others += v[i] != j->runner_pid;
-	free(v);
-	return others > 0;
-}
-
-/* End a runner that no longer supervises, and everything of its job. Its
- * pidfd then reports the exit and runner_gone records `why`. */
-static void backstop(struct server *s, struct job *j, const char *why, const char *what)
-{
-	fprintf(stderr, "gflowd: job %lld: its supervisor (pid %d) %s: ending the job\n", (long long)j->id,
-		(int)j->runner_pid, what);
-	jr_w(j)->backstop = why;
-	pidfd_send_signal_(jr(j)->pidfd, SIGKILL);
-	track_kill(s, j);
-}
-
-/* 'T' when j's runner is stopped. A runner of ours (a child: we started
- * it) says so to waitid on its pidfd (WNOWAIT: the stop stays reported), a
- * system call; another (found again after a restart, or under tmux) is
- * read from /proc/PID/stat, ten times the cost: with 1,000 jobs running,
- * a percent of a CPU each second. */
-static char runner_state(const struct job *j)
-{
-	siginfo_t si = { 0 };
-
-	if (jr(j)->pidfd >= 0 && waitid(P_PIDFD, (id_t)jr(j)->pidfd, &si, WSTOPPED | WNOHANG | WNOWAIT) == 0)
-		return si.si_pid && si.si_code == CLD_STOPPED ? 'T' : 'S';
-	return proc_state(j->runner_pid);
-}
-
-static void check_runner(struct server *s, struct job *j, double now)
-{
-	double limit_end = j->start_time + (double)j->time_limit_secs + 2.0 * s->grace_secs + LIMIT_MARGIN_SECS;
-	char state;
-
-	if (jr(j)->backstop)
-		return;	/* ended already; its exit is on the way */
-	state = runner_state(j);
-	vlog(4, "job %lld: runner pid %d is '%c'", (long long)j->id, (int)j->runner_pid, state);
-	if (state == 'T') {
-		if (++jr_w(j)->stopped_ticks >= STOPPED_CHECKS)
-			backstop(s, j,
-				 j->time_limit_secs && now > j->start_time + (double)j->time_limit_secs ? "timeout"
-													  : "supervisor stopped",
-				 "is stopped");
-		return;
-	}
-	jr_w(j)->stopped_ticks = 0;
-	if (j->time_limit_secs && now > limit_end && job_has_work(s, j))
-		backstop(s, j, "timeout", "let the job run past its time limit");
-	else if (jm(j)->preempt_since > 0 &&
-		 now > jm(j)->preempt_since + (double)(job_preemptible(jm(j)) ? jm(j)->preempt_secs : s->grace_secs) +
-			       2.0 * s->grace_secs + LIMIT_MARGIN_SECS &&
-		 job_has_work(s, j))
-		backstop(s, j, "preempted", "let the job run past its preemption grace");
-}
-
-/* A job whose processes are gone while its runner lives on, with the disk
- * full: the runner waits to write the result (it tries every second). It
- * is shown Running, and its reason says why; the note goes when there is
- * room again. */
-static void disk_note(struct server *s, struct job *j, bool no_room)
-{
-	char note[GF_PATH_MAX + 200];
-	bool noted = j->reason && !strncmp(j->reason, DISK_NOTE, strlen(DISK_NOTE));
-
-	if (j->state != JS_RUNNING || jr(j)->end_pending)
-		return;
-	if (!no_room) {
-		if (noted)
-			job_set_reason(j, NULL);
-		return;
-	}
-	if (noted || jr(j)->pidfd < 0 || job_has_work(s, j))
-		return;
-	snprintf(note, sizeof note, "%sits processes have ended; the disk of %s is full: its end is recorded once "
-		 "there is room", DISK_NOTE, s->paths.db);
-	job_set_reason(j, note);
-}
-
-static void arm_watch(struct server *s, double secs)
-{
-	struct timeval tv = { (time_t)secs, (suseconds_t)((secs - (double)(time_t)secs) * 1e6) };
-
-	event_add(s->watch_ev, &tv);
-}
-
-static void on_watch(evutil_socket_t fd, short what, void *arg)
-{
-	struct server *s = arg;
-	double now = now_real(), next = WATCH_SECS;
-	bool no_room;
-
-	(void)fd;
-	(void)what;
-	exec_reap();
-	if (!fd_room()) {
-		/* What the checks read (cgroup.procs, /proc) would look empty. */
-		fd_note("%s", "gflowd is out of file descriptors: its check of running jobs waits");
-		arm_watch(s, WATCH_SECS);
-		return;
-	}
-	track_observe(s);
-	no_room = store_no_room(s->store);
-	for (size_t i = 0; i < s->nlive; i++) {
-		struct job *j = jobs_live_at(s, i);
-
-		if (!j || !j->active || jr(j)->end_queued)
-			continue;	/* ended: the next pass records it */
-		disk_note(s, j, no_room);
-		if (jr(j)->end_pending) {
-			runner_gone(s, j);
-			next = DRAIN_SECS * 10;
-		} else if (jr(j)->draining) {
-			if (track_empty(s, j))
-				hooks_fire(s, GF_EV_JOB_FREED, j);
-			else {
-				track_kill(s, j);
-				next = DRAIN_SECS;
-			}
-		} else if (jr(j)->pidfd >= 0)
-			check_runner(s, j, now);
-	}
-	arm_watch(s, next);
-}
-
 int reap_init(struct server *s, struct gf_err *e)
 {
 	s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -906,8 +763,6 @@ int reap_init(struct server *s, struct gf_err *e)
 		return gf_err_set(e, "inotify: %s", strerror(errno));
 	s->inotify_ev = event_new(s->base, s->inotify_fd, EV_READ | EV_PERSIST, on_inotify, s);
 	event_add(s->inotify_ev, NULL);
-	s->watch_ev = evtimer_new(s->base, on_watch, s);
-	arm_watch(s, WATCH_SECS);
 	return 0;
 }
 
@@ -1049,9 +904,6 @@ void reap_close(struct server *s)
 	s->pids_ev = NULL;
 	while (s->pending)
 		pending_drop(s, s->pending->id);
-	if (s->watch_ev)
-		event_free(s->watch_ev);
-	s->watch_ev = NULL;
 }
 
 /* A job the store says was started, found at daemon start. It is started
@@ -1069,7 +921,7 @@ static void recover(struct server *s, struct job *j, bool rebooted)
 
 	rundir_path(s, j, dir, sizeof dir);
 	if (runfile_read_result(dir, &r, &e) == 0) {
-		runner_gone(s, j);
+		reap_runner_gone(s, j);
 		return;
 	}
 	if (attach(s, j) == 0)
@@ -1082,16 +934,16 @@ static void recover(struct server *s, struct job *j, bool rebooted)
 		return;
 	}
 	if (job_state_ended(j->state) && j->state != JS_CANCELLED) {
-		runner_gone(s, j);	/* recorded already: what is left goes */
+		reap_runner_gone(s, j);	/* recorded already: what is left goes */
 		return;
 	}
 	if (!track_empty(s, j)) {
 		jr_w(j)->backstop = "supervisor lost: processes of the job ran on without it";
-		runner_gone(s, j);
+		reap_runner_gone(s, j);
 		return;
 	}
 	if (j->runner_pid > 0) {
-		runner_gone(s, j);	/* it ran, and its result is gone */
+		reap_runner_gone(s, j);	/* it ran, and its result is gone */
 		return;
 	}
 	if (!claim(s, j)) {
@@ -1101,7 +953,7 @@ static void recover(struct server *s, struct job *j, bool rebooted)
 	if (rebooted && j->state != JS_CANCELLED) {
 		jr_w(j)->backstop = "the machine restarted as the job was starting: it may have run in part, "
 				    "so it is not started again";
-		runner_gone(s, j);
+		reap_runner_gone(s, j);
 		return;
 	}
 	/* The runner never started: nothing ran, so it queues again. */

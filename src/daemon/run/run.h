@@ -164,7 +164,7 @@ int standby_idle(const struct server *s);
 bool standby_room(const struct server *s);
 void standby_take_back(struct server *s, const struct standby_chan *c);
 
-/* reap.c — watching runners, and the backstop when one dies or stops */
+/* reap.c — watching runners, and recording how each ended */
 int reap_init(struct server *s, struct gf_err *e);
 void reap_watch_start(struct server *s, struct job *j, bool standby);	/* after exec */
 /* The runner of a job launched will not come (tmuxctl.c): the run
@@ -190,8 +190,18 @@ int reap_report_watch(struct server *s, struct job *j, const struct standby_chan
 /* The store refused to record j's end (r: its result, or none): the job
  * says so and the backstop reads its result again (end_pending). */
 void reap_end_unrecorded(struct server *s, struct job *j, const struct job_result *r);
+/* The runner is gone (or ended by the backstop): the job's end is queued
+ * with its result or why there is none, and what is left of it is killed. */
+void reap_runner_gone(struct server *s, struct job *j);
+/* A running job's reason while its end cannot be recorded (a full disk). */
+#define GF_DISK_NOTE "WaitingForDisk: "
 void reap_close(struct server *s);			/* at shutdown */
 void reap_job_close(struct job *j);	/* at shutdown: what watches j's runner */
+
+/* backstop.c — every second, each running job checked to be supervised
+ * (s->watch_ev: reap_end_unrecorded makes it run at once) */
+void backstop_init(struct server *s);
+void backstop_close(struct server *s);
 
 /* track.c — each job's processes, known to the daemon itself */
 int track_setup(struct server *s, struct gf_err *e);	/* before any thread starts */

@@ -22,7 +22,7 @@ enum gf_event {
 	GF_EV_GPUS,		/* the GPU views were recomputed (gpustate.c): NULL */
 	GF_EV_RUNNER_ENDED,	/* a runner reported or vanished (reap.c): struct gf_ev_runner_ended;
 				 * nonzero: the store refused the end, memory as before */
-	GF_EV_JOB_FREED,	/* an ended job's last process is gone (reap.c): the struct job */
+	GF_EV_JOB_FREED,	/* an ended job's last process is gone (reap.c, backstop.c): the struct job */
 	GF_EV_CANCEL,		/* cancel a running job (usage.c): struct gf_ev_cancel; nonzero: not done */
 	GF_EV_REQUEUE,		/* stop a running job and queue it again, as a preemption does
 				 * (idle.c): struct gf_ev_cancel; nonzero: not done */

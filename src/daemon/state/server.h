@@ -350,7 +350,7 @@ struct server {
 	double tsb_made;			/* when (monotonic seconds) */
 	struct event *standby_ev;		/* makes the next standby */
 	struct tracker track;			/* each job's processes (track.c) */
-	struct event *watch_ev;			/* the backstop's periodic check (reap.c) */
+	struct event *watch_ev;			/* the backstop's periodic check (backstop.c) */
 	int64_t *pids_due;			/* jobs whose runner's pid is not stored yet (reap.c) */
 	size_t npids_due, pids_due_cap;
 	struct event *pids_ev;			/* stores them, a moment after the first */

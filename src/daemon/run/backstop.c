@@ -14,9 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #define WATCH_SECS 1.0		/* how often every running job is checked */
 #define DRAIN_SECS 0.1		/* ... and while leftovers are being killed */
@@ -42,7 +40,7 @@ static void backstop(struct server *s, struct job *j, const char *why, const cha
 	fprintf(stderr, "gflowd: job %lld: its supervisor (pid %d) %s: ending the job\n", (long long)j->id,
 		(int)j->runner_pid, what);
 	jr_w(j)->backstop = why;
-	syscall(SYS_pidfd_send_signal, jr(j)->pidfd, SIGKILL, NULL, 0);
+	reap_pidfd_signal(jr(j)->pidfd, SIGKILL);
 	track_kill(s, j);
 }
 

@@ -149,7 +149,7 @@ static int pidfd_open_(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-static int pidfd_send_signal_(int fd, int sig)
+int reap_pidfd_signal(int fd, int sig)
 {
 	return (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
 }
@@ -862,7 +862,7 @@ int reap_signal(struct server *s, struct job *j, int sig)
 	if (jr(j)->pidfd < 0)
 		return -1;	/* not attached yet: attach() sends it */
 	jr_w(j)->cancel_sent = true;
-	return pidfd_send_signal_(jr(j)->pidfd, sig);
+	return reap_pidfd_signal(jr(j)->pidfd, sig);
 }
 
 void reap_forget(struct server *s, struct job *j)

@@ -193,6 +193,8 @@ void reap_end_unrecorded(struct server *s, struct job *j, const struct job_resul
 /* The runner is gone (or ended by the backstop): the job's end is queued
  * with its result or why there is none, and what is left of it is killed. */
 void reap_runner_gone(struct server *s, struct job *j);
+/* Signal the process a pidfd refers to (pidfd_send_signal). */
+int reap_pidfd_signal(int fd, int sig);
 /* A running job's reason while its end cannot be recorded (a full disk). */
 #define GF_DISK_NOTE "WaitingForDisk: "
 void reap_close(struct server *s);			/* at shutdown */

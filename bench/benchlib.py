@@ -133,6 +133,29 @@ def proc_cpu_secs(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_cpu():
+    """(busy, idle) seconds of all CPUs since boot (/proc/stat's first
+    line; iowait counts as idle: a CPU that waits on the disk runs nothing)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    hz = os.sysconf("SC_CLK_TCK")
+    idle = v[3] + v[4]
+    return (sum(v) - idle) / hz, idle / hz
+
+
+class CpuSpan:
+    """The machine's CPU over a stretch of a run: start(), then stop()
+    returns (busy seconds, idle fraction)."""
+
+    def start(self):
+        self.t0 = machine_cpu()
+
+    def stop(self):
+        b1, i1 = machine_cpu()
+        busy, idle = b1 - self.t0[0], i1 - self.t0[1]
+        return busy, idle / (busy + idle) if busy + idle > 0 else 0.0
+
+
 class UnixHTTPConnection(http.client.HTTPConnection):
     def __init__(self, path, timeout):
         super().__init__("localhost", timeout=timeout)

@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from benchlib import Daemon, Slurm, Tsp, log, median, shell_loop, step_breakdown
+from benchlib import CpuSpan, Daemon, Slurm, Tsp, log, median, shell_loop, step_breakdown
 
 NPROC = len(os.sched_getaffinity(0))
 
@@ -37,11 +37,19 @@ def submitted(out):
     return ids
 
 
-def gflow_array(b, n, load=False, uncounted=False):
+def per_job(cpu, span, n):
+    """cpu (a list, or None): the machine's CPU a job over span, appended
+    as (ms of all CPUs' busy time per job, idle fraction)."""
+    if cpu is not None:
+        busy, idle = span.stop()
+        cpu.append((busy * 1000 / n, idle))
+
+
+def gflow_array(b, n, load=False, uncounted=False, cpu=None):
     """jobs/s of `gbatch --array 1-n true` until all ended. load: 100 jobs
     (`sleep`) run meanwhile and a client lists the queue every 100 ms.
     uncounted: CPUs not counted ([daemon] cpus = 0; as under load, where
-    100 sleeping jobs would otherwise hold every CPU)."""
+    100 sleeping jobs would otherwise hold every CPU). cpu: see per_job."""
     d = Daemon(b)
     stop = threading.Event()
     lister = None
@@ -69,6 +77,8 @@ def gflow_array(b, n, load=False, uncounted=False):
             lister.start()
         else:
             base = 0
+        span = CpuSpan()
+        span.start()
         t0 = time.perf_counter()
         r = d.run_cli(["gbatch", "--array", f"1-{n}", "true"], stdout=subprocess.PIPE)[1]
         ids = submitted(r.stdout)
@@ -76,6 +86,7 @@ def gflow_array(b, n, load=False, uncounted=False):
             raise RuntimeError(f"the array is jobs {min(ids)}-{max(ids)}, expected {base + 1}-{base + n}")
         ended_ids(d, base + 1, base + n)
         dt = time.perf_counter() - t0
+        per_job(cpu, span, n)
         st, body = d.api("GET", f"/jobs?users=all&ids={base + 1}-{base + n}&states=Finished&fields=id")
         if len(body["jobs"]) != n:
             raise RuntimeError(f"{len(body['jobs'])} of {n} jobs Finished")
@@ -87,39 +98,51 @@ def gflow_array(b, n, load=False, uncounted=False):
         d.close()
 
 
-def gflow_separate(b, n):
+def gflow_separate(b, n, cpu=None):
     """jobs/s of n sequential `gbatch true` until all ended."""
     d = Daemon(b)
     try:
         d.start()
         d.jobs_as_tsp()
+        span = CpuSpan()
+        span.start()
         t0 = time.perf_counter()
         shell_loop(n, [str(b.build / "gbatch"), "true"], d.env, d.dir)
         ended_ids(d, 1, n)
-        return n / (time.perf_counter() - t0)
+        dt = time.perf_counter() - t0
+        per_job(cpu, span, n)
+        return n / dt
     finally:
         d.close()
 
 
-def tsp_rate(b, n):
+def tsp_rate(b, n, cpu=None):
     """jobs/s of n sequential `tsp true` with nproc slots until all ended."""
     q = Tsp(b)
     q.env["TS_SLOTS"] = str(NPROC)
     try:
         q.run(["-l"])		# its server starts outside the timing
+        span = CpuSpan()
+        span.start()
         t0 = time.perf_counter()
         shell_loop(n, ["tsp", "true"], q.env, q.dir)
         q.wait_idle()
-        return n / (time.perf_counter() - t0)
+        dt = time.perf_counter() - t0
+        per_job(cpu, span, n)
+        return n / dt
     finally:
         q.close()
 
 
-def xargs_floor(n):
+def xargs_floor(n, cpu=None):
+    span = CpuSpan()
+    span.start()
     t0 = time.perf_counter()
     subprocess.run(f"seq {n} | xargs -P {NPROC} -n 1 sh -c true", shell=True, check=True,
                    stdout=subprocess.DEVNULL)
-    return n / (time.perf_counter() - t0)
+    dt = time.perf_counter() - t0
+    per_job(cpu, span, n)
+    return n / dt
 
 
 def slurm_array(b, n):
@@ -145,16 +168,17 @@ def slurm_array(b, n):
 def case_throughput(b):
     n = b.n(2000, 200)
     arr, sep, free, loaded, tsp, floor, slurm = [], [], [], [], [], [], []
+    cpu = {"array": [], "separate": [], "floor": [], "tsp": []}
     # the tools take turns, run by run, so that a change in the machine's
     # load weighs on each alike
     for _ in range(b.runs):
-        arr.append(gflow_array(b, n))
-        sep.append(gflow_separate(b, n))
+        arr.append(gflow_array(b, n, cpu=cpu["array"]))
+        sep.append(gflow_separate(b, n, cpu=cpu["separate"]))
         free.append(gflow_array(b, n, uncounted=True))
         loaded.append(gflow_array(b, n, load=True))
-        floor.append(xargs_floor(n))
+        floor.append(xargs_floor(n, cpu=cpu["floor"]))
         if b.tsp_ok():
-            tsp.append(tsp_rate(b, n))
+            tsp.append(tsp_rate(b, n, cpu=cpu["tsp"]))
     # Slurm starts an array's tasks a few per scheduling cycle: an eighth of
     # the jobs, one run (its rate, jobs/s, compares all the same)
     ns = max(n // 8, 50)
@@ -175,11 +199,30 @@ def case_throughput(b):
         b.row("throughput", f"tsp -S {NPROC}: {n} × `tsp true` until all ended", "jobs/s", tsp, higher=True,
               key="tput-tsp")
         b.comp("throughput", None, None, "tsp", tsp)
+    cpu_rows(b, cpu)
     if slurm:
         b.row("throughput", f"Slurm: `sbatch --array=1-{ns} --wrap true` until none left", "jobs/s", slurm,
               higher=True, key="tput-slurm", note="an eighth of the jobs, one run: its tasks start a few per "
               "scheduling cycle")
         b.comp("throughput", None, None, "slurm", slurm)
+
+
+def cpu_rows(b, cpu):
+    """What a job costs the machine in each throughput run: all CPUs' busy
+    time over the run divided by the jobs (the daemon, runners, clients,
+    the jobs themselves and the kernel), and the share of CPU time left
+    idle. A rate can exceed NPROC / (CPU a job) only by spending less CPU a
+    job, whatever else changes: the note gives that ceiling."""
+    what = {"array": "the array", "separate": "separate `gbatch`", "tsp": "`tsp -S` (its clients and jobs)",
+            "floor": "the `xargs` floor"}
+    for k, label in what.items():
+        if not cpu[k]:
+            continue
+        ms = [c[0] for c in cpu[k]]
+        idle = median([c[1] for c in cpu[k]])
+        b.row("throughput", f"machine CPU a job: {label}", "ms", ms, key=f"tput-cpu-{k}",
+              note=f"{idle * 100:.0f} % of the CPUs idle meanwhile; with none idle at most "
+              f"{NPROC * 1000 / median(ms):,.0f} jobs/s")
 
 
 # ---- GPU hand-off -------------------------------------------------------------

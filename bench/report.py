@@ -514,7 +514,10 @@ def markdown(b, started, elapsed, cases, svg_name=None):
             "- throughput: jobs/s = jobs ÷ the time from submitting to the last one ended (gflow: a "
             "listing of the still-active ids every 20 ms; tsp: `tsp -l` every 50 ms; Slurm: `squeue` "
             "every 50 ms); gflow counts the machine's CPUs ([daemon] cpus), so as many `true` jobs run "
-            "at once as tsp's slots; the jobs of both run with the same PATH and no LD_LIBRARY_PATH.",
+            "at once as tsp's slots; the jobs of both run with the same PATH and no LD_LIBRARY_PATH. "
+            "\"Machine CPU a job\": the busy time of all CPUs over the same span (/proc/stat: every "
+            "process and the kernel; iowait counts as idle) ÷ the jobs; its note gives the idle share and "
+            "the rate that CPU a job allows with no CPU idle, which no change but less CPU a job can pass.",
             "- handoff: job A (`--gpus 1`) and job B (`--gpus 1`, queued behind it) on one fake GPU; "
             "hand-off = B's first clock reading − A's last (`bench/stamp.c` in both).",
             "", "## Machine", ""]

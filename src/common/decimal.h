@@ -7,8 +7,10 @@
 
 /* s: at most 19 digits, 15 of them after the point, not zero, no
  * exponent, NUL-ended. Its nearest double (ties to even), exactly as
- * strtod rounds it, in 128-bit integer arithmetic: 0. -1 for any other
- * form (and where the compiler has no 128-bit integers): ask strtod. */
+ * strtod rounds it: 0. The quotient of digits and power of ten as
+ * doubles, checked against its midpoints in 128-bit integers, and where
+ * that does not settle it, a 128-bit long division. -1 for any other form
+ * (and where the compiler has no 128-bit integers): ask strtod. */
 int gf_decimal(const char *s, double *out);
 
 #endif

@@ -501,7 +501,10 @@ def queue_slurm(b):
 def case_sched(b):
     exe = b.cc("sched_bench", ["bench/sched_bench.c", "src/daemon/core/sched.c", "src/daemon/core/preempt.c", "src/daemon/core/estimate.c"],
                extra=["-iquote", str(REPO / "src/daemon/core")])
-    for n, passes in ((1000, b.n(1000, 100)), (10000, b.n(200, 20)), (100000, b.n(30, 5))):
+    sizes = ((1000, b.n(1000, 100)), (10000, b.n(200, 20)), (100000, b.n(30, 5)))
+    if not b.quick:
+        sizes += ((1000000, 5),)	# the scaling plot's last point
+    for n, passes in sizes:
         for scen, what in (("busy", "8 GPUs all busy"), ("free", "8 GPUs idle")):
             samples = []
             out = ""

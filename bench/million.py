@@ -2,8 +2,9 @@
 daemon whose store holds a year of history (N jobs, 1,000 of them active),
 measured as a user of such a box feels it: daemon start, idle RSS, `gqueue`
 (active jobs), `gqueue -a` (time to the last row and to the first), the
-daemon's peak RSS during it, `gqueue -a --since 7d`, `gstats`, sequential
-submissions against the empty-store rate, and the store's bytes per job.
+daemon's peak RSS during it, `gqueue -a --since 7d`, `gstats`, submit →
+start of a job, sequential submissions against the empty-store rate, and
+the store's bytes per job.
 Python 3 standard library only.
 
 The fill (not itself a target). The API has no way to set a job's submit or
@@ -90,7 +91,7 @@ def first_row(d, args):
 
 
 def case_million(b):
-    from bench import QUEUE_SUBS, gbatch_rate, reset_hwm
+    from bench import QUEUE_SUBS, gbatch_rate, job_latency, reset_hwm
     n = b.n(1000000, 100000)
     tag = f"{n // 1000}k" if n < 1000000 else "1m"
     d = Daemon(b)
@@ -154,6 +155,10 @@ def case_million(b):
             nl = r.stdout.count(b"\n")
             b.row("million", f"`{' '.join(args)}` with {n:,} jobs stored ({what})", "s", t,
                   key=f"mil-{key}-{tag}", note=f"{nl:,} lines out")
+        lat = job_latency(b, d, b.runs)
+        b.row("million", f"submit → start of a 0-GPU job with {n:,} jobs stored", "s", lat,
+              key=f"mil-lat-{tag}", note="one job per sample, the daemon otherwise idle (its 1,000 active "
+              "jobs held)")
         t, t0 = gbatch_rate(b, d, empty=True)
         b.row("million", f"{QUEUE_SUBS} × `gbatch --hold true`, empty store", "jobs/s", t0, higher=True,
               key=f"mil-sub-0-{tag}", note="each run right after one with the full store, on a fresh daemon")

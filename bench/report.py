@@ -328,29 +328,41 @@ def handoff_text(b):
 
 # ---- the scaling table and its plot -------------------------------------------------
 
-# (row key pattern, label, unit, issue 13's targets as {jobs: value}); {n}
-# is the number of jobs
+# (row key pattern, the million case's key of it, label, unit, the targets
+# of issues 13 and 31 as {jobs: value}); {n} is the number of jobs. Up to
+# 100,000 the queue case's held jobs (the scheduler pass: case sched,
+# in-process, that many queued); at 1,000,000 the million case's store (a
+# year of ended jobs and 1,000 held), the pass still case sched's.
 SCALE = [
-    ("list-{n}-a", "`gqueue -a`", "s", {10000: 0.020, 100000: 0.200}),
-    ("sub-{n}", "`gbatch --hold` rate", "jobs/s", {}),
-    ("sched-{n}-busy", "`sched_pass()`, 8 GPUs busy", "µs", {100000: 2000.0}),
-    ("start-{n}", "daemon start", "s", {100000: 0.5}),
-    ("lat-{n}", "submit → start of a job", "s", {}),
-    ("rss-{n}", "daemon RSS, idle", "MiB", {100000: 40.0}),
-    ("rsspeak-{n}", "daemon RSS, listing peak", "MiB", {100000: 60.0}),
+    ("list-{n}-a", "mil-list-a-1m", "`gqueue -a`", "s", {10000: 0.020, 100000: 0.200, 1000000: 0.7}),
+    ("sub-{n}", "mil-sub-1m", "`gbatch --hold` rate", "jobs/s", {}),
+    ("sched-{n}-busy", None, "`sched_pass()`, 8 GPUs busy", "µs", {100000: 2000.0}),
+    ("start-{n}", "mil-start-1m", "daemon start", "s", {100000: 0.5, 1000000: 2.5}),
+    ("lat-{n}", "mil-lat-1m", "submit → start of a job", "s", {}),
+    ("rss-{n}", "mil-rss-1m", "daemon RSS, idle", "MiB", {100000: 40.0, 1000000: 250.0}),
+    ("rsspeak-{n}", "mil-rsspeak-1m", "daemon RSS, listing peak", "MiB", {100000: 60.0, 1000000: 250.0}),
 ]
-SIZES = (1000, 10000, 100000)
+SIZES = (1000, 10000, 100000, 1000000)
+
+
+def scale_key(pat, mil, n):
+    return mil if n == 1000000 and mil else pat.format(n=n)
 
 
 def scale_data(b):
     """[(label, unit, {n: median}, {n: target})] for every metric measured at
     some size."""
     out = []
-    for pat, label, unit, tgt in SCALE:
-        v = {n: median(b.keyed[pat.format(n=n)]["samples"]) for n in SIZES if pat.format(n=n) in b.keyed}
+    for pat, mil, label, unit, tgt in SCALE:
+        v = {n: median(b.keyed[scale_key(pat, mil, n)]["samples"]) for n in SIZES
+             if scale_key(pat, mil, n) in b.keyed}
         if v:
             out.append((label, unit, v, tgt))
     return out
+
+
+def size_label(n):
+    return f"{n // 1000000}M" if n >= 1000000 else f"{n // 1000}k"
 
 
 def scale_text(b):
@@ -371,7 +383,7 @@ def _esc(s):
 
 def scale_svg(b):
     """Small multiples, one panel per metric: x = jobs stored (log scale,
-    1k-100k), y = the metric from 0 (linear), each point labelled with its
+    1k-1M), y = the metric from 0 (linear), each point labelled with its
     value. Returns the SVG text, or None when nothing was measured."""
     data = scale_data(b)
     if not data:
@@ -384,8 +396,8 @@ def scale_svg(b):
     o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
          'font-family="sans-serif" font-size="11">',
          f'<rect width="{W}" height="{H}" fill="#fff"/>',
-         '<text x="8" y="18" font-size="13" font-weight="bold">gflow at 1,000, 10,000 and 100,000 '
-         'jobs stored (x: jobs, log scale; y: from 0; red squares: the targets of issue 13)</text>']
+         '<text x="8" y="18" font-size="13" font-weight="bold">gflow at 1,000 to 1,000,000 jobs stored '
+         '(x: jobs, log scale; y: from 0; red squares: the targets of issues 13 and 31)</text>']
     lx = [math.log10(n) for n in SIZES]
     for i, (label, unit, v, tgt) in enumerate(data):
         x0, y0 = (i % cols) * pw, 30 + (i // cols) * ph
@@ -404,7 +416,7 @@ def scale_svg(b):
         o.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#888"/>')
         for n in SIZES:
             o.append(f'<line x1="{X(n):.1f}" y1="{bottom}" x2="{X(n):.1f}" y2="{bottom + 4}" stroke="#888"/>')
-            o.append(f'<text x="{X(n):.1f}" y="{bottom + 16}" text-anchor="middle">{n // 1000}k</text>')
+            o.append(f'<text x="{X(n):.1f}" y="{bottom + 16}" text-anchor="middle">{size_label(n)}</text>')
         o.append(f'<text x="{left - 4}" y="{bottom + 4}" text-anchor="end">0</text>')
         o.append(f'<text x="{left - 4}" y="{top + 4}" text-anchor="end">{_esc(top_label)}</text>')
         for n, val in sorted(tgt.items()):	# the issue's target: a red open square
@@ -487,11 +499,13 @@ def markdown(b, started, elapsed, cases, svg_name=None):
            "## Where the GPU hand-off goes", "",
            handoff_text(b), "",
            "## Scaling", "",
-           "One daemon filled with 1,000, then 10,000, then 100,000 held jobs (case queue; the "
-           "scheduler pass from case sched, in-process); medians of the runs at each size.", "",
+           "One daemon filled with 1,000, then 10,000, then 100,000 held jobs (case queue); at "
+           "1,000,000 the million case's store: a year of ended jobs and the 1,000 newest held. The "
+           "scheduler pass is case sched's, in-process, with that many jobs queued. Medians of the runs "
+           "at each size.", "",
            scale_text(b), ""]
     if svg_name:
-        out += [f"![gflow at 1k, 10k and 100k jobs]({svg_name})", ""]
+        out += [f"![gflow at 1k to 1M jobs]({svg_name})", ""]
     out += ["## Results", "",
             "Median of the runs, with the smallest and largest run; `n` is the number of runs "
             "(samples). `target` is the issue's goal where one row decides it, checked against the "

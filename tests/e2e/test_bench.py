@@ -130,14 +130,21 @@ def test_scaling_table_and_svg():
     rows = []
     for n, t in ((1000, 0.002), (10000, 0.02), (100000, 0.2)):
         rows += [(f"list-{n}-a", "s", [t]), (f"rss-{n}", "MiB", [10.0 + n / 10000])]
+    # the 1,000,000 point is the million case's rows; the pass, case sched's
+    rows += [("mil-list-a-1m", "s", [0.5]), ("mil-rss-1m", "MiB", [235.0]), ("sched-1000000-busy", "µs", [34000.0])]
     b = fake_bench(rows)
     table = R.scale_text(b)
-    assert "| 100,000 | 200 ms | 20.0 MiB |" in table
+    assert "| 100,000 | 200 ms | — | 20.0 MiB |" in table
+    assert "| 1,000,000 | 500 ms | 34 ms | 235.0 MiB |" in table
     svg = R.scale_svg(b)
     root = ET.fromstring(svg)                    # well-formed XML
     assert root.tag.endswith("svg")
     texts = [e.text for e in root.iter() if e.tag.endswith("text")]
-    assert "200 ms" in texts and "100k" in texts and any("(MiB)" in (t or "") for t in texts)
+    assert "200 ms" in texts and "100k" in texts and "1M" in texts and "235.0 MiB" in texts
+    assert any("(MiB)" in (t or "") for t in texts)
+    # issue 31's 1,000,000-job targets are drawn: 0.7 s for gqueue -a, 250 MiB
+    squares = [e for e in root.iter() if e.tag.endswith("rect") and e.get("stroke") == "#d1242f"]
+    assert len(squares) == 3 + 1 + 2             # list: 10k, 100k, 1M; sched: 100k; RSS: 100k, 1M
     assert R.scale_svg(fake_bench([])) is None
 
 
@@ -165,7 +172,7 @@ def test_short_real_run_writes_report_and_plot(tmp_path):
         assert section in md
     assert "not measured (case queue not run)" in md
     assert "one `CPUID` instruction (`bench/cpuid.c`) at the start: " in md
-    assert "![gflow at 1k, 10k and 100k jobs](img/bench-scaling.svg)" in md
+    assert "![gflow at 1k to 1M jobs](img/bench-scaling.svg)" in md
     ET.parse(out.parent / "img" / "bench-scaling.svg")
 
 

@@ -156,7 +156,20 @@ static unsigned key_byte(const struct sort_key *k, int pass)
 	return (unsigned)(k->prio >> (8 * (pass - 16))) & 0xff;
 }
 
-static void sort_jobs(const struct sched_input *in, uint32_t *next, uint32_t *head)
+/* Whether a user's own priorities reorder anything (order_own): seen in
+ * the walk that sorts, so that the queue is read once for both. */
+struct own_seen {
+	bool same;	/* every job has the first one's own priority */
+	bool as_prio;	/* every job's own priority is its priority */
+};
+
+static void own_see(struct own_seen *o, const struct sched_job *jobs, const struct sched_job *j)
+{
+	o->same &= j->own_priority == jobs[0].own_priority;
+	o->as_prio &= j->own_priority == j->priority;
+}
+
+static void sort_jobs(const struct sched_input *in, uint32_t *next, uint32_t *head, struct own_seen *own)
 {
 	size_t n = in->njobs, count[256];
 	struct sort_key *a = malloc(2 * n * sizeof *a), *b = a + n, *base = a;
@@ -165,9 +178,11 @@ static void sort_jobs(const struct sched_input *in, uint32_t *next, uint32_t *he
 
 	if (!a)
 		abort();
+	*own = (struct own_seen){ true, true };
 	for (size_t i = 0; i < n; i++) {
 		const struct sched_job *j = &in->jobs[i];
 
+		own_see(own, in->jobs, j);
 		a[i] = (struct sort_key){
 			.id = (uint64_t)j->id ^ 1ULL << 63,
 			.usage = usage_key(j->usage),
@@ -215,7 +230,7 @@ static void sort_jobs(const struct sched_input *in, uint32_t *next, uint32_t *he
  * for any other queue, having linked nothing that counts. */
 #define PRIO_SPAN 1024
 
-static bool sort_by_priority(const struct sched_input *in, uint32_t *next, uint32_t *head)
+static bool sort_by_priority(const struct sched_input *in, uint32_t *next, uint32_t *head, struct own_seen *own)
 {
 	const struct sched_job *jobs = in->jobs;
 	uint32_t first[PRIO_SPAN], last[PRIO_SPAN], tail = LIST_END;
@@ -224,12 +239,14 @@ static bool sort_by_priority(const struct sched_input *in, uint32_t *next, uint3
 	double u = jobs[0].usage;
 
 	first[hi] = LIST_END;
+	*own = (struct own_seen){ true, true };
 	for (size_t i = 0; i < in->njobs; i++) {
 		const struct sched_job *j = &jobs[i];
 		int64_t b = (int64_t)j->priority - base;
 
 		if ((i && j->id < j[-1].id) || j->usage != u || b < 0 || b >= PRIO_SPAN)
 			return false;
+		own_see(own, jobs, j);
 		if (b > hi) {
 			for (int v = hi + 1; v <= b; v++)
 				first[v] = LIST_END;
@@ -279,19 +296,14 @@ static int cmp_own(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-static void order_own(const struct sched_input *in, uint32_t *next, uint32_t *head)
+static void order_own(const struct sched_input *in, uint32_t *next, uint32_t *head, const struct own_seen *own)
 {
 	const struct sched_job *jobs = in->jobs;
 	size_t n = in->njobs, k = 0, g = 0;
-	bool same = true, as_prio = true;
 	struct own_key *keys;
 	uint32_t *group, *cursor, *seq;
 
-	for (size_t i = 0; i < n && (same || as_prio); i++) {
-		same &= jobs[i].own_priority == jobs[0].own_priority;
-		as_prio &= jobs[i].own_priority == jobs[i].priority;
-	}
-	if (same || as_prio)
+	if (own->same || own->as_prio)
 		return;
 	keys = malloc(n * sizeof *keys);
 	group = malloc(3 * n * sizeof *group);
@@ -792,6 +804,7 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 	uint32_t *next, at = LIST_END;
 	struct groups groups;
 	struct reservation resv = { 0, 0, 0, 0 };
+	struct own_seen own = { true, true };
 	bool reserved = false;
 	size_t started = 0, o = 0, ndefer = 0;
 	uint32_t *defer;
@@ -823,10 +836,10 @@ size_t sched_pass(const struct sched_input *in, struct sched_decision *out)
 		if (in->running[i].group_id)
 			groups_add(&groups, in->running[i].group_id);
 	}
-	if (in->njobs && !sort_by_priority(in, next, &at))
-		sort_jobs(in, next, &at);
+	if (in->njobs && !sort_by_priority(in, next, &at, &own))
+		sort_jobs(in, next, &at, &own);
 	if (in->njobs)
-		order_own(in, next, &at);
+		order_own(in, next, &at, &own);
 
 	reservations_preempt(&st, claimed);
 	for (size_t i = 0; i < in->njobs; i++, at = next[at]) {

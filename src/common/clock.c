@@ -1,4 +1,4 @@
-/* clock.c — now_real and now_mono (clock.h). */
+/* clock.c — now_real, now_mono and gf_timeval (clock.h). */
 #include "clock.h"
 
 #include <time.h>
@@ -17,4 +17,12 @@ double now_mono(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct timeval gf_timeval(double secs)
+{
+	struct timeval tv = { (time_t)secs, 0 };
+
+	tv.tv_usec = (suseconds_t)((secs - (double)tv.tv_sec) * 1e6);
+	return tv;
 }

@@ -29,17 +29,12 @@
 static void arm_begin_timer(struct server *s, double next, double now)
 {
 	struct timeval tv;
-	double d;
 
 	if (!isfinite(next)) {
 		event_del(s->begin_ev);
 		return;
 	}
-	d = next - now;
-	if (d < 0)
-		d = 0;
-	tv.tv_sec = (time_t)d;
-	tv.tv_usec = (suseconds_t)((d - (double)tv.tv_sec) * 1e6) + 1000;
+	tv = gf_timeval((next > now ? next - now : 0) + 0.001);	/* a moment after it */
 	event_add(s->begin_ev, &tv);
 }
 

@@ -110,7 +110,7 @@ static void disk_note(struct server *s, struct job *j, bool no_room)
 
 static void arm_watch(struct server *s, double secs)
 {
-	struct timeval tv = { (time_t)secs, (suseconds_t)((secs - (double)(time_t)secs) * 1e6) };
+	struct timeval tv = gf_timeval(secs);
 
 	event_add(s->watch_ev, &tv);
 }

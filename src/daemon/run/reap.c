@@ -591,8 +591,7 @@ static void on_start_timeout(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (now_mono() < p->deadline) {
 		/* Woken early to attach when there was no room: its time runs on. */
-		double left = p->deadline - now_mono();
-		struct timeval tv = { (time_t)left, (suseconds_t)((left - (double)(time_t)left) * 1e6) };
+		struct timeval tv = gf_timeval(p->deadline - now_mono());
 
 		event_add(p->timeout, &tv);
 		return;

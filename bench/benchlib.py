@@ -144,10 +144,10 @@ def machine_cpu():
 
 
 class CpuSpan:
-    """The machine's CPU over a stretch of a run: start(), then stop()
-    returns (busy seconds, idle fraction)."""
+    """The machine's CPU over a stretch of a run, from when it is made:
+    stop() returns (busy seconds, idle fraction)."""
 
-    def start(self):
+    def __init__(self):
         self.t0 = machine_cpu()
 
     def stop(self):

@@ -78,7 +78,6 @@ def gflow_array(b, n, load=False, uncounted=False, cpu=None):
         else:
             base = 0
         span = CpuSpan()
-        span.start()
         t0 = time.perf_counter()
         r = d.run_cli(["gbatch", "--array", f"1-{n}", "true"], stdout=subprocess.PIPE)[1]
         ids = submitted(r.stdout)
@@ -105,7 +104,6 @@ def gflow_separate(b, n, cpu=None):
         d.start()
         d.jobs_as_tsp()
         span = CpuSpan()
-        span.start()
         t0 = time.perf_counter()
         shell_loop(n, [str(b.build / "gbatch"), "true"], d.env, d.dir)
         ended_ids(d, 1, n)
@@ -123,7 +121,6 @@ def tsp_rate(b, n, cpu=None):
     try:
         q.run(["-l"])		# its server starts outside the timing
         span = CpuSpan()
-        span.start()
         t0 = time.perf_counter()
         shell_loop(n, ["tsp", "true"], q.env, q.dir)
         q.wait_idle()
@@ -136,7 +133,6 @@ def tsp_rate(b, n, cpu=None):
 
 def xargs_floor(n, cpu=None):
     span = CpuSpan()
-    span.start()
     t0 = time.perf_counter()
     subprocess.run(f"seq {n} | xargs -P {NPROC} -n 1 sh -c true", shell=True, check=True,
                    stdout=subprocess.DEVNULL)
